@@ -1,0 +1,153 @@
+import { mkdir } from 'node:fs/promises';
+import { Level, type KeyIterator } from 'level';
+import { UnavailableError } from '../core/errors.js';
+import { afterFolder, prefixEnd, validateOp } from './keys.js';
+import type { BatchOp, PhysicalStorage } from './storage.js';
+
+/**
+ * Another process (or another open handle in this one) holds the LevelDB lock on the directory.
+ * The message is meant to be printed as is to an operator; callers need no stack trace.
+ */
+export class StorageLockedError extends UnavailableError {
+  constructor(readonly path: string) {
+    super(`storage directory "${path}" is locked by another process (is another Keywarden server running?)`);
+  }
+}
+
+/** How many keys `list` pulls from LevelDB per round trip into native code. */
+const LIST_CHUNK = 256;
+
+type Db = Level<string, Uint8Array>;
+
+/**
+ * The embedded physical store: LevelDB through `level`. Keys are UTF-8, values raw bytes. Every
+ * error from LevelDB is rethrown as a Keywarden error so nothing LevelDB-specific reaches callers
+ * (a PostgreSQL backend implements the same seam).
+ */
+export class LevelDbStorage implements PhysicalStorage {
+  readonly kind = 'leveldb';
+
+  private constructor(private readonly db: Db, readonly path: string) {}
+
+  /**
+   * Opens (creating if needed) the store in directory `path`.
+   * @throws StorageLockedError when another process has the directory open.
+   * @throws UnavailableError for any other failure to open.
+   */
+  static async open(path: string): Promise<LevelDbStorage> {
+    try {
+      await mkdir(path, { recursive: true });
+    } catch (err) {
+      throw new UnavailableError(`cannot create storage directory "${path}": ${messageOf(err)}`, { cause: err });
+    }
+    const db: Db = new Level<string, Uint8Array>(path, { keyEncoding: 'utf8', valueEncoding: 'view' });
+    try {
+      await db.open();
+    } catch (err) {
+      if (isLocked(err)) throw new StorageLockedError(path);
+      throw new UnavailableError(`cannot open storage directory "${path}": ${messageOf(err)}`, { cause: err });
+    }
+    return new LevelDbStorage(db, path);
+  }
+
+  async get(key: string): Promise<Uint8Array | undefined> {
+    try {
+      return await this.db.get(key);
+    } catch (err) {
+      throw this.failure('read', err);
+    }
+  }
+
+  async put(key: string, value: Uint8Array): Promise<void> {
+    validateOp({ type: 'put', key, value });
+    try {
+      await this.db.put(key, value);
+    } catch (err) {
+      throw this.failure('write', err);
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    validateOp({ type: 'delete', key });
+    try {
+      await this.db.del(key);
+    } catch (err) {
+      throw this.failure('delete', err);
+    }
+  }
+
+  /**
+   * Walks only what it returns: on meeting a key inside a sub-folder it emits the folder once and
+   * seeks past the folder's keys, so a folder with a million entries costs one step, not a million.
+   */
+  async list(prefix: string): Promise<string[]> {
+    const end = prefixEnd(prefix);
+    const out: string[] = [];
+    let it: KeyIterator<Db, string> | undefined;
+    try {
+      it = this.db.keys(end === undefined ? { gte: prefix } : { gte: prefix, lt: end });
+      for (;;) {
+        const keys = await it.nextv(LIST_CHUNK);
+        if (keys.length === 0) break;
+        for (const key of keys) {
+          const rest = key.slice(prefix.length);
+          const slash = rest.indexOf('/');
+          if (slash < 0) {
+            out.push(rest);
+            continue;
+          }
+          out.push(rest.slice(0, slash + 1));
+          // Seeking drops the rest of this chunk; the next nextv starts past the folder.
+          it.seek(afterFolder(prefix + rest.slice(0, slash)));
+          break;
+        }
+      }
+    } catch (err) {
+      throw this.failure('list', err);
+    } finally {
+      await it?.close().catch(() => undefined);
+    }
+    return out;
+  }
+
+  async batch(ops: readonly BatchOp[]): Promise<void> {
+    for (const op of ops) validateOp(op);
+    if (ops.length === 0) return;
+    try {
+      await this.db.batch(
+        ops.map((op) => (op.type === 'put'
+          ? { type: 'put' as const, key: op.key, value: op.value }
+          : { type: 'del' as const, key: op.key })),
+      );
+    } catch (err) {
+      throw this.failure('batch write', err);
+    }
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.db.close();
+    } catch (err) {
+      throw this.failure('close', err);
+    }
+  }
+
+  /** A client may see an UnavailableError's message, so LevelDB's own text stays in `cause`. */
+  private failure(what: string, err: unknown): UnavailableError {
+    return new UnavailableError(`storage ${what} failed`, { cause: err });
+  }
+}
+
+/** classic-level reports a held lock as LEVEL_LOCKED, usually wrapped in LEVEL_DATABASE_NOT_OPEN. */
+function isLocked(err: unknown): boolean {
+  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 5; depth++) {
+    if ((e as { code?: unknown }).code === 'LEVEL_LOCKED') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
