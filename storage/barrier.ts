@@ -57,7 +57,7 @@ interface KeyringDocument {
  *
  * Sentinel errors: `SealedError` for any data operation while sealed; `IntegrityError` (naming
  * the path) for a value that does not authenticate — tampered, moved to another path, or under an
- * unknown term; `BadRequestError` for writes to the keyring's own path.
+ * unknown term; `BadRequestError` for any get, put or delete of the keyring's own path.
  */
 export class Barrier implements Storage {
   private keyring: Keyring | undefined;
