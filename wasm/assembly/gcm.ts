@@ -1,0 +1,126 @@
+// AES-GCM (NIST SP 800-38D) batches, hybrid: the AES block function comes from one native
+// `aes-*-ecb` call over all counter blocks (AES-NI, constant-time), and the counter blocks, the
+// CTR XOR, GHASH and the tag are done here. Chosen over a bitsliced WASM AES because it measured
+// faster at every item size on this machine class (reference/wasm-crypto.md §4, µs per item:
+// 0.29 vs 0.41 at 16 B, 0.52 vs 0.84 at 64 B, 5.55 vs 9.56 at 1 KB) and keeps AES itself out of
+// our hands. Per batch: gcmCounters → native ECB over the counter region in place → gcmSeal/gcmOpen.
+//
+// Keystream layout (in blocks): [H = E(0^128)] once for a one-key batch, then per item:
+// [H, only when keys are per item] [E(J0)] [E(J0+1)] ... one block per 16 bytes of text.
+
+import { ENTRY_SIZE, E_A, E_B, E_B_LEN, E_IN, E_IN_LEN, E_OUT, E_STATUS } from './layout';
+import { HKEY_SIZE, ghashFinish, ghashReset, ghashUpdate, prepareHashKey } from './ghash';
+
+// @ts-ignore: decorator
+@inline function blocksOf(len: usize): usize {
+  return (len + 15) >> 4;
+}
+
+/**
+ * Writes the counter blocks of every entry (nonce E_A, 12 bytes; text length E_IN_LEN) to `ctr`,
+ * laid out as the keystream will be (see above). Returns the end of the region.
+ */
+export function gcmCounters(table: usize, n: i32, ctr: usize, perItemKey: i32): usize {
+  let p = ctr;
+  const zero = i64x2.splat(0);
+  if (perItemKey == 0) {
+    v128.store(p, zero);
+    p += 16;
+  }
+  for (let i = 0; i < n; i++) {
+    const entry = table + <usize>i * ENTRY_SIZE;
+    if (perItemKey != 0) {
+      v128.store(p, zero);
+      p += 16;
+    }
+    const nonce = <usize>load<u32>(entry, E_A);
+    const n0 = load<u64>(nonce);
+    const n1 = load<u32>(nonce, 8);
+    const last = <u32>blocksOf(<usize>load<u32>(entry, E_IN_LEN)) + 1;
+    for (let c: u32 = 1; c <= last; c++) {
+      store<u64>(p, n0);
+      store<u32>(p, n1, 8);
+      store<u32>(p, bswap<u32>(c), 12);
+      p += 16;
+    }
+  }
+  return p;
+}
+
+/** out = (in xor keystream) & mask, for `len` bytes. */
+function xorStream(out: usize, input: usize, ks: usize, len: usize, mask: u64): void {
+  const m = i64x2.splat(<i64>mask);
+  let off: usize = 0;
+  for (; off + 16 <= len; off += 16) {
+    v128.store(out + off, v128.and(v128.xor(v128.load(input + off), v128.load(ks + off)), m));
+  }
+  const mb = <u8>mask;
+  for (; off < len; off++) store<u8>(out + off, (load<u8>(input + off) ^ load<u8>(ks + off)) & mb);
+}
+
+/**
+ * Encrypts every entry: plaintext (E_IN, E_IN_LEN), AAD (E_B, E_B_LEN), output ciphertext‖tag at
+ * E_OUT (E_IN_LEN + 16 bytes). `ks` is the keystream produced from gcmCounters' region; `hk` is
+ * HKEY_SIZE bytes of scratch, wiped before return.
+ */
+export function gcmSeal(table: usize, n: i32, ks: usize, perItemKey: i32, hk: usize): void {
+  let p = ks;
+  if (perItemKey == 0) {
+    prepareHashKey(p, hk);
+    p += 16;
+  }
+  for (let i = 0; i < n; i++) {
+    const entry = table + <usize>i * ENTRY_SIZE;
+    if (perItemKey != 0) {
+      prepareHashKey(p, hk);
+      p += 16;
+    }
+    const ekj0 = p;
+    p += 16;
+    const len = <usize>load<u32>(entry, E_IN_LEN);
+    const out = <usize>load<u32>(entry, E_OUT);
+    const aadLen = <usize>load<u32>(entry, E_B_LEN);
+    xorStream(out, <usize>load<u32>(entry, E_IN), p, len, <u64>-1);
+    ghashReset();
+    ghashUpdate(<usize>load<u32>(entry, E_B), aadLen, hk);
+    ghashUpdate(out, len, hk);
+    v128.store(out + len, ghashFinish(aadLen, len, hk, ekj0));
+    p += blocksOf(len) << 4;
+  }
+  memory.fill(hk, 0, HKEY_SIZE);
+}
+
+/**
+ * Decrypts every entry: ciphertext (E_IN, E_IN_LEN) followed by its 16-byte tag, AAD (E_B,
+ * E_B_LEN), plaintext to E_OUT. Each tag is checked on its own without branching on secrets;
+ * E_STATUS gets 1 when it matches and 0 when not, and a rejected item's output is all zeros.
+ */
+export function gcmOpen(table: usize, n: i32, ks: usize, perItemKey: i32, hk: usize): void {
+  let p = ks;
+  if (perItemKey == 0) {
+    prepareHashKey(p, hk);
+    p += 16;
+  }
+  for (let i = 0; i < n; i++) {
+    const entry = table + <usize>i * ENTRY_SIZE;
+    if (perItemKey != 0) {
+      prepareHashKey(p, hk);
+      p += 16;
+    }
+    const ekj0 = p;
+    p += 16;
+    const input = <usize>load<u32>(entry, E_IN);
+    const len = <usize>load<u32>(entry, E_IN_LEN);
+    const aadLen = <usize>load<u32>(entry, E_B_LEN);
+    ghashReset();
+    ghashUpdate(<usize>load<u32>(entry, E_B), aadLen, hk);
+    ghashUpdate(input, len, hk);
+    const diff = v128.xor(ghashFinish(aadLen, len, hk, ekj0), v128.load(input + len));
+    const d = <u64>(i64x2.extract_lane(diff, 0) | i64x2.extract_lane(diff, 1));
+    const ok = ((d | (0 - d)) >> 63) ^ 1;
+    xorStream(<usize>load<u32>(entry, E_OUT), input, p, len, 0 - ok);
+    store<u32>(entry, <u32>ok, E_STATUS);
+    p += blocksOf(len) << 4;
+  }
+  memory.fill(hk, 0, HKEY_SIZE);
+}
