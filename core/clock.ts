@@ -1,0 +1,6 @@
+/** Time as the server sees it; injected so tests can move it. */
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };

@@ -1,0 +1,160 @@
+/**
+ * The server configuration file (JSON): listener, storage, TTL defaults, logging, plugins.
+ * Checked as a whole when loaded, so a typo fails start-up with a message that names the key.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Ajv } from 'ajv';
+import { parseDurationSeconds } from '../framework/fields.js';
+import { DEFAULT_MAX_REQUEST_SIZE } from '../http/body.js';
+
+export interface ServerConfig {
+  readonly listener: {
+    readonly address: string;
+    readonly tlsDisable: boolean;
+    readonly tlsCertFile?: string;
+    readonly tlsKeyFile?: string;
+    readonly maxRequestSize: number;
+  };
+  readonly storage: { readonly kind: 'leveldb'; readonly path: string } | { readonly kind: 'inmem' };
+  /** Seconds. */
+  readonly defaultLeaseTtl: number;
+  readonly maxLeaseTtl: number;
+  readonly apiAddr?: string;
+  readonly logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error';
+  /** A directory of plugin modules (`*.js`, default export a plugin manifest). */
+  readonly pluginDirectory?: string;
+  /** How often backends' periodic hooks run; seconds. */
+  readonly periodicInterval: number;
+}
+
+export class ConfigError extends Error {}
+
+const duration = { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string' }] };
+const bool = { anyOf: [{ type: 'boolean' }, { type: 'string', enum: ['true', 'false', '1', '0'] }] };
+
+const schema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    listener: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        tcp: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            address: { type: 'string' },
+            tls_disable: bool,
+            tls_cert_file: { type: 'string' },
+            tls_key_file: { type: 'string' },
+            max_request_size: { type: 'integer' },
+          },
+        },
+      },
+    },
+    storage: {
+      type: 'object',
+      additionalProperties: false,
+      minProperties: 1,
+      maxProperties: 1,
+      properties: {
+        leveldb: { type: 'object', additionalProperties: false, required: ['path'], properties: { path: { type: 'string', minLength: 1 } } },
+        inmem: { type: 'object' },
+      },
+    },
+    default_lease_ttl: duration,
+    max_lease_ttl: duration,
+    api_addr: { type: 'string' },
+    log_level: { type: 'string', enum: ['trace', 'debug', 'info', 'warn', 'warning', 'error'] },
+    plugin_directory: { type: 'string' },
+    periodic_interval: duration,
+    ui: {},
+    disable_mlock: {},
+    cluster_name: { type: 'string' },
+  },
+} as const;
+
+const validate = new Ajv({ allErrors: false, strict: false }).compile(schema);
+
+const DEFAULT_TTL = 768 * 3600;
+
+function toBool(v: unknown): boolean {
+  return v === true || v === 'true' || v === '1';
+}
+
+function toSeconds(v: unknown, key: string, fallback: number): number {
+  if (v === undefined || v === '') return fallback;
+  try {
+    return parseDurationSeconds(v);
+  } catch (err) {
+    throw new ConfigError(`${key}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** Builds a config from a parsed document; relative paths resolve against `baseDir`. */
+export function parseConfig(doc: unknown, baseDir: string): ServerConfig {
+  if (!validate(doc)) {
+    const e = validate.errors![0]!;
+    const where = e.instancePath.replace(/^\//, '').replace(/\//g, '.') || '(top level)';
+    const extra = e.keyword === 'additionalProperties' ? ` "${(e.params as { additionalProperty: string }).additionalProperty}"` : '';
+    throw new ConfigError(`invalid configuration at ${where}: ${e.message ?? 'invalid'}${extra}`);
+  }
+  const d = doc as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const tcp = d.listener?.tcp ?? {};
+  const tlsDisable = toBool(tcp.tls_disable);
+  if (!tlsDisable && (!tcp.tls_cert_file || !tcp.tls_key_file)) {
+    throw new ConfigError('listener.tcp: tls_cert_file and tls_key_file are required unless tls_disable is true');
+  }
+  const defaultLeaseTtl = toSeconds(d.default_lease_ttl, 'default_lease_ttl', DEFAULT_TTL);
+  const maxLeaseTtl = toSeconds(d.max_lease_ttl, 'max_lease_ttl', DEFAULT_TTL);
+  if (defaultLeaseTtl > maxLeaseTtl) throw new ConfigError('default_lease_ttl cannot be greater than max_lease_ttl');
+  const storage: ServerConfig['storage'] = d.storage?.leveldb
+    ? { kind: 'leveldb', path: path.resolve(baseDir, d.storage.leveldb.path) }
+    : d.storage?.inmem
+      ? { kind: 'inmem' }
+      : (() => {
+          throw new ConfigError('storage: a "leveldb" (with "path") or "inmem" block is required');
+        })();
+  return {
+    listener: {
+      address: tcp.address ?? '127.0.0.1:8200',
+      tlsDisable,
+      ...(tlsDisable ? {} : { tlsCertFile: path.resolve(baseDir, tcp.tls_cert_file), tlsKeyFile: path.resolve(baseDir, tcp.tls_key_file) }),
+      maxRequestSize: tcp.max_request_size === undefined || tcp.max_request_size === 0 ? DEFAULT_MAX_REQUEST_SIZE : tcp.max_request_size,
+    },
+    storage,
+    defaultLeaseTtl,
+    maxLeaseTtl,
+    ...(d.api_addr ? { apiAddr: d.api_addr } : {}),
+    logLevel: d.log_level === 'warning' ? 'warn' : (d.log_level ?? 'info'),
+    ...(d.plugin_directory ? { pluginDirectory: path.resolve(baseDir, d.plugin_directory) } : {}),
+    periodicInterval: toSeconds(d.periodic_interval, 'periodic_interval', 60),
+  };
+}
+
+export function loadConfigFile(file: string): ServerConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`config file ${file} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return parseConfig(doc, path.dirname(path.resolve(file)));
+}
+
+/** `host:port` → parts; the port may be 0 (tests: any free port). */
+export function splitAddress(address: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(address);
+  if (!m) throw new ConfigError(`listener.tcp.address must be host:port, got "${address}"`);
+  const port = Number(m[3]);
+  if (port > 65535) throw new ConfigError(`listener.tcp.address: port ${port} is out of range`);
+  return { host: m[1] ?? m[2]!, port };
+}

@@ -1,0 +1,211 @@
+/**
+ * A backend as the host sees it, and `FrameworkBackend`, the implementation every plugin (and the
+ * sys backend) builds from declarative paths. Routing picks the most specific matching pattern,
+ * so the order paths are declared in never matters; two patterns that could match the same path
+ * with equal specificity are refused when the backend is built.
+ */
+import { NotFoundError, UnsupportedOperationError } from '../errors.js';
+import { compileFields, type CompiledFields } from './schema.js';
+import type { FieldSpecs, FieldValues } from './fields.js';
+import { PathPattern, type AnyPathDefinition } from './path.js';
+import type { AuthResult, LogicalRequest, LogicalResponse, Operation } from './request.js';
+import { renderHelp, type PathHelp } from './help.js';
+
+/** A request matched to a path and an operation, ready to be authorized and run. */
+export interface PreparedRequest {
+  readonly operation: Operation;
+  readonly pattern: string;
+  readonly sudo: boolean;
+  execute(): Promise<LogicalResponse | null>;
+}
+
+/** The lifecycle a backend may take part in; every hook is optional. */
+export interface BackendHooks {
+  /** After construction, before the first request (e.g. warm caches from storage). */
+  initialize?(): Promise<void>;
+  /** Run by the host's timer (auto-rotation, tidy); never schedule timers in a plugin. */
+  periodic?(): Promise<void>;
+  /** Before the backend is dropped (unmount, reload, seal): release what it holds. */
+  cleanup?(): Promise<void>;
+  /** For auth methods: a token minted from this backend's login is being renewed; throw to refuse. */
+  renew?(req: LogicalRequest, auth: AuthResult): Promise<AuthResult>;
+}
+
+export interface Backend extends BackendHooks {
+  readonly description: string;
+  /** Matches the path, applies the existence check and picks the operation. */
+  prepare(req: LogicalRequest): Promise<PreparedRequest>;
+  /** Whether a path is reachable without a token. */
+  isUnauthenticated(path: string): boolean;
+  /** Whether a path is served while sealed (only the sys backend has such paths). */
+  isAvailableSealed?(path: string): boolean;
+  help(path: string): { help: string; openapi: Record<string, unknown> };
+  /** Every path with its fields and operations, for OpenAPI. */
+  describePaths(): readonly PathHelp[];
+}
+
+interface CompiledPath {
+  readonly definition: AnyPathDefinition;
+  readonly pattern: PathPattern;
+  readonly fields: CompiledFields;
+}
+
+export interface FrameworkBackendOptions extends BackendHooks {
+  readonly description: string;
+  readonly paths: readonly AnyPathDefinition[];
+}
+
+export class FrameworkBackend implements Backend {
+  readonly description: string;
+  private readonly compiled: readonly CompiledPath[];
+  private readonly hooks: BackendHooks;
+
+  constructor(options: FrameworkBackendOptions) {
+    this.description = options.description;
+    this.compiled = options.paths.map((definition) => {
+      const pattern = new PathPattern(definition.pattern);
+      for (const param of pattern.params) {
+        if (!(param in definition.fields)) throw new Error(`path "${definition.pattern}": segment "${param}" has no field`);
+      }
+      for (const [name, spec] of Object.entries(definition.fields as FieldSpecs)) {
+        if (!spec.description) throw new Error(`path "${definition.pattern}": field "${name}" has no description`);
+      }
+      if (Object.keys(definition.operations).length === 0) throw new Error(`path "${definition.pattern}": no operations`);
+      return { definition, pattern, fields: compileFields(definition.fields) };
+    });
+    assertUnambiguous(this.compiled.map((c) => c.pattern));
+    this.hooks = options;
+    if (options.initialize) this.initialize = () => options.initialize!();
+    if (options.periodic) this.periodic = () => options.periodic!();
+    if (options.cleanup) this.cleanup = () => options.cleanup!();
+    if (options.renew) this.renew = (req, auth) => options.renew!(req, auth);
+  }
+
+  initialize?(): Promise<void>;
+  periodic?(): Promise<void>;
+  cleanup?(): Promise<void>;
+  renew?(req: LogicalRequest, auth: AuthResult): Promise<AuthResult>;
+
+  private match(path: string): { path: CompiledPath; params: Record<string, string> } | undefined {
+    let best: { path: CompiledPath; params: Record<string, string> } | undefined;
+    for (const candidate of this.compiled) {
+      const params = candidate.pattern.match(path);
+      if (params && (!best || candidate.pattern.specificity > best.path.pattern.specificity)) {
+        best = { path: candidate, params };
+      }
+    }
+    return best;
+  }
+
+  async prepare(req: LogicalRequest): Promise<PreparedRequest> {
+    const found = this.match(req.path);
+    if (!found) throw new NotFoundError('unsupported path');
+    const { path, params } = found;
+    const def = path.definition;
+
+    // Path segments win over body fields of the same name, as in Vault.
+    const { input, unknown } = path.fields.parse({ ...req.data, ...params });
+    let operation = req.operation;
+    if (operation === 'update' && def.existenceCheck) {
+      operation = (await def.existenceCheck(req, input as FieldValues<FieldSpecs>)) ? 'update' : 'create';
+    }
+    const spec = def.operations[operation];
+    if (!spec) throw new UnsupportedOperationError();
+    req.operation = operation;
+
+    return {
+      operation,
+      pattern: def.pattern,
+      sudo: def.sudo ?? false,
+      execute: async () => {
+        const response = await spec.handler(req, input as FieldValues<FieldSpecs>);
+        if (unknown.length === 0) return response;
+        const warning = `Endpoint ignored these unrecognized parameters: [${unknown.join(' ')}]`;
+        const withWarning: LogicalResponse = response ?? {};
+        withWarning.warnings = [...(withWarning.warnings ?? []), warning];
+        return withWarning;
+      },
+    };
+  }
+
+  isUnauthenticated(path: string): boolean {
+    return this.match(path)?.path.definition.unauthenticated ?? false;
+  }
+
+  isAvailableSealed(path: string): boolean {
+    return this.match(path)?.path.definition.allowedWhileSealed ?? false;
+  }
+
+  help(path: string): { help: string; openapi: Record<string, unknown> } {
+    const found = this.match(path);
+    if (!found) throw new NotFoundError('unsupported path');
+    const info = describe(found.path);
+    return { help: renderHelp(info), openapi: { paths: { [info.openApiPath]: info } } };
+  }
+
+  describePaths(): readonly PathHelp[] {
+    return this.compiled.map(describe);
+  }
+
+  /** The hooks passed at construction, for hosts that wrap a backend. */
+  get lifecycle(): BackendHooks {
+    return this.hooks;
+  }
+}
+
+function describe(path: CompiledPath): PathHelp {
+  const def = path.definition;
+  return {
+    pattern: def.pattern,
+    openApiPath: path.pattern.openApiPath(),
+    synopsis: def.synopsis,
+    description: def.description,
+    unauthenticated: def.unauthenticated ?? false,
+    sudo: def.sudo ?? false,
+    createSupported: Boolean(def.existenceCheck && def.operations.create),
+    operations: Object.fromEntries(
+      Object.entries(def.operations).map(([op, spec]) => [op, { summary: (spec as { summary: string }).summary }]),
+    ),
+    fields: Object.fromEntries(
+      Object.entries(def.fields as FieldSpecs)
+        .filter(([, spec]) => !spec.deprecated)
+        .map(([name, spec]) => [
+          name,
+          {
+            type: spec.type,
+            description: spec.description,
+            required: spec.required ?? false,
+            inPath: path.pattern.params.includes(name),
+            ...(spec.default !== undefined && !spec.sensitive ? { default: spec.default } : {}),
+            ...(spec.allowedValues ? { allowedValues: [...spec.allowedValues] } : {}),
+          },
+        ]),
+    ),
+  };
+}
+
+/**
+ * Two patterns are ambiguous when some path matches both with the same specificity: then the
+ * winner would depend on declaration order. Checked by probing each pattern with a sample path.
+ */
+function assertUnambiguous(patterns: readonly PathPattern[]): void {
+  for (let i = 0; i < patterns.length; i++) {
+    for (let j = i + 1; j < patterns.length; j++) {
+      const a = patterns[i]!;
+      const b = patterns[j]!;
+      if (a.specificity !== b.specificity) continue;
+      for (const sample of samplesOf(a)) {
+        if (b.match(sample)) throw new Error(`paths "${a.source}" and "${b.source}" are ambiguous (both match "${sample}")`);
+      }
+    }
+  }
+}
+
+function samplesOf(pattern: PathPattern): string[] {
+  const parts = pattern.segments.map((s) => (s.kind === 'literal' ? s.text : 'x'));
+  const full = parts.join('/');
+  const samples = [full, pattern.listing ? `${full}/` : full];
+  if (pattern.segments.at(-1)?.kind === 'optional') samples.push(parts.slice(0, -1).join('/'));
+  return samples;
+}
+

@@ -1,0 +1,209 @@
+/**
+ * Field types as Vault's framework has them, with Vault's weak typing: a client may send `"true"`
+ * for a bool, `"12"` for an int, `"1h"` for a duration, and `null` or `""` to mean "unset".
+ * Each type has one coercion function; the ajv keyword in schema.ts calls it, so what a field's
+ * type says is what the handler gets.
+ */
+export type FieldType =
+  | 'string'
+  | 'lowercase-string'
+  | 'name'
+  | 'int'
+  | 'bool'
+  | 'duration'
+  | 'comma-string-list'
+  | 'string-list'
+  | 'comma-int-list'
+  | 'map'
+  | 'header-map';
+
+/** The TypeScript type a handler receives for each field type. */
+export interface FieldTypeMap {
+  string: string;
+  'lowercase-string': string;
+  name: string;
+  int: number;
+  bool: boolean;
+  duration: number;
+  'comma-string-list': string[];
+  'string-list': string[];
+  'comma-int-list': number[];
+  map: Record<string, unknown>;
+  'header-map': Record<string, string[]>;
+}
+
+export interface FieldSpec<T extends FieldType = FieldType> {
+  readonly type: T;
+  /** Shown in help and OpenAPI; required for every field. */
+  readonly description: string;
+  readonly default?: FieldTypeMap[T];
+  readonly required?: boolean;
+  /** For string-like types: the accepted values. */
+  readonly allowedValues?: readonly string[];
+  /** For int and duration: inclusive bounds (duration in seconds). */
+  readonly minimum?: number;
+  readonly maximum?: number;
+  /** Never echo this field's value in errors (keys, plaintexts). */
+  readonly sensitive?: boolean;
+  /** Hidden from help/OpenAPI listings (deprecated aliases). */
+  readonly deprecated?: boolean;
+}
+
+export type FieldSpecs = Readonly<Record<string, FieldSpec>>;
+
+/** Handler input derived from a path's field specs: fields with a default or `required` are always set. */
+export type FieldValues<F extends FieldSpecs> = {
+  [K in keyof F]: F[K] extends { readonly required: true } | { readonly default: unknown }
+    ? FieldTypeMap[F[K]['type']]
+    : FieldTypeMap[F[K]['type']] | undefined;
+};
+
+/** Thrown by a coercion with a message that names the problem (the caller adds the field name). */
+export class CoercionError extends Error {}
+
+/** Whether a raw value counts as "not given": Vault clients send null and "" for unset fields. */
+export function isUnset(raw: unknown): boolean {
+  return raw === undefined || raw === null || raw === '';
+}
+
+const NAME_PATTERN = /^\w(?:[\w.-]*\w)?$/;
+
+/** Go's strconv.ParseBool vocabulary, which Vault clients rely on ("True" from Python, "1" from node). */
+const TRUE_WORDS = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
+const FALSE_WORDS = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
+
+export function parseBool(raw: unknown): boolean {
+  if (typeof raw === 'boolean') return raw;
+  if (typeof raw === 'number' && (raw === 0 || raw === 1)) return raw === 1;
+  if (typeof raw === 'string') {
+    if (TRUE_WORDS.has(raw)) return true;
+    if (FALSE_WORDS.has(raw)) return false;
+  }
+  throw new CoercionError(`expected a boolean, got ${describe(raw)}`);
+}
+
+function parseInt64(raw: unknown): number {
+  let n: number;
+  if (typeof raw === 'number') n = raw;
+  else if (typeof raw === 'string' && /^[+-]?\d+$/.test(raw.trim())) n = Number(raw.trim());
+  else if (typeof raw === 'boolean') n = raw ? 1 : 0;
+  else throw new CoercionError(`expected an integer, got ${describe(raw)}`);
+  if (!Number.isSafeInteger(n)) throw new CoercionError(`expected an integer, got ${describe(raw)}`);
+  return n;
+}
+
+const DURATION_UNITS: Record<string, number> = {
+  ns: 1e-9, us: 1e-6, 'µs': 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600, d: 86400,
+};
+
+/**
+ * A duration in whole seconds: an integer (seconds), a numeric string (seconds), or Go-style
+ * `1h30m`, `90s`, `2d`, `1.5h`. Negative durations are refused.
+ */
+export function parseDurationSeconds(raw: unknown): number {
+  if (typeof raw === 'number') {
+    if (!Number.isFinite(raw) || raw < 0) throw new CoercionError(`expected a non-negative duration, got ${describe(raw)}`);
+    return Math.floor(raw);
+  }
+  if (typeof raw !== 'string') throw new CoercionError(`expected a duration, got ${describe(raw)}`);
+  const text = raw.trim();
+  if (/^\d+$/.test(text)) return Number(text);
+  const part = /(\d+(?:\.\d+)?|\.\d+)(ns|us|µs|ms|s|m|h|d)/y;
+  let total = 0;
+  let pos = 0;
+  if (text.length === 0) throw new CoercionError('expected a duration, got an empty string');
+  while (pos < text.length) {
+    part.lastIndex = pos;
+    const m = part.exec(text);
+    if (!m) throw new CoercionError(`expected a duration such as "30s", "15m" or "1h", got ${describe(raw)}`);
+    total += Number(m[1]) * DURATION_UNITS[m[2]!]!;
+    pos = part.lastIndex;
+  }
+  if (!Number.isFinite(total) || total > Number.MAX_SAFE_INTEGER) throw new CoercionError(`duration ${describe(raw)} is out of range`);
+  return Math.floor(total);
+}
+
+function asString(raw: unknown): string {
+  if (typeof raw === 'string') return raw;
+  if (typeof raw === 'number' || typeof raw === 'boolean') return String(raw);
+  throw new CoercionError(`expected a string, got ${describe(raw)}`);
+}
+
+function asStringList(raw: unknown, splitCommas: boolean): string[] {
+  const items = Array.isArray(raw) ? raw : [raw];
+  const out: string[] = [];
+  for (const item of items) {
+    if (item === null || item === undefined) continue;
+    const text = asString(item);
+    if (splitCommas) {
+      for (const piece of text.split(',')) {
+        const trimmed = piece.trim();
+        if (trimmed !== '') out.push(trimmed);
+      }
+    } else {
+      out.push(text);
+    }
+  }
+  return out;
+}
+
+function asMap(raw: unknown): Record<string, unknown> {
+  if (typeof raw === 'string') {
+    try {
+      raw = JSON.parse(raw);
+    } catch {
+      throw new CoercionError('expected an object or a JSON-encoded object');
+    }
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new CoercionError(`expected an object, got ${describe(raw)}`);
+  return raw as Record<string, unknown>;
+}
+
+function asHeaderMap(raw: unknown): Record<string, string[]> {
+  const map = asMap(raw);
+  const out: Record<string, string[]> = {};
+  for (const [key, value] of Object.entries(map)) {
+    if (Array.isArray(value)) out[key] = value.map((v) => asString(v));
+    else out[key] = [asString(value)];
+  }
+  return out;
+}
+
+/** Coerces a given (not unset) raw value to the field's type. */
+export function coerceField(spec: FieldSpec, raw: unknown): unknown {
+  switch (spec.type) {
+    case 'string':
+      return asString(raw);
+    case 'lowercase-string':
+      return asString(raw).toLowerCase();
+    case 'name': {
+      const name = asString(raw);
+      if (!NAME_PATTERN.test(name)) throw new CoercionError('must contain only letters, digits, "_", "-" and ".", and start and end with a letter or digit');
+      return name;
+    }
+    case 'int':
+      return parseInt64(raw);
+    case 'bool':
+      return parseBool(raw);
+    case 'duration':
+      return parseDurationSeconds(raw);
+    case 'comma-string-list':
+      return asStringList(raw, true);
+    case 'string-list':
+      return asStringList(raw, false);
+    case 'comma-int-list':
+      return asStringList(raw, true).map((s) => parseInt64(s));
+    case 'map':
+      return asMap(raw);
+    case 'header-map':
+      return asHeaderMap(raw);
+  }
+}
+
+function describe(raw: unknown): string {
+  if (raw === null) return 'null';
+  if (Array.isArray(raw)) return 'a list';
+  if (typeof raw === 'object') return 'an object';
+  if (typeof raw === 'string') return raw.length > 40 ? `a ${raw.length}-character string` : JSON.stringify(raw);
+  return String(raw);
+}

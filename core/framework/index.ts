@@ -1,0 +1,6 @@
+export * from './fields.js';
+export * from './path.js';
+export * from './request.js';
+export * from './backend.js';
+export * from './help.js';
+export { compileFields } from './schema.js';

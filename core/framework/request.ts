@@ -1,0 +1,77 @@
+/**
+ * The logical request and response every backend sees: HTTP details are gone, the path is
+ * relative to the mount, and the storage is the mount's own view.
+ */
+import type { Storage } from '../../storage/storage.js';
+
+export type Operation = 'read' | 'list' | 'create' | 'update' | 'delete' | 'patch';
+
+/** Who is calling, as resolved by the host from the client token. */
+export interface RequestAuth {
+  readonly accessor: string;
+  readonly policies: readonly string[];
+  readonly displayName: string;
+  readonly metadata: Readonly<Record<string, string>>;
+  /** The root policy: every capability everywhere. */
+  readonly root: boolean;
+}
+
+export interface MountRef {
+  /** The mount path with a trailing slash, including `auth/` for auth methods. */
+  readonly path: string;
+  readonly type: string;
+  readonly accessor: string;
+  readonly uuid: string;
+}
+
+export interface LogicalRequest {
+  readonly id: string;
+  operation: Operation;
+  /** Relative to the mount; no leading slash. List requests end in `/`. */
+  readonly path: string;
+  readonly data: Readonly<Record<string, unknown>>;
+  readonly storage: Storage;
+  readonly mount: MountRef;
+  readonly clientToken?: string;
+  readonly auth?: RequestAuth;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly connection: { readonly remoteAddress: string };
+}
+
+/** What a login hands the host; the host mints the token (see core/auth). */
+export interface AuthResult {
+  readonly policies: readonly string[];
+  readonly displayName?: string;
+  readonly metadata?: Readonly<Record<string, string>>;
+  readonly internalData?: Readonly<Record<string, unknown>>;
+  readonly alias?: { readonly name: string; readonly metadata?: Readonly<Record<string, string>> };
+  readonly ttl?: number;
+  readonly maxTtl?: number;
+  readonly explicitMaxTtl?: number;
+  readonly period?: number;
+  readonly numUses?: number;
+  readonly boundCidrs?: readonly string[];
+  readonly noDefaultPolicy?: boolean;
+  readonly tokenType?: 'service' | 'batch' | 'default';
+  readonly renewable?: boolean;
+}
+
+/** A response body read directly by the HTTP layer, bypassing the envelope (sys/seal-status etc.). */
+export interface RawResponse {
+  readonly status: number;
+  readonly body?: unknown;
+}
+
+export interface LogicalResponse {
+  data?: Record<string, unknown>;
+  warnings?: string[];
+  auth?: AuthResult;
+  raw?: RawResponse;
+}
+
+/** A LIST answer: `keys` sorted as given, folders ending in `/`; `keyInfo` optional per key. */
+export function listResponse(keys: readonly string[], keyInfo?: Record<string, unknown>): LogicalResponse {
+  const data: Record<string, unknown> = { keys: [...keys] };
+  if (keyInfo) data.key_info = keyInfo;
+  return { data };
+}

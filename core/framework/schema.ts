@@ -1,0 +1,96 @@
+/**
+ * Compiles a path's field specs to one ajv validator (once, when a mount's backend is built).
+ * Weak typing lives in the `kwField` keyword, which coerces each value in place by the field's
+ * type and then checks its allowed values and bounds; ajv's own `required` does the rest.
+ */
+import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv';
+import { BadRequestError } from '../errors.js';
+import { CoercionError, coerceField, isUnset, type FieldSpec, type FieldSpecs } from './fields.js';
+
+const ajv = new Ajv({ allErrors: false, strict: true, useDefaults: true, coerceTypes: false });
+
+ajv.addKeyword({
+  keyword: 'kwField',
+  modifying: true,
+  errors: true,
+  schemaType: 'object',
+  validate: function kwField(
+    this: unknown,
+    spec: FieldSpec,
+    data: unknown,
+    _parentSchema?: unknown,
+    cxt?: { parentData: Record<string, unknown>; parentDataProperty: string | number },
+  ): boolean {
+    const self = kwField as unknown as { errors: Partial<ErrorObject>[] | null };
+    try {
+      const value = coerceField(spec, data);
+      checkConstraints(spec, value);
+      if (cxt) cxt.parentData[cxt.parentDataProperty] = value;
+      return true;
+    } catch (err) {
+      if (!(err instanceof CoercionError)) throw err;
+      self.errors = [{ keyword: 'kwField', message: err.message, params: {} }];
+      return false;
+    }
+  },
+});
+
+function checkConstraints(spec: FieldSpec, value: unknown): void {
+  if (spec.allowedValues && typeof value === 'string' && !spec.allowedValues.includes(value)) {
+    throw new CoercionError(`must be one of ${spec.allowedValues.map((v) => `"${v}"`).join(', ')}`);
+  }
+  if (typeof value === 'number') {
+    if (spec.minimum !== undefined && value < spec.minimum) throw new CoercionError(`must be at least ${spec.minimum}`);
+    if (spec.maximum !== undefined && value > spec.maximum) throw new CoercionError(`must be at most ${spec.maximum}`);
+  }
+}
+
+/** A compiled field validator for one path. */
+export interface CompiledFields {
+  /**
+   * Returns the handler input: given fields coerced, defaults applied, unset fields absent, and
+   * the names of parameters the path does not know. Throws BadRequestError naming the field.
+   */
+  parse(raw: Readonly<Record<string, unknown>>): { input: Record<string, unknown>; unknown: string[] };
+}
+
+export function compileFields(fields: FieldSpecs): CompiledFields {
+  const properties: Record<string, object> = {};
+  const required: string[] = [];
+  for (const [name, spec] of Object.entries(fields)) {
+    properties[name] = { kwField: spec };
+    if (spec.required) required.push(name);
+  }
+  const validate: ValidateFunction = ajv.compile({ type: 'object', properties, required, additionalProperties: true });
+  const known = new Set(Object.keys(fields));
+
+  return {
+    parse(raw) {
+      const input: Record<string, unknown> = {};
+      const unknown: string[] = [];
+      for (const [key, value] of Object.entries(raw)) {
+        if (!known.has(key)) {
+          unknown.push(key);
+          continue;
+        }
+        if (!isUnset(value)) input[key] = value;
+      }
+      if (!validate(input)) {
+        throw new BadRequestError(describeError(validate.errors?.[0]));
+      }
+      for (const [name, spec] of Object.entries(fields)) {
+        if (input[name] === undefined && spec.default !== undefined) input[name] = structuredClone(spec.default);
+      }
+      return { input, unknown: unknown.sort() };
+    },
+  };
+}
+
+function describeError(error: ErrorObject | undefined): string {
+  if (!error) return 'invalid request';
+  if (error.keyword === 'required') {
+    return `missing required field "${(error.params as { missingProperty: string }).missingProperty}"`;
+  }
+  const field = error.instancePath.replace(/^\//, '').replace(/~1/g, '/').replace(/~0/g, '~');
+  return field ? `invalid value for field "${field}": ${error.message ?? 'invalid'}` : error.message ?? 'invalid request';
+}

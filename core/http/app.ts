@@ -1,0 +1,93 @@
+/**
+ * The HTTP face of the host (koa + @koa/router): every route under `/v1/`, body reading and the
+ * size limit, then the host's pipeline; answers in Vault's envelope with exactly
+ * `Content-Type: application/json` and `Cache-Control: no-store`.
+ */
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { Logger } from 'pino';
+import type { Host, HostResponse } from '../host.js';
+import { BadRequestError, httpStatusOf, publicMessageOf } from '../errors.js';
+import { DEFAULT_MAX_REQUEST_SIZE, parseBody, readBody } from './body.js';
+import { ListVerbStream, METHOD_HEADER } from './list-method.js';
+
+export interface AppOptions {
+  /** Bytes; negative turns the limit off. */
+  readonly maxRequestSize?: number;
+  readonly logger: Logger;
+}
+
+const METHODS_WITHOUT_BODY = new Set(['GET', 'HEAD']);
+
+export function createApp(host: Host, options: AppOptions): Koa {
+  const app = new Koa();
+  const router = new Router();
+  const limit = options.maxRequestSize ?? DEFAULT_MAX_REQUEST_SIZE;
+
+  app.use(async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    ctx.res.on('finish', () => {
+      const socket = ctx.req.socket as unknown;
+      if (socket instanceof ListVerbStream) socket.expectRequest();
+      options.logger.debug(
+        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Number(process.hrtime.bigint() - started) / 1e6 },
+        'request',
+      );
+    });
+    await next();
+  });
+
+  router.all('/v1/{*path}', async (ctx) => {
+    let response: HostResponse;
+    try {
+      const method = ctx.method === 'GET' && ctx.get(METHOD_HEADER).toUpperCase() === 'LIST' ? 'LIST' : ctx.method;
+      const body = METHODS_WITHOUT_BODY.has(ctx.method) ? undefined : parseBody(await readBody(ctx.req, limit), ctx.get('content-type'));
+      const query: Record<string, string> = {};
+      for (const [key, value] of Object.entries(ctx.query)) {
+        const first = Array.isArray(value) ? value[0] : value;
+        if (first !== undefined) query[key] = first;
+      }
+      response = await host.handle({
+        method,
+        path: decodePath(ctx.path.slice('/v1/'.length)),
+        query,
+        body,
+        headers: ctx.headers,
+        remoteAddress: ctx.req.socket.remoteAddress ?? '',
+      });
+    } catch (err) {
+      response = { status: httpStatusOf(err), body: { errors: [publicMessageOf(err)] } };
+      // The rest of an oversized body is never read: close the connection rather than parse it as a request.
+      if (response.status === 413) ctx.set('Connection', 'close');
+    }
+    send(ctx, response);
+  });
+
+  app.use(router.routes());
+  app.use(async (ctx) => {
+    send(ctx, { status: 404, body: { errors: [] } });
+  });
+  return app;
+}
+
+function decodePath(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new BadRequestError('the request path is not valid percent-encoding');
+  }
+}
+
+function send(ctx: Koa.Context, response: HostResponse): void {
+  ctx.status = response.status;
+  ctx.set('Cache-Control', 'no-store');
+  if (response.body === undefined || ctx.method === 'HEAD') {
+    if (ctx.method === 'HEAD' && response.body !== undefined) ctx.set('Content-Type', 'application/json');
+    ctx.body = null;
+    ctx.status = response.status;
+    return;
+  }
+  ctx.body = Buffer.from(JSON.stringify(response.body), 'utf8');
+  // Set after the body: koa would otherwise add "; charset=utf-8", which hvac does not accept.
+  ctx.set('Content-Type', 'application/json');
+}

@@ -1,0 +1,392 @@
+/**
+ * The mount tables (secrets engines and auth methods): persisted behind the barrier, one live
+ * backend per mount in its own child container, longest-prefix routing, enable/disable/tune and
+ * reload. Table changes are serialized; a reload swaps the backend and drains the old one.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { TOKENS } from '../di/tokens.js';
+import { registerValue, type DependencyContainer } from '../di/container.js';
+import type { Backend } from '../framework/backend.js';
+import { BadRequestError, ConflictError, UnavailableError } from '../errors.js';
+import type { PluginRegistry } from '../plugins/registry.js';
+import type { SystemView } from '../plugins/plugin.js';
+import type { Clock } from '../clock.js';
+import type { Storage } from '../../storage/storage.js';
+import { StorageView, deletePrefix } from '../../storage/view.js';
+import {
+  defaultMountConfig,
+  routePrefixOf,
+  storagePrefixOf,
+  type MountConfig,
+  type MountEntry,
+  type MountTableName,
+} from './mount-entry.js';
+
+/** Storage keys of the two tables (behind the barrier). */
+const TABLE_KEYS: Record<MountTableName, string> = {
+  // The secrets-engine table, JSON `{ entries: MountEntry[] }`.
+  secret: 'core/mounts',
+  // The auth-method table, same shape.
+  auth: 'core/auth',
+};
+
+/** Paths a secrets engine may not be mounted at or under: they belong to the host. */
+const RESERVED_SECRET_PREFIXES = ['sys/', 'auth/', 'audit/', 'cubbyhole/', 'identity/'];
+
+export interface SystemDefaults {
+  /** Seconds. */
+  readonly defaultLeaseTtl: number;
+  readonly maxLeaseTtl: number;
+}
+
+/** A mounted backend and what the host needs to route to it. */
+export class LiveMount {
+  backend: Backend | undefined;
+  container: DependencyContainer | undefined;
+  /** Why the backend could not be built; requests to the mount fail with it. */
+  failure: string | undefined;
+  private inflight = 0;
+  private drained: (() => void) | undefined;
+
+  constructor(
+    public entry: MountEntry,
+    readonly storage: Storage,
+  ) {}
+
+  get routePrefix(): string {
+    return routePrefixOf(this.entry);
+  }
+
+  /** Marks a request as running on the current backend; call the returned function when it ends. */
+  acquire(): { backend: Backend; release: () => void } {
+    if (!this.backend) {
+      throw new UnavailableError(`mount "${this.routePrefix}" is unavailable: ${this.failure ?? 'not loaded'}`);
+    }
+    this.inflight++;
+    let released = false;
+    return {
+      backend: this.backend,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.inflight--;
+        if (this.inflight === 0) this.drained?.();
+      },
+    };
+  }
+
+  /** Resolves when no request holds the backend that was current when this was called. */
+  waitIdle(): Promise<void> {
+    if (this.inflight === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.drained = () => {
+        this.drained = undefined;
+        resolve();
+      };
+    });
+  }
+}
+
+export interface EnableInput {
+  readonly type: string;
+  readonly description?: string;
+  readonly config?: Partial<MountConfig>;
+  readonly options?: Record<string, string> | null;
+  readonly local?: boolean;
+  readonly seal_wrap?: boolean;
+  readonly external_entropy_access?: boolean;
+  readonly plugin_version?: string;
+}
+
+export interface MountTableDeps {
+  readonly root: DependencyContainer;
+  readonly storage: Storage;
+  readonly registry: PluginRegistry;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly defaults: SystemDefaults;
+}
+
+export class MountTable {
+  private readonly mounts = new Map<string, LiveMount>();
+  private mutation: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly deps: MountTableDeps) {}
+
+  /** Reads both tables and builds every backend; a plugin that fails is logged and its mount marked failed. */
+  async load(): Promise<void> {
+    for (const table of ['secret', 'auth'] as const) {
+      const entries = await this.readTable(table);
+      for (const entry of entries) {
+        const live = new LiveMount(entry, new StorageView(this.deps.storage, storagePrefixOf(entry)));
+        this.mounts.set(live.routePrefix, live);
+        if (entry.builtin) continue;
+        await this.start(live).catch((err: unknown) => {
+          live.failure = err instanceof Error ? err.message : String(err);
+          this.deps.logger.error({ mount: live.routePrefix, type: entry.type, err: live.failure }, 'mount failed to start');
+        });
+      }
+    }
+  }
+
+  /** Tears every backend down (seal, shutdown). */
+  async unload(): Promise<void> {
+    const all = [...this.mounts.values()];
+    this.mounts.clear();
+    await Promise.all(all.map((live) => this.stop(live)));
+  }
+
+  /** Longest-prefix match of a request path; returns the mount and the path relative to it. */
+  resolve(path: string): { mount: LiveMount; relative: string } | undefined {
+    let best: LiveMount | undefined;
+    for (const live of this.mounts.values()) {
+      const prefix = live.routePrefix;
+      if ((path.startsWith(prefix) || path === prefix.slice(0, -1)) && (!best || prefix.length > best.routePrefix.length)) {
+        best = live;
+      }
+    }
+    if (!best) return undefined;
+    return { mount: best, relative: path.slice(best.routePrefix.length) };
+  }
+
+  entries(table: MountTableName): MountEntry[] {
+    return [...this.mounts.values()]
+      .filter((m) => m.entry.table === table)
+      .map((m) => m.entry)
+      .sort((a, b) => a.path.localeCompare(b.path));
+  }
+
+  live(table: MountTableName, path: string): LiveMount {
+    const live = this.mounts.get(routePrefixOf({ table, path: normalizeMountPath(path) }));
+    if (!live) throw new BadRequestError(`no mount at "${normalizeMountPath(path)}"`);
+    return live;
+  }
+
+  /** Registers a built-in entry (sys/, token/) once; it keeps its UUID and accessor across restarts. */
+  async ensureBuiltin(table: MountTableName, path: string, type: string, description: string): Promise<void> {
+    await this.serialize(async () => {
+      const prefix = routePrefixOf({ table, path });
+      if (!this.mounts.has(prefix)) {
+        const entry = this.newEntry(table, path, { type, description }, true);
+        const live = new LiveMount(entry, new StorageView(this.deps.storage, storagePrefixOf(entry)));
+        this.mounts.set(prefix, live);
+        await this.persist(table);
+      }
+    });
+  }
+
+  async enable(table: MountTableName, rawPath: string, input: EnableInput): Promise<MountEntry> {
+    return this.serialize(async () => {
+      const path = normalizeMountPath(rawPath);
+      this.checkPathFree(table, path);
+      const manifest = this.deps.registry.get(input.type, table);
+      const entry = this.newEntry(table, path, input, false);
+      entry.plugin_version = manifest.version;
+      const live = new LiveMount(entry, new StorageView(this.deps.storage, storagePrefixOf(entry)));
+      await this.start(live);
+      this.mounts.set(live.routePrefix, live);
+      try {
+        await this.persist(table);
+      } catch (err) {
+        this.mounts.delete(live.routePrefix);
+        await this.stop(live);
+        throw err;
+      }
+      this.deps.logger.info({ mount: live.routePrefix, type: entry.type }, 'mount enabled');
+      return entry;
+    });
+  }
+
+  async disable(table: MountTableName, rawPath: string): Promise<void> {
+    await this.serialize(async () => {
+      const path = normalizeMountPath(rawPath);
+      const prefix = routePrefixOf({ table, path });
+      const live = this.mounts.get(prefix);
+      if (!live) return; // Disabling what is not there is a no-op, as in Vault.
+      if (live.entry.builtin) throw new BadRequestError(`cannot disable the built-in mount "${prefix}"`);
+      this.mounts.delete(prefix);
+      await this.persist(table);
+      await this.stop(live);
+      await deletePrefix(this.deps.storage, storagePrefixOf(live.entry));
+      this.deps.logger.info({ mount: prefix, type: live.entry.type }, 'mount disabled');
+    });
+  }
+
+  async tune(table: MountTableName, rawPath: string, change: (entry: MountEntry) => void): Promise<void> {
+    await this.serialize(async () => {
+      const live = this.live(table, rawPath);
+      const before = structuredClone(live.entry);
+      change(live.entry);
+      try {
+        await this.persist(table);
+      } catch (err) {
+        live.entry = before;
+        throw err;
+      }
+    });
+  }
+
+  /**
+   * Builds a fresh backend for each mount from storage, swaps it in, waits for requests on the
+   * old one to finish, then cleans the old one up. All in-memory state of the old backend is gone.
+   */
+  async reload(targets: readonly LiveMount[]): Promise<void> {
+    await this.serialize(async () => {
+      for (const live of targets) {
+        if (live.entry.builtin) continue;
+        const old = { backend: live.backend, container: live.container };
+        const fresh = await this.build(live);
+        await live.waitIdle();
+        live.backend = fresh.backend;
+        live.container = fresh.container;
+        live.failure = undefined;
+        await this.cleanup(old.backend, old.container, live.routePrefix);
+        this.deps.logger.info({ mount: live.routePrefix, type: live.entry.type }, 'mount reloaded');
+      }
+    });
+  }
+
+  /** Every mount of a plugin type, for reload by plugin name. */
+  byType(type: string): LiveMount[] {
+    return [...this.mounts.values()].filter((m) => m.entry.type === type && !m.entry.builtin);
+  }
+
+  /** Runs every backend's periodic hook; one failing backend does not stop the others. */
+  async runPeriodic(): Promise<void> {
+    for (const live of [...this.mounts.values()]) {
+      if (!live.backend?.periodic || live.entry.builtin) continue;
+      let held: { release: () => void } | undefined;
+      try {
+        const acquired = live.acquire();
+        held = acquired;
+        await acquired.backend.periodic!();
+      } catch (err) {
+        this.deps.logger.warn({ mount: live.routePrefix, err: err instanceof Error ? err.message : String(err) }, 'periodic function failed');
+      } finally {
+        held?.release();
+      }
+    }
+  }
+
+  systemViewFor(live: LiveMount): SystemView {
+    const defaults = this.deps.defaults;
+    return {
+      defaultLeaseTtl: () => live.entry.config.default_lease_ttl || defaults.defaultLeaseTtl,
+      maxLeaseTtl: () => live.entry.config.max_lease_ttl || defaults.maxLeaseTtl,
+    };
+  }
+
+  private async start(live: LiveMount): Promise<void> {
+    const built = await this.build(live);
+    live.backend = built.backend;
+    live.container = built.container;
+    live.failure = undefined;
+  }
+
+  private async build(live: LiveMount): Promise<{ backend: Backend; container: DependencyContainer }> {
+    const manifest = this.deps.registry.get(live.entry.type, live.entry.table);
+    const container = this.deps.root.createChildContainer();
+    const logger = this.deps.logger.child({ mount: live.routePrefix });
+    registerValue(container, TOKENS.MountContext, live.entry);
+    registerValue(container, TOKENS.MountStorage, live.storage);
+    registerValue(container, TOKENS.Logger, logger);
+    registerValue(container, TOKENS.SystemView, this.systemViewFor(live));
+    try {
+      const backend = await this.deps.registry.build(manifest, {
+        container,
+        mount: structuredClone(live.entry),
+        storage: live.storage,
+        logger,
+        clock: this.deps.clock,
+        system: this.systemViewFor(live),
+      });
+      return { backend, container };
+    } catch (err) {
+      await container.dispose();
+      throw err;
+    }
+  }
+
+  private async stop(live: LiveMount): Promise<void> {
+    if (live.entry.builtin) return;
+    await live.waitIdle();
+    await this.cleanup(live.backend, live.container, live.routePrefix);
+    live.backend = undefined;
+    live.container = undefined;
+  }
+
+  private async cleanup(backend: Backend | undefined, container: DependencyContainer | undefined, prefix: string): Promise<void> {
+    try {
+      await backend?.cleanup?.();
+    } catch (err) {
+      this.deps.logger.warn({ mount: prefix, err: err instanceof Error ? err.message : String(err) }, 'backend cleanup failed');
+    }
+    await container?.dispose();
+  }
+
+  private checkPathFree(table: MountTableName, path: string): void {
+    const prefix = routePrefixOf({ table, path });
+    if (table === 'secret') {
+      for (const reserved of RESERVED_SECRET_PREFIXES) {
+        if (prefix.startsWith(reserved)) throw new BadRequestError(`cannot mount under "${reserved}": the path is reserved`);
+      }
+    }
+    for (const existing of this.mounts.keys()) {
+      if (existing === prefix) throw new ConflictError(`path is already in use at ${prefix}`);
+      if (existing.startsWith(prefix) || prefix.startsWith(existing)) {
+        throw new ConflictError(`cannot mount at "${prefix}": existing mount at ${existing}`);
+      }
+    }
+  }
+
+  private newEntry(table: MountTableName, path: string, input: EnableInput, builtin: boolean): MountEntry {
+    const accessorType = table === 'auth' ? `auth_${input.type}` : input.type;
+    return {
+      table,
+      path,
+      type: input.type,
+      description: input.description ?? '',
+      uuid: randomUUID(),
+      accessor: `${accessorType}_${randomBytes(4).toString('hex')}`,
+      local: input.local ?? false,
+      seal_wrap: input.seal_wrap ?? false,
+      external_entropy_access: input.external_entropy_access ?? false,
+      options: input.options ?? null,
+      config: { ...defaultMountConfig(), ...(input.config ?? {}) },
+      plugin_version: input.plugin_version ?? '',
+      ...(builtin ? { builtin: true } : {}),
+    };
+  }
+
+  private async readTable(table: MountTableName): Promise<MountEntry[]> {
+    const raw = await this.deps.storage.get(TABLE_KEYS[table]);
+    if (!raw) return [];
+    const parsed = JSON.parse(Buffer.from(raw).toString('utf8')) as { entries: MountEntry[] };
+    return parsed.entries.map((e) => ({ ...e, table, config: { ...defaultMountConfig(), ...e.config } }));
+  }
+
+  private async persist(table: MountTableName): Promise<void> {
+    const entries = this.entries(table);
+    await this.deps.storage.put(TABLE_KEYS[table], Buffer.from(JSON.stringify({ entries }), 'utf8'));
+  }
+
+  private serialize<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.mutation.then(work, work);
+    this.mutation = run.catch(() => undefined);
+    return run;
+  }
+}
+
+/** `a/b`, `/a/b/`, `a/b/` → `a/b/`; refuses empty, relative and odd segments. */
+export function normalizeMountPath(raw: string): string {
+  const trimmed = raw.replace(/^\/+/, '').replace(/\/+$/, '');
+  if (trimmed === '') throw new BadRequestError('mount path must not be empty');
+  for (const segment of trimmed.split('/')) {
+    if (segment === '' || segment === '.' || segment === '..' || !/^[\w.-]+$/.test(segment)) {
+      throw new BadRequestError(`invalid mount path "${raw}": segments may hold letters, digits, "_", "-" and "."`);
+    }
+  }
+  return `${trimmed}/`;
+}
+

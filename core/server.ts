@@ -1,0 +1,155 @@
+/**
+ * Starting and stopping a whole server: storage, host, HTTP listener, plugins, dev mode.
+ * The CLI's `server` command and the tests use the same entry point.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pino, type Logger } from 'pino';
+import { Host } from './host.js';
+import { createApp } from './http/app.js';
+import { listen, type Listener } from './http/listener.js';
+import { splitAddress, type ServerConfig } from './config/config.js';
+import { PluginRegistry } from './plugins/registry.js';
+import { BUILTIN_PLUGINS } from './plugins/builtin.js';
+import { loadPluginDirectory } from './plugins/loader.js';
+import type { PhysicalStorage } from '../storage/storage.js';
+import { LevelDbStorage } from '../storage/leveldb.js';
+import { MemoryStorage } from '../storage/memory.js';
+import type { Clock } from './clock.js';
+
+export interface StartOptions {
+  readonly config: ServerConfig;
+  /** Dev mode: initialize on first start, keep the unseal key beside the data, auto-unseal. */
+  readonly dev?: { readonly stateFile: string };
+  /** Extra plugins (tests); built-ins are always registered. */
+  readonly plugins?: readonly unknown[];
+  readonly logger?: Logger;
+  readonly clock?: Clock;
+}
+
+export interface RunningServer {
+  readonly address: string;
+  readonly host: Host;
+  readonly logger: Logger;
+  /** Dev mode only: the root token. */
+  readonly rootToken?: string;
+  /** Stops listening, seals, and closes storage. */
+  close(): Promise<void>;
+}
+
+/** Dev mode mounts, when their plugins are registered. */
+const DEV_MOUNTS = [
+  { table: 'secret', path: 'transit/', type: 'transit' },
+  { table: 'auth', path: 'cloud/', type: 'cloud' },
+] as const;
+
+export async function startServer(options: StartOptions): Promise<RunningServer> {
+  const { config } = options;
+  const logger = options.logger ?? pino({ level: config.logLevel, base: { service: 'keywarden' } });
+  const registry = new PluginRegistry();
+  for (const plugin of BUILTIN_PLUGINS) registry.register(plugin);
+  for (const plugin of options.plugins ?? []) registry.register(plugin, 'the embedding program');
+  if (config.pluginDirectory) {
+    const report = await loadPluginDirectory(registry, config.pluginDirectory);
+    for (const failure of report.failed) logger.error({ file: failure.file }, failure.error);
+    for (const loaded of report.loaded) logger.info({ plugin: loaded.name, version: loaded.version }, 'plugin loaded');
+  }
+
+  const physical = await openStorage(config);
+  const host = new Host({
+    physical,
+    registry,
+    logger,
+    ...(options.clock ? { clock: options.clock } : {}),
+    defaultLeaseTtl: config.defaultLeaseTtl,
+    maxLeaseTtl: config.maxLeaseTtl,
+    periodicIntervalMs: config.periodicInterval * 1000,
+  });
+
+  let listener: Listener | undefined;
+  try {
+    let rootToken: string | undefined;
+    if (options.dev) rootToken = await bootDev(host, registry, options.dev.stateFile, logger);
+    const app = createApp(host, { maxRequestSize: config.listener.maxRequestSize, logger });
+    const { host: bindHost, port } = splitAddress(config.listener.address);
+    listener = await listen(app, {
+      host: bindHost,
+      port,
+      ...(config.listener.tlsCertFile ? { tlsCertFile: config.listener.tlsCertFile, tlsKeyFile: config.listener.tlsKeyFile! } : {}),
+    });
+    logger.info({ address: listener.address, storage: physical.kind }, 'listening');
+    const bound = listener;
+    let closing: Promise<void> | undefined;
+    return {
+      address: bound.address,
+      host,
+      logger,
+      ...(rootToken ? { rootToken } : {}),
+      close: () =>
+        (closing ??= (async () => {
+          await bound.close();
+          await host.shutdown();
+          await physical.close();
+        })()),
+    };
+  } catch (err) {
+    await listener?.close();
+    await host.shutdown().catch(() => undefined);
+    await physical.close();
+    throw err;
+  }
+}
+
+async function openStorage(config: ServerConfig): Promise<PhysicalStorage> {
+  if (config.storage.kind === 'inmem') return new MemoryStorage();
+  return LevelDbStorage.open(config.storage.path);
+}
+
+interface DevState {
+  readonly unseal_key: string;
+  readonly root_token: string;
+}
+
+/**
+ * First start: initialize with one share, keep the unseal key and root token in the state file
+ * (dev only: anyone who can read that file owns the server), mount the dev engines. Later starts:
+ * unseal with the kept key.
+ */
+async function bootDev(host: Host, registry: PluginRegistry, stateFile: string, logger: Logger): Promise<string> {
+  let state: DevState;
+  if (await host.seal.isInitialized()) {
+    let text: string;
+    try {
+      text = await readFile(stateFile, 'utf8');
+    } catch {
+      throw new Error(`dev mode: the data is initialized but ${stateFile} (the dev unseal key) is missing; delete the dev data directory to start afresh`);
+    }
+    state = JSON.parse(text) as DevState;
+    await host.seal.unsealWithKey(Buffer.from(state.unseal_key, 'hex'));
+  } else {
+    const result = await host.seal.initialize(1, 1);
+    state = { unseal_key: result.keys[0]!.toString('hex'), root_token: result.rootToken };
+    await mkdir(path.dirname(stateFile), { recursive: true });
+    await writeFile(stateFile, JSON.stringify(state), { mode: 0o600 });
+    await host.seal.unsealWithKey(result.keys[0]!);
+    for (const mount of DEV_MOUNTS) {
+      if (!registry.has(mount.type)) continue;
+      await host.mounts!.enable(mount.table, mount.path, { type: mount.type });
+    }
+  }
+  logger.warn({ state_file: stateFile }, 'DEV MODE: the unseal key and root token are stored unencrypted beside the data; never use dev mode in production');
+  return state.root_token;
+}
+
+/** The dev-mode configuration: LevelDB under ./data/dev, plain HTTP on 127.0.0.1:8200. */
+export function devConfig(dataDir: string, address = '127.0.0.1:8200'): ServerConfig {
+  return {
+    listener: { address, tlsDisable: true, maxRequestSize: 32 * 1024 * 1024 },
+    storage: { kind: 'leveldb', path: path.join(dataDir, 'dev') },
+    defaultLeaseTtl: 768 * 3600,
+    maxLeaseTtl: 768 * 3600,
+    logLevel: 'info',
+    periodicInterval: 60,
+  };
+}
+

@@ -1,0 +1,31 @@
+/** The sys backend, mounted at `sys/`: built on the same framework as every plugin. */
+import { FrameworkBackend } from '../framework/index.js';
+import type { SystemServices } from './services.js';
+import { initPath } from './paths/init.js';
+import { unsealPath } from './paths/unseal.js';
+import { sealStatusPath } from './paths/seal-status.js';
+import { sealPath } from './paths/seal.js';
+import { healthPath } from './paths/health.js';
+import { leaderPath } from './paths/leader.js';
+import { keyStatusPath, rotatePath } from './paths/key-status.js';
+import { mountTablePaths } from './paths/mounts.js';
+import { pluginsReloadPath } from './paths/plugins-reload.js';
+
+export function createSystemBackend(services: SystemServices): FrameworkBackend {
+  return new FrameworkBackend({
+    description: 'system endpoints used for control, policy and debugging',
+    paths: [
+      initPath(services),
+      unsealPath(services),
+      sealStatusPath(services),
+      sealPath(services),
+      healthPath(services),
+      leaderPath(),
+      keyStatusPath(services),
+      rotatePath(services),
+      ...mountTablePaths(services, 'secret'),
+      ...mountTablePaths(services, 'auth'),
+      pluginsReloadPath(services),
+    ],
+  });
+}

@@ -1,0 +1,142 @@
+/**
+ * `sys/mounts[/:path[/tune]]` (secrets engines) and `sys/auth[/:path[/tune]]` (auth methods): one
+ * definition for both tables, which differ only in their prefix, wording and sudo.
+ */
+import { BadRequestError } from '../../errors.js';
+import { definePath, type AnyPathDefinition } from '../../framework/index.js';
+import { defaultMountConfig, type MountTableName } from '../../mounts/mount-entry.js';
+import { unsealedMounts, type SystemServices } from '../services.js';
+import { checkLeaseTtls, mountInfo, parseMountConfig, parseOptions, tuneInfo, MOUNT_CONFIG_FIELDS } from './mount-config.js';
+
+interface TableWording {
+  readonly prefix: 'mounts' | 'auth';
+  readonly what: string;
+  /** Enabling, disabling and tuning auth methods is root-protected in Vault; secrets engines are not. */
+  readonly sudo: boolean;
+}
+
+const WORDING: Record<MountTableName, TableWording> = {
+  secret: { prefix: 'mounts', what: 'secrets engine', sudo: false },
+  auth: { prefix: 'auth', what: 'auth method', sudo: true },
+};
+
+const pathField = (what: string) => ({ type: 'string', description: `The path of the ${what}.`, required: true }) as const;
+
+export function mountTablePaths(services: SystemServices, table: MountTableName): AnyPathDefinition[] {
+  const w = WORDING[table];
+  const defaults = { defaultLeaseTtl: services.defaultLeaseTtl, maxLeaseTtl: services.maxLeaseTtl };
+
+  const list = definePath({
+    pattern: w.prefix,
+    fields: {},
+    operations: {
+      read: {
+        summary: `List the enabled ${w.what}s.`,
+        handler: async () => {
+          const data: Record<string, unknown> = {};
+          for (const entry of unsealedMounts(services).entries(table)) data[entry.path] = mountInfo(entry);
+          return { data };
+        },
+      },
+    },
+    synopsis: `List the enabled ${w.what}s.`,
+    description: `Every ${w.what} keyed by its path (with a trailing slash), with its type, accessor, UUID and config.`,
+  });
+
+  const single = definePath({
+    pattern: `${w.prefix}/:path+`,
+    fields: {
+      path: pathField(w.what),
+      type: { type: 'string', description: `The type of the ${w.what} (the plugin name).` },
+      description: { type: 'string', description: 'A human-friendly description.' },
+      config: { type: 'map', description: `Configuration: ${Object.keys(MOUNT_CONFIG_FIELDS).join(', ')}.` },
+      options: { type: 'map', description: 'Plugin-specific options (string values).' },
+      local: { type: 'bool', description: 'Accepted for compatibility: every mount is local to this cluster.', default: false },
+      seal_wrap: { type: 'bool', description: 'Accepted for compatibility: every value is encrypted by the barrier.', default: false },
+      external_entropy_access: { type: 'bool', description: 'Accepted for compatibility; not supported.', default: false },
+      plugin_name: { type: 'string', description: 'Deprecated alias of type.', deprecated: true },
+      plugin_version: { type: 'string', description: 'Accepted for compatibility; the registered version always runs.' },
+    },
+    sudo: w.sudo,
+    operations: {
+      read: {
+        summary: `Read one ${w.what}.`,
+        handler: async (_req, input) => {
+          const live = unsealedMounts(services).live(table, input.path);
+          return { data: mountInfo(live.entry) };
+        },
+      },
+      update: {
+        summary: `Enable a ${w.what} at the path.`,
+        handler: async (_req, input) => {
+          const type = input.type ?? input.plugin_name;
+          if (!type) throw new BadRequestError('missing required field "type"');
+          if (input.external_entropy_access) throw new BadRequestError('external_entropy_access is not supported');
+          const config = parseMountConfig(input.config, table);
+          const entryConfig = { ...defaultMountConfig(), ...config };
+          checkLeaseTtls(entryConfig, services.maxLeaseTtl);
+          await unsealedMounts(services).enable(table, input.path, {
+            type,
+            description: input.description ?? '',
+            config,
+            options: parseOptions(input.options),
+            local: input.local,
+            seal_wrap: input.seal_wrap,
+          });
+          return null;
+        },
+      },
+      delete: {
+        summary: `Disable the ${w.what} and delete all its data.`,
+        handler: async (_req, input) => {
+          await unsealedMounts(services).disable(table, input.path);
+          return null;
+        },
+      },
+    },
+    synopsis: `Enable, read or disable a ${w.what}.`,
+    description:
+      `POST enables a ${w.what} of the given type at the path (409 if the path or a parent or child of it is in use). ` +
+      'DELETE disables it and deletes everything it stored.',
+  });
+
+  const tune = definePath({
+    pattern: `${w.prefix}/:path+/tune`,
+    fields: {
+      ...MOUNT_CONFIG_FIELDS,
+      path: pathField(w.what),
+      description: { type: 'string', description: 'A new description.' },
+      options: { type: 'map', description: 'Options to set (merged into the existing ones).' },
+    },
+    sudo: w.sudo,
+    operations: {
+      read: {
+        summary: `Read the tunable settings of a ${w.what}.`,
+        handler: async (_req, input) => {
+          const live = unsealedMounts(services).live(table, input.path);
+          return { data: tuneInfo(live.entry, defaults) };
+        },
+      },
+      update: {
+        summary: `Tune a ${w.what}.`,
+        handler: async (_req, input) => {
+          const { path, description, options, plugin_version: _version, ...rest } = input;
+          const config = parseMountConfig(rest, table);
+          await unsealedMounts(services).tune(table, path, (entry) => {
+            const next = { ...entry.config, ...config };
+            checkLeaseTtls(next, services.maxLeaseTtl);
+            entry.config = next;
+            if (typeof description === 'string') entry.description = description;
+            if (options) entry.options = { ...(entry.options ?? {}), ...parseOptions(options) };
+          });
+          return null;
+        },
+      },
+    },
+    synopsis: `Tune the settings of a ${w.what}.`,
+    description: 'TTLs are effective values on read (the system value where the mount sets none); a write changes only the fields given.',
+  });
+
+  return [list, single, tune];
+}
+

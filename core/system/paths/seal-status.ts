@@ -1,0 +1,40 @@
+/** `sys/seal-status`: seal state, threshold and progress; readable while sealed. */
+import { definePath } from '../../framework/index.js';
+import type { SystemServices } from '../services.js';
+
+export async function sealStatusBody(services: SystemServices): Promise<Record<string, unknown>> {
+  const status = await services.seal.status();
+  const cluster = status.sealed ? undefined : services.cluster();
+  return {
+    type: status.type,
+    initialized: status.initialized,
+    sealed: status.sealed,
+    t: status.t,
+    n: status.n,
+    progress: status.progress,
+    nonce: status.nonce,
+    version: services.version,
+    build_date: '',
+    migration: false,
+    ...(cluster ? { cluster_name: cluster.name, cluster_id: cluster.id } : {}),
+    recovery_seal: false,
+    storage_type: services.storageType,
+  };
+}
+
+export function sealStatusPath(services: SystemServices) {
+  return definePath({
+    pattern: 'seal-status',
+    fields: {},
+    unauthenticated: true,
+    allowedWhileSealed: true,
+    operations: {
+      read: {
+        summary: 'Report the seal state.',
+        handler: async () => ({ raw: { status: 200, body: await sealStatusBody(services) } }),
+      },
+    },
+    synopsis: 'The seal state of the server.',
+    description: 'Whether the server is initialized and sealed, the share threshold (t), the number of shares (n) and the unseal progress.',
+  });
+}

@@ -1,0 +1,73 @@
+/** A small HTTP client for tests: any method (LIST included), raw or JSON bodies, parsed answers. */
+import http from 'node:http';
+
+export interface TestResponse {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly text: string;
+  /** Parsed JSON, or undefined for an empty body. */
+  readonly body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+export interface RequestOptions {
+  readonly token?: string;
+  readonly body?: unknown;
+  /** Sent as is, instead of JSON-encoding `body`. */
+  readonly rawBody?: string | Buffer;
+  readonly headers?: Record<string, string>;
+}
+
+export function request(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> {
+  const url = new URL(path.startsWith('/') ? path : `/v1/${path}`, baseUrl);
+  const payload = options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  if (options.token) headers['X-Vault-Token'] = options.token;
+  if (payload !== undefined) headers['Content-Length'] = String(Buffer.byteLength(payload));
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: unknown;
+        try {
+          body = text === '' ? undefined : JSON.parse(text);
+        } catch {
+          body = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (payload !== undefined) req.write(payload);
+    req.end();
+  });
+}
+
+/** A client bound to one server and, optionally, one token. */
+export class TestClient {
+  constructor(
+    readonly baseUrl: string,
+    public token?: string,
+  ) {}
+
+  send(method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> {
+    return request(this.baseUrl, method, path, { ...(this.token ? { token: this.token } : {}), ...options });
+  }
+  get(path: string, options?: RequestOptions) {
+    return this.send('GET', path, options);
+  }
+  list(path: string, options?: RequestOptions) {
+    return this.send('LIST', path, options);
+  }
+  post(path: string, body?: unknown, options?: RequestOptions) {
+    return this.send('POST', path, { ...options, ...(body === undefined ? {} : { body }) });
+  }
+  put(path: string, body?: unknown, options?: RequestOptions) {
+    return this.send('PUT', path, { ...options, ...(body === undefined ? {} : { body }) });
+  }
+  delete(path: string, options?: RequestOptions) {
+    return this.send('DELETE', path, options);
+  }
+}

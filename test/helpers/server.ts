@@ -1,0 +1,55 @@
+/** Starts real servers for tests: an ephemeral port, in-memory or LevelDB storage, quiet logs. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { startServer, type RunningServer } from '../../core/server.js';
+import type { ServerConfig } from '../../core/config/config.js';
+import notesPlugin from '../fixtures/plugins/notes.js';
+import { TestClient } from './http.js';
+
+export interface TestServerOptions {
+  /** A LevelDB directory; in-memory storage when omitted. */
+  readonly leveldbPath?: string;
+  readonly plugins?: readonly unknown[];
+  readonly pluginDirectory?: string;
+  readonly maxRequestSize?: number;
+  readonly periodicIntervalSeconds?: number;
+}
+
+export function testConfig(options: TestServerOptions = {}): ServerConfig {
+  return {
+    listener: { address: '127.0.0.1:0', tlsDisable: true, maxRequestSize: options.maxRequestSize ?? 32 * 1024 * 1024 },
+    storage: options.leveldbPath ? { kind: 'leveldb', path: options.leveldbPath } : { kind: 'inmem' },
+    defaultLeaseTtl: 768 * 3600,
+    maxLeaseTtl: 768 * 3600,
+    logLevel: 'error',
+    periodicInterval: options.periodicIntervalSeconds ?? 0,
+    ...(options.pluginDirectory ? { pluginDirectory: options.pluginDirectory } : {}),
+  };
+}
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<RunningServer & { client: TestClient }> {
+  const server = await startServer({
+    config: testConfig(options),
+    plugins: options.plugins ?? [notesPlugin],
+    logger: pino({ level: 'silent' }),
+  });
+  return Object.assign(server, { client: new TestClient(server.address) });
+}
+
+/** Starts a server, initializes it with one share and unseals it; the client carries the root token. */
+export async function startUnsealedServer(options: TestServerOptions = {}): Promise<RunningServer & { client: TestClient; rootToken: string }> {
+  const server = await startTestServer(options);
+  const init = await server.client.put('sys/init', { secret_shares: 1, secret_threshold: 1 });
+  if (init.status !== 200) throw new Error(`init failed: ${init.text}`);
+  const unseal = await server.client.put('sys/unseal', { key: init.body.keys[0] });
+  if (unseal.status !== 200 || unseal.body.sealed) throw new Error(`unseal failed: ${unseal.text}`);
+  server.client.token = init.body.root_token as string;
+  return Object.assign(server, { rootToken: init.body.root_token as string });
+}
+
+export async function tempDir(prefix = 'keywarden-test-'): Promise<{ path: string; remove: () => Promise<void> }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  return { path: dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
