@@ -1,0 +1,111 @@
+/**
+ * The loader's view of the module's linear memory: one arena from the module's heap base, sized up
+ * front for the largest batch, so a normal batch never grows memory (a grow costs ~0.3–0.5 ms per
+ * 10 MiB and detaches every view). A batch that needs more is cut into arena-sized chunks.
+ */
+
+const PAGE = 65536;
+
+/** The parts of WebAssembly.Memory the loader uses. */
+export interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+
+/** Rounds up to a multiple of 16 (v128 kernels prefer aligned tables and scratch). */
+export function align16(n: number): number {
+  return (n + 15) & ~15;
+}
+
+/** Writes entries of the kernels' 32-byte descriptor table (wasm/assembly/layout.ts). */
+export const Entry = {
+  SIZE: 32,
+  IN: 0,
+  IN_LEN: 1,
+  OUT: 2,
+  A: 3,
+  A_LEN: 4,
+  B: 5,
+  B_LEN: 6,
+  STATUS: 7,
+} as const;
+
+export class Arena {
+  /** First usable byte. */
+  readonly base: number;
+  /** Usable bytes from `base`. */
+  readonly capacity: number;
+  u8!: Uint8Array;
+  u32!: Uint32Array;
+  private buffer: ArrayBuffer | undefined;
+
+  constructor(private readonly memory: WasmMemory, heapBase: number, capacity: number) {
+    this.base = align16(heapBase);
+    this.capacity = align16(capacity);
+    this.ensure(this.base + this.capacity);
+  }
+
+  /** Makes [0, end) addressable, growing memory only if needed. */
+  ensure(end: number): void {
+    const have = this.memory.buffer.byteLength;
+    if (end > have) this.memory.grow(Math.ceil((end - have) / PAGE));
+    this.refresh();
+  }
+
+  /** Re-creates the views if memory grew (a kernel may grow it as a guard). */
+  refresh(): void {
+    const buffer = this.memory.buffer;
+    if (this.buffer !== buffer) {
+      this.buffer = buffer;
+      this.u8 = new Uint8Array(buffer);
+      this.u32 = new Uint32Array(buffer);
+    }
+  }
+
+  /** Sets field `field` of entry `index` of the table at `table`. */
+  set(table: number, index: number, field: number, value: number): void {
+    this.u32[(table >>> 2) + index * 8 + field] = value;
+  }
+
+  get(table: number, index: number, field: number): number {
+    return this.u32[(table >>> 2) + index * 8 + field]!;
+  }
+
+  /** Copies `bytes` to `at` and returns the address after them. */
+  put(at: number, bytes: Uint8Array): number {
+    this.u8.set(bytes, at);
+    return at + bytes.length;
+  }
+
+  /** One copy of [from, to) out of the arena. */
+  copyOut(from: number, to: number): Buffer {
+    return Buffer.from(this.u8.subarray(from, to));
+  }
+
+  /** Zeroes [from, to): keys, plaintexts, keystream and results never outlive their batch here. */
+  wipe(from: number, to: number): void {
+    this.u8.fill(0, from, to);
+  }
+}
+
+/**
+ * Cuts `items` (indices) into consecutive runs whose arena cost fits `capacity`. A single item
+ * larger than the arena gets a run of its own; the caller grows memory for it.
+ */
+export function chunk(items: readonly number[], capacity: number, fixedCost: number, costOf: (i: number) => number): number[][] {
+  const runs: number[][] = [];
+  let run: number[] = [];
+  let used = fixedCost;
+  for (const i of items) {
+    const cost = costOf(i);
+    if (run.length > 0 && used + cost > capacity) {
+      runs.push(run);
+      run = [];
+      used = fixedCost;
+    }
+    run.push(i);
+    used += cost;
+  }
+  if (run.length > 0) runs.push(run);
+  return runs;
+}
