@@ -157,8 +157,9 @@ export class Host {
       clock: this.clock,
       defaults: { defaultLeaseTtl: this.options.defaultLeaseTtl ?? DEFAULT_TTL, maxLeaseTtl: this.options.maxLeaseTtl ?? DEFAULT_TTL },
     });
-    await table.ensureBuiltin('secret', 'sys/', 'system', 'system endpoints used for control, policy and debugging');
+    // Load first: ensureBuiltin persists the table, which must already hold the stored entries.
     await table.load();
+    await table.ensureBuiltin('secret', 'sys/', 'system', 'system endpoints used for control, policy and debugging');
     this.clusterInfo = await this.loadClusterInfo();
     this.mountTable = table;
     this.logger.info({ mounts: table.entries('secret').length + table.entries('auth').length }, 'unsealed');

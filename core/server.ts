@@ -63,7 +63,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ...(options.clock ? { clock: options.clock } : {}),
     defaultLeaseTtl: config.defaultLeaseTtl,
     maxLeaseTtl: config.maxLeaseTtl,
-    periodicIntervalMs: config.periodicInterval * 1000,
+    periodicIntervalMs: config.periodicIntervalMs,
   });
 
   let listener: Listener | undefined;
@@ -149,7 +149,7 @@ export function devConfig(dataDir: string, address = '127.0.0.1:8200'): ServerCo
     defaultLeaseTtl: 768 * 3600,
     maxLeaseTtl: 768 * 3600,
     logLevel: 'info',
-    periodicInterval: 60,
+    periodicIntervalMs: 60_000,
   };
 }
 

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv } from 'ajv';
-import { parseDurationSeconds } from '../framework/fields.js';
+import { parseDurationExact, parseDurationSeconds } from '../framework/fields.js';
 import { DEFAULT_MAX_REQUEST_SIZE } from '../http/body.js';
 
 export interface ServerConfig {
@@ -24,8 +24,8 @@ export interface ServerConfig {
   readonly logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error';
   /** A directory of plugin modules (`*.js`, default export a plugin manifest). */
   readonly pluginDirectory?: string;
-  /** How often backends' periodic hooks run; seconds. */
-  readonly periodicInterval: number;
+  /** How often backends' periodic hooks run, in milliseconds; 0 turns the timer off. */
+  readonly periodicIntervalMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -93,6 +93,15 @@ function toSeconds(v: unknown, key: string, fallback: number): number {
   }
 }
 
+function toMillis(v: unknown, key: string, fallback: number): number {
+  if (v === undefined || v === '') return fallback;
+  try {
+    return Math.round(parseDurationExact(v) * 1000);
+  } catch (err) {
+    throw new ConfigError(`${key}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
 /** Builds a config from a parsed document; relative paths resolve against `baseDir`. */
 export function parseConfig(doc: unknown, baseDir: string): ServerConfig {
   if (!validate(doc)) {
@@ -130,7 +139,7 @@ export function parseConfig(doc: unknown, baseDir: string): ServerConfig {
     ...(d.api_addr ? { apiAddr: d.api_addr } : {}),
     logLevel: d.log_level === 'warning' ? 'warn' : (d.log_level ?? 'info'),
     ...(d.plugin_directory ? { pluginDirectory: path.resolve(baseDir, d.plugin_directory) } : {}),
-    periodicInterval: toSeconds(d.periodic_interval, 'periodic_interval', 60),
+    periodicIntervalMs: toMillis(d.periodic_interval, 'periodic_interval', 60_000),
   };
 }
 

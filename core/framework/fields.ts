@@ -101,9 +101,14 @@ const DURATION_UNITS: Record<string, number> = {
  * `1h30m`, `90s`, `2d`, `1.5h`. Negative durations are refused.
  */
 export function parseDurationSeconds(raw: unknown): number {
+  return Math.floor(parseDurationExact(raw));
+}
+
+/** Like parseDurationSeconds, keeping fractions of a second (`250ms` → 0.25). */
+export function parseDurationExact(raw: unknown): number {
   if (typeof raw === 'number') {
     if (!Number.isFinite(raw) || raw < 0) throw new CoercionError(`expected a non-negative duration, got ${describe(raw)}`);
-    return Math.floor(raw);
+    return raw;
   }
   if (typeof raw !== 'string') throw new CoercionError(`expected a duration, got ${describe(raw)}`);
   const text = raw.trim();
@@ -120,7 +125,7 @@ export function parseDurationSeconds(raw: unknown): number {
     pos = part.lastIndex;
   }
   if (!Number.isFinite(total) || total > Number.MAX_SAFE_INTEGER) throw new CoercionError(`duration ${describe(raw)} is out of range`);
-  return Math.floor(total);
+  return total;
 }
 
 function asString(raw: unknown): string {

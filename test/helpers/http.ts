@@ -18,13 +18,15 @@ export interface RequestOptions {
 }
 
 export function request(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> {
-  const url = new URL(path.startsWith('/') ? path : `/v1/${path}`, baseUrl);
+  // The path is sent byte for byte (no URL normalisation), so tests can send `..` and odd encodings.
+  const base = new URL(baseUrl);
+  const rawPath = path.startsWith('/') ? path : `/v1/${path}`;
   const payload = options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   if (options.token) headers['X-Vault-Token'] = options.token;
   if (payload !== undefined) headers['Content-Length'] = String(Buffer.byteLength(payload));
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, headers, agent: false }, (res) => {
+    const req = http.request({ host: base.hostname, port: base.port, path: rawPath, method, headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {

@@ -14,7 +14,7 @@ export interface TestServerOptions {
   readonly plugins?: readonly unknown[];
   readonly pluginDirectory?: string;
   readonly maxRequestSize?: number;
-  readonly periodicIntervalSeconds?: number;
+  readonly periodicIntervalMs?: number;
 }
 
 export function testConfig(options: TestServerOptions = {}): ServerConfig {
@@ -24,7 +24,7 @@ export function testConfig(options: TestServerOptions = {}): ServerConfig {
     defaultLeaseTtl: 768 * 3600,
     maxLeaseTtl: 768 * 3600,
     logLevel: 'error',
-    periodicInterval: options.periodicIntervalSeconds ?? 0,
+    periodicIntervalMs: options.periodicIntervalMs ?? 0,
     ...(options.pluginDirectory ? { pluginDirectory: options.pluginDirectory } : {}),
   };
 }
