@@ -92,39 +92,58 @@ function parseInt64(raw: unknown): number {
   return n;
 }
 
-const DURATION_UNITS: Record<string, number> = {
-  ns: 1e-9, us: 1e-6, 'µs': 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600, d: 86400,
+/** Nanoseconds per unit: whole numbers, so "4.1m" is 246 s exactly, as in Go, not 245.99… s. */
+const DURATION_UNIT_NANOS: Record<string, bigint> = {
+  ns: 1n, us: 1_000n, 'µs': 1_000n, ms: 1_000_000n, s: 1_000_000_000n, m: 60_000_000_000n, h: 3_600_000_000_000n, d: 86_400_000_000_000n,
 };
+const NANOS_PER_SECOND = 1_000_000_000n;
 
 /**
  * A duration in whole seconds: an integer (seconds), a numeric string (seconds), or Go-style
  * `1h30m`, `90s`, `2d`, `1.5h`. Negative durations are refused.
  */
 export function parseDurationSeconds(raw: unknown): number {
-  return Math.floor(parseDurationExact(raw));
+  if (typeof raw === 'number') return Math.floor(checkSeconds(raw));
+  return Number(parseDurationNanos(raw) / NANOS_PER_SECOND);
 }
 
 /** Like parseDurationSeconds, keeping fractions of a second (`250ms` → 0.25). */
 export function parseDurationExact(raw: unknown): number {
-  if (typeof raw === 'number') {
-    if (!Number.isFinite(raw) || raw < 0) throw new CoercionError(`expected a non-negative duration, got ${describe(raw)}`);
-    return raw;
-  }
+  if (typeof raw === 'number') return checkSeconds(raw);
+  const nanos = parseDurationNanos(raw);
+  return Number(nanos / NANOS_PER_SECOND) + Number(nanos % NANOS_PER_SECOND) / 1e9;
+}
+
+function checkSeconds(raw: number): number {
+  if (!Number.isFinite(raw) || raw < 0) throw new CoercionError(`expected a non-negative duration, got ${describe(raw)}`);
+  if (raw > Number.MAX_SAFE_INTEGER) throw new CoercionError(`duration ${describe(raw)} is out of range`);
+  return raw;
+}
+
+/** A duration string in nanoseconds, counted in integers; a fraction below 1 ns is dropped, as Go does. */
+function parseDurationNanos(raw: unknown): bigint {
   if (typeof raw !== 'string') throw new CoercionError(`expected a duration, got ${describe(raw)}`);
   const text = raw.trim();
-  if (/^\d+$/.test(text)) return Number(text);
-  const part = /(\d+(?:\.\d+)?|\.\d+)(ns|us|µs|ms|s|m|h|d)/y;
-  let total = 0;
-  let pos = 0;
   if (text.length === 0) throw new CoercionError('expected a duration, got an empty string');
-  while (pos < text.length) {
-    part.lastIndex = pos;
-    const m = part.exec(text);
-    if (!m) throw new CoercionError(`expected a duration such as "30s", "15m" or "1h", got ${describe(raw)}`);
-    total += Number(m[1]) * DURATION_UNITS[m[2]!]!;
-    pos = part.lastIndex;
+  let total = 0n;
+  if (/^\d+$/.test(text)) {
+    total = BigInt(text) * NANOS_PER_SECOND;
+  } else {
+    const part = /(\d*)(?:\.(\d+))?(ns|us|µs|ms|s|m|h|d)/y;
+    let pos = 0;
+    while (pos < text.length) {
+      part.lastIndex = pos;
+      const m = part.exec(text);
+      if (!m || (m[1] === '' && m[2] === undefined)) {
+        throw new CoercionError(`expected a duration such as "30s", "15m" or "1h", got ${describe(raw)}`);
+      }
+      const unit = DURATION_UNIT_NANOS[m[3]!]!;
+      const fraction = m[2] ?? '';
+      total += BigInt(m[1] || '0') * unit + (BigInt(fraction || '0') * unit) / 10n ** BigInt(fraction.length);
+      pos = part.lastIndex;
+    }
   }
-  if (!Number.isFinite(total) || total > Number.MAX_SAFE_INTEGER) throw new CoercionError(`duration ${describe(raw)} is out of range`);
+  if (total / NANOS_PER_SECOND > BigInt(Number.MAX_SAFE_INTEGER)) throw new CoercionError(`duration ${describe(raw)} is out of range`);
   return total;
 }
 
