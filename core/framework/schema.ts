@@ -23,7 +23,14 @@ ajv.addKeyword({
   ): boolean {
     const self = kwField as unknown as { errors: Partial<ErrorObject>[] | null };
     try {
-      const value = coerceField(spec, data);
+      let value: unknown;
+      try {
+        value = coerceField(spec, data);
+      } catch (err) {
+        // Coercion messages quote the value; a sensitive field's value (a key, a plaintext) stays out of them.
+        if (err instanceof CoercionError && spec.sensitive) throw new CoercionError(`expected a value of type ${spec.type}`);
+        throw err;
+      }
       checkConstraints(spec, value);
       if (cxt) cxt.parentData[cxt.parentDataProperty] = value;
       return true;
