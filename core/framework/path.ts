@@ -126,17 +126,18 @@ export class PathPattern {
     const m = this.regex.exec(path);
     if (!m) return undefined;
     const captured: Record<string, string> = {};
-    const names = this.params;
-    for (let i = 0; i < names.length; i++) {
+    // One capture group per non-literal segment, in order (a literal may share a parameter's name: `role/:role`).
+    const params = this.segments.filter((s) => s.kind !== 'literal');
+    for (let i = 0; i < params.length; i++) {
       const value = m[i + 1];
       if (value === undefined) continue;
-      const seg = this.segments.find((s) => s.text === names[i])!;
+      const seg = params[i]!;
       // A single segment may not end in "." (Vault answers 404 for it); empty segments never match.
       if ((seg.kind === 'param' || seg.kind === 'optional') && value.endsWith('.')) return undefined;
       if (value.split('/').some((piece, idx, all) => piece === '' && !(seg.kind !== 'param' && idx === all.length - 1))) {
         return undefined;
       }
-      captured[names[i]!] = value;
+      captured[seg.text] = value;
     }
     return captured;
   }
