@@ -88,24 +88,31 @@ export class Arena {
   }
 }
 
+/** A run of item indices processed in one kernel call, and the arena bytes it needs. */
+export interface Run {
+  readonly items: number[];
+  readonly bytes: number;
+}
+
 /**
- * Cuts `items` (indices) into consecutive runs whose arena cost fits `capacity`. A single item
- * larger than the arena gets a run of its own; the caller grows memory for it.
+ * Cuts `items` (indices) into consecutive runs whose arena cost (`fixedCost` plus each item's
+ * `costOf`) fits `capacity`. A single item larger than the arena gets a run of its own; the caller
+ * grows memory for it.
  */
-export function chunk(items: readonly number[], capacity: number, fixedCost: number, costOf: (i: number) => number): number[][] {
-  const runs: number[][] = [];
+export function chunk(items: readonly number[], capacity: number, fixedCost: number, costOf: (i: number) => number): Run[] {
+  const runs: Run[] = [];
   let run: number[] = [];
   let used = fixedCost;
   for (const i of items) {
     const cost = costOf(i);
     if (run.length > 0 && used + cost > capacity) {
-      runs.push(run);
+      runs.push({ items: run, bytes: used });
       run = [];
       used = fixedCost;
     }
     run.push(i);
     used += cost;
   }
-  if (run.length > 0) runs.push(run);
+  if (run.length > 0) runs.push({ items: run, bytes: used });
   return runs;
 }

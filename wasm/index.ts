@@ -95,6 +95,8 @@ const GCM_NONCE = 12;
 const GHASH_KEY = 288;
 /** Largest HKDF-SHA-256 output (RFC 5869: 255 blocks). */
 const HKDF_MAX = 255 * 32;
+/** node:crypto's hkdfSync limit on info. */
+const NODE_HKDF_INFO_MAX = 1024;
 const EMPTY = new Uint8Array(0);
 
 function hashRule(alg: HashAlgorithm): DispatchRule {
@@ -211,10 +213,8 @@ export class WasmCrypto {
     const perKey = 512;
     const fixed = 128 + (shared ? align16(key.length) + perKey : 0);
     const costOf = (i: number): number => Entry.SIZE + inputs[i]!.length + size + 32 + (shared ? 0 : keyAt(key, i).length + perKey);
-    for (const run of chunk(plan.fast, a.capacity, fixed, costOf)) {
+    for (const { items: run, bytes: need } of chunk(plan.fast, a.capacity, fixed, costOf)) {
       const n = run.length;
-      let need = fixed;
-      for (const i of run) need += costOf(i);
       const table = a.base;
       a.ensure(table + need);
       let p = table + n * Entry.SIZE;
@@ -253,10 +253,8 @@ export class WasmCrypto {
     const a = this.arena;
     const fixed = 64;
     const costOf = (i: number): number => Entry.SIZE + inputs[i]!.length + size + 32;
-    for (const run of chunk(plan.fast, a.capacity, fixed, costOf)) {
+    for (const { items: run, bytes: need } of chunk(plan.fast, a.capacity, fixed, costOf)) {
       const n = run.length;
-      let need = fixed;
-      for (const i of run) need += costOf(i);
       const table = a.base;
       a.ensure(table + need);
       let p = table + n * Entry.SIZE;
@@ -285,7 +283,8 @@ export class WasmCrypto {
   /**
    * HKDF-SHA-256 (RFC 5869) of every (IKM, info) pair: `ikm` shared by all items (extraction then
    * runs once) or `ikm[i]` per item, `infos[i]` per item, one `salt` (default empty) and output
-   * `length` (1..8160 bytes) for the batch.
+   * `length` (1..8160 bytes) for the batch. Info of any length is accepted; node's own hkdfSync
+   * stops at 1024 bytes, so longer infos always take the kernel unless the node path is forced.
    */
   hkdfSha256Batch(
     ikm: Uint8Array | readonly Uint8Array[],
@@ -296,7 +295,16 @@ export class WasmCrypto {
   ): Buffer[] {
     checkKeys(ikm, infos.length, 'hkdfSha256Batch');
     if (!Number.isInteger(length) || length < 1 || length > HKDF_MAX) throw new RangeError(`HKDF length must be 1..${HKDF_MAX}`);
-    const plan = planBatch(DISPATCH_RULES.hkdf, infos.length, (i) => keyAt(ikm, i).length + infos[i]!.length, options.path);
+    const planned = planBatch(DISPATCH_RULES.hkdf, infos.length, (i) => keyAt(ikm, i).length + infos[i]!.length, options.path);
+    // node's hkdfSync refuses info over 1024 bytes (RFC 5869 has no such limit): unless the node
+    // path is forced, such items always take the kernel.
+    const plan =
+      options.path === 'node'
+        ? planned
+        : {
+            fast: [...planned.fast, ...planned.node.filter((i) => infos[i]!.length > NODE_HKDF_INFO_MAX)].sort((x, y) => x - y),
+            node: planned.node.filter((i) => infos[i]!.length <= NODE_HKDF_INFO_MAX),
+          };
     const results = new Array<Buffer>(infos.length);
     for (const i of plan.node) results[i] = nodeHkdfSha256(keyAt(ikm, i), infos[i]!, length, salt);
     if (plan.fast.length === 0) return results;
@@ -306,10 +314,8 @@ export class WasmCrypto {
     // Scratch (wasm/assembly/mac.ts hkdfSha256Batch): ≤ 512 + info bytes per item, ≤ 512 fixed.
     const fixed = 1024 + align16(salt.length) + (shared ? align16(ikm.length) : 0);
     const costOf = (i: number): number => Entry.SIZE + 512 + length + 2 * infos[i]!.length + (shared ? 0 : keyAt(ikm, i).length);
-    for (const run of chunk(plan.fast, a.capacity, fixed, costOf)) {
+    for (const { items: run, bytes: need } of chunk(plan.fast, a.capacity, fixed, costOf)) {
       const n = run.length;
-      let need = fixed;
-      for (const i of run) need += costOf(i);
       const table = a.base;
       a.ensure(table + need);
       let p = table + n * Entry.SIZE;
@@ -366,10 +372,8 @@ export class WasmCrypto {
       const len = text(i).length - tagIn;
       return Entry.SIZE + 2 * len + 2 * GCM_TAG + GCM_NONCE + (item(i).aad?.length ?? 0) + 16 * blocksOf(len);
     };
-    for (const run of chunk(indices, a.capacity, fixed, costOf)) {
+    for (const { items: run, bytes: need } of chunk(indices, a.capacity, fixed, costOf)) {
       const n = run.length;
-      let need = fixed;
-      for (const i of run) need += costOf(i);
       const table = a.base;
       a.ensure(table + need);
       let p = table + n * Entry.SIZE;

@@ -1,0 +1,98 @@
+import { createHash, createHmac } from 'node:crypto';
+import { expect } from 'chai';
+import { DISPATCH_RULES, WasmCrypto, planBatch, type DispatchRule } from '../../wasm/index.js';
+import { chunk } from '../../wasm/arena.js';
+import { nodeGcmSeal } from '../../wasm/node-paths.js';
+import { loadCrypto } from './support.js';
+
+const rule: DispatchRule = { fast: 'wasm', maxItemBytes: 100, minItems: 3 };
+
+describe('wasm crypto core: dispatch', function () {
+  it('sends items up to the size limit to the batch path and larger ones to node:crypto', function () {
+    const sizes = [10, 100, 101, 5, 4000, 0];
+    expect(planBatch(rule, sizes.length, (i) => sizes[i]!)).to.deep.equal({ fast: [0, 1, 3, 5], node: [2, 4] });
+  });
+
+  it('sends the whole batch to node:crypto when fewer items than the minimum qualify', function () {
+    const sizes = [10, 5000, 20];
+    expect(planBatch(rule, sizes.length, (i) => sizes[i]!)).to.deep.equal({ fast: [], node: [0, 1, 2] });
+  });
+
+  it('follows a forced path for every item, and refuses a path the primitive does not have', function () {
+    const sizes = [1, 1_000_000];
+    expect(planBatch(rule, 2, (i) => sizes[i]!, 'wasm')).to.deep.equal({ fast: [0, 1], node: [] });
+    expect(planBatch(rule, 2, (i) => sizes[i]!, 'node')).to.deep.equal({ fast: [], node: [0, 1] });
+    expect(() => planBatch(rule, 2, (i) => sizes[i]!, 'hybrid')).to.throw(RangeError);
+  });
+
+  it('has a rule for every primitive, with the hybrid path for AES-GCM only', function () {
+    for (const [name, r] of Object.entries(DISPATCH_RULES)) {
+      expect(r.fast, name).to.equal(name.startsWith('gcm') ? 'hybrid' : 'wasm');
+      expect(r.minItems, name).to.be.at.least(1);
+    }
+  });
+
+  it('returns results in input order when one batch is split between both paths', async function () {
+    const core = await loadCrypto();
+    const limit = DISPATCH_RULES.sha256.maxItemBytes;
+    const inputs = [limit + 1, 3, limit, 5 * limit, 0, 64, limit + 17, 1].map((n) => new Uint8Array(Math.max(n, 0)).fill(n & 0xff));
+    expect(core.hashBatch('sha256', inputs).map((d) => d.toString('hex'))).to.deep.equal(inputs.map((m) => createHash('sha256').update(m).digest('hex')));
+    const key = new Uint8Array(32).fill(9);
+    const items = inputs.map((plaintext, i) => ({ nonce: new Uint8Array(12).fill(i), plaintext }));
+    expect(core.gcmEncryptBatch(key, items).map((c) => c.toString('hex'))).to.deep.equal(items.map((it) => nodeGcmSeal(key, it.nonce, it.plaintext).toString('hex')));
+  });
+});
+
+describe('wasm crypto core: arena', function () {
+  it('cuts runs to fit the arena and gives an oversized item a run of its own', function () {
+    const costs = [10, 10, 10, 50, 10, 10];
+    expect(chunk([0, 1, 2, 3, 4, 5], 40, 5, (i) => costs[i]!).map((r) => r.items)).to.deep.equal([[0, 1, 2], [3], [4, 5]]);
+  });
+
+  it('processes batches larger than a small arena in chunks, on every kernel', async function () {
+    const small = await WasmCrypto.load({ arenaBytes: 64 * 1024, warmUp: false });
+    const inputs = Array.from({ length: 300 }, (_, i) => new Uint8Array(i * 3).fill(i & 0xff));
+    inputs.push(new Uint8Array(200 * 1024).fill(7));
+    const key = new Uint8Array(32).fill(3);
+    expect(small.hashBatch('sha512', inputs, { path: 'wasm' }).map((d) => d.toString('hex'))).to.deep.equal(inputs.map((m) => createHash('sha512').update(m).digest('hex')));
+    expect(small.hmacBatch('sha256', key, inputs, { path: 'wasm' }).map((d) => d.toString('hex'))).to.deep.equal(inputs.map((m) => createHmac('sha256', key).update(m).digest('hex')));
+    const items = inputs.map((plaintext, i) => ({ nonce: new Uint8Array(12).fill(i & 0xff), plaintext }));
+    const sealed = small.gcmEncryptBatch(key, items, { path: 'hybrid' });
+    expect(sealed.map((c) => c.toString('hex'))).to.deep.equal(items.map((it) => nodeGcmSeal(key, it.nonce, it.plaintext).toString('hex')));
+    const opened = small.gcmDecryptBatch(key, items.map((it, i) => ({ nonce: it.nonce, ciphertext: sealed[i]! })), { path: 'hybrid' });
+    expect(opened.every((p, i) => p !== null && p.equals(inputs[i]!))).to.equal(true);
+  });
+
+  it('zeroes every byte a batch used in linear memory', async function () {
+    const core = await WasmCrypto.load({ arenaBytes: 1024 * 1024, warmUp: false });
+    const secret = new Uint8Array(48).fill(0xa5);
+    core.hmacBatch('sha256', secret, [secret, secret], { path: 'wasm' });
+    core.gcmEncryptBatch(secret.subarray(0, 32), [{ nonce: secret.subarray(0, 12), plaintext: secret }], { path: 'hybrid' });
+    core.hkdfSha256Batch(secret, [secret], 64, secret, { path: 'wasm' });
+    const memory = (core as unknown as { kernels: { memory: { buffer: ArrayBuffer } } }).kernels.memory;
+    const bytes = new Uint8Array(memory.buffer);
+    let run = 0;
+    let longest = 0;
+    for (const b of bytes) {
+      run = b === 0xa5 ? run + 1 : 0;
+      longest = Math.max(longest, run);
+    }
+    expect(longest).to.be.lessThan(4);
+  });
+
+  it('refuses malformed arguments before touching the kernels', async function () {
+    const core = await loadCrypto();
+    expect(() => core.gcmEncryptBatch(new Uint8Array(15), [{ nonce: new Uint8Array(12), plaintext: new Uint8Array(1) }])).to.throw(RangeError);
+    expect(() => core.gcmEncryptBatch(new Uint8Array(16), [{ nonce: new Uint8Array(16), plaintext: new Uint8Array(1) }])).to.throw(RangeError);
+    expect(() => core.hmacBatch('sha256', [new Uint8Array(1)], [new Uint8Array(1), new Uint8Array(2)])).to.throw(RangeError);
+    expect(() => core.hkdfSha256Batch(new Uint8Array(1), [new Uint8Array(1)], 255 * 32 + 1)).to.throw(RangeError);
+    expect(() => core.hkdfSha256Batch(new Uint8Array(1), [new Uint8Array(1)], 0)).to.throw(RangeError);
+  });
+
+  it('makes nonces with one random fill, each 12 bytes and distinct', function () {
+    const nonces = WasmCrypto.randomNonces(1000);
+    expect(nonces).to.have.length(1000);
+    expect(nonces.every((n) => n.length === 12)).to.equal(true);
+    expect(new Set(nonces.map((n) => n.toString('hex'))).size).to.equal(1000);
+  });
+});
