@@ -1,4 +1,7 @@
-// AES-GCM (NIST SP 800-38D) batches, hybrid: the AES block function comes from one native
+// AES-GCM (NIST SP 800-38D) batches. Two ways to get the AES blocks: hybrid (below) or all in
+// WASM with the bitsliced AES of aes.ts (gcmWasm, for per-item keys and very small batches).
+//
+// Hybrid: the AES block function comes from one native
 // `aes-*-ecb` call over all counter blocks (AES-NI, constant-time), and the counter blocks, the
 // CTR XOR, GHASH and the tag are done here. Chosen over a bitsliced WASM AES because it measured
 // faster at every item size on this machine class (reference/wasm-crypto.md §4, µs per item:
@@ -8,8 +11,14 @@
 // Keystream layout (in blocks): [H = E(0^128)] once for a one-key batch, then per item:
 // [H, only when keys are per item] [E(J0)] [E(J0+1)] ... one block per 16 bytes of text.
 
-import { ENTRY_SIZE, E_A, E_B, E_B_LEN, E_IN, E_IN_LEN, E_OUT, E_STATUS } from './layout';
+import { ROUND_KEYS_SIZE, encryptBlocks, expandKey, roundsFor } from './aes';
+import { ENTRY_SIZE, E_A, E_B, E_B_LEN, E_IN, E_IN_LEN, E_OUT, E_STATUS, ensureMemory } from './layout';
 import { HKEY_SIZE, ghashFinish, ghashReset, ghashUpdate, prepareHashKey } from './ghash';
+
+// @ts-ignore: decorator
+@inline function align16(p: usize): usize {
+  return (p + 15) & ~(<usize>15);
+}
 
 // @ts-ignore: decorator
 @inline function blocksOf(len: usize): usize {
@@ -123,4 +132,37 @@ export function gcmOpen(table: usize, n: i32, ks: usize, perItemKey: i32, hk: us
     p += blocksOf(len) << 4;
   }
   memory.fill(hk, 0, HKEY_SIZE);
+}
+
+/**
+ * The all-WASM path: counters, bitsliced AES-128/256 over them, then gcmSeal (open = 0) or
+ * gcmOpen (open = 1), in one call. Keys are `keyLen` (16 or 32) bytes each, packed at `keys`:
+ * one key, or one per entry when `perItemKey` is non-zero. Everything from `scratch` on that it
+ * used (counters, keystream, round keys) is wiped before return.
+ */
+export function gcmWasm(open: i32, table: usize, n: i32, keys: usize, keyLen: usize, perItemKey: i32, scratch: usize): void {
+  const ctr = align16(scratch);
+  const end = gcmCounters(table, n, ctr, perItemKey);
+  const blocks = (end - ctr) >> 4;
+  const nk: usize = perItemKey != 0 ? <usize>n : 1;
+  const roundKeys = align16(end);
+  const keyOf = roundKeys + nk * ROUND_KEYS_SIZE;
+  const hk = align16(keyOf + (blocks << 2));
+  ensureMemory(hk + HKEY_SIZE);
+  for (let k: usize = 0; k < nk; k++) expandKey(keys + k * keyLen, keyLen, roundKeys + k * ROUND_KEYS_SIZE);
+  if (perItemKey == 0) {
+    for (let b: usize = 0; b < blocks; b++) store<u32>(keyOf + (b << 2), <u32>roundKeys);
+  } else {
+    let b: usize = 0;
+    for (let i: usize = 0; i < <usize>n; i++) {
+      const count = blocksOf(<usize>load<u32>(table + i * ENTRY_SIZE, E_IN_LEN)) + 2;
+      const rk = <u32>(roundKeys + i * ROUND_KEYS_SIZE);
+      for (let k: usize = 0; k < count; k++) store<u32>(keyOf + ((b + k) << 2), rk);
+      b += count;
+    }
+  }
+  encryptBlocks(ctr, blocks, keyOf, roundsFor(keyLen));
+  if (open != 0) gcmOpen(table, n, ctr, perItemKey, hk);
+  else gcmSeal(table, n, ctr, perItemKey, hk);
+  memory.fill(ctr, 0, hk - ctr);
 }

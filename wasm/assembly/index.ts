@@ -8,7 +8,7 @@ import { ALG_SHA3_224, ALG_SHA3_256, ALG_SHA3_384, ENTRY_SIZE, E_IN, E_IN_LEN, E
 import { sha3Batch } from './keccak';
 import { digestSize, initialState, runJobs } from './sha2';
 
-export { gcmCounters, gcmOpen, gcmSeal } from './gcm';
+export { gcmCounters, gcmOpen, gcmSeal, gcmWasm } from './gcm';
 export { hkdfSha256Batch, hmacBatch } from './mac';
 
 /** First address the loader may use for its arena. */

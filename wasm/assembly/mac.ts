@@ -116,7 +116,7 @@ export function hkdfSha256Batch(table: usize, n: i32, salt: usize, saltLen: u32,
     }
     runJobs(ALG_SHA256, jobs, n);
     const done = (j - 1) << 5;
-    const take = <usize>(outLen - done < 32 ? outLen - done : 32);
+    const take = <usize>(outLen - done < 32 ? outLen - done : <u32>32);
     msg = msgs;
     for (let i = 0; i < n; i++) {
       const entry = table + <usize>i * ENTRY_SIZE;
