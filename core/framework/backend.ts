@@ -121,9 +121,8 @@ export class FrameworkBackend implements Backend {
         const response = await spec.handler(req, input as FieldValues<FieldSpecs>);
         if (unknown.length === 0) return response;
         const warning = `Endpoint ignored these unrecognized parameters: [${unknown.join(' ')}]`;
-        const withWarning: LogicalResponse = response ?? {};
-        withWarning.warnings = [...(withWarning.warnings ?? []), warning];
-        return withWarning;
+        // A copy: a handler may hand out the same response object on every request.
+        return { ...response, warnings: [...(response?.warnings ?? []), warning] };
       },
     };
   }
