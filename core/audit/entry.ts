@@ -1,0 +1,264 @@
+/**
+ * What the host hands the audit broker for each request and response, and the JSON entries built
+ * from it in Vault's audit format (one object per line; request and response matched by
+ * `request.id`). Every sensitive string is HMAC'd with the device's salt unless the device logs raw;
+ * the input objects are never modified, the entry is a deep copy.
+ */
+
+/** A request as the host saw it, with the caller's token resolved (`auth`) when there was one. */
+export interface AuditInput {
+  readonly request: {
+    readonly id: string; readonly operation: string; readonly path: string;
+    readonly data?: Readonly<Record<string, unknown>> | null;
+    readonly clientToken?: string; readonly clientTokenAccessor?: string;
+    readonly mountPoint?: string; readonly mountType?: string; readonly mountAccessor?: string;
+    readonly remoteAddress?: string; readonly remotePort?: number;
+  };
+  readonly auth?: {
+    readonly clientToken?: string; readonly accessor?: string; readonly displayName?: string;
+    readonly policies?: readonly string[]; readonly tokenPolicies?: readonly string[];
+    readonly metadata?: Readonly<Record<string, string>>; readonly entityId?: string;
+    readonly tokenType?: string; readonly tokenTtl?: number; readonly tokenIssueTime?: string;
+    readonly policyResults?: { readonly allowed: boolean; readonly grantingPolicies: readonly string[] };
+  };
+  /** Mount's audit_non_hmac_request_keys / audit_non_hmac_response_keys. */
+  readonly nonHmacRequestKeys?: readonly string[];
+  readonly nonHmacResponseKeys?: readonly string[];
+}
+
+/** The request again, with what answering it produced. */
+export interface AuditResponseInput extends AuditInput {
+  readonly response?: {
+    readonly data?: Readonly<Record<string, unknown>> | null;
+    readonly warnings?: readonly string[] | null;
+    /** The auth block a login/token-create returned, in Vault's JSON shape (client_token, accessor, policies, metadata, ...). */
+    readonly auth?: Readonly<Record<string, unknown>> | null;
+    readonly status?: number;
+  };
+  readonly error?: string;
+}
+
+/** How one device renders entries (from its options and salt). */
+export interface EntryFormat {
+  /** The device's HMAC. Absent when the device logs raw (`log_raw`): values are written as they are. */
+  readonly hash?: (value: string) => string;
+  /** `hmac_accessor`: hash token accessors as well (Vault's default). */
+  readonly hmacAccessor: boolean;
+  /** `elide_list_responses`: on list operations, write how many `keys` / `key_info` there were instead of them. */
+  readonly elideListResponses: boolean;
+}
+
+/** The `auth` section: who made the request. */
+export interface AuditAuthSection {
+  client_token?: string;
+  accessor?: string;
+  display_name?: string;
+  policies?: string[];
+  token_policies?: string[];
+  metadata?: Record<string, string>;
+  entity_id?: string;
+  token_type?: string;
+  token_ttl?: number;
+  token_issue_time?: string;
+  policy_results?: {
+    allowed: boolean;
+    granting_policies?: Array<{ name: string; namespace_id: string; type: 'acl' }>;
+  };
+}
+
+export interface AuditRequestSection {
+  id?: string;
+  operation?: string;
+  mount_point?: string;
+  mount_type?: string;
+  mount_accessor?: string;
+  client_token?: string;
+  client_token_accessor?: string;
+  path?: string;
+  data?: Record<string, unknown>;
+  remote_address?: string;
+  remote_port?: number;
+}
+
+export interface AuditResponseSection {
+  mount_point?: string;
+  mount_type?: string;
+  mount_accessor?: string;
+  auth?: Record<string, unknown>;
+  data?: Record<string, unknown>;
+  warnings?: string[];
+}
+
+export interface AuditRequestEntry {
+  time: string;
+  type: 'request';
+  auth?: AuditAuthSection;
+  request: AuditRequestSection;
+}
+
+export interface AuditResponseEntry {
+  time: string;
+  type: 'response';
+  auth?: AuditAuthSection;
+  request: AuditRequestSection;
+  response?: AuditResponseSection;
+  error?: string;
+}
+
+export type AuditEntry = AuditRequestEntry | AuditResponseEntry;
+
+/** The entry written before a request is handled. */
+export function formatRequestEntry(input: AuditInput, format: EntryFormat, time: Date): AuditRequestEntry {
+  return withoutEmpty({
+    time: time.toISOString(),
+    type: 'request',
+    auth: authSection(input.auth, format),
+    request: requestSection(input, format),
+  });
+}
+
+/** The entry written after a request was handled (or refused): the request once more, and its outcome. */
+export function formatResponseEntry(input: AuditResponseInput, format: EntryFormat, time: Date): AuditResponseEntry {
+  const hash = format.hash;
+  return withoutEmpty({
+    time: time.toISOString(),
+    type: 'response',
+    auth: authSection(input.auth, format),
+    request: requestSection(input, format),
+    response: responseSection(input, format),
+    error: input.error !== undefined && input.error !== '' && hash ? hash(input.error) : input.error,
+  });
+}
+
+/**
+ * A deep copy of `value` with every string replaced by `hash(string)`; numbers, booleans and object
+ * keys stay as they are. As in Vault, a string is left raw when the nearest object key above it is
+ * in `nonHmacKeys` — for `{"a": ["x"]}` that is `a`; for `{"a": {"b": "x"}}` it is `b`, not `a`.
+ * Values JSON would render differently are first turned into what JSON would write (a Date into
+ * its ISO text, bytes into base64), so the entry holds plain JSON data only.
+ */
+export function hashStructure(
+  value: unknown,
+  hash: ((text: string) => string) | undefined,
+  nonHmacKeys: readonly string[] = [],
+): unknown {
+  const skip = new Set(nonHmacKeys);
+  const walk = (node: unknown, key: string | undefined): unknown => {
+    if (typeof node === 'string') return hash && !(key !== undefined && skip.has(key)) ? hash(node) : node;
+    if (node === null || typeof node === 'number' || typeof node === 'boolean') return node;
+    if (typeof node === 'bigint') return node.toString();
+    if (node instanceof Uint8Array) return walk(Buffer.from(node.buffer, node.byteOffset, node.byteLength).toString('base64'), key);
+    if (Array.isArray(node)) return node.map((item) => (item === undefined || typeof item === 'function' ? null : walk(item, key)));
+    if (typeof node === 'object') {
+      const json = (node as { toJSON?: () => unknown }).toJSON;
+      if (typeof json === 'function') return walk(json.call(node), key);
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(node)) {
+        if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
+        out[k] = walk(v, k);
+      }
+      return out;
+    }
+    // undefined, functions and symbols: JSON drops them.
+    return undefined;
+  };
+  return walk(value, undefined);
+}
+
+function authSection(auth: AuditInput['auth'], format: EntryFormat): AuditAuthSection | undefined {
+  if (!auth) return undefined;
+  const results = auth.policyResults;
+  return withoutEmpty({
+    client_token: hashToken(auth.clientToken, format),
+    accessor: hashAccessor(auth.accessor, format),
+    display_name: auth.displayName,
+    policies: auth.policies ? [...auth.policies] : undefined,
+    token_policies: auth.tokenPolicies ? [...auth.tokenPolicies] : undefined,
+    metadata: auth.metadata ? { ...auth.metadata } : undefined,
+    entity_id: auth.entityId,
+    token_type: auth.tokenType,
+    token_ttl: auth.tokenTtl,
+    token_issue_time: auth.tokenIssueTime,
+    policy_results: results
+      ? withoutEmpty({
+          allowed: results.allowed,
+          granting_policies: results.grantingPolicies.map((name) => ({ name, namespace_id: 'root', type: 'acl' as const })),
+        })
+      : undefined,
+  });
+}
+
+function requestSection(input: AuditInput, format: EntryFormat): AuditRequestSection {
+  const req = input.request;
+  return withoutEmpty({
+    id: req.id,
+    operation: req.operation,
+    mount_point: req.mountPoint,
+    mount_type: req.mountType,
+    mount_accessor: req.mountAccessor,
+    client_token: hashToken(req.clientToken, format),
+    client_token_accessor: hashAccessor(req.clientTokenAccessor, format),
+    path: req.path,
+    data: req.data ? (hashStructure(req.data, format.hash, input.nonHmacRequestKeys) as Record<string, unknown>) : undefined,
+    remote_address: req.remoteAddress,
+    remote_port: req.remotePort,
+  });
+}
+
+function responseSection(input: AuditResponseInput, format: EntryFormat): AuditResponseSection | undefined {
+  const resp = input.response;
+  const section = withoutEmpty<AuditResponseSection>({
+    mount_point: input.request.mountPoint,
+    mount_type: input.request.mountType,
+    mount_accessor: input.request.mountAccessor,
+    auth: resp?.auth ? responseAuth(resp.auth, format) : undefined,
+    data: resp?.data ? responseData(input, resp.data, format) : undefined,
+    warnings: resp?.warnings ? [...resp.warnings] : undefined,
+  });
+  return resp || Object.keys(section).length > 0 ? section : undefined;
+}
+
+/** A login's auth block: like Vault, only its token and accessor are hashed; policies and metadata stay readable. */
+function responseAuth(auth: Readonly<Record<string, unknown>>, format: EntryFormat): Record<string, unknown> {
+  const copy = hashStructure(auth, undefined) as Record<string, unknown>;
+  if (typeof copy.client_token === 'string') copy.client_token = hashToken(copy.client_token, format);
+  if (typeof copy.accessor === 'string') copy.accessor = hashAccessor(copy.accessor, format);
+  return copy;
+}
+
+function responseData(
+  input: AuditResponseInput,
+  data: Readonly<Record<string, unknown>>,
+  format: EntryFormat,
+): Record<string, unknown> {
+  let source: Readonly<Record<string, unknown>> = data;
+  // Elided before hashing: the counts replace the lists, so there is nothing left to hash there.
+  if (format.elideListResponses && input.request.operation === 'list') {
+    const elided: Record<string, unknown> = { ...data };
+    if (Array.isArray(data.keys)) elided.keys = data.keys.length;
+    const info = data.key_info;
+    if (info !== null && typeof info === 'object' && !Array.isArray(info)) elided.key_info = Object.keys(info).length;
+    source = elided;
+  }
+  return hashStructure(source, format.hash, input.nonHmacResponseKeys) as Record<string, unknown>;
+}
+
+function hashToken(token: string | undefined, format: EntryFormat): string | undefined {
+  return token && format.hash ? format.hash(token) : token;
+}
+
+function hashAccessor(accessor: string | undefined, format: EntryFormat): string | undefined {
+  return accessor && format.hash && format.hmacAccessor ? format.hash(accessor) : accessor;
+}
+
+/** Go's `omitempty` as Vault's entry structs use it: unset, empty and zero fields are left out. */
+function withoutEmpty<T extends object>(fields: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined || value === null || value === '' || value === 0) continue;
+    if (Array.isArray(value) && value.length === 0) continue;
+    if (typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0) continue;
+    out[key] = value;
+  }
+  return out as T;
+}
