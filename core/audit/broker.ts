@@ -1,0 +1,354 @@
+/**
+ * The audit broker: the table of enabled devices (persisted behind the barrier), each device's
+ * salt, and the fan-out of every request and response entry to all devices.
+ *
+ * Blocking rule: when at least one device is enabled and none of them recorded an entry, logging
+ * throws AuditUnavailableError and the host refuses the request — nothing is done unaudited.
+ * One failing device among working ones is only logged.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { BadRequestError, ConflictError, UnavailableError } from '../errors.js';
+import { systemClock, type Clock } from '../clock.js';
+import type { Storage } from '../../storage/storage.js';
+import { deletePrefix } from '../../storage/view.js';
+import type { AuditDevice, DeviceSettings } from './device.js';
+import {
+  formatRequestEntry,
+  formatResponseEntry,
+  type AuditEntry,
+  type AuditInput,
+  type AuditResponseInput,
+  type EntryFormat,
+} from './entry.js';
+import { FileAuditDevice } from './file-device.js';
+import { identifiedHmac, newSalt } from './salt.js';
+
+/** 503: devices are enabled and not one of them could record the entry. */
+export class AuditUnavailableError extends UnavailableError {
+  constructor() {
+    super('no audit device could record the request');
+  }
+}
+
+/** Storage key of the audit table, JSON `{ entries: AuditTableEntry[] }`: the devices to open at unseal. */
+const TABLE_KEY = 'core/audit';
+/**
+ * Each device's own storage, under its UUID rather than its path, so a path disabled and enabled
+ * again gets a fresh salt and never inherits the old one.
+ */
+const deviceStoragePrefix = (uuid: string): string => `audit/${uuid}/`;
+/** The salt's key in a device's storage (Vault's `salt.DefaultLocation`): the UUID string as UTF-8. */
+const SALT_KEY = 'salt';
+
+/** Device types that can be enabled, by `type`; each validates its options when built. */
+const DEVICE_TYPES: Readonly<Record<string, (options: Readonly<Record<string, string>>) => AuditDevice>> = {
+  file: (options) => FileAuditDevice.fromOptions(options),
+};
+
+/** A device as `sys/audit` lists it. */
+export interface AuditDeviceInfo {
+  /** With a trailing slash: `file/`. */
+  readonly path: string;
+  readonly type: string;
+  readonly description: string;
+  readonly options: Readonly<Record<string, string>>;
+  readonly local: boolean;
+}
+
+export interface EnableAuditInput {
+  readonly type: string;
+  readonly description?: string;
+  readonly options?: Record<string, string>;
+  readonly local?: boolean;
+}
+
+interface AuditTableEntry extends AuditDeviceInfo {
+  readonly uuid: string;
+}
+
+interface LiveDevice {
+  readonly entry: AuditTableEntry;
+  readonly salt: string;
+  readonly device: AuditDevice;
+  readonly format: EntryFormat;
+}
+
+export class AuditBroker {
+  private readonly devices = new Map<string, LiveDevice>();
+  private mutation: Promise<unknown> = Promise.resolve();
+
+  /**
+   * @param storage the barrier (or a view of it): the table and the salts are secrets' neighbours.
+   * @param clock the time written into entries.
+   */
+  constructor(
+    private readonly storage: Storage,
+    private readonly logger: Logger,
+    private readonly clock: Clock = systemClock,
+  ) {}
+
+  /**
+   * Reads the table and opens every device. A device whose sink cannot be opened is logged and
+   * kept: it retries on each write, and until it succeeds it counts as failing for the blocking rule.
+   */
+  async load(): Promise<void> {
+    await this.serialize(async () => {
+      await this.closeAll();
+      for (const entry of await this.readTable()) {
+        const salt = await this.readSalt(entry);
+        let device: AuditDevice;
+        try {
+          device = buildDevice(entry.type, entry.options);
+        } catch (err) {
+          this.logger.error({ device: entry.path, type: entry.type, err: errorText(err) }, 'audit device could not be built');
+          device = new UnusableDevice(`audit device "${entry.path}" could not be built: ${errorText(err)}`);
+        }
+        try {
+          await device.open();
+        } catch (err) {
+          this.logger.error({ device: entry.path, type: entry.type, err: errorText(err) }, 'audit device could not be opened');
+        }
+        this.devices.set(entry.path, live(entry, salt, device));
+      }
+    });
+  }
+
+  /** 409 when the path overlaps an enabled device; 400 for an unknown type, bad options or an unopenable sink. */
+  async enable(rawPath: string, input: EnableAuditInput): Promise<void> {
+    await this.serialize(async () => {
+      const path = normalizeAuditPath(rawPath);
+      for (const existing of this.devices.keys()) {
+        if (existing.startsWith(path) || path.startsWith(existing)) {
+          throw new ConflictError(`path is already in use at ${existing}`);
+        }
+      }
+      const options = { ...(input.options ?? {}) };
+      const device = buildDevice(input.type, options);
+      await device.open();
+
+      const entry: AuditTableEntry = {
+        path,
+        type: input.type,
+        description: input.description ?? '',
+        options,
+        local: input.local ?? false,
+        uuid: randomUUID(),
+      };
+      const salt = newSalt();
+      try {
+        await this.storage.put(deviceStoragePrefix(entry.uuid) + SALT_KEY, Buffer.from(salt, 'utf8'));
+        this.devices.set(path, live(entry, salt, device));
+        await this.persist();
+      } catch (err) {
+        this.devices.delete(path);
+        await device.close().catch(() => undefined);
+        await deletePrefix(this.storage, deviceStoragePrefix(entry.uuid)).catch(() => undefined);
+        throw err;
+      }
+      this.logger.info({ device: path, type: entry.type }, 'audit device enabled');
+    });
+  }
+
+  /** Removes the device and its salt: hashes it wrote can no longer be reproduced. No-op when absent. */
+  async disable(rawPath: string): Promise<void> {
+    await this.serialize(async () => {
+      const path = normalizeAuditPath(rawPath);
+      const found = this.devices.get(path);
+      if (!found) return;
+      this.devices.delete(path);
+      try {
+        await this.persist();
+      } catch (err) {
+        this.devices.set(path, found);
+        throw err;
+      }
+      await found.device.close().catch((err: unknown) => {
+        this.logger.warn({ device: path, err: errorText(err) }, 'audit device did not close cleanly');
+      });
+      await deletePrefix(this.storage, deviceStoragePrefix(found.entry.uuid));
+      this.logger.info({ device: path, type: found.entry.type }, 'audit device disabled');
+    });
+  }
+
+  /** Every enabled device, sorted by path. */
+  list(): AuditDeviceInfo[] {
+    return [...this.devices.values()]
+      .map(({ entry }) => ({
+        path: entry.path,
+        type: entry.type,
+        description: entry.description,
+        options: { ...entry.options },
+        local: entry.local,
+      }))
+      .sort((a, b) => a.path.localeCompare(b.path));
+  }
+
+  /** `sys/audit-hash`: the HMAC the device at `path` writes for `input`. 400 when there is no such device. */
+  async hash(rawPath: string, input: string): Promise<string> {
+    const path = normalizeAuditPath(rawPath);
+    const found = this.devices.get(path);
+    if (!found) throw new BadRequestError(`no audit device at "${path}"`);
+    return identifiedHmac(found.salt, input);
+  }
+
+  hasDevices(): boolean {
+    return this.devices.size > 0;
+  }
+
+  /** Records a request before it is handled; throws AuditUnavailableError when no device could. */
+  async logRequest(input: AuditInput): Promise<void> {
+    await this.broadcast((format, time) => formatRequestEntry(input, format, time));
+  }
+
+  /** Records how a request ended; throws AuditUnavailableError when no device could. */
+  async logResponse(input: AuditResponseInput): Promise<void> {
+    await this.broadcast((format, time) => formatResponseEntry(input, format, time));
+  }
+
+  /** Rotation (SIGHUP): every device reopens its sink. A failure is logged; that device retries on its next write. */
+  async reopen(): Promise<void> {
+    await Promise.all(
+      [...this.devices.values()].map((d) =>
+        d.device.reopen().catch((err: unknown) => {
+          this.logger.error({ device: d.entry.path, err: errorText(err) }, 'audit device could not be reopened');
+        }),
+      ),
+    );
+  }
+
+  /** Closes every device (seal, shutdown); the table stays in storage for the next load. */
+  async close(): Promise<void> {
+    await this.serialize(() => this.closeAll());
+  }
+
+  /**
+   * Formats one entry per device (each has its own salt and options) and writes them all at once.
+   * Each device's write is queued synchronously, before anything is awaited, so a device that is
+   * being disabled still records what was handed to it before it closes.
+   */
+  private async broadcast(build: (format: EntryFormat, time: Date) => AuditEntry): Promise<void> {
+    if (this.devices.size === 0) return;
+    const time = this.clock.now();
+    const targets = [...this.devices.values()];
+    const results = await Promise.allSettled(
+      targets.map((d) => {
+        try {
+          return d.device.write(build(d.format, time));
+        } catch (err) {
+          return Promise.reject(err);
+        }
+      }),
+    );
+    let recorded = 0;
+    results.forEach((result, i) => {
+      if (result.status === 'fulfilled') {
+        recorded++;
+      } else {
+        // The error text only: an entry (even hashed) never goes to the server log.
+        this.logger.error({ device: targets[i]!.entry.path, err: errorText(result.reason) }, 'audit device failed to record an entry');
+      }
+    });
+    if (recorded === 0) {
+      this.logger.error({ devices: targets.length }, 'no audit device could record the request; refusing it');
+      throw new AuditUnavailableError();
+    }
+  }
+
+  private async readTable(): Promise<AuditTableEntry[]> {
+    const raw = await this.storage.get(TABLE_KEY);
+    if (!raw) return [];
+    const parsed = JSON.parse(Buffer.from(raw).toString('utf8')) as { entries: AuditTableEntry[] };
+    return parsed.entries;
+  }
+
+  /** The stored salt; one that went missing (a crash between salt and table writes) is replaced and said so. */
+  private async readSalt(entry: AuditTableEntry): Promise<string> {
+    const key = deviceStoragePrefix(entry.uuid) + SALT_KEY;
+    const raw = await this.storage.get(key);
+    if (raw && raw.length > 0) return Buffer.from(raw).toString('utf8');
+    const salt = newSalt();
+    await this.storage.put(key, Buffer.from(salt, 'utf8'));
+    this.logger.warn({ device: entry.path }, 'audit device salt was missing; a new one was created and earlier hashes no longer match');
+    return salt;
+  }
+
+  private async persist(): Promise<void> {
+    const entries = [...this.devices.values()].map((d) => d.entry).sort((a, b) => a.path.localeCompare(b.path));
+    await this.storage.put(TABLE_KEY, Buffer.from(JSON.stringify({ entries }), 'utf8'));
+  }
+
+  private async closeAll(): Promise<void> {
+    const all = [...this.devices.values()];
+    this.devices.clear();
+    await Promise.all(
+      all.map((d) =>
+        d.device.close().catch((err: unknown) => {
+          this.logger.warn({ device: d.entry.path, err: errorText(err) }, 'audit device did not close cleanly');
+        }),
+      ),
+    );
+  }
+
+  private serialize<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.mutation.then(work, work);
+    this.mutation = run.catch(() => undefined);
+    return run;
+  }
+}
+
+/** `file`, `/file/`, `file/` → `file/`; refuses empty, relative and odd segments. */
+export function normalizeAuditPath(raw: string): string {
+  const trimmed = raw.replace(/^\/+/, '').replace(/\/+$/, '');
+  if (trimmed === '') throw new BadRequestError('audit device path must not be empty');
+  for (const segment of trimmed.split('/')) {
+    if (segment === '.' || segment === '..' || !/^[\w.-]+$/.test(segment)) {
+      throw new BadRequestError(`invalid audit device path "${raw}": segments may hold letters, digits, "_", "-" and "."`);
+    }
+  }
+  return `${trimmed}/`;
+}
+
+function buildDevice(type: string, options: Readonly<Record<string, string>>): AuditDevice {
+  const factory = Object.hasOwn(DEVICE_TYPES, type) ? DEVICE_TYPES[type] : undefined;
+  if (!factory) throw new BadRequestError(`unknown audit device type "${type}"; supported: ${Object.keys(DEVICE_TYPES).join(', ')}`);
+  return factory(options);
+}
+
+/**
+ * Stands in for a stored device that can no longer be built (its type or options are refused now):
+ * it keeps its place so requests are refused rather than done unaudited, until it is disabled.
+ */
+class UnusableDevice implements AuditDevice {
+  readonly settings: DeviceSettings = { format: 'json', logRaw: false, hmacAccessor: true, prefix: '', elideListResponses: false };
+
+  constructor(private readonly reason: string) {}
+
+  async open(): Promise<void> {}
+
+  async write(): Promise<void> {
+    throw new Error(this.reason);
+  }
+
+  async reopen(): Promise<void> {}
+
+  async close(): Promise<void> {}
+}
+
+function live(entry: AuditTableEntry, salt: string, device: AuditDevice): LiveDevice {
+  const settings = device.settings;
+  return {
+    entry,
+    salt,
+    device,
+    format: {
+      ...(settings.logRaw ? {} : { hash: (value: string) => identifiedHmac(salt, value) }),
+      hmacAccessor: settings.hmacAccessor,
+      elideListResponses: settings.elideListResponses,
+    },
+  };
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

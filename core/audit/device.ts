@@ -1,0 +1,75 @@
+/**
+ * The audit device seam: what every device type implements, and the options all types share
+ * (Vault's `format`, `log_raw`, `hmac_accessor`, `prefix`, `elide_list_responses`).
+ */
+import { BadRequestError } from '../errors.js';
+import { CoercionError, parseBool } from '../framework/fields.js';
+import type { AuditEntry } from './entry.js';
+
+export interface AuditDevice {
+  readonly settings: DeviceSettings;
+  /** Opens the sink. Throws BadRequestError naming the target and the OS error code when it cannot. */
+  open(): Promise<void>;
+  /** Resolves once the sink accepted the whole entry; rejects when it did not. */
+  write(entry: AuditEntry): Promise<void>;
+  /** Closes and opens the sink again, for log rotation (SIGHUP). */
+  reopen(): Promise<void>;
+  /** Waits for pending writes, then releases the sink; later writes are refused. */
+  close(): Promise<void>;
+}
+
+/** The options every device type understands, parsed. */
+export interface DeviceSettings {
+  readonly format: 'json';
+  /**
+   * Write every value as it is, with no HMAC. Vault allows it and so do we, for debugging: tokens
+   * and secrets then sit in the log in the clear, so the log must be guarded like the secrets.
+   */
+  readonly logRaw: boolean;
+  readonly hmacAccessor: boolean;
+  /** Written before each JSON line (e.g. for a log shipper's routing). */
+  readonly prefix: string;
+  readonly elideListResponses: boolean;
+}
+
+export const COMMON_OPTIONS = ['format', 'log_raw', 'hmac_accessor', 'prefix', 'elide_list_responses'] as const;
+
+/** Parses the shared options; a device type passes the names of its own options so unknown ones are refused. */
+export function parseCommonOptions(options: Readonly<Record<string, string>>, ownOptions: readonly string[]): DeviceSettings {
+  const known = new Set<string>([...COMMON_OPTIONS, ...ownOptions]);
+  const unknown = Object.keys(options).filter((key) => !known.has(key)).sort();
+  if (unknown.length > 0) {
+    throw new BadRequestError(
+      `unknown audit device option(s) ${unknown.map((k) => `"${k}"`).join(', ')}; accepted: ${[...known].sort().join(', ')}`,
+    );
+  }
+  for (const [key, value] of Object.entries(options)) {
+    if (typeof value !== 'string') throw new BadRequestError(`audit device option "${key}" must be a string`);
+  }
+  const format = options.format ?? 'json';
+  if (format !== 'json') throw new BadRequestError(`audit device option "format": unsupported format "${format}"; only "json" is supported`);
+  return {
+    format,
+    logRaw: boolOption(options, 'log_raw', false),
+    hmacAccessor: boolOption(options, 'hmac_accessor', true),
+    prefix: options.prefix ?? '',
+    elideListResponses: boolOption(options, 'elide_list_responses', false),
+  };
+}
+
+/** One entry as the line a device writes: the prefix, the JSON object, a newline. */
+export function serializeEntry(entry: AuditEntry, settings: DeviceSettings): string {
+  return `${settings.prefix}${JSON.stringify(entry)}\n`;
+}
+
+/** Go's ParseBool vocabulary, as Vault parses these options; "" means the default. */
+function boolOption(options: Readonly<Record<string, string>>, name: string, fallback: boolean): boolean {
+  const raw = options[name];
+  if (raw === undefined || raw === '') return fallback;
+  try {
+    return parseBool(raw);
+  } catch (err) {
+    if (err instanceof CoercionError) throw new BadRequestError(`audit device option "${name}": ${err.message}`);
+    throw err;
+  }
+}
