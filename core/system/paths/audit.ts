@@ -1,0 +1,127 @@
+/**
+ * `sys/audit` (list), `sys/audit/:path` (enable, disable) and `sys/audit-hash/:path`: the audit
+ * devices and the HMAC a device writes for a given value. Listing and changing devices is
+ * root-protected (sudo), as in Vault; hashing is not.
+ */
+import { BadRequestError } from '../../errors.js';
+import { definePath, type AnyPathDefinition } from '../../framework/index.js';
+import type { AuditBroker } from '../../audit/broker.js';
+import { parseOptions } from './mount-config.js';
+
+const pathField = {
+  type: 'string',
+  description: 'The path of the audit device, e.g. "file" (stored with a trailing slash).',
+  required: true,
+} as const;
+
+export function auditPaths(getBroker: () => AuditBroker): AnyPathDefinition[] {
+  const list = definePath({
+    pattern: 'audit',
+    fields: {},
+    sudo: true,
+    operations: {
+      read: {
+        summary: 'List the enabled audit devices.',
+        handler: async () => {
+          const data: Record<string, unknown> = {};
+          for (const device of getBroker().list()) {
+            data[device.path] = {
+              type: device.type,
+              description: device.description,
+              options: device.options,
+              local: device.local,
+              path: device.path,
+            };
+          }
+          return { data };
+        },
+      },
+    },
+    synopsis: 'List the enabled audit devices.',
+    description:
+      'Every audit device keyed by its path (with a trailing slash), with its type, description, options and ' +
+      'whether it is local. An empty object when auditing is off.',
+  });
+
+  const device = definePath({
+    pattern: 'audit/:path+',
+    fields: {
+      path: pathField,
+      type: {
+        type: 'string',
+        description: 'The device type; required when enabling. Only "file" is supported.',
+      },
+      description: { type: 'string', description: 'A human-friendly description of the device.' },
+      options: {
+        type: 'map',
+        description:
+          'Device options (string values). file: file_path (required; "stdout" or "-" for standard output, ' +
+          '"discard" for none), mode (octal, default "0600"; "0000" leaves the mode alone). Every type: format ' +
+          '("json"), log_raw (default false: never turn on outside debugging, tokens and secrets are then ' +
+          'written in the clear), hmac_accessor (default true), prefix, elide_list_responses (default false).',
+      },
+      local: {
+        type: 'bool',
+        description: 'Accepted for compatibility: there is no replication, every device is local to this server.',
+        default: false,
+      },
+    },
+    sudo: true,
+    operations: {
+      update: {
+        summary: 'Enable an audit device at the path.',
+        handler: async (_req, input) => {
+          if (!input.type) throw new BadRequestError('missing required field "type"');
+          await getBroker().enable(input.path, {
+            type: input.type,
+            description: input.description ?? '',
+            options: parseOptions(input.options) ?? {},
+            local: input.local,
+          });
+          return null;
+        },
+      },
+      delete: {
+        summary: 'Disable the audit device at the path.',
+        handler: async (_req, input) => {
+          await getBroker().disable(input.path);
+          return null;
+        },
+      },
+    },
+    synopsis: 'Enable or disable an audit device.',
+    description:
+      'POST enables a device of the given type: its sink is opened at once (400 naming the file and the OS ' +
+      'error when it cannot be), a random salt is created for its HMACs, and from then on every request and ' +
+      'response is written to it. 409 when the path overlaps an enabled device. When devices are enabled ' +
+      'and none can record a request, the request is refused with 503. DELETE disables the device and ' +
+      'deletes its salt, so its old hashes can no longer be reproduced; disabling a path with no device ' +
+      'does nothing.',
+  });
+
+  const hash = definePath({
+    pattern: 'audit-hash/:path+',
+    fields: {
+      path: pathField,
+      input: {
+        type: 'string',
+        description: 'The value to hash, as it would appear in a request or response.',
+        required: true,
+        sensitive: true,
+      },
+    },
+    operations: {
+      update: {
+        summary: 'Hash a value with the salt of the audit device.',
+        handler: async (_req, input) => ({ data: { hash: await getBroker().hash(input.path, input.input) } }),
+      },
+    },
+    synopsis: 'The HMAC an audit device writes for a value.',
+    description:
+      'Returns "hmac-sha256:" followed by the hex HMAC-SHA256 of the input keyed with the device\'s salt: ' +
+      'the same text the device writes in place of that value, so a known token or secret can be found in ' +
+      'the log without the log holding it. 400 when no device is enabled at the path.',
+  });
+
+  return [list, device, hash];
+}
