@@ -185,7 +185,7 @@ function describe(path: CompiledPath): PathHelp {
 
 /**
  * Two patterns are ambiguous when some path matches both with the same specificity: then the
- * winner would depend on declaration order. Checked by probing each pattern with a sample path.
+ * winner would depend on declaration order.
  */
 function assertUnambiguous(patterns: readonly PathPattern[]): void {
   for (let i = 0; i < patterns.length; i++) {
@@ -193,18 +193,56 @@ function assertUnambiguous(patterns: readonly PathPattern[]): void {
       const a = patterns[i]!;
       const b = patterns[j]!;
       if (a.specificity !== b.specificity) continue;
-      for (const sample of samplesOf(a)) {
-        if (b.match(sample)) throw new Error(`paths "${a.source}" and "${b.source}" are ambiguous (both match "${sample}")`);
-      }
+      const common = commonPath(a, b);
+      if (common !== undefined) throw new Error(`paths "${a.source}" and "${b.source}" are ambiguous (both match "${common}")`);
     }
   }
 }
 
-function samplesOf(pattern: PathPattern): string[] {
-  const parts = pattern.segments.map((s) => (s.kind === 'literal' ? s.text : 'x'));
-  const full = parts.join('/');
-  const samples = [full, pattern.listing ? `${full}/` : full];
-  if (pattern.segments.at(-1)?.kind === 'optional') samples.push(parts.slice(0, -1).join('/'));
-  return samples;
+/**
+ * A path both patterns match, or undefined. Walks both patterns segment by segment at once over
+ * the literals of either plus one word that is none of them, so it also finds overlaps that no
+ * single pattern spells out (`:x/b` and `a/:y` both match `a/b`). Each candidate is confirmed
+ * with the patterns' own matchers, with and without a trailing slash.
+ */
+function commonPath(a: PathPattern, b: PathPattern): string | undefined {
+  const literals = new Set([...a.segments, ...b.segments].filter((s) => s.kind === 'literal').map((s) => s.text));
+  let other = 'x';
+  while (literals.has(other)) other += 'x';
+  const words = [other, ...literals];
+  const queue: { readonly at: readonly [number, number]; readonly path: readonly string[] }[] = [{ at: [0, 0], path: [] }];
+  const seen = new Set(['0,0']);
+  while (queue.length > 0) {
+    const { at: [i, j], path } = queue.shift()!;
+    if (accepts(a, i) && accepts(b, j)) {
+      const text = path.join('/');
+      for (const candidate of [text, `${text}/`]) if (a.match(candidate) && b.match(candidate)) return candidate;
+    }
+    for (const word of words) {
+      for (const ni of stepsOf(a, i, word)) {
+        for (const nj of stepsOf(b, j, word)) {
+          if (seen.has(`${ni},${nj}`)) continue;
+          seen.add(`${ni},${nj}`);
+          queue.push({ at: [ni, nj], path: [...path, word] });
+        }
+      }
+    }
+  }
+  return undefined;
 }
 
+/** Where a pattern can be after one more path segment, from having matched its first `i` segments. */
+function stepsOf(pattern: PathPattern, i: number, word: string): number[] {
+  const next: number[] = [];
+  const segment = pattern.segments[i];
+  if (segment && (segment.kind !== 'literal' || segment.text === word)) next.push(i + 1);
+  // `:name+` and `:name*` take any number of further segments.
+  const previous = pattern.segments[i - 1];
+  if (previous && (previous.kind === 'multi' || previous.kind === 'rest')) next.push(i);
+  return next;
+}
+
+function accepts(pattern: PathPattern, i: number): boolean {
+  const n = pattern.segments.length;
+  return i === n || (i === n - 1 && pattern.segments[i]!.kind === 'optional');
+}
