@@ -1,0 +1,118 @@
+/**
+ * The built-in policies (core-api §3.5). `root` has no text: an ACL holding it allows everything.
+ * `default` is written to storage once, at the first unseal, and never overwritten afterwards, so
+ * an operator's edits survive upgrades. `response-wrapping` is fixed and never listed.
+ */
+
+/** The policy that allows everything; it cannot be changed, deleted or combined with others. */
+export const ROOT_POLICY_NAME = 'root';
+
+/** Attached to every token unless the token was created with `no_default_policy`. */
+export const DEFAULT_POLICY_NAME = 'default';
+
+/** Attached only to response-wrapping tokens. */
+export const RESPONSE_WRAPPING_POLICY_NAME = 'response-wrapping';
+
+/** Names no one may write or delete through `sys/policy` or `sys/policies/acl`. */
+export const RESERVED_POLICY_NAMES: ReadonlySet<string> = new Set([ROOT_POLICY_NAME, RESPONSE_WRAPPING_POLICY_NAME]);
+
+/** What a token may always do about itself: Vault's default grants, in HCL. */
+export const DEFAULT_POLICY = `# Built-in "default" policy: what every token may do about itself.
+# It is written once when the storage is first unsealed; later edits are kept.
+
+# Look up, renew and revoke the calling token.
+path "auth/token/lookup-self" {
+  capabilities = ["read"]
+}
+
+path "auth/token/renew-self" {
+  capabilities = ["update"]
+}
+
+path "auth/token/revoke-self" {
+  capabilities = ["update"]
+}
+
+# Ask which capabilities the calling token has on a path.
+path "sys/capabilities-self" {
+  capabilities = ["update"]
+}
+
+# Read the caller's own identity entity, by id and by name.
+path "identity/entity/id/{{identity.entity.id}}" {
+  capabilities = ["read"]
+}
+
+path "identity/entity/name/{{identity.entity.name}}" {
+  capabilities = ["read"]
+}
+
+# The web UI reads the caller's combined ACL here.
+path "sys/internal/ui/resultant-acl" {
+  capabilities = ["read"]
+}
+
+# Renew and look up leases (sys/renew is the older name of sys/leases/renew).
+path "sys/renew" {
+  capabilities = ["update"]
+}
+
+path "sys/leases/renew" {
+  capabilities = ["update"]
+}
+
+path "sys/leases/lookup" {
+  capabilities = ["update"]
+}
+
+# The token's private cubbyhole.
+path "cubbyhole/*" {
+  capabilities = ["create", "read", "update", "delete", "list"]
+}
+
+# Response wrapping: wrap data, and look up or unwrap a wrapping token.
+path "sys/wrapping/wrap" {
+  capabilities = ["update"]
+}
+
+path "sys/wrapping/lookup" {
+  capabilities = ["update"]
+}
+
+path "sys/wrapping/unwrap" {
+  capabilities = ["update"]
+}
+
+# Hashing and random bytes need no secret material.
+path "sys/tools/hash" {
+  capabilities = ["update"]
+}
+
+path "sys/tools/hash/*" {
+  capabilities = ["update"]
+}
+
+path "sys/tools/random" {
+  capabilities = ["update"]
+}
+
+path "sys/tools/random/*" {
+  capabilities = ["update"]
+}
+
+# OIDC provider authorization endpoint, for any provider.
+path "identity/oidc/provider/+/authorize" {
+  capabilities = ["read", "update"]
+}
+`;
+
+/** A wrapping token may read its own response from its cubbyhole and unwrap it. */
+export const RESPONSE_WRAPPING_POLICY = `# Built-in "response-wrapping" policy, attached only to wrapping tokens.
+path "cubbyhole/response" {
+  capabilities = ["create", "read"]
+}
+
+path "sys/wrapping/unwrap" {
+  capabilities = ["update"]
+}
+`;
