@@ -8,6 +8,8 @@
 
 /** A path through which items of a batch can be processed. */
 export type CryptoPath = 'wasm' | 'hybrid' | 'node';
+/** The batch (non-node) paths. */
+export type BatchPath = Exclude<CryptoPath, 'node'>;
 
 /** Primitive families that have their own thresholds. */
 export type Primitive =
@@ -20,11 +22,15 @@ export type Primitive =
   | 'hmac-sha512'
   | 'hkdf';
 
-/** When the batch path beats per-item node:crypto. */
+/** When a batch path beats per-item node:crypto, and which one. */
 export interface DispatchRule {
-  /** The batch path of this primitive. */
-  readonly fast: Exclude<CryptoPath, 'node'>;
-  /** Items up to this many bytes take the batch path (larger ones go to node:crypto). */
+  /** Every batch path the primitive has; a forced path must be one of these or 'node'. */
+  readonly paths: readonly BatchPath[];
+  /** The batch path for qualifying items. */
+  readonly fast: BatchPath;
+  /** A different batch path when at most `maxItems` items qualify (it skips a per-batch cost). */
+  readonly few?: { readonly path: BatchPath; readonly maxItems: number };
+  /** Items up to this many bytes qualify for the batch path (larger ones go to node:crypto). */
   readonly maxItemBytes: number;
   /** Fewer qualifying items than this and the whole batch goes to node:crypto. */
   readonly minItems: number;
@@ -36,36 +42,38 @@ export interface DispatchRule {
  * item size is slower than node:crypto.
  */
 export const DISPATCH_RULES: Readonly<Record<Primitive, DispatchRule>> = {
-  gcm: { fast: 'hybrid', maxItemBytes: 1024, minItems: 1 },
-  'gcm-keys': { fast: 'hybrid', maxItemBytes: 1024, minItems: 1 },
-  sha256: { fast: 'wasm', maxItemBytes: 1024, minItems: 1 },
-  sha512: { fast: 'wasm', maxItemBytes: 1024, minItems: 1 },
-  sha3: { fast: 'wasm', maxItemBytes: 1024, minItems: 1 },
-  'hmac-sha256': { fast: 'wasm', maxItemBytes: 1024, minItems: 1 },
-  'hmac-sha512': { fast: 'wasm', maxItemBytes: 1024, minItems: 1 },
-  hkdf: { fast: 'wasm', maxItemBytes: 1024, minItems: 1 },
+  gcm: { paths: ['hybrid', 'wasm'], fast: 'hybrid', few: { path: 'wasm', maxItems: 8 }, maxItemBytes: 1024, minItems: 1 },
+  'gcm-keys': { paths: ['wasm', 'hybrid'], fast: 'wasm', maxItemBytes: 1024, minItems: 1 },
+  sha256: { paths: ['wasm'], fast: 'wasm', maxItemBytes: 1024, minItems: 1 },
+  sha512: { paths: ['wasm'], fast: 'wasm', maxItemBytes: 1024, minItems: 1 },
+  sha3: { paths: ['wasm'], fast: 'wasm', maxItemBytes: 1024, minItems: 1 },
+  'hmac-sha256': { paths: ['wasm'], fast: 'wasm', maxItemBytes: 1024, minItems: 1 },
+  'hmac-sha512': { paths: ['wasm'], fast: 'wasm', maxItemBytes: 1024, minItems: 1 },
+  hkdf: { paths: ['wasm'], fast: 'wasm', maxItemBytes: 1024, minItems: 1 },
 };
 
-/** Item indices split by path. */
+/** Item indices split by path: `fast` items take `path`, the others node:crypto. */
 export interface BatchPlan {
+  readonly path: BatchPath;
   readonly fast: number[];
   readonly node: number[];
 }
 
 /**
- * Splits a batch of `count` items between the rule's batch path and node:crypto, by each item's
- * size in bytes. `forced` sends every item one way (tests and benchmarks force each path in turn).
+ * Splits a batch of `count` items between a batch path and node:crypto, by each item's size in
+ * bytes. `forced` sends every item one way (tests and benchmarks force each path in turn).
  */
 export function planBatch(rule: DispatchRule, count: number, sizeOf: (i: number) => number, forced?: CryptoPath): BatchPlan {
   const all = (): number[] => Array.from({ length: count }, (_, i) => i);
   if (forced !== undefined) {
-    if (forced === 'node') return { fast: [], node: all() };
-    if (forced !== rule.fast) throw new RangeError(`path '${forced}' is not available here (use '${rule.fast}' or 'node')`);
-    return { fast: all(), node: [] };
+    if (forced === 'node') return { path: rule.fast, fast: [], node: all() };
+    if (!rule.paths.includes(forced)) throw new RangeError(`path '${forced}' is not available here (use ${rule.paths.map((p) => `'${p}'`).join(', ')} or 'node')`);
+    return { path: forced, fast: all(), node: [] };
   }
   const fast: number[] = [];
   const node: number[] = [];
   for (let i = 0; i < count; i++) (sizeOf(i) <= rule.maxItemBytes ? fast : node).push(i);
-  if (fast.length < rule.minItems) return { fast: [], node: all() };
-  return { fast, node };
+  if (fast.length < rule.minItems) return { path: rule.fast, fast: [], node: all() };
+  const path = rule.few !== undefined && fast.length <= rule.few.maxItems ? rule.few.path : rule.fast;
+  return { path, fast, node };
 }

@@ -16,10 +16,10 @@
 import { createCipheriv, randomFillSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Arena, Entry, align16, chunk, type WasmMemory } from './arena.js';
-import { DISPATCH_RULES, planBatch, type CryptoPath, type DispatchRule } from './dispatch.js';
+import { DISPATCH_RULES, planBatch, type BatchPath, type BatchPlan, type CryptoPath, type DispatchRule } from './dispatch.js';
 import { ecbCipherName, gcmCipherName, nodeGcmOpen, nodeGcmSeal, nodeHash, nodeHkdfSha256, nodeHmac } from './node-paths.js';
 
-export { DISPATCH_RULES, planBatch, type BatchPlan, type CryptoPath, type DispatchRule, type Primitive } from './dispatch.js';
+export { DISPATCH_RULES, planBatch, type BatchPath, type BatchPlan, type CryptoPath, type DispatchRule, type Primitive } from './dispatch.js';
 
 /** Hash functions of `hashBatch` and `hash`. */
 export type HashAlgorithm = 'sha224' | 'sha256' | 'sha384' | 'sha512' | 'sha3-224' | 'sha3-256' | 'sha3-384' | 'sha3-512';
@@ -66,6 +66,7 @@ interface Kernels {
   gcmCounters(table: number, n: number, ctr: number, perItemKey: number): number;
   gcmSeal(table: number, n: number, ks: number, perItemKey: number, hashKey: number): void;
   gcmOpen(table: number, n: number, ks: number, perItemKey: number, hashKey: number): void;
+  gcmWasm(open: number, table: number, n: number, keys: number, keyLen: number, perItemKey: number, scratch: number): void;
 }
 
 /** Algorithm ids of wasm/assembly/layout.ts, and digest sizes. */
@@ -93,6 +94,8 @@ const GCM_TAG = 16;
 const GCM_NONCE = 12;
 /** Bytes of a prepared GHASH key (wasm/assembly/ghash.ts HKEY_SIZE). */
 const GHASH_KEY = 288;
+/** Bytes of one key's bitsliced round keys (wasm/assembly/aes.ts ROUND_KEYS_SIZE). */
+const ROUND_KEYS = 15 * 128;
 /** Largest HKDF-SHA-256 output (RFC 5869: 255 blocks). */
 const HKDF_MAX = 255 * 32;
 /** node:crypto's hkdfSync limit on info. */
@@ -145,19 +148,14 @@ export class WasmCrypto {
    * `key[i]` for item i (derived keys). Returns ciphertext‖tag per item, in order.
    */
   gcmEncryptBatch(key: Uint8Array | readonly Uint8Array[], items: readonly GcmSealItem[], options: BatchOptions = {}): Buffer[] {
-    checkKeys(key, items.length, 'gcmEncryptBatch');
-    for (const item of items) if (item.nonce.length !== GCM_NONCE) throw new RangeError('GCM nonce must be 12 bytes');
-    const shared = key instanceof Uint8Array;
-    if (shared) gcmCipherName(key);
-    const rule = shared ? DISPATCH_RULES.gcm : DISPATCH_RULES['gcm-keys'];
-    const plan = planBatch(rule, items.length, (i) => items[i]!.plaintext.length + (items[i]!.aad?.length ?? 0), options.path);
+    const plan = this.planGcm(key, items, (i) => items[i]!.plaintext.length + (items[i]!.aad?.length ?? 0), options);
     const results = new Array<Buffer>(items.length);
     for (const i of plan.node) {
       const item = items[i]!;
       results[i] = nodeGcmSeal(keyAt(key, i), item.nonce, item.plaintext, item.aad);
     }
     if (plan.fast.length > 0) {
-      this.runGcm(key, plan.fast, (i) => items[i]!.plaintext, (i) => items[i]!, false, (i, out) => {
+      this.runGcm(plan.path, key, plan.fast, (i) => items[i]!.plaintext, (i) => items[i]!, false, (i, out) => {
         results[i] = out!;
       });
     }
@@ -170,25 +168,18 @@ export class WasmCrypto {
    * or shorter than a tag) yields null without affecting the others.
    */
   gcmDecryptBatch(key: Uint8Array | readonly Uint8Array[], items: readonly GcmOpenItem[], options: BatchOptions = {}): (Buffer | null)[] {
-    checkKeys(key, items.length, 'gcmDecryptBatch');
-    for (const item of items) if (item.nonce.length !== GCM_NONCE) throw new RangeError('GCM nonce must be 12 bytes');
-    const shared = key instanceof Uint8Array;
-    if (shared) gcmCipherName(key);
     const results = new Array<Buffer | null>(items.length).fill(null);
     const valid: number[] = [];
     items.forEach((item, i) => {
       if (item.ciphertext.length >= GCM_TAG) valid.push(i);
     });
-    const rule = shared ? DISPATCH_RULES.gcm : DISPATCH_RULES['gcm-keys'];
-    const plan = planBatch(rule, valid.length, (k) => items[valid[k]!]!.ciphertext.length + (items[valid[k]!]!.aad?.length ?? 0), options.path);
-    for (const k of plan.node) {
-      const i = valid[k]!;
+    const plan = this.planGcm(key, items, (i) => items[i]!.ciphertext.length + (items[i]!.aad?.length ?? 0), options, valid);
+    for (const i of plan.node) {
       const item = items[i]!;
       results[i] = nodeGcmOpen(keyAt(key, i), item.nonce, item.ciphertext, item.aad);
     }
     if (plan.fast.length > 0) {
-      const fast = plan.fast.map((k) => valid[k]!);
-      this.runGcm(key, fast, (i) => items[i]!.ciphertext, (i) => items[i]!, true, (i, out) => {
+      this.runGcm(plan.path, key, plan.fast, (i) => items[i]!.ciphertext, (i) => items[i]!, true, (i, out) => {
         results[i] = out;
       });
     }
@@ -350,11 +341,41 @@ export class WasmCrypto {
   }
 
   /**
-   * The hybrid AES-GCM path for items `indices`: counter blocks from the kernel, one native ECB
-   * call per key over them (in place), then XOR, GHASH and tag (or verification) in the kernel.
+   * Checks a GCM batch and plans it: item indices (of `subset`, default all) by path. The
+   * bitsliced WASM AES does AES-128 and AES-256 with one key length per batch; other batches
+   * take the hybrid path instead (or fail, if 'wasm' is forced).
+   */
+  private planGcm(
+    key: Uint8Array | readonly Uint8Array[],
+    items: readonly { readonly nonce: Uint8Array }[],
+    sizeOf: (i: number) => number,
+    options: BatchOptions,
+    subset?: readonly number[],
+  ): BatchPlan {
+    checkKeys(key, items.length, 'AES-GCM batch');
+    for (const item of items) if (item.nonce.length !== GCM_NONCE) throw new RangeError('GCM nonce must be 12 bytes');
+    const keys = key instanceof Uint8Array ? [key] : key;
+    for (const k of keys) gcmCipherName(k);
+    const rule = key instanceof Uint8Array ? DISPATCH_RULES.gcm : DISPATCH_RULES['gcm-keys'];
+    const ids = subset ?? items.map((_, i) => i);
+    const planned = planBatch(rule, ids.length, (k) => sizeOf(ids[k]!), options.path);
+    const plan = { path: planned.path, fast: planned.fast.map((k) => ids[k]!), node: planned.node.map((k) => ids[k]!) };
+    const bitsliced = keys.every((k) => (k.length === 16 || k.length === 32) && k.length === keys[0]!.length);
+    if (plan.path === 'wasm' && !bitsliced) {
+      if (options.path === 'wasm') throw new RangeError("the 'wasm' GCM path needs AES-128 or AES-256 keys, all of one length");
+      return { ...plan, path: 'hybrid' };
+    }
+    return plan;
+  }
+
+  /**
+   * The batch AES-GCM paths for items `indices`. Hybrid: counter blocks from the kernel, one
+   * native ECB call per key over them (in place), then XOR, GHASH and tag (or verification) in
+   * the kernel. WASM: the same in one kernel call with bitsliced AES, keys copied into the arena.
    * `text(i)` is the plaintext, or ciphertext‖tag when `open`.
    */
   private runGcm(
+    path: BatchPath,
     key: Uint8Array | readonly Uint8Array[],
     indices: readonly number[],
     text: (i: number) => Uint8Array,
@@ -367,10 +388,13 @@ export class WasmCrypto {
     const a = this.arena;
     const perKeyBlocks = shared ? 0 : 1;
     const blocksOf = (len: number): number => ((len + 15) >>> 4) + 1 + perKeyBlocks;
-    const fixed = 64 + 16 + GHASH_KEY;
+    const wasm = path === 'wasm';
+    // The WASM path also holds the keys, their round keys (ROUND_KEYS) and a key pointer per block.
+    const keyBytes = wasm ? align16(keyAt(key, 0).length) + ROUND_KEYS : 0;
+    const fixed = 128 + 16 + GHASH_KEY + (shared ? keyBytes : 0);
     const costOf = (i: number): number => {
       const len = text(i).length - tagIn;
-      return Entry.SIZE + 2 * len + 2 * GCM_TAG + GCM_NONCE + (item(i).aad?.length ?? 0) + 16 * blocksOf(len);
+      return Entry.SIZE + 2 * len + 2 * GCM_TAG + GCM_NONCE + (item(i).aad?.length ?? 0) + (wasm ? 20 : 16) * blocksOf(len) + (shared ? 0 : keyBytes);
     };
     for (const { items: run, bytes: need } of chunk(indices, a.capacity, fixed, costOf)) {
       const n = run.length;
@@ -397,6 +421,14 @@ export class WasmCrypto {
         p += a.get(table, k, Entry.IN_LEN) + (open ? 0 : GCM_TAG);
       }
       const outEnd = p;
+      if (wasm) {
+        const keys = p;
+        for (let k = 0; k < (shared ? 1 : n); k++) p = a.put(p, keyAt(key, run[k]!));
+        this.kernels.gcmWasm(open ? 1 : 0, table, n, keys, keyAt(key, 0).length, shared ? 0 : 1, align16(p));
+        this.deliverGcm(table, run, out, outEnd, open, deliver);
+        a.wipe(table, table + need);
+        continue;
+      }
       const ctr = align16(p);
       const ctrEnd = this.kernels.gcmCounters(table, n, ctr, shared ? 0 : 1);
       if (shared) {
@@ -412,14 +444,20 @@ export class WasmCrypto {
       const hashKey = align16(ctrEnd);
       if (open) this.kernels.gcmOpen(table, n, ctr, shared ? 0 : 1, hashKey);
       else this.kernels.gcmSeal(table, n, ctr, shared ? 0 : 1, hashKey);
-      a.refresh();
-      const all = a.copyOut(out, outEnd);
-      for (let k = 0; k < n; k++) {
-        const at = a.get(table, k, Entry.OUT) - out;
-        const len = a.get(table, k, Entry.IN_LEN) + (open ? 0 : GCM_TAG);
-        deliver(run[k]!, open && a.get(table, k, Entry.STATUS) !== 1 ? null : all.subarray(at, at + len));
-      }
+      this.deliverGcm(table, run, out, outEnd, open, deliver);
       a.wipe(table, hashKey + GHASH_KEY);
+    }
+  }
+
+  /** Copies a GCM run's outputs out of the arena in one go and hands each item its view (or null). */
+  private deliverGcm(table: number, run: readonly number[], out: number, outEnd: number, open: boolean, deliver: (i: number, out: Buffer | null) => void): void {
+    const a = this.arena;
+    a.refresh();
+    const all = a.copyOut(out, outEnd);
+    for (let k = 0; k < run.length; k++) {
+      const at = a.get(table, k, Entry.OUT) - out;
+      const len = a.get(table, k, Entry.IN_LEN) + (open ? 0 : GCM_TAG);
+      deliver(run[k]!, open && a.get(table, k, Entry.STATUS) !== 1 ? null : all.subarray(at, at + len));
     }
   }
 
@@ -441,6 +479,7 @@ export class WasmCrypto {
     for (let round = 0; round < 20; round++) {
       const sealed = this.gcmEncryptBatch(key, inputs.map((plaintext, i) => ({ nonce: nonces[i]!, plaintext })), fast(DISPATCH_RULES.gcm));
       this.gcmDecryptBatch(key, sealed.map((ciphertext, i) => ({ nonce: nonces[i]!, ciphertext })), fast(DISPATCH_RULES.gcm));
+      this.gcmEncryptBatch(inputs.map(() => key), inputs.map((plaintext, i) => ({ nonce: nonces[i]!, plaintext })), { path: 'wasm' });
       this.hashBatch('sha256', inputs, fast(DISPATCH_RULES.sha256));
       this.hashBatch('sha512', inputs, fast(DISPATCH_RULES.sha512));
       this.hashBatch('sha3-256', inputs, fast(DISPATCH_RULES.sha3));

@@ -5,31 +5,52 @@ import { chunk } from '../../wasm/arena.js';
 import { nodeGcmSeal } from '../../wasm/node-paths.js';
 import { loadCrypto } from './support.js';
 
-const rule: DispatchRule = { fast: 'wasm', maxItemBytes: 100, minItems: 3 };
+const rule: DispatchRule = { paths: ['wasm'], fast: 'wasm', maxItemBytes: 100, minItems: 3 };
 
 describe('wasm crypto core: dispatch', function () {
   it('sends items up to the size limit to the batch path and larger ones to node:crypto', function () {
     const sizes = [10, 100, 101, 5, 4000, 0];
-    expect(planBatch(rule, sizes.length, (i) => sizes[i]!)).to.deep.equal({ fast: [0, 1, 3, 5], node: [2, 4] });
+    expect(planBatch(rule, sizes.length, (i) => sizes[i]!)).to.deep.equal({ path: 'wasm', fast: [0, 1, 3, 5], node: [2, 4] });
   });
 
   it('sends the whole batch to node:crypto when fewer items than the minimum qualify', function () {
     const sizes = [10, 5000, 20];
-    expect(planBatch(rule, sizes.length, (i) => sizes[i]!)).to.deep.equal({ fast: [], node: [0, 1, 2] });
+    expect(planBatch(rule, sizes.length, (i) => sizes[i]!)).to.deep.equal({ path: 'wasm', fast: [], node: [0, 1, 2] });
   });
 
   it('follows a forced path for every item, and refuses a path the primitive does not have', function () {
     const sizes = [1, 1_000_000];
-    expect(planBatch(rule, 2, (i) => sizes[i]!, 'wasm')).to.deep.equal({ fast: [0, 1], node: [] });
-    expect(planBatch(rule, 2, (i) => sizes[i]!, 'node')).to.deep.equal({ fast: [], node: [0, 1] });
+    expect(planBatch(rule, 2, (i) => sizes[i]!, 'wasm')).to.deep.equal({ path: 'wasm', fast: [0, 1], node: [] });
+    expect(planBatch(rule, 2, (i) => sizes[i]!, 'node')).to.deep.equal({ path: 'wasm', fast: [], node: [0, 1] });
     expect(() => planBatch(rule, 2, (i) => sizes[i]!, 'hybrid')).to.throw(RangeError);
   });
 
-  it('has a rule for every primitive, with the hybrid path for AES-GCM only', function () {
+  it('uses another batch path for a batch with few qualifying items, where the rule says so', function () {
+    const withFew: DispatchRule = { paths: ['hybrid', 'wasm'], fast: 'hybrid', few: { path: 'wasm', maxItems: 2 }, maxItemBytes: 100, minItems: 1 };
+    expect(planBatch(withFew, 3, () => 10).path).to.equal('hybrid');
+    expect(planBatch(withFew, 3, (i) => (i === 0 ? 1000 : 10))).to.deep.equal({ path: 'wasm', fast: [1, 2], node: [0] });
+  });
+
+  it('has a rule for every primitive whose batch paths include its chosen ones', function () {
     for (const [name, r] of Object.entries(DISPATCH_RULES)) {
-      expect(r.fast, name).to.equal(name.startsWith('gcm') ? 'hybrid' : 'wasm');
+      expect(r.paths, name).to.include(r.fast);
+      if (r.few !== undefined) expect(r.paths, name).to.include(r.few.path);
       expect(r.minItems, name).to.be.at.least(1);
     }
+  });
+
+  it('takes the hybrid path for AES-192 or mixed key lengths unless the bitsliced path is forced', async function () {
+    const core = await loadCrypto();
+    const nonce = new Uint8Array(12);
+    const plaintext = new Uint8Array(40).fill(1);
+    const k192 = new Uint8Array(24).fill(2);
+    const mixed = [new Uint8Array(16).fill(3), new Uint8Array(32).fill(4)];
+    expect(core.gcmEncryptBatch(k192, [{ nonce, plaintext }])[0]!.toString('hex')).to.equal(nodeGcmSeal(k192, nonce, plaintext).toString('hex'));
+    expect(core.gcmEncryptBatch(mixed, [{ nonce, plaintext }, { nonce, plaintext }]).map((c) => c.toString('hex'))).to.deep.equal(
+      mixed.map((k) => nodeGcmSeal(k, nonce, plaintext).toString('hex')),
+    );
+    expect(() => core.gcmEncryptBatch(k192, [{ nonce, plaintext }], { path: 'wasm' })).to.throw(RangeError);
+    expect(() => core.gcmEncryptBatch(mixed, [{ nonce, plaintext }, { nonce, plaintext }], { path: 'wasm' })).to.throw(RangeError);
   });
 
   it('returns results in input order when one batch is split between both paths', async function () {
@@ -61,6 +82,9 @@ describe('wasm crypto core: arena', function () {
     expect(sealed.map((c) => c.toString('hex'))).to.deep.equal(items.map((it) => nodeGcmSeal(key, it.nonce, it.plaintext).toString('hex')));
     const opened = small.gcmDecryptBatch(key, items.map((it, i) => ({ nonce: it.nonce, ciphertext: sealed[i]! })), { path: 'hybrid' });
     expect(opened.every((p, i) => p !== null && p.equals(inputs[i]!))).to.equal(true);
+    const keys = items.map((_, i) => new Uint8Array(16).fill(i & 0xff));
+    const sealedWasm = small.gcmEncryptBatch(keys, items, { path: 'wasm' });
+    expect(sealedWasm.map((c) => c.toString('hex'))).to.deep.equal(items.map((it, i) => nodeGcmSeal(keys[i]!, it.nonce, it.plaintext).toString('hex')));
   });
 
   it('zeroes every byte a batch used in linear memory', async function () {
@@ -68,6 +92,7 @@ describe('wasm crypto core: arena', function () {
     const secret = new Uint8Array(48).fill(0xa5);
     core.hmacBatch('sha256', secret, [secret, secret], { path: 'wasm' });
     core.gcmEncryptBatch(secret.subarray(0, 32), [{ nonce: secret.subarray(0, 12), plaintext: secret }], { path: 'hybrid' });
+    core.gcmEncryptBatch([secret.subarray(0, 32)], [{ nonce: secret.subarray(0, 12), plaintext: secret }], { path: 'wasm' });
     core.hkdfSha256Batch(secret, [secret], 64, secret, { path: 'wasm' });
     const memory = (core as unknown as { kernels: { memory: { buffer: ArrayBuffer } } }).kernels.memory;
     const bytes = new Uint8Array(memory.buffer);

@@ -1,5 +1,5 @@
 /** Shared set-up of the WASM crypto tests: one loaded core per process, without the warm-up. */
-import { WasmCrypto, type CryptoPath } from '../../wasm/index.js';
+import { WasmCrypto, type BatchPath, type CryptoPath } from '../../wasm/index.js';
 
 let shared: Promise<WasmCrypto> | undefined;
 
@@ -9,8 +9,8 @@ export function loadCrypto(): Promise<WasmCrypto> {
 }
 
 /** The paths a primitive can be forced onto, plus `undefined` for normal dispatch. */
-export function pathsOf(fast: Exclude<CryptoPath, 'node'>): readonly (CryptoPath | undefined)[] {
-  return [fast, 'node', undefined];
+export function pathsOf(...batchPaths: BatchPath[]): readonly (CryptoPath | undefined)[] {
+  return [...batchPaths, 'node', undefined];
 }
 
 export function pathName(path: CryptoPath | undefined): string {
