@@ -25,12 +25,22 @@ import type { LogicalRequest, LogicalResponse, Operation, RequestAuth } from './
 import { MountTable, type LiveMount } from './mounts/mount-table.js';
 import { PluginRegistry } from './plugins/registry.js';
 import { SealManager } from './seal/seal-manager.js';
-import { TokenStore } from './auth/token-store.js';
-import { authorize } from './auth/authorizer.js';
+import { TokenStore, type ResolvedToken, type TokenEntry } from './auth/token-store.js';
+import { PolicyStore } from './auth/policy-store.js';
+import type { ACL, IdentityContext } from './auth/policy/acl.js';
+import { IdentityStore } from './auth/identity/identity-store.js';
+import { createIdentityBackend } from './auth/identity/backend.js';
+import { createTokenBackend } from './auth/token/backend.js';
+import { authBlock, issueToken } from './auth/token/issue.js';
+import { renewTokenTtl } from './auth/ttl.js';
+import { AuditBroker } from './audit/broker.js';
+import type { AuditInput } from './audit/entry.js';
 import { createSystemBackend } from './system/backend.js';
-import type { ClusterInfo, SystemServices } from './system/services.js';
+import type { AuthzServices, ClusterInfo, SystemServices } from './system/services.js';
 import { systemClock, type Clock } from './clock.js';
 import { StorageView } from '../storage/view.js';
+import { cidrAllows } from './auth/cidr.js';
+import type { AuthResult } from './framework/request.js';
 
 export const VERSION = '0.1.0';
 
@@ -82,22 +92,31 @@ export class Host {
   readonly barrier: Barrier;
   readonly seal: SealManager;
   readonly tokens: TokenStore;
+  readonly policies: PolicyStore;
+  readonly identity: IdentityStore;
+  readonly audit: AuditBroker;
   readonly registry: PluginRegistry;
   readonly container: DependencyContainer;
   private mountTable: MountTable | undefined;
   private clusterInfo: ClusterInfo | undefined;
   private readonly system: Backend;
+  private readonly authz: AuthzServices;
   private readonly logger: Logger;
   private readonly clock: Clock;
+  private readonly defaults: { defaultLeaseTtl: number; maxLeaseTtl: number };
   private periodicTimer: NodeJS.Timeout | undefined;
   private periodicRunning = false;
 
-  constructor(private readonly options: HostOptions) {
+  constructor(options: HostOptions) {
     this.logger = options.logger;
     this.clock = options.clock ?? systemClock;
     this.registry = options.registry;
+    this.defaults = { defaultLeaseTtl: options.defaultLeaseTtl ?? DEFAULT_TTL, maxLeaseTtl: options.maxLeaseTtl ?? DEFAULT_TTL };
     this.barrier = new Barrier(options.physical);
     this.tokens = new TokenStore(this.barrier, this.clock);
+    this.policies = new PolicyStore(this.barrier);
+    this.identity = new IdentityStore(this.barrier, this.clock);
+    this.audit = new AuditBroker(this.barrier, this.logger, this.clock);
     this.container = createRootContainer();
     registerValue(this.container, TOKENS.PhysicalStorage, options.physical);
     registerValue(this.container, TOKENS.Barrier, this.barrier);
@@ -111,6 +130,7 @@ export class Host {
       beforeSeal: () => this.beforeSeal(),
       createRootToken: () => this.tokens.createRootToken(),
     });
+    this.authz = { tokens: this.tokens, policies: this.policies, aclFor: (entry) => this.aclFor(entry) };
     const services: SystemServices = {
       seal: this.seal,
       barrier: this.barrier,
@@ -118,10 +138,12 @@ export class Host {
       registry: this.registry,
       clock: this.clock,
       cluster: () => this.clusterInfo,
+      authz: this.authz,
+      audit: this.audit,
       storageType: options.physical.kind,
       version: VERSION,
-      defaultLeaseTtl: options.defaultLeaseTtl ?? DEFAULT_TTL,
-      maxLeaseTtl: options.maxLeaseTtl ?? DEFAULT_TTL,
+      defaultLeaseTtl: this.defaults.defaultLeaseTtl,
+      maxLeaseTtl: this.defaults.maxLeaseTtl,
     };
     this.system = createSystemBackend(services);
 
@@ -137,12 +159,16 @@ export class Host {
     return this.mountTable;
   }
 
-  /** Runs every backend's periodic hook once (the timer calls this; tests may too). */
+  /** Runs every backend's periodic hook and the token expiry sweep once (the timer calls this). */
   async runPeriodic(): Promise<void> {
     if (this.periodicRunning || !this.mountTable) return;
     this.periodicRunning = true;
     try {
       await this.mountTable.runPeriodic();
+      const swept = await this.tokens.sweepExpired();
+      if (swept > 0) this.logger.info({ swept }, 'expired tokens removed');
+    } catch (err) {
+      this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'periodic work failed');
     } finally {
       this.periodicRunning = false;
     }
@@ -155,11 +181,34 @@ export class Host {
       registry: this.registry,
       logger: this.logger,
       clock: this.clock,
-      defaults: { defaultLeaseTtl: this.options.defaultLeaseTtl ?? DEFAULT_TTL, maxLeaseTtl: this.options.maxLeaseTtl ?? DEFAULT_TTL },
+      defaults: this.defaults,
+      onDisable: async (_entry, prefix) => {
+        const revoked = await this.tokens.revokeByPathPrefix(prefix);
+        if (revoked > 0) this.logger.info({ mount: prefix, revoked }, 'tokens of a disabled auth method revoked');
+      },
     });
     // Load first: ensureBuiltin persists the table, which must already hold the stored entries.
     await table.load();
     await table.ensureBuiltin('secret', 'sys/', 'system', 'system endpoints used for control, policy and debugging');
+    await table.ensureBuiltin('secret', 'identity/', 'identity', 'identity store', createIdentityBackend(this.identity));
+    await table.ensureBuiltin(
+      'auth',
+      'token/',
+      'token',
+      'token based credentials',
+      createTokenBackend({
+        store: this.tokens,
+        storage: this.barrier,
+        mountTtls: () => {
+          const view = table.systemViewFor(table.live('auth', 'token/'));
+          return { defaultTtl: view.defaultLeaseTtl(), maxTtl: view.maxLeaseTtl() };
+        },
+        policyExists: (name) => this.policies.exists(name),
+        renew: (token, increment, req) => this.renewToken(token, increment, req),
+      }),
+    );
+    await this.policies.ensureDefault();
+    await this.audit.load();
     this.clusterInfo = await this.loadClusterInfo();
     this.mountTable = table;
     this.logger.info({ mounts: table.entries('secret').length + table.entries('auth').length }, 'unsealed');
@@ -169,8 +218,10 @@ export class Host {
     const table = this.mountTable;
     this.mountTable = undefined;
     this.clusterInfo = undefined;
-    this.tokens.reset();
     await table?.unload();
+    await this.audit.close();
+    this.tokens.reset();
+    this.policies.reset();
     this.logger.info('sealed');
   }
 
@@ -188,6 +239,26 @@ export class Host {
     if (this.periodicTimer) clearInterval(this.periodicTimer);
     this.periodicTimer = undefined;
     await this.seal.seal();
+  }
+
+  /** The ACL of a token: its policies, with identity templating from its entity. */
+  private async aclFor(entry: TokenEntry): Promise<ACL> {
+    let identity: (IdentityContext & { key: string }) | undefined;
+    if (entry.entityId && !entry.policies.includes('root')) {
+      const context = await this.identity.context(entry.entityId);
+      if (context) {
+        identity = {
+          key: `${context.entity.id}@${context.aliases.map((a) => a.last_update_time).join(',')}`,
+          entityId: context.entity.id,
+          entityName: context.entity.name,
+          entityMetadata: { ...(context.entity.metadata ?? {}) },
+          aliases: Object.fromEntries(
+            context.aliases.map((a) => [a.mount_accessor, { id: a.id, name: a.name, metadata: { ...a.metadata } }]),
+          ),
+        };
+      }
+    }
+    return this.policies.acl(entry.policies, identity);
   }
 
   /** The whole pipeline; never throws: every failure becomes an error response. */
@@ -237,11 +308,24 @@ export class Host {
 
     try {
       const unauthenticated = backend.isUnauthenticated(relative);
-      const auth = await this.authenticate(request, unauthenticated);
+      const audited = !this.barrier.sealed && !(backend.isAvailableSealed?.(relative) ?? false);
+      const token = await this.authenticate(request, unauthenticated);
       if (wantsHelp) {
-        if (!auth && !unauthenticated) throw new PermissionDeniedError();
+        if (!token && !unauthenticated) throw new PermissionDeniedError();
         return { status: 200, body: backend.help(relative) };
       }
+      const auth: RequestAuth | undefined = token
+        ? {
+            accessor: token.entry.accessor,
+            policies: token.entry.policies,
+            displayName: token.entry.displayName,
+            metadata: token.entry.meta ?? {},
+            root: token.entry.policies.includes('root'),
+            entityId: token.entry.entityId,
+            tokenType: token.entry.type,
+            sudo: false,
+          }
+        : undefined;
       const mount = live?.entry;
       const logical: LogicalRequest = {
         id,
@@ -257,39 +341,219 @@ export class Host {
         headers: request.headers,
         connection: { remoteAddress: request.remoteAddress },
       };
+      const auditBase = (): AuditInput => ({
+        request: {
+          id,
+          operation: logical.operation,
+          path,
+          data,
+          ...(logical.clientToken ? { clientToken: logical.clientToken } : {}),
+          ...(token?.entry.accessor ? { clientTokenAccessor: token.entry.accessor } : {}),
+          mountPoint: logical.mount.path,
+          mountType: logical.mount.type,
+          mountAccessor: logical.mount.accessor,
+          remoteAddress: request.remoteAddress,
+        },
+        ...(token
+          ? {
+              auth: {
+                ...(logical.clientToken ? { clientToken: logical.clientToken } : {}),
+                accessor: token.entry.accessor,
+                displayName: token.entry.displayName,
+                policies: token.entry.policies,
+                tokenPolicies: token.entry.policies,
+                metadata: token.entry.meta ?? {},
+                entityId: token.entry.entityId,
+                tokenType: token.entry.type,
+                tokenTtl: token.entry.ttl,
+                tokenIssueTime: new Date(token.entry.creationTime * 1000).toISOString(),
+              },
+            }
+          : {}),
+        nonHmacRequestKeys: mount?.config.audit_non_hmac_request_keys ?? [],
+        nonHmacResponseKeys: mount?.config.audit_non_hmac_response_keys ?? [],
+      });
+
       const prepared = await backend.prepare(logical);
-      authorize({ path, operation: prepared.operation, sudo: prepared.sudo, auth, unauthenticated });
-      const response = await prepared.execute();
+      let lastUse = false;
+      if (!unauthenticated) {
+        const entry = token!.entry;
+        const acl = await this.aclFor(entry);
+        const decision = acl.allowOperation({ path, operation: prepared.operation, data });
+        const denied = !decision.allowed ? 'permission denied' : prepared.sudo && !decision.sudo ? 'permission denied' : undefined;
+        if (denied) {
+          if (audited) {
+            await this.audit.logRequest(auditBase());
+            await this.audit.logResponse({ ...auditBase(), error: denied });
+          }
+          throw new PermissionDeniedError(denied);
+        }
+        auth!.sudo = decision.sudo;
+        const use = await this.tokens.use(token!);
+        if (!use.allowed) throw new PermissionDeniedError();
+        lastUse = use.last;
+      }
+      if (audited) await this.audit.logRequest(auditBase());
+
+      let response: LogicalResponse | null;
+      try {
+        response = await prepared.execute();
+        if (response?.auth) {
+          if (!live || live.entry.table !== 'auth') throw new Error('only auth methods may return an auth result');
+          const minted = await this.mintLoginToken(live, path, response.auth);
+          response = { ...response, auth: undefined, tokenAuth: minted.block, warnings: [...(response.warnings ?? []), ...minted.warnings] };
+          if (response.warnings?.length === 0) delete response.warnings;
+        }
+      } catch (err) {
+        if (audited) await this.audit.logResponse({ ...auditBase(), error: publicMessageOf(err) }).catch(() => undefined);
+        throw err;
+      } finally {
+        if (lastUse) await this.tokens.revokeTree(token!.hash);
+      }
+      if (audited) {
+        await this.audit.logResponse({
+          ...auditBase(),
+          response: { data: response?.data ?? null, warnings: response?.warnings ?? null, auth: response?.tokenAuth ?? null },
+        });
+      }
       return this.shape(id, path, prepared.operation, response);
     } finally {
       release();
     }
   }
 
-  private async authenticate(request: HostRequest, unauthenticated: boolean): Promise<RequestAuth | undefined> {
-    const token = tokenOf(request);
-    if (!token || this.barrier.sealed) {
+  /** The caller's token: undefined without one; 403 for a bad one unless the path needs none. */
+  private async authenticate(request: HostRequest, unauthenticated: boolean): Promise<ResolvedToken | undefined> {
+    const id = tokenOf(request);
+    if (!id || this.barrier.sealed) {
       if (!unauthenticated) throw new PermissionDeniedError();
       return undefined;
     }
-    const entry = await this.tokens.lookup(token);
-    if (!entry) {
+    const token = await this.tokens.lookup(id);
+    const usable = token && token.entry.numUses >= 0 && cidrAllows(token.entry.boundCidrs, request.remoteAddress);
+    if (!usable) {
       // A bad token on an unauthenticated path (login, health) is ignored, as in Vault.
       if (!unauthenticated) throw new PermissionDeniedError();
       return undefined;
     }
-    return {
-      accessor: entry.accessor,
-      policies: entry.policies,
-      displayName: entry.displayName,
-      metadata: entry.meta,
-      root: entry.policies.includes('root'),
-    };
+    return token;
+  }
+
+  /** A login's auth result → a token, with TTLs from the result, the mount's tune and the system. */
+  private async mintLoginToken(live: LiveMount, path: string, result: AuthResult): Promise<{ block: Record<string, unknown>; warnings: string[] }> {
+    const entry = live.entry;
+    const view = this.mountTable!.systemViewFor(live);
+    let entityId = '';
+    if (result.alias) {
+      const resolved = await this.identity.resolveAlias({
+        mountAccessor: entry.accessor,
+        mountType: entry.type,
+        mountPath: live.routePrefix,
+        name: result.alias.name,
+        ...(result.alias.metadata ? { metadata: result.alias.metadata } : {}),
+      });
+      entityId = resolved.entityId;
+    }
+    const tune = entry.config.token_type ?? 'default-service';
+    const asked = result.tokenType ?? 'default';
+    const type = tune === 'service' || tune === 'batch' ? tune : asked === 'default' ? (tune === 'default-batch' ? 'batch' : 'service') : asked;
+    const prefix = entry.path.replace(/\/$/, '').replace(/\//g, '-');
+    const issued = await issueToken(this.tokens, {
+      policies: result.policies,
+      noDefaultPolicy: result.noDefaultPolicy ?? false,
+      meta: result.metadata ?? null,
+      displayName: result.displayName ? `${prefix}-${result.displayName}` : prefix,
+      numUses: result.numUses ?? 0,
+      ttl: result.ttl ?? 0,
+      explicitMaxTtl: result.explicitMaxTtl ?? 0,
+      period: result.period ?? 0,
+      roleMaxTtl: result.maxTtl ?? 0,
+      renewable: result.renewable ?? true,
+      type,
+      boundCidrs: result.boundCidrs ?? [],
+      entityId,
+      role: '',
+      path,
+      parent: undefined,
+      origin: {
+        mountAccessor: entry.accessor,
+        mountPath: live.routePrefix,
+        policies: result.policies,
+        ...(result.internalData ? { internalData: result.internalData } : {}),
+        ...(result.metadata ? { metadata: result.metadata } : {}),
+        ...(result.displayName ? { displayName: result.displayName } : {}),
+      },
+      mountDefault: view.defaultLeaseTtl(),
+      mountMax: view.maxLeaseTtl(),
+    });
+    return { block: authBlock(issued.id, issued.entry), warnings: issued.warnings };
+  }
+
+  /**
+   * Renews a token. A token from a login asks its auth method first (the method may refuse, or
+   * change the TTL it allows); then the TTL is extended within the token's maximum lifetime.
+   */
+  private async renewToken(token: ResolvedToken, increment: number, req: LogicalRequest): Promise<{ entry: TokenEntry; warnings: string[] }> {
+    const entry = token.entry;
+    if (!entry.renewable) throw new BadRequestError('token is not renewable');
+    let period = entry.period;
+    let requested = increment;
+    const origin = entry.origin;
+    if (origin) {
+      const live = this.mountTable?.byAccessor(origin.mountAccessor);
+      if (!live) throw new BadRequestError('the auth method that issued this token is no longer mounted');
+      const acquired = live.acquire();
+      try {
+        if (acquired.backend.renew) {
+          const renewed = await acquired.backend.renew(
+            {
+              ...req,
+              operation: 'update',
+              path: '',
+              data: {},
+              storage: live.storage,
+              mount: { path: live.routePrefix, type: live.entry.type, accessor: live.entry.accessor, uuid: live.entry.uuid },
+            },
+            {
+              policies: origin.policies,
+              ...(origin.metadata ? { metadata: origin.metadata } : {}),
+              ...(origin.internalData ? { internalData: origin.internalData } : {}),
+              ...(origin.displayName ? { displayName: origin.displayName } : {}),
+              ttl: entry.creationTtl,
+              period: entry.period,
+            },
+          );
+          if (renewed.period !== undefined) period = renewed.period;
+          if (!increment && renewed.ttl) requested = renewed.ttl;
+        }
+      } finally {
+        acquired.release();
+      }
+    }
+    const now = this.tokens.now();
+    const next = renewTokenTtl({
+      increment: requested,
+      period,
+      creationTtl: entry.creationTtl,
+      creationTime: entry.creationTime,
+      maxTtl: entry.maxTtl,
+      explicitMaxTtl: entry.explicitMaxTtl,
+      now,
+    });
+    const saved = await this.tokens.saveRenewal(token.hash, (current) => ({
+      ...current,
+      ttl: next.ttl,
+      expireTime: next.expireTime,
+      period,
+      lastRenewalTime: now,
+    }));
+    if (!saved) throw new BadRequestError('invalid token');
+    return { entry: saved, warnings: next.warnings };
   }
 
   private shape(id: string, path: string, operation: Operation, response: LogicalResponse | null): HostResponse {
     if (response?.raw) return { status: response.raw.status, body: response.raw.body };
-    if (!response || (!response.data && !response.warnings && !response.auth)) {
+    if (!response || (!response.data && !response.warnings && !response.tokenAuth)) {
       if (operation === 'read' || operation === 'list') return { status: 404, body: { errors: [] } };
       return { status: 204 };
     }
@@ -305,7 +569,7 @@ export class Host {
       data: response.data ?? null,
       wrap_info: null,
       warnings: response.warnings && response.warnings.length > 0 ? response.warnings : null,
-      auth: null,
+      auth: response.tokenAuth ?? null,
     };
     if (response.data && TOP_LEVEL_DATA_ROUTES.some((re) => re.test(path))) {
       for (const [key, value] of Object.entries(response.data)) {

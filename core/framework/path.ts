@@ -42,7 +42,7 @@ export interface PathDefinition<F extends FieldSpecs = FieldSpecs> {
 }
 
 /** Identity function that lets TypeScript infer the field types for the handlers. */
-export function definePath<const F extends FieldSpecs>(definition: PathDefinition<F>): PathDefinition<F> {
+export function definePath<const F extends FieldSpecs>(definition: PathDefinition<F>): NoInfer<PathDefinition<F>> {
   return definition;
 }
 

@@ -14,6 +14,10 @@ export interface RequestAuth {
   readonly metadata: Readonly<Record<string, string>>;
   /** The root policy: every capability everywhere. */
   readonly root: boolean;
+  readonly entityId: string;
+  readonly tokenType: 'service' | 'batch';
+  /** Set by the host after authorization: the caller's policy grants sudo on this path. */
+  sudo: boolean;
 }
 
 export interface MountRef {
@@ -65,7 +69,10 @@ export interface RawResponse {
 export interface LogicalResponse {
   data?: Record<string, unknown>;
   warnings?: string[];
+  /** A login's result: the host mints the token and answers with Vault's auth block. */
   auth?: AuthResult;
+  /** An auth block already minted (the token store's create and renew). */
+  tokenAuth?: Record<string, unknown>;
   raw?: RawResponse;
 }
 

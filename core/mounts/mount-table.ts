@@ -106,6 +106,8 @@ export interface MountTableDeps {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly defaults: SystemDefaults;
+  /** Called after a mount left the table and before its storage is deleted (the host revokes its tokens). */
+  readonly onDisable?: (entry: MountEntry, routePrefix: string) => Promise<void>;
 }
 
 export class MountTable {
@@ -163,16 +165,21 @@ export class MountTable {
     return live;
   }
 
-  /** Registers a built-in entry (sys/, token/) once; it keeps its UUID and accessor across restarts. */
-  async ensureBuiltin(table: MountTableName, path: string, type: string, description: string): Promise<void> {
+  /**
+   * Registers a built-in entry (sys/, token/, identity/) once; it keeps its UUID and accessor across
+   * restarts. A host-provided backend serves it (sys/ is routed by the host directly and has none).
+   */
+  async ensureBuiltin(table: MountTableName, path: string, type: string, description: string, backend?: Backend): Promise<void> {
     await this.serialize(async () => {
       const prefix = routePrefixOf({ table, path });
-      if (!this.mounts.has(prefix)) {
+      let live = this.mounts.get(prefix);
+      if (!live) {
         const entry = this.newEntry(table, path, { type, description }, true);
-        const live = new LiveMount(entry, new StorageView(this.deps.storage, storagePrefixOf(entry)));
+        live = new LiveMount(entry, new StorageView(this.deps.storage, storagePrefixOf(entry)));
         this.mounts.set(prefix, live);
         await this.persist(table);
       }
+      live.backend = backend;
     });
   }
 
@@ -208,6 +215,7 @@ export class MountTable {
       this.mounts.delete(prefix);
       await this.persist(table);
       await this.stop(live);
+      await this.deps.onDisable?.(live.entry, prefix);
       await deletePrefix(this.deps.storage, storagePrefixOf(live.entry));
       this.deps.logger.info({ mount: prefix, type: live.entry.type }, 'mount disabled');
     });
@@ -245,6 +253,11 @@ export class MountTable {
         this.deps.logger.info({ mount: live.routePrefix, type: live.entry.type }, 'mount reloaded');
       }
     });
+  }
+
+  /** The mount with an accessor (token renewal finds the auth method that issued a token). */
+  byAccessor(accessor: string): LiveMount | undefined {
+    return [...this.mounts.values()].find((m) => m.entry.accessor === accessor);
   }
 
   /** Every mount of a plugin type, for reload by plugin name. */

@@ -10,6 +10,9 @@ import { leaderPath } from './paths/leader.js';
 import { keyStatusPath, rotatePath } from './paths/key-status.js';
 import { mountTablePaths } from './paths/mounts.js';
 import { pluginsReloadPath } from './paths/plugins-reload.js';
+import { policyPaths } from './paths/policies.js';
+import { capabilityPaths } from './paths/capabilities.js';
+import { auditPaths } from './paths/audit.js';
 
 export function createSystemBackend(services: SystemServices): FrameworkBackend {
   return new FrameworkBackend({
@@ -26,6 +29,9 @@ export function createSystemBackend(services: SystemServices): FrameworkBackend 
       ...mountTablePaths(services, 'secret'),
       ...mountTablePaths(services, 'auth'),
       pluginsReloadPath(services),
+      ...policyPaths(() => services.authz.policies),
+      ...capabilityPaths(() => services.authz),
+      ...auditPaths(() => services.audit),
     ],
   });
 }

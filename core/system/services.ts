@@ -4,6 +4,17 @@ import type { MountTable } from '../mounts/mount-table.js';
 import type { Barrier } from '../../storage/barrier.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import type { Clock } from '../clock.js';
+import type { TokenEntry, TokenStore } from '../auth/token-store.js';
+import type { PolicyStore } from '../auth/policy-store.js';
+import type { ACL } from '../auth/policy/acl.js';
+import type { AuditBroker } from '../audit/broker.js';
+
+/** Tokens and policies, for the sys paths that report or change them. */
+export interface AuthzServices {
+  readonly tokens: TokenStore;
+  readonly policies: PolicyStore;
+  aclFor(token: TokenEntry): Promise<ACL>;
+}
 
 export interface ClusterInfo {
   readonly name: string;
@@ -19,6 +30,8 @@ export interface SystemServices {
   readonly clock: Clock;
   /** Undefined while sealed. */
   cluster(): ClusterInfo | undefined;
+  readonly authz: AuthzServices;
+  readonly audit: AuditBroker;
   /** `sys/seal-status` `storage_type`. */
   readonly storageType: string;
   readonly version: string;

@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { startServer, type RunningServer } from '../../core/server.js';
 import type { ServerConfig } from '../../core/config/config.js';
 import notesPlugin from '../fixtures/plugins/notes.js';
+import type { Clock } from '../../core/clock.js';
 import { TestClient } from './http.js';
 
 export interface TestServerOptions {
@@ -15,6 +16,18 @@ export interface TestServerOptions {
   readonly pluginDirectory?: string;
   readonly maxRequestSize?: number;
   readonly periodicIntervalMs?: number;
+  readonly clock?: Clock;
+}
+
+/** A clock tests move by hand, so expiry needs no sleeping. */
+export class ManualClock implements Clock {
+  private current = Date.now();
+  now(): Date {
+    return new Date(this.current);
+  }
+  advance(seconds: number): void {
+    this.current += seconds * 1000;
+  }
 }
 
 export function testConfig(options: TestServerOptions = {}): ServerConfig {
@@ -34,6 +47,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     config: testConfig(options),
     plugins: options.plugins ?? [notesPlugin],
     logger: pino({ level: 'silent' }),
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   return Object.assign(server, { client: new TestClient(server.address) });
 }

@@ -1,0 +1,95 @@
+/** `auth/token/roles` and `auth/token/roles/:role_name`. */
+import { definePath, listResponse, type AnyPathDefinition } from '../../../framework/index.js';
+import { BadRequestError } from '../../../errors.js';
+import type { TokenServices } from '../services.js';
+import { ROLES_PREFIX, readRole, roleKey, type TokenRole } from '../roles.js';
+
+export function rolePaths(services: TokenServices): AnyPathDefinition[] {
+  const role = definePath({
+    pattern: 'roles/:role_name',
+    fields: {
+      role_name: { type: 'name', description: 'Name of the role.', required: true },
+      allowed_policies: { type: 'comma-string-list', description: 'Policies tokens of this role may have; empty: a subset of the parent\'s.' },
+      disallowed_policies: { type: 'comma-string-list', description: 'Policies tokens of this role may not have.' },
+      allowed_policies_glob: { type: 'comma-string-list', description: 'Glob patterns of allowed policies.' },
+      disallowed_policies_glob: { type: 'comma-string-list', description: 'Glob patterns of disallowed policies.' },
+      orphan: { type: 'bool', description: 'Tokens of this role are orphans.' },
+      renewable: { type: 'bool', description: 'Tokens of this role can be renewed.' },
+      path_suffix: { type: 'string', description: 'Appended to the token path (auth/token/create/<role>/<suffix>).' },
+      allowed_entity_aliases: { type: 'comma-string-list', description: 'Not supported; must be empty.' },
+      token_period: { type: 'duration', description: 'Tokens are periodic with this period.' },
+      period: { type: 'duration', description: 'Deprecated alias of token_period.', deprecated: true },
+      token_explicit_max_ttl: { type: 'duration', description: 'A hard limit on the lifetime of tokens of this role.' },
+      explicit_max_ttl: { type: 'duration', description: 'Deprecated alias of token_explicit_max_ttl.', deprecated: true },
+      token_type: { type: 'string', description: 'Type of tokens of this role.', allowedValues: ['service', 'batch', 'default-service', 'default-batch'] },
+      token_bound_cidrs: { type: 'comma-string-list', description: 'CIDR blocks tokens of this role may be used from.' },
+      bound_cidrs: { type: 'comma-string-list', description: 'Deprecated alias of token_bound_cidrs.', deprecated: true },
+      token_no_default_policy: { type: 'bool', description: 'Do not add the default policy.' },
+      token_num_uses: { type: 'int', description: 'Number of uses of tokens of this role; 0 is unlimited.', minimum: 0 },
+    },
+    operations: {
+      read: {
+        summary: 'Read a role.',
+        handler: async (_req, input) => {
+          const found = await readRole(services.storage, input.role_name);
+          if (!found) return null;
+          return {
+            data: {
+              ...found,
+              period: found.token_period,
+              explicit_max_ttl: found.token_explicit_max_ttl,
+              bound_cidrs: found.token_bound_cidrs,
+            },
+          };
+        },
+      },
+      update: {
+        summary: 'Create or update a role.',
+        handler: async (_req, input) => {
+          if (input.allowed_entity_aliases && input.allowed_entity_aliases.length > 0) throw new BadRequestError('allowed_entity_aliases is not supported');
+          const existing = await readRole(services.storage, input.role_name);
+          const next: TokenRole = {
+            name: input.role_name,
+            allowed_policies: input.allowed_policies ?? existing?.allowed_policies ?? [],
+            disallowed_policies: input.disallowed_policies ?? existing?.disallowed_policies ?? [],
+            allowed_policies_glob: input.allowed_policies_glob ?? existing?.allowed_policies_glob ?? [],
+            disallowed_policies_glob: input.disallowed_policies_glob ?? existing?.disallowed_policies_glob ?? [],
+            orphan: input.orphan ?? existing?.orphan ?? false,
+            renewable: input.renewable ?? existing?.renewable ?? true,
+            path_suffix: input.path_suffix ?? existing?.path_suffix ?? '',
+            allowed_entity_aliases: [],
+            token_period: input.token_period ?? input.period ?? existing?.token_period ?? 0,
+            token_explicit_max_ttl: input.token_explicit_max_ttl ?? input.explicit_max_ttl ?? existing?.token_explicit_max_ttl ?? 0,
+            token_type: (input.token_type as TokenRole['token_type'] | undefined) ?? existing?.token_type ?? 'default-service',
+            token_bound_cidrs: input.token_bound_cidrs ?? input.bound_cidrs ?? existing?.token_bound_cidrs ?? [],
+            token_no_default_policy: input.token_no_default_policy ?? existing?.token_no_default_policy ?? false,
+            token_num_uses: input.token_num_uses ?? existing?.token_num_uses ?? 0,
+          };
+          if (next.path_suffix.includes('..')) throw new BadRequestError('path_suffix cannot contain ".."');
+          if (next.token_type === 'batch' && (next.token_period > 0 || next.token_num_uses > 0 || next.token_explicit_max_ttl > 0)) {
+            throw new BadRequestError('batch tokens cannot be periodic, have a limited number of uses or an explicit max TTL');
+          }
+          await services.storage.put(roleKey(next.name), Buffer.from(JSON.stringify(next)));
+          return null;
+        },
+      },
+      delete: {
+        summary: 'Delete a role.',
+        handler: async (_req, input) => {
+          await services.storage.delete(roleKey(input.role_name));
+          return null;
+        },
+      },
+    },
+    synopsis: 'Manage a token role.',
+    description: 'A role fixes policies, TTLs and type for tokens created through auth/token/create/<role>.',
+  });
+  const list = definePath({
+    pattern: 'roles/',
+    fields: {},
+    operations: { list: { summary: 'List roles.', handler: async () => listResponse(await services.storage.list(ROLES_PREFIX)) } },
+    synopsis: 'List token roles.',
+    description: 'Names of the token roles.',
+  });
+  return [role, list];
+}
