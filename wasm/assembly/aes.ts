@@ -17,8 +17,8 @@ const PLANES = memory.data(8 * 16, 16);
 const MIXED_KEYS = memory.data(15 * 128, 16);
 /** MixColumns' rotated terms plus round key, per plane. */
 const MIXED_TMP = memory.data(8 * 16, 16);
-/** Plain expanded key (up to 60 words) during key expansion. */
-const WORDS = memory.data(60 * 4, 16);
+/** Plain expanded keys during key expansion: word i of four keys, one per u32 lane. */
+const WORDS4 = memory.data(60 * 16, 16);
 
 /** Bytes of one replicated round-key set: (rounds + 1) × 8 planes × 16 bytes, for AES-256. */
 export const ROUND_KEYS_SIZE: usize = 15 * 128;
@@ -277,9 +277,8 @@ export function roundsFor(keyLen: usize): usize {
   return keyLen == 16 ? 10 : 14;
 }
 
-/** SubWord: the S-box on the four bytes of `w`, through the planes (constant-time). */
-function subWord(w: u32): u32 {
-  const v = i32x4.splat(<i32>w);
+/** SubWord on four words at once (one per u32 lane), through the planes (constant-time). */
+function subWord4(v: v128): v128 {
   for (let j: usize = 0; j < 8; j++) {
     const bit = bitOf(j);
     setPlane(j, i8x16.eq(v128.and(v, bit), bit));
@@ -287,35 +286,69 @@ function subWord(w: u32): u32 {
   subBytes();
   let out = i64x2.splat(0);
   for (let j: usize = 0; j < 8; j++) out = v128.or(out, v128.and(plane(j), bitOf(j)));
-  return <u32>i32x4.extract_lane(out, 0);
+  return out;
 }
 
 const RCON = memory.data<u8>([0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36]);
 
+/** Stores the replicated planes of the 16 plain key bytes `k` at `out`. */
+function replicate(k: v128, out: usize): void {
+  for (let j: usize = 0; j < 8; j++) {
+    const bit = bitOf(j);
+    v128.store(out + (j << 4), i8x16.eq(v128.and(k, bit), bit));
+  }
+}
+
 /**
- * Expands the 16- or 32-byte key at `key` into replicated round keys at `out`
- * ((rounds + 1) × 128 bytes).
+ * Expands `count` keys of `keyLen` (16 or 32) bytes, packed at `keys`, into replicated round
+ * keys: key k's at `out + k * ROUND_KEYS_SIZE`. Four keys share each pass of the schedule (one
+ * per u32 lane), so each SubWord costs a quarter of an S-box evaluation per key.
  */
-export function expandKey(key: usize, keyLen: usize, out: usize): void {
+export function expandKeys(keys: usize, keyLen: usize, count: usize, out: usize): void {
   const nk = keyLen >> 2;
   const rounds = roundsFor(keyLen);
   const total = (rounds + 1) << 2;
-  for (let i: usize = 0; i < nk; i++) store<u32>(WORDS + (i << 2), load<u32>(key + (i << 2)));
-  for (let i = nk; i < total; i++) {
-    // Words hold bytes in memory order, so RotWord is a rotation by 8 bits of the u32.
-    let t = load<u32>(WORDS + ((i - 1) << 2));
-    if (i % nk == 0) t = subWord(rotr<u32>(t, 8)) ^ <u32>load<u8>(RCON + i / nk - 1);
-    else if (nk > 6 && i % nk == 4) t = subWord(t);
-    store<u32>(WORDS + (i << 2), load<u32>(WORDS + ((i - nk) << 2)) ^ t);
-  }
-  for (let r: usize = 0; r <= rounds; r++) {
-    const k = v128.load(WORDS + (r << 4));
-    for (let j: usize = 0; j < 8; j++) {
-      const bit = bitOf(j);
-      v128.store(out + (r << 7) + (j << 4), i8x16.eq(v128.and(k, bit), bit));
+  for (let first: usize = 0; first < count; first += 4) {
+    const inGroup = count - first < 4 ? count - first : 4;
+    // Lanes past the last key repeat it; their results are not stored.
+    const k0 = keys + first * keyLen;
+    const k1 = keys + (first + (inGroup > 1 ? 1 : 0)) * keyLen;
+    const k2 = keys + (first + (inGroup > 2 ? 2 : 0)) * keyLen;
+    const k3 = keys + (first + (inGroup > 3 ? 3 : 0)) * keyLen;
+    for (let i: usize = 0; i < nk; i++) {
+      const o = i << 2;
+      v128.store(WORDS4 + (i << 4), i32x4(load<i32>(k0 + o), load<i32>(k1 + o), load<i32>(k2 + o), load<i32>(k3 + o)));
+    }
+    for (let i = nk; i < total; i++) {
+      // Words hold bytes in memory order, so RotWord is a byte rotation within each lane.
+      let t = v128.load(WORDS4 + ((i - 1) << 4));
+      if (i % nk == 0) {
+        const rot = i8x16.shuffle(t, t, 1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12);
+        t = v128.xor(subWord4(rot), i32x4.splat(<i32>load<u8>(RCON + i / nk - 1)));
+      } else if (nk > 6 && i % nk == 4) {
+        t = subWord4(t);
+      }
+      v128.store(WORDS4 + (i << 4), v128.xor(v128.load(WORDS4 + ((i - nk) << 4)), t));
+    }
+    for (let r: usize = 0; r <= rounds; r++) {
+      // Transpose the round's four words × four keys into one 16-byte round key per key.
+      const w = WORDS4 + (r << 6);
+      const a = v128.load(w, 0);
+      const b = v128.load(w, 16);
+      const c = v128.load(w, 32);
+      const d = v128.load(w, 48);
+      const ab01 = i8x16.shuffle(a, b, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+      const cd01 = i8x16.shuffle(c, d, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+      const ab23 = i8x16.shuffle(a, b, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+      const cd23 = i8x16.shuffle(c, d, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+      const dst = out + first * ROUND_KEYS_SIZE + (r << 7);
+      replicate(i8x16.shuffle(ab01, cd01, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23), dst);
+      if (inGroup > 1) replicate(i8x16.shuffle(ab01, cd01, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31), dst + ROUND_KEYS_SIZE);
+      if (inGroup > 2) replicate(i8x16.shuffle(ab23, cd23, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23), dst + 2 * ROUND_KEYS_SIZE);
+      if (inGroup > 3) replicate(i8x16.shuffle(ab23, cd23, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31), dst + 3 * ROUND_KEYS_SIZE);
     }
   }
-  memory.fill(WORDS, 0, 60 * 4);
+  memory.fill(WORDS4, 0, 60 * 16);
   memory.fill(PLANES, 0, 128);
 }
 

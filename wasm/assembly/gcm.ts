@@ -11,7 +11,7 @@
 // Keystream layout (in blocks): [H = E(0^128)] once for a one-key batch, then per item:
 // [H, only when keys are per item] [E(J0)] [E(J0+1)] ... one block per 16 bytes of text.
 
-import { ROUND_KEYS_SIZE, encryptBlocks, expandKey, roundsFor } from './aes';
+import { ROUND_KEYS_SIZE, encryptBlocks, expandKeys, roundsFor } from './aes';
 import { ENTRY_SIZE, E_A, E_B, E_B_LEN, E_IN, E_IN_LEN, E_OUT, E_STATUS, ensureMemory } from './layout';
 import { HKEY_SIZE, ghashFinish, ghashReset, ghashUpdate, prepareHashKey } from './ghash';
 
@@ -149,7 +149,7 @@ export function gcmWasm(open: i32, table: usize, n: i32, keys: usize, keyLen: us
   const keyOf = roundKeys + nk * ROUND_KEYS_SIZE;
   const hk = align16(keyOf + (blocks << 2));
   ensureMemory(hk + HKEY_SIZE);
-  for (let k: usize = 0; k < nk; k++) expandKey(keys + k * keyLen, keyLen, roundKeys + k * ROUND_KEYS_SIZE);
+  expandKeys(keys, keyLen, nk, roundKeys);
   if (perItemKey == 0) {
     for (let b: usize = 0; b < blocks; b++) store<u32>(keyOf + (b << 2), <u32>roundKeys);
   } else {
