@@ -40,14 +40,30 @@ export interface SystemDefaults {
   readonly maxLeaseTtl: number;
 }
 
+/** The requests running on one backend instance; `idle()` resolves once none is left. */
+class InFlight {
+  count = 0;
+  private readonly waiters: (() => void)[] = [];
+
+  idle(): Promise<void> {
+    if (this.count === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  end(): void {
+    this.count--;
+    if (this.count === 0) for (const resolve of this.waiters.splice(0)) resolve();
+  }
+}
+
 /** A mounted backend and what the host needs to route to it. */
 export class LiveMount {
   backend: Backend | undefined;
   container: DependencyContainer | undefined;
   /** Why the backend could not be built; requests to the mount fail with it. */
   failure: string | undefined;
-  private inflight = 0;
-  private drained: (() => void) | undefined;
+  /** Requests on the current backend; a swap starts a new count so the old backend drains on its own. */
+  private inflight = new InFlight();
 
   constructor(
     public entry: MountEntry,
@@ -63,28 +79,35 @@ export class LiveMount {
     if (!this.backend) {
       throw new UnavailableError(`mount "${this.routePrefix}" is unavailable: ${this.failure ?? 'not loaded'}`);
     }
-    this.inflight++;
+    const inflight = this.inflight;
+    inflight.count++;
     let released = false;
     return {
       backend: this.backend,
       release: () => {
         if (released) return;
         released = true;
-        this.inflight--;
-        if (this.inflight === 0) this.drained?.();
+        inflight.end();
       },
     };
   }
 
   /** Resolves when no request holds the backend that was current when this was called. */
   waitIdle(): Promise<void> {
-    if (this.inflight === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.drained = () => {
-        this.drained = undefined;
-        resolve();
-      };
-    });
+    return this.inflight.idle();
+  }
+
+  /**
+   * Puts a new backend in place: requests from now on get it. Resolves when the requests still
+   * holding the previous backend have ended, so a busy mount cannot hold a reload back forever.
+   */
+  swap(backend: Backend, container: DependencyContainer): Promise<void> {
+    const previous = this.inflight;
+    this.inflight = new InFlight();
+    this.backend = backend;
+    this.container = container;
+    this.failure = undefined;
+    return previous.idle();
   }
 }
 
@@ -245,10 +268,7 @@ export class MountTable {
         if (live.entry.builtin) continue;
         const old = { backend: live.backend, container: live.container };
         const fresh = await this.build(live);
-        await live.waitIdle();
-        live.backend = fresh.backend;
-        live.container = fresh.container;
-        live.failure = undefined;
+        await live.swap(fresh.backend, fresh.container);
         await this.cleanup(old.backend, old.container, live.routePrefix);
         this.deps.logger.info({ mount: live.routePrefix, type: live.entry.type }, 'mount reloaded');
       }
