@@ -28,8 +28,11 @@ export interface DispatchRule {
   readonly paths: readonly BatchPath[];
   /** The batch path for qualifying items. */
   readonly fast: BatchPath;
-  /** A different batch path when at most `maxItems` items qualify (it skips a per-batch cost). */
-  readonly few?: { readonly path: BatchPath; readonly maxItems: number };
+  /**
+   * A different batch path when at most `maxItems` items qualify (it skips a per-batch cost, such
+   * as creating a native cipher); in such a batch only items up to its own `maxItemBytes` take it.
+   */
+  readonly few?: { readonly path: BatchPath; readonly maxItems: number; readonly maxItemBytes: number };
   /** Items up to this many bytes qualify for the batch path (larger ones go to node:crypto). */
   readonly maxItemBytes: number;
   /** Fewer qualifying items than this and the whole batch goes to node:crypto. */
@@ -42,7 +45,7 @@ export interface DispatchRule {
  * item size is slower than node:crypto.
  */
 export const DISPATCH_RULES: Readonly<Record<Primitive, DispatchRule>> = {
-  gcm: { paths: ['hybrid', 'wasm'], fast: 'hybrid', few: { path: 'wasm', maxItems: 8 }, maxItemBytes: 1024, minItems: 1 },
+  gcm: { paths: ['hybrid', 'wasm'], fast: 'hybrid', few: { path: 'wasm', maxItems: 8, maxItemBytes: 256 }, maxItemBytes: 1024, minItems: 1 },
   'gcm-keys': { paths: ['wasm', 'hybrid'], fast: 'wasm', maxItemBytes: 1024, minItems: 1 },
   sha256: { paths: ['wasm'], fast: 'wasm', maxItemBytes: 1024, minItems: 1 },
   sha512: { paths: ['wasm'], fast: 'wasm', maxItemBytes: 1024, minItems: 1 },
@@ -74,6 +77,9 @@ export function planBatch(rule: DispatchRule, count: number, sizeOf: (i: number)
   const node: number[] = [];
   for (let i = 0; i < count; i++) (sizeOf(i) <= rule.maxItemBytes ? fast : node).push(i);
   if (fast.length < rule.minItems) return { path: rule.fast, fast: [], node: all() };
-  const path = rule.few !== undefined && fast.length <= rule.few.maxItems ? rule.few.path : rule.fast;
-  return { path, fast, node };
+  const few = rule.few;
+  if (few !== undefined && fast.length <= few.maxItems) {
+    return { path: few.path, fast: fast.filter((i) => sizeOf(i) <= few.maxItemBytes), node: all().filter((i) => sizeOf(i) > few.maxItemBytes) };
+  }
+  return { path: rule.fast, fast, node };
 }

@@ -26,9 +26,16 @@ describe('wasm crypto core: dispatch', function () {
   });
 
   it('uses another batch path for a batch with few qualifying items, where the rule says so', function () {
-    const withFew: DispatchRule = { paths: ['hybrid', 'wasm'], fast: 'hybrid', few: { path: 'wasm', maxItems: 2 }, maxItemBytes: 100, minItems: 1 };
+    const withFew: DispatchRule = {
+      paths: ['hybrid', 'wasm'],
+      fast: 'hybrid',
+      few: { path: 'wasm', maxItems: 2, maxItemBytes: 50 },
+      maxItemBytes: 100,
+      minItems: 1,
+    };
     expect(planBatch(withFew, 3, () => 10).path).to.equal('hybrid');
     expect(planBatch(withFew, 3, (i) => (i === 0 ? 1000 : 10))).to.deep.equal({ path: 'wasm', fast: [1, 2], node: [0] });
+    expect(planBatch(withFew, 3, (i) => [1000, 10, 80][i]!)).to.deep.equal({ path: 'wasm', fast: [1], node: [0, 2] });
   });
 
   it('has a rule for every primitive whose batch paths include its chosen ones', function () {

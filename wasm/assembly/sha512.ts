@@ -42,6 +42,16 @@ const STATE = memory.data(64, 16);
 const SCHEDULE = memory.data(80 * 8, 16);
 const TAIL = memory.data(256, 16);
 
+// @ts-ignore: decorator
+@inline function bigSigma0(x: u64): u64 {
+  return rotr<u64>(x, 28) ^ rotr<u64>(x, 34) ^ rotr<u64>(x, 39);
+}
+
+// @ts-ignore: decorator
+@inline function bigSigma1(x: u64): u64 {
+  return rotr<u64>(x, 14) ^ rotr<u64>(x, 18) ^ rotr<u64>(x, 41);
+}
+
 function compress(p: usize): void {
   for (let t: usize = 0; t < 16; t++) store<u64>(SCHEDULE + (t << 3), loadBE64(p + (t << 3)));
   for (let t: usize = 16; t < 80; t++) {
@@ -60,20 +70,48 @@ function compress(p: usize): void {
   let f = load<u64>(STATE, 40);
   let g = load<u64>(STATE, 48);
   let h = load<u64>(STATE, 56);
-  for (let t: usize = 0; t < 80; t++) {
-    const bigS1 = rotr<u64>(e, 14) ^ rotr<u64>(e, 18) ^ rotr<u64>(e, 41);
-    const ch = (e & f) ^ (~e & g);
-    const t1 = h + bigS1 + ch + load<u64>(K + (t << 3)) + load<u64>(SCHEDULE + (t << 3));
-    const bigS0 = rotr<u64>(a, 28) ^ rotr<u64>(a, 34) ^ rotr<u64>(a, 39);
-    const maj = (a & b) ^ (a & c) ^ (b & c);
-    h = g;
-    g = f;
-    f = e;
-    e = d + t1;
-    d = c;
-    c = b;
-    b = a;
-    a = t1 + bigS0 + maj;
+  // Eight rounds per iteration with the roles of the variables rotated, so no round moves state.
+  for (let t: usize = 0; t < 80; t += 8) {
+    {
+      const t1 = h + bigSigma1(e) + ((e & f) ^ (~e & g)) + load<u64>(K + ((t + 0) << 3)) + load<u64>(SCHEDULE + ((t + 0) << 3));
+      d += t1;
+      h = t1 + bigSigma0(a) + ((a & b) ^ (a & c) ^ (b & c));
+    }
+    {
+      const t1 = g + bigSigma1(d) + ((d & e) ^ (~d & f)) + load<u64>(K + ((t + 1) << 3)) + load<u64>(SCHEDULE + ((t + 1) << 3));
+      c += t1;
+      g = t1 + bigSigma0(h) + ((h & a) ^ (h & b) ^ (a & b));
+    }
+    {
+      const t1 = f + bigSigma1(c) + ((c & d) ^ (~c & e)) + load<u64>(K + ((t + 2) << 3)) + load<u64>(SCHEDULE + ((t + 2) << 3));
+      b += t1;
+      f = t1 + bigSigma0(g) + ((g & h) ^ (g & a) ^ (h & a));
+    }
+    {
+      const t1 = e + bigSigma1(b) + ((b & c) ^ (~b & d)) + load<u64>(K + ((t + 3) << 3)) + load<u64>(SCHEDULE + ((t + 3) << 3));
+      a += t1;
+      e = t1 + bigSigma0(f) + ((f & g) ^ (f & h) ^ (g & h));
+    }
+    {
+      const t1 = d + bigSigma1(a) + ((a & b) ^ (~a & c)) + load<u64>(K + ((t + 4) << 3)) + load<u64>(SCHEDULE + ((t + 4) << 3));
+      h += t1;
+      d = t1 + bigSigma0(e) + ((e & f) ^ (e & g) ^ (f & g));
+    }
+    {
+      const t1 = c + bigSigma1(h) + ((h & a) ^ (~h & b)) + load<u64>(K + ((t + 5) << 3)) + load<u64>(SCHEDULE + ((t + 5) << 3));
+      g += t1;
+      c = t1 + bigSigma0(d) + ((d & e) ^ (d & f) ^ (e & f));
+    }
+    {
+      const t1 = b + bigSigma1(g) + ((g & h) ^ (~g & a)) + load<u64>(K + ((t + 6) << 3)) + load<u64>(SCHEDULE + ((t + 6) << 3));
+      f += t1;
+      b = t1 + bigSigma0(c) + ((c & d) ^ (c & e) ^ (d & e));
+    }
+    {
+      const t1 = a + bigSigma1(f) + ((f & g) ^ (~f & h)) + load<u64>(K + ((t + 7) << 3)) + load<u64>(SCHEDULE + ((t + 7) << 3));
+      e += t1;
+      a = t1 + bigSigma0(b) + ((b & c) ^ (b & d) ^ (c & d));
+    }
   }
   store<u64>(STATE, a + load<u64>(STATE, 0), 0);
   store<u64>(STATE, b + load<u64>(STATE, 8), 8);
