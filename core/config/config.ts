@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv } from 'ajv';
-import { parseDurationExact, parseDurationSeconds } from '../framework/fields.js';
+import { parseBool, parseDurationExact, parseDurationSeconds } from '../framework/fields.js';
 import { DEFAULT_MAX_REQUEST_SIZE } from '../http/body.js';
 
 export interface ServerConfig {
@@ -31,7 +31,14 @@ export interface ServerConfig {
 export class ConfigError extends Error {}
 
 const duration = { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string' }] };
-const bool = { anyOf: [{ type: 'boolean' }, { type: 'string', enum: ['true', 'false', '1', '0'] }] };
+/** As Vault reads `tls_disable`: a boolean, 0 or 1, or a word of Go's ParseBool. */
+const bool = {
+  anyOf: [
+    { type: 'boolean' },
+    { type: 'integer', enum: [0, 1] },
+    { type: 'string', enum: ['1', 't', 'T', 'TRUE', 'true', 'True', '0', 'f', 'F', 'FALSE', 'false', 'False'] },
+  ],
+};
 
 const schema = {
   type: 'object',
@@ -81,13 +88,14 @@ const validate = new Ajv({ allErrors: false, strict: false }).compile(schema);
 const DEFAULT_TTL = 768 * 3600;
 
 function toBool(v: unknown): boolean {
-  return v === true || v === 'true' || v === '1';
+  return v === undefined ? false : parseBool(v);
 }
 
+/** A TTL in seconds; unset, "" and 0 mean the default, as in Vault's NewCore. */
 function toSeconds(v: unknown, key: string, fallback: number): number {
   if (v === undefined || v === '') return fallback;
   try {
-    return parseDurationSeconds(v);
+    return parseDurationSeconds(v) || fallback;
   } catch (err) {
     throw new ConfigError(`${key}: ${err instanceof Error ? err.message : String(err)}`);
   }
