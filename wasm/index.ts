@@ -118,6 +118,10 @@ function checkKeys(key: Uint8Array | readonly Uint8Array[], count: number, what:
   }
 }
 
+/**
+ * The loaded crypto core: one WASM instance and its arena. Calls are synchronous, so one instance
+ * serves a whole event loop; a worker thread loads its own.
+ */
 export class WasmCrypto {
   private constructor(
     private readonly kernels: Kernels,

@@ -361,27 +361,23 @@ export function encryptBlocks(p: usize, count: usize, keyOf: usize, rounds: usiz
     const lanes = count - first < 8 ? count - first : 8;
     const base = keyOf + (first << 2);
     let rk = <usize>load<u32>(base);
-    let mixed = false;
-    for (let b: usize = 1; b < lanes; b++) if (<usize>load<u32>(base + (b << 2)) != rk) mixed = true;
-    if (mixed) {
-      // Lanes from b on take the key of block b wherever the key changes (public structure).
-      for (let r: usize = 0; r <= rounds; r++) {
-        for (let j: usize = 0; j < 8; j++) {
-          const off = (r << 7) + (j << 4);
-          let acc = v128.load(rk + off);
-          let prev = rk;
-          for (let b: usize = 1; b < lanes; b++) {
-            const kb = <usize>load<u32>(base + (b << 2));
-            if (kb != prev) {
-              acc = v128.bitselect(v128.load(kb + off), acc, i8x16.splat(<i8>((<i32>0xff << <i32>b) & 0xff)));
-              prev = kb;
-            }
-          }
-          v128.store(MIXED_KEYS + off, acc);
-        }
+    let prev = rk;
+    let copied = false;
+    for (let b: usize = 1; b < lanes; b++) {
+      const kb = <usize>load<u32>(base + (b << 2));
+      if (kb == prev) continue;
+      // The key changes at lane b (public structure): lanes b.. take block b's round keys.
+      if (!copied) {
+        memory.copy(MIXED_KEYS, rk, (rounds + 1) << 7);
+        copied = true;
       }
-      rk = MIXED_KEYS;
+      const mask = i8x16.splat(<i8>((<i32>0xff << <i32>b) & 0xff));
+      for (let off: usize = 0; off < (rounds + 1) << 7; off += 16) {
+        v128.store(MIXED_KEYS + off, v128.bitselect(v128.load(kb + off), v128.load(MIXED_KEYS + off), mask));
+      }
+      prev = kb;
     }
+    if (copied) rk = MIXED_KEYS;
     loadBlocks(p + (first << 4), lanes);
     encryptPlanes(rk, rounds);
     storeBlocks(p + (first << 4), lanes);
