@@ -314,7 +314,7 @@ describe('MountTable', () => {
       expect(table.resolve('auth/people/login')?.mount.routePrefix).to.equal('auth/people/');
     });
 
-    it('prefers the longest matching prefix', async () => {
+    it('tells apart mounts whose names start with the same letters', async () => {
       await table.ensureBuiltin('secret', 'cubbyhole/', 'cubbyhole', 'per-token storage');
       await table.enable('secret', 'cubby', { type: 'notes' });
       expect(table.resolve('cubbyhole/x')?.mount.entry.path).to.equal('cubbyhole/');
