@@ -114,7 +114,7 @@ export function mergePathRules(existing: PathRule, incoming: PathRule): PathRule
 }
 
 /** An object without a prototype, so a parameter named `__proto__` is just a key. */
-export function emptyParameterValues(): Record<string, readonly unknown[]> {
+function emptyParameterValues(): Record<string, readonly unknown[]> {
   return Object.create(null) as Record<string, readonly unknown[]>;
 }
 
