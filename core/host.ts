@@ -72,6 +72,8 @@ export interface HostOptions {
   readonly maxLeaseTtl?: number;
   /** How often backends' periodic hooks run, in ms; 0 disables the timer. */
   readonly periodicIntervalMs?: number;
+  /** The loaded WASM crypto core, registered for plugins under TOKENS.WasmCrypto. */
+  readonly wasm?: unknown;
 }
 
 const DEFAULT_TTL = 768 * 3600;
@@ -124,6 +126,7 @@ export class Host {
     registerValue(this.container, TOKENS.Clock, this.clock);
     registerValue(this.container, TOKENS.Logger, this.logger);
     registerValue(this.container, TOKENS.PluginRegistry, this.registry);
+    if (options.wasm) registerValue(this.container, TOKENS.WasmCrypto, options.wasm);
 
     this.seal = new SealManager(options.physical, this.barrier, {
       afterUnseal: () => this.afterUnseal(),

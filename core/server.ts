@@ -16,6 +16,7 @@ import type { PhysicalStorage } from '../storage/storage.js';
 import { LevelDbStorage } from '../storage/leveldb.js';
 import { MemoryStorage } from '../storage/memory.js';
 import type { Clock } from './clock.js';
+import { WasmCrypto } from '../wasm/index.js';
 
 export interface StartOptions {
   readonly config: ServerConfig;
@@ -55,6 +56,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     for (const loaded of report.loaded) logger.info({ plugin: loaded.name, version: loaded.version }, 'plugin loaded');
   }
 
+  // Loaded (and warmed up) once per server: every transit mount shares it.
+  const wasm = await WasmCrypto.load();
   const physical = await openStorage(config);
   const host = new Host({
     physical,
@@ -64,6 +67,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     defaultLeaseTtl: config.defaultLeaseTtl,
     maxLeaseTtl: config.maxLeaseTtl,
     periodicIntervalMs: config.periodicIntervalMs,
+    wasm,
   });
 
   let listener: Listener | undefined;

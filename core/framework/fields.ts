@@ -15,7 +15,8 @@ export type FieldType =
   | 'string-list'
   | 'comma-int-list'
   | 'map'
-  | 'header-map';
+  | 'header-map'
+  | 'object-list';
 
 /** The TypeScript type a handler receives for each field type. */
 export interface FieldTypeMap {
@@ -30,6 +31,7 @@ export interface FieldTypeMap {
   'comma-int-list': number[];
   map: Record<string, unknown>;
   'header-map': Record<string, string[]>;
+  'object-list': Record<string, unknown>[];
 }
 
 export interface FieldSpec<T extends FieldType = FieldType> {
@@ -193,6 +195,22 @@ function asHeaderMap(raw: unknown): Record<string, string[]> {
   return out;
 }
 
+/** A list of objects (transit's batch_input); a JSON-encoded list is accepted too (CLI `k=@file`). */
+function asObjectList(raw: unknown): Record<string, unknown>[] {
+  if (typeof raw === 'string') {
+    try {
+      raw = JSON.parse(raw);
+    } catch {
+      throw new CoercionError('expected a list of objects or a JSON-encoded list');
+    }
+  }
+  if (!Array.isArray(raw)) throw new CoercionError(`expected a list of objects, got ${describe(raw)}`);
+  raw.forEach((item, i) => {
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new CoercionError(`item ${i} is not an object`);
+  });
+  return raw as Record<string, unknown>[];
+}
+
 /** Coerces a given (not unset) raw value to the field's type. */
 export function coerceField(spec: FieldSpec, raw: unknown): unknown {
   switch (spec.type) {
@@ -221,6 +239,8 @@ export function coerceField(spec: FieldSpec, raw: unknown): unknown {
       return asMap(raw);
     case 'header-map':
       return asHeaderMap(raw);
+    case 'object-list':
+      return asObjectList(raw);
   }
 }
 

@@ -1,4 +1,5 @@
 /** The plugins compiled into Keywarden; the server registers each at start-up. */
 import type { PluginManifest } from './plugin.js';
+import { transitPlugin } from '../../plugins/transit/backend.js';
 
-export const BUILTIN_PLUGINS: readonly PluginManifest[] = [];
+export const BUILTIN_PLUGINS: readonly PluginManifest[] = [transitPlugin];

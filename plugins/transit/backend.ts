@@ -1,0 +1,64 @@
+/**
+ * The transit secrets engine: named, versioned keys and cryptography as a service.
+ * One backend per mount; the key cache size is read from storage when the backend is built,
+ * so a new cache-config size applies after a reload of the mount (spec §2.4).
+ */
+import { TOKENS } from '../../core/di/tokens.js';
+import { FrameworkBackend, type AnyPathDefinition } from '../../core/framework/index.js';
+import type { PluginContext, PluginManifest } from '../../core/plugins/plugin.js';
+import type { WasmCrypto } from '../../wasm/index.js';
+import type { TransitContext } from './context.js';
+import { KeyStore } from './keys/key-store.js';
+import { rotateKey } from './keys/operations.js';
+import { keysPaths } from './paths/keys.js';
+import { keysConfigPath } from './paths/keys-config.js';
+import { keysRotatePath } from './paths/keys-rotate.js';
+import { keysTrimPath } from './paths/keys-trim.js';
+import { configKeysPath } from './paths/config-keys.js';
+import { cacheConfigPath, readCacheSize } from './paths/cache-config.js';
+import { TRANSIT_OPERATION_PATHS } from './paths/index.js';
+
+export async function createTransitBackend(plugin: PluginContext): Promise<FrameworkBackend> {
+  const wasm = plugin.container.resolve<WasmCrypto>(TOKENS.WasmCrypto);
+  const keys = new KeyStore(plugin.storage, await readCacheSize(plugin.storage));
+  const ctx: TransitContext = { keys, storage: plugin.storage, wasm, clock: plugin.clock, logger: plugin.logger };
+  const paths: AnyPathDefinition[] = [
+    ...keysPaths(ctx),
+    keysConfigPath(ctx),
+    keysRotatePath(ctx),
+    keysTrimPath(ctx),
+    configKeysPath(ctx),
+    cacheConfigPath(ctx),
+    ...TRANSIT_OPERATION_PATHS.flatMap((make) => make(ctx)),
+  ];
+  return new FrameworkBackend({
+    description: 'The transit engine: cryptography as a service with named, versioned keys.',
+    paths,
+    periodic: () => autoRotate(ctx),
+  });
+}
+
+/** Rotates every key whose latest version is older than its auto_rotate_period. */
+async function autoRotate(ctx: TransitContext): Promise<void> {
+  const now = Math.floor(ctx.clock.now().getTime() / 1000);
+  for (const name of await ctx.keys.list()) {
+    if (name.endsWith('/')) continue;
+    const policy = await ctx.keys.get(name);
+    const s = policy?.settings;
+    if (!policy || !s || s.autoRotatePeriod === 0) continue;
+    if (s.imported && !s.allowImportedKeyRotation) continue;
+    const latest = policy.versions.get(s.latestVersion);
+    if (latest && now >= latest.creationTime + s.autoRotatePeriod) {
+      await rotateKey(ctx, name);
+      ctx.logger.info({ key: name, version: s.latestVersion + 1 }, 'key rotated automatically');
+    }
+  }
+}
+
+export const transitPlugin: PluginManifest = {
+  name: 'transit',
+  kind: 'secret',
+  version: '0.1.0',
+  description: 'Cryptography as a service: encrypt, decrypt, sign, verify, HMAC and more with named keys.',
+  factory: createTransitBackend,
+};

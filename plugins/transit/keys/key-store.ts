@@ -1,0 +1,97 @@
+/**
+ * Keys in storage and in memory. Storage layout (the mount's own view):
+ *   policy/<name>               settings of a key (JSON)
+ *   versions/<name>/<n>         material of version n (JSON), one entry per version
+ * Reads go through the policy cache. Every change to a key runs under that key's lock and writes
+ * the settings and the changed versions in one batch, then replaces the cached policy.
+ */
+import type { Storage, BatchOp } from '../../../storage/storage.js';
+import { KeyPolicy, type PolicySettings } from './key-policy.js';
+import { decodeVersion, encodeVersion, type KeyVersion } from './key-version.js';
+import { PolicyCache } from './lru.js';
+
+/** Storage keys under the mount. */
+export const KEYS = {
+  // Settings of one key.
+  policy: (name: string) => `policy/${name}`,
+  policyPrefix: 'policy/',
+  // Material of one version of one key.
+  version: (name: string, version: number) => `versions/${name}/${version}`,
+  versionPrefix: (name: string) => `versions/${name}/`,
+} as const;
+
+export class KeyStore {
+  private readonly cache: PolicyCache<KeyPolicy>;
+  private readonly locks = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly storage: Storage,
+    cacheSize: number,
+  ) {
+    this.cache = new PolicyCache(cacheSize);
+  }
+
+  get cacheSize(): number {
+    return this.cache.size;
+  }
+
+  /** Runs `work` alone for this key name (creation, rotation, config, trim, deletion). */
+  async withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(name) ?? Promise.resolve();
+    const run = previous.then(work, work);
+    const tail = run.catch(() => undefined);
+    this.locks.set(name, tail);
+    void tail.then(() => {
+      if (this.locks.get(name) === tail) this.locks.delete(name);
+    });
+    return run;
+  }
+
+  async get(name: string): Promise<KeyPolicy | undefined> {
+    const cached = this.cache.get(name);
+    if (cached) return cached;
+    const raw = await this.storage.get(KEYS.policy(name));
+    if (!raw) return undefined;
+    const settings = JSON.parse(Buffer.from(raw).toString('utf8')) as PolicySettings;
+    const versions = new Map<number, KeyVersion>();
+    for (let v = Math.max(settings.minAvailableVersion, 1); v <= settings.latestVersion; v++) {
+      const stored = await this.storage.get(KEYS.version(name, v));
+      if (stored) versions.set(v, decodeVersion(stored));
+    }
+    const policy = new KeyPolicy(settings, versions);
+    // Another request may have loaded (or changed) it meanwhile; the cached one wins.
+    const raced = this.cache.get(name);
+    if (raced) return raced;
+    this.cache.set(name, policy);
+    return policy;
+  }
+
+  /**
+   * Persists a policy: its settings, the versions named in `written`, and deletes `removed`; then
+   * caches it. Call under the key's lock.
+   */
+  async save(policy: KeyPolicy, written: readonly KeyVersion[] = [], removed: readonly number[] = []): Promise<KeyPolicy> {
+    const ops: BatchOp[] = [
+      ...written.map((v): BatchOp => ({ type: 'put', key: KEYS.version(policy.name, v.version), value: encodeVersion(v) })),
+      ...removed.map((v): BatchOp => ({ type: 'delete', key: KEYS.version(policy.name, v) })),
+      { type: 'put', key: KEYS.policy(policy.name), value: Buffer.from(JSON.stringify(policy.settings), 'utf8') },
+    ];
+    await this.storage.batch(ops);
+    this.cache.set(policy.name, policy);
+    return policy;
+  }
+
+  /** Deletes a key and all its versions. Call under the key's lock. */
+  async delete(name: string): Promise<void> {
+    const versions = await this.storage.list(KEYS.versionPrefix(name));
+    await this.storage.batch([
+      { type: 'delete', key: KEYS.policy(name) },
+      ...versions.map((v): BatchOp => ({ type: 'delete', key: KEYS.versionPrefix(name) + v })),
+    ]);
+    this.cache.delete(name);
+  }
+
+  async list(): Promise<string[]> {
+    return this.storage.list(KEYS.policyPrefix);
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The key types transit offers and what each supports. `vaultId` is Vault's numeric key type as it
+ * appears in backups (reference transit.md §2.2: Vault's numbering, hmac = 11).
+ */
+import { BadRequestError } from '../../../core/errors.js';
+
+export type KeyType =
+  | 'aes128-gcm96'
+  | 'aes256-gcm96'
+  | 'chacha20-poly1305'
+  | 'ed25519'
+  | 'ecdsa-p256'
+  | 'ecdsa-p384'
+  | 'ecdsa-p521'
+  | 'rsa-2048'
+  | 'rsa-3072'
+  | 'rsa-4096'
+  | 'hmac';
+
+export interface KeyTypeInfo {
+  readonly name: KeyType;
+  readonly vaultId: number;
+  readonly encryption: boolean;
+  readonly decryption: boolean;
+  readonly signing: boolean;
+  readonly derivation: boolean;
+  /** Authenticated encryption with associated data. */
+  readonly aead: boolean;
+  readonly family: 'aes-gcm' | 'chacha' | 'ed25519' | 'ecdsa' | 'rsa' | 'hmac';
+  /** Symmetric key length in bytes (AES, ChaCha). */
+  readonly keyBytes?: number;
+  readonly curve?: 'P-256' | 'P-384' | 'P-521';
+  readonly rsaBits?: number;
+}
+
+const t = (info: KeyTypeInfo) => info;
+
+export const KEY_TYPES: Readonly<Record<KeyType, KeyTypeInfo>> = {
+  'aes256-gcm96': t({ name: 'aes256-gcm96', vaultId: 0, encryption: true, decryption: true, signing: false, derivation: true, aead: true, family: 'aes-gcm', keyBytes: 32 }),
+  'ecdsa-p256': t({ name: 'ecdsa-p256', vaultId: 1, encryption: false, decryption: false, signing: true, derivation: false, aead: false, family: 'ecdsa', curve: 'P-256' }),
+  ed25519: t({ name: 'ed25519', vaultId: 2, encryption: false, decryption: false, signing: true, derivation: true, aead: false, family: 'ed25519' }),
+  'rsa-2048': t({ name: 'rsa-2048', vaultId: 3, encryption: true, decryption: true, signing: true, derivation: false, aead: false, family: 'rsa', rsaBits: 2048 }),
+  'rsa-4096': t({ name: 'rsa-4096', vaultId: 4, encryption: true, decryption: true, signing: true, derivation: false, aead: false, family: 'rsa', rsaBits: 4096 }),
+  'chacha20-poly1305': t({ name: 'chacha20-poly1305', vaultId: 5, encryption: true, decryption: true, signing: false, derivation: true, aead: true, family: 'chacha', keyBytes: 32 }),
+  'ecdsa-p384': t({ name: 'ecdsa-p384', vaultId: 6, encryption: false, decryption: false, signing: true, derivation: false, aead: false, family: 'ecdsa', curve: 'P-384' }),
+  'ecdsa-p521': t({ name: 'ecdsa-p521', vaultId: 7, encryption: false, decryption: false, signing: true, derivation: false, aead: false, family: 'ecdsa', curve: 'P-521' }),
+  'aes128-gcm96': t({ name: 'aes128-gcm96', vaultId: 8, encryption: true, decryption: true, signing: false, derivation: true, aead: true, family: 'aes-gcm', keyBytes: 16 }),
+  'rsa-3072': t({ name: 'rsa-3072', vaultId: 9, encryption: true, decryption: true, signing: true, derivation: false, aead: false, family: 'rsa', rsaBits: 3072 }),
+  hmac: t({ name: 'hmac', vaultId: 11, encryption: false, decryption: false, signing: false, derivation: false, aead: false, family: 'hmac' }),
+};
+
+export const KEY_TYPE_NAMES = Object.keys(KEY_TYPES) as KeyType[];
+
+/** The info of a type name; 400 `unknown key type X` otherwise (managed_key has its own message). */
+export function keyTypeInfo(name: string): KeyTypeInfo {
+  if (name === 'managed_key') throw new BadRequestError('managed keys are not available: no managed-key backend is configured');
+  const info = (KEY_TYPES as Record<string, KeyTypeInfo | undefined>)[name];
+  if (!info) throw new BadRequestError(`unknown key type ${name}`);
+  return info;
+}
+
+/** Vault's numeric id → type (backups). */
+export function keyTypeByVaultId(id: number): KeyTypeInfo | undefined {
+  return Object.values(KEY_TYPES).find((k) => k.vaultId === id);
+}
