@@ -1,12 +1,17 @@
-// AES-GCM (NIST SP 800-38D) batches. Two ways to get the AES blocks: hybrid (below) or all in
-// WASM with the bitsliced AES of aes.ts (gcmWasm, for per-item keys and very small batches).
+// AES-GCM (NIST SP 800-38D) batches. The counter blocks, the CTR XOR, GHASH, the tag and its
+// constant-time check are done here; the AES block function comes one of two ways, both
+// constant-time:
 //
-// Hybrid: the AES block function comes from one native
-// `aes-*-ecb` call over all counter blocks (AES-NI, constant-time), and the counter blocks, the
-// CTR XOR, GHASH and the tag are done here. Chosen over a bitsliced WASM AES because it measured
-// faster at every item size on this machine class (reference/wasm-crypto.md §4, µs per item:
-// 0.29 vs 0.41 at 16 B, 0.52 vs 0.84 at 64 B, 5.55 vs 9.56 at 1 KB) and keeps AES itself out of
-// our hands. Per batch: gcmCounters → native ECB over the counter region in place → gcmSeal/gcmOpen.
+// - Hybrid (one key per batch): one native `aes-*-ecb` call over all counter blocks of the batch,
+//   in place (AES-NI). Per batch: gcmCounters → native ECB → gcmSeal/gcmOpen.
+// - Bitsliced (aes.ts, gcmWasm): everything in one call. Used where the native cipher object
+//   costs more than it saves: one key per item (derived keys) and batches of a few items.
+//
+// Why both, measured on this machine class (bench/wasm-crypto.bench.ts, AES-256-GCM seal, batches
+// of 1,000, ratio to node per item): one key, hybrid 9.8× at 16 B / 5.7× at 64 B / 1.2× at 1 KB
+// against bitsliced 7.2× / 4.0× / 0.58×, so hybrid wins for one key; one key per item, bitsliced
+// 6.7× at 16 B / 2.8× at 64 B against hybrid 2.5× / 1.1× (a native cipher per item); a single
+// 64-byte item, bitsliced 1.28× against hybrid 0.87×.
 //
 // Keystream layout (in blocks): [H = E(0^128)] once for a one-key batch, then per item:
 // [H, only when keys are per item] [E(J0)] [E(J0+1)] ... one block per 16 bytes of text.

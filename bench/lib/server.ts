@@ -1,0 +1,60 @@
+/** Starts the real server (dev mode, LevelDB, its own process) for HTTP benchmarks. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+export interface BenchServer {
+  readonly address: string;
+  readonly token: string;
+  readonly child: ChildProcess;
+  /** Milliseconds from spawn to the printed address (the server is unsealed by then). */
+  readonly startupMs: number;
+  request(method: string, path: string, body?: unknown): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  stop(): Promise<void>;
+}
+
+export async function startBenchServer(): Promise<BenchServer> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'keywarden-bench-'));
+  const started = performance.now();
+  const child = spawn(
+    process.execPath,
+    [path.join(ROOT, 'bin/keywarden.js'), 'server', '-dev', '-dev-listen-address=127.0.0.1:0', `-dev-plugin-dir=${path.join(ROOT, 'dist/bench/plugins')}`],
+    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const deadline = Date.now() + 30_000;
+  while (!/Root Token: (\S+)/.test(output) || !/VAULT_ADDR='([^']+)'/.test(output)) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start:\n${output}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const startupMs = performance.now() - started;
+  const address = /VAULT_ADDR='([^']+)'/.exec(output)![1]!;
+  const token = /Root Token: (\S+)/.exec(output)![1]!;
+  return {
+    address,
+    token,
+    child,
+    startupMs,
+    async request(method, p, body) {
+      const res = await fetch(`${address}/v1/${p}`, {
+        method,
+        headers: { 'X-Vault-Token': token, 'Content-Type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await res.text();
+      if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${text}`);
+      return text ? JSON.parse(text) : undefined;
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * Floors for the transit benchmarks, mounted in the real server so they pay exactly the same HTTP,
+ * token, ACL and audit costs as transit itself:
+ *   echo/:name   — parses the batch, base64-decodes and re-encodes each item, builds the JSON: no crypto
+ *   naive/:name  — what a straightforward implementation does: per item createCipheriv with a
+ *                  randomBytes nonce (AES-256-GCM), `vault:v1:` output
+ */
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { FrameworkBackend, definePath } from '../../core/framework/index.js';
+import type { PluginManifest } from '../../core/plugins/plugin.js';
+
+const KEY = randomBytes(32);
+
+function items(batch: Record<string, unknown>[] | undefined, field: string): Buffer[] {
+  return (batch ?? []).map((item) => Buffer.from(String(item[field] ?? ''), 'base64'));
+}
+
+const manifest: PluginManifest = {
+  name: 'bench-floor',
+  kind: 'secret',
+  version: '1.0.0',
+  description: 'Benchmark floors (not for production).',
+  factory: () =>
+    new FrameworkBackend({
+      description: 'benchmark floors',
+      paths: [
+        definePath({
+          pattern: 'echo/:name',
+          fields: {
+            name: { type: 'string', description: 'Ignored.', required: true },
+            batch_input: { type: 'object-list', description: 'Items with plaintext or ciphertext.' },
+          },
+          operations: {
+            update: {
+              summary: 'Echo the batch through base64 and JSON only.',
+              handler: async (_req, input) => ({
+                data: {
+                  batch_results: (input.batch_input ?? []).map((item) => {
+                    const text = String(item.plaintext ?? item.ciphertext ?? '');
+                    const bytes = Buffer.from(text.startsWith('vault:v1:') ? text.slice(9) : text, 'base64');
+                    return { ciphertext: `vault:v1:${bytes.toString('base64')}`, key_version: 1 };
+                  }),
+                },
+              }),
+            },
+          },
+          synopsis: 'No-crypto floor.',
+          description: 'The same parsing and encoding work as a batch encrypt, without cryptography.',
+        }),
+        definePath({
+          pattern: 'naive/:name',
+          fields: {
+            name: { type: 'string', description: 'Ignored.', required: true },
+            batch_input: { type: 'object-list', description: 'Items with plaintext.' },
+          },
+          operations: {
+            update: {
+              summary: 'Encrypt each item with its own createCipheriv call.',
+              handler: async (_req, input) => ({
+                data: {
+                  batch_results: items(input.batch_input, 'plaintext').map((plaintext) => {
+                    const nonce = randomBytes(12);
+                    const cipher = createCipheriv('aes-256-gcm', KEY, nonce);
+                    const out = Buffer.concat([nonce, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
+                    return { ciphertext: `vault:v1:${out.toString('base64')}`, key_version: 1 };
+                  }),
+                },
+              }),
+            },
+          },
+          synopsis: 'Naive per-item floor.',
+          description: 'Per-item node:crypto AES-256-GCM.',
+        }),
+        definePath({
+          pattern: 'naive-decrypt/:name',
+          fields: {
+            name: { type: 'string', description: 'Ignored.', required: true },
+            batch_input: { type: 'object-list', description: 'Items with ciphertext.' },
+          },
+          operations: {
+            update: {
+              summary: 'Decrypt each item with its own createDecipheriv call.',
+              handler: async (_req, input) => ({
+                data: {
+                  batch_results: (input.batch_input ?? []).map((item) => {
+                    const raw = Buffer.from(String(item.ciphertext).slice('vault:v1:'.length), 'base64');
+                    const decipher = createDecipheriv('aes-256-gcm', KEY, raw.subarray(0, 12));
+                    decipher.setAuthTag(raw.subarray(raw.length - 16));
+                    const plain = Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]);
+                    return { plaintext: plain.toString('base64') };
+                  }),
+                },
+              }),
+            },
+          },
+          synopsis: 'Naive per-item decrypt floor.',
+          description: 'Per-item node:crypto AES-256-GCM decryption.',
+        }),
+      ],
+    }),
+};
+
+export default manifest;
