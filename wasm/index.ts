@@ -4,11 +4,13 @@
  * for the items where it is faster. This is the only typed entry point; other code (the transit
  * engine) calls `await WasmCrypto.load()` once and then the batch methods.
  *
- * Each batch method is a single entry point that picks, per item, the batch kernel (WASM, or the
- * hybrid native-ECB + WASM kernel for AES-GCM) or a per-item node:crypto call, by item size and
- * count (wasm/dispatch.ts, thresholds from bench/wasm-crypto.bench.ts). A kernel batch crosses the
- * JS↔WASM boundary once (AES-GCM: counters, then one native ECB call, then GHASH/XOR/tag), through
- * a table of 32-byte entries in an arena sized up front. Results come back in input order.
+ * Each batch method is a single entry point that picks, per item, a batch kernel or a per-item
+ * node:crypto call, by item size and count (wasm/dispatch.ts, thresholds from
+ * bench/wasm-crypto.bench.ts). The kernels: WASM (hashes, HMAC, HKDF; AES-GCM with bitsliced AES)
+ * and, for AES-GCM under one key, hybrid (one native AES-ECB call over all counter blocks, GHASH,
+ * XOR and tag in WASM). A batch crosses the JS↔WASM boundary once (hybrid: counters, the native
+ * call, then GHASH/XOR/tag), through a table of 32-byte entries in an arena sized up front.
+ * Results come back in input order.
  *
  * Results of one batch are views into one Buffer copied out of the arena, so keeping one result
  * keeps that batch's output buffer alive. The arena is zeroed after every batch.

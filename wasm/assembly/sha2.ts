@@ -42,7 +42,7 @@ export function runJobs(alg: i32, jobs: usize, n: i32): void {
  * HMAC key schedule for `nk` keys: writes, per key k, the chaining state after the ipad block at
  * `states + k*2S` and after the opad block at `states + k*2S + S` (S = state size). Key k is the
  * (u32 pointer, u32 length) pair at `keys + k*stride`. Keys longer than a block are hashed first
- * (RFC 2104). Uses scratch from `scratch` on and wipes what it used; returns nothing.
+ * (RFC 2104). Uses scratch from `scratch` on and wipes what it used.
  */
 export function hmacKeyStates(alg: i32, keys: usize, stride: usize, nk: i32, states: usize, scratch: usize): void {
   const B = blockSize(alg);
