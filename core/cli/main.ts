@@ -28,8 +28,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     .description('Run the server: -dev for a local development server, -config FILE for production')
     .option('--dev', 'development mode: LevelDB under ./data/dev, initialized and unsealed automatically')
     .option('--dev-listen-address <address>', 'dev mode: the address to listen on', '127.0.0.1:8200')
+    .option('--dev-plugin-dir <dir>', 'dev mode: a directory of extra plugin modules to load')
     .option('--config <file>', 'a JSON configuration file')
-    .action(async (opts: { dev?: boolean; config?: string; devListenAddress: string }) => {
+    .action(async (opts: ServerOptions) => {
       exitCode = await runServer(opts);
     });
 
@@ -44,7 +45,14 @@ export async function main(argv: readonly string[]): Promise<number> {
   return exitCode;
 }
 
-async function runServer(opts: { dev?: boolean; config?: string; devListenAddress: string }): Promise<number> {
+interface ServerOptions {
+  readonly dev?: boolean;
+  readonly config?: string;
+  readonly devListenAddress: string;
+  readonly devPluginDir?: string;
+}
+
+async function runServer(opts: ServerOptions): Promise<number> {
   if (!opts.dev && !opts.config) {
     process.stderr.write('server: either -dev or -config FILE is required\n');
     return 2;
@@ -54,7 +62,7 @@ async function runServer(opts: { dev?: boolean; config?: string; devListenAddres
     if (opts.dev) {
       const dataDir = path.resolve('data');
       server = await startServer({
-        config: devConfig(dataDir, opts.devListenAddress),
+        config: { ...devConfig(dataDir, opts.devListenAddress), ...(opts.devPluginDir ? { pluginDirectory: path.resolve(opts.devPluginDir) } : {}) },
         dev: { stateFile: path.join(dataDir, 'dev-unseal.json') },
       });
     } else {

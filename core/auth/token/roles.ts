@@ -17,6 +17,10 @@ export interface TokenRole {
   path_suffix: string;
   allowed_entity_aliases: string[];
   token_period: number;
+  /** Seconds; 0 = the mount default. */
+  token_ttl: number;
+  /** Seconds; 0 = the mount maximum. */
+  token_max_ttl: number;
   token_explicit_max_ttl: number;
   token_type: 'service' | 'batch' | 'default-service' | 'default-batch';
   token_bound_cidrs: string[];

@@ -218,6 +218,11 @@ describe('tokens and policies', () => {
       expect((await root.post('auth/token/create/ci', { policies: ['with-sudo'] })).status).to.equal(400);
       const lookup = await as(res.body.auth.client_token).get('auth/token/lookup-self');
       expect(lookup.body.data).to.include({ role: 'ci', period: 3600, path: 'auth/token/create/ci' });
+      await root.post('auth/token/roles/short', { allowed_policies: ['reader'], token_ttl: '10m', token_max_ttl: '20m' });
+      const short = await root.post('auth/token/create/short', {});
+      expect(short.body.auth.lease_duration).to.equal(600);
+      const capped = await root.post('auth/token/create/short', { ttl: '1h' });
+      expect(capped.body.auth.lease_duration).to.equal(1200);
     });
 
     it('lists accessors only with sudo', async () => {

@@ -18,6 +18,8 @@ export function rolePaths(services: TokenServices): AnyPathDefinition[] {
       path_suffix: { type: 'string', description: 'Appended to the token path (auth/token/create/<role>/<suffix>).' },
       allowed_entity_aliases: { type: 'comma-string-list', description: 'Not supported; must be empty.' },
       token_period: { type: 'duration', description: 'Tokens are periodic with this period.' },
+      token_ttl: { type: 'duration', description: 'Default TTL of tokens of this role; the mount default when 0.' },
+      token_max_ttl: { type: 'duration', description: 'Maximum TTL of tokens of this role; the mount maximum when 0.' },
       period: { type: 'duration', description: 'Deprecated alias of token_period.', deprecated: true },
       token_explicit_max_ttl: { type: 'duration', description: 'A hard limit on the lifetime of tokens of this role.' },
       explicit_max_ttl: { type: 'duration', description: 'Deprecated alias of token_explicit_max_ttl.', deprecated: true },
@@ -59,12 +61,15 @@ export function rolePaths(services: TokenServices): AnyPathDefinition[] {
             path_suffix: input.path_suffix ?? existing?.path_suffix ?? '',
             allowed_entity_aliases: [],
             token_period: input.token_period ?? input.period ?? existing?.token_period ?? 0,
+            token_ttl: input.token_ttl ?? existing?.token_ttl ?? 0,
+            token_max_ttl: input.token_max_ttl ?? existing?.token_max_ttl ?? 0,
             token_explicit_max_ttl: input.token_explicit_max_ttl ?? input.explicit_max_ttl ?? existing?.token_explicit_max_ttl ?? 0,
             token_type: (input.token_type as TokenRole['token_type'] | undefined) ?? existing?.token_type ?? 'default-service',
             token_bound_cidrs: input.token_bound_cidrs ?? input.bound_cidrs ?? existing?.token_bound_cidrs ?? [],
             token_no_default_policy: input.token_no_default_policy ?? existing?.token_no_default_policy ?? false,
             token_num_uses: input.token_num_uses ?? existing?.token_num_uses ?? 0,
           };
+          if (next.token_max_ttl > 0 && next.token_ttl > next.token_max_ttl) throw new BadRequestError('token_ttl cannot be greater than token_max_ttl');
           if (next.path_suffix.includes('..')) throw new BadRequestError('path_suffix cannot contain ".."');
           if (next.token_type === 'batch' && (next.token_period > 0 || next.token_num_uses > 0 || next.token_explicit_max_ttl > 0)) {
             throw new BadRequestError('batch tokens cannot be periodic, have a limited number of uses or an explicit max TTL');
