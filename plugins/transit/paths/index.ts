@@ -3,5 +3,6 @@ import type { AnyPathDefinition } from '../../../core/framework/index.js';
 import type { TransitContext } from '../context.js';
 import { encryptionPaths } from './encryption-paths.js';
 import { signingPaths } from './signing-paths.js';
+import { lifecyclePaths } from './lifecycle-paths.js';
 
-export const TRANSIT_OPERATION_PATHS: ReadonlyArray<(ctx: TransitContext) => AnyPathDefinition[]> = [encryptionPaths, signingPaths];
+export const TRANSIT_OPERATION_PATHS: ReadonlyArray<(ctx: TransitContext) => AnyPathDefinition[]> = [encryptionPaths, signingPaths, lifecyclePaths];
