@@ -41,36 +41,39 @@ export interface DispatchRule {
 
 /**
  * Thresholds measured with bench/wasm-crypto.bench.ts on this machine class (Node 20.20, 2 shared
- * vCPU, AES-NI and SHA-NI in OpenSSL; batches of 1,000, best of interleaved slices). Each size
- * limit sits at or below the largest size where the batch path still measured ≥ 1.15× node per
- * item, and each count limit where a batch of that many 64-byte items measured ≥ 1.1×, so
- * that no item size or count is slower than node:crypto. Figures: ratio batch path / node.
+ * vCPU, AES-NI and SHA-NI in OpenSSL; batches of 1,000, best of interleaved slices, two runs while
+ * other work shared the cores, so figures are given as ranges). Each size limit sits below the
+ * smallest size where the batch path measured under ~1.1× node per item in either run, and each
+ * count limit at the smallest batch of 64-byte items that measured ≥ 1.1×, so that no item size
+ * or count is slower than node:crypto. Figures: ratio batch path / node per item.
  */
 export const DISPATCH_RULES: Readonly<Record<Primitive, DispatchRule>> = {
-  // Hybrid: 9.8× at 16 B, 5.7× at 64 B, 2.3× at 384 B, 1.7× (seal) / 1.2× (open) at 512 B,
-  // ~0.9–1.3× at 768 B. Bitsliced for ≤ 6 items: at 64 B, 1 item 1.28× (hybrid 0.87×), 4 items
-  // 2.2× (1.8×), 8 items 3.0× (3.1×); it falls to 1.0–1.2× at 384 B. A single item goes to node
-  // (opening one 64-byte item: 0.95×).
-  gcm: { paths: ['hybrid', 'wasm'], fast: 'hybrid', few: { path: 'wasm', maxItems: 6, maxItemBytes: 256 }, maxItemBytes: 512, minItems: 2 },
-  // One key per item: bitsliced 6.7× at 16 B, 2.8× at 64 B, 2.3× at 128 B, 1.36× at 384 B,
-  // 1.1× at 512 B; one item 1.05×, two 1.5×. The hybrid path needs a native cipher per item (≤ 2.5×).
-  'gcm-keys': { paths: ['wasm', 'hybrid'], fast: 'wasm', maxItemBytes: 384, minItems: 2 },
-  // 4-lane SHA-256 vs crypto.hash: 3.2× at 16 B, 2.2× at 64 B, 1.4× at 128 B, 1.16× at 256 B,
-  // 0.87× at 384 B. Counts at 64 B: 2 items 0.69×, 4 items 1.1×.
+  // Hybrid: 9.8–10× at 16 B, 5.7–7.8× at 64 B, 1.8–2.3× at 384 B, 1.1–1.7× at 512 B, 0.9–1.3× at
+  // 768 B. Bitsliced for ≤ 6 items: at 64 B, 2 items 1.5–2.3× (hybrid 1.3–1.8×), 4 items 2.2–2.9×
+  // (1.8–2.7×), 8 items 3.0× (3.1–3.5×); it falls to 1.0–1.2× at 384 B. A single item goes to
+  // node (one 64-byte item opened bitsliced: 0.95–1.2×).
+  gcm: { paths: ['hybrid', 'wasm'], fast: 'hybrid', few: { path: 'wasm', maxItems: 6, maxItemBytes: 256 }, maxItemBytes: 448, minItems: 2 },
+  // One key per item: bitsliced 4.0–6.7× at 16 B, 2.6–2.8× at 64 B, 2.0–2.3× at 128 B, 1.2–1.3× at
+  // 256 B, 0.95–1.4× at 384 B; one item 1.05×, two 1.5–2.0×. The hybrid path needs a native
+  // cipher per item (≤ 2.5×).
+  'gcm-keys': { paths: ['wasm', 'hybrid'], fast: 'wasm', maxItemBytes: 256, minItems: 2 },
+  // 4-lane SHA-256 vs crypto.hash: 2.6–3.2× at 16 B, 1.4–2.2× at 64 B, 1.4–1.5× at 128 B,
+  // 0.96–1.16× at 256 B (5 blocks); ≤ 240 B is at most 4 blocks. Counts at 64 B: 3 items 0.8–0.9×, 4 items 1.1–1.4×.
   sha256: { paths: ['wasm'], fast: 'wasm', maxItemBytes: 240, minItems: 4 },
-  // SHA-512 vs crypto.hash: 2.1× at 64 B, 1.15× at 128 B, 1.2× at 256 B, 0.82× at 384 B.
-  // Counts: 2 items 0.9–1.0×, 4 items 1.2×.
-  sha512: { paths: ['wasm'], fast: 'wasm', maxItemBytes: 256, minItems: 4 },
-  // SHA3-256: 2.5× at 64 B, 1.2× at 384 B, 1.1× at 768 B, 1.0× at 1 KB. Counts: 1 item 0.85–0.99×, 2 items 1.2×.
-  sha3: { paths: ['wasm'], fast: 'wasm', maxItemBytes: 768, minItems: 2 },
-  // HMAC-SHA-256 vs createHmac: 5.1× at 16 B, 4.0× at 64 B, 2.1× at 384 B, 1.2× at 768 B,
-  // 1.1× at 1 KB. Counts: 1 item 0.7×, 2 items 1.0–1.1×, 4 items 1.8–2.0×.
+  // SHA-512 vs crypto.hash: 1.7–2.1× at 64 B (1 block), 1.15–1.2× at 128 B (2 blocks), 0.9–1.2×
+  // at 256 B (3 blocks); ≤ 239 B is at most 2 blocks. Counts: 3 items 1.1×, 4 items 1.2–1.3×.
+  sha512: { paths: ['wasm'], fast: 'wasm', maxItemBytes: 239, minItems: 4 },
+  // SHA3-256: 2.4–2.5× at 64 B, 1.2–1.8× at 384 B, 1.1–1.2× at 512 B, 1.0–1.1× at 768 B. Counts:
+  // 1 item 0.85–0.99×, 2 items 1.2–1.3×.
+  sha3: { paths: ['wasm'], fast: 'wasm', maxItemBytes: 512, minItems: 2 },
+  // HMAC-SHA-256 vs createHmac: 5.1–5.7× at 16 B, 3.3–4.0× at 64 B, 2.1–2.7× at 384 B, 1.2–1.9× at
+  // 768 B, 1.1× at 1 KB. Counts: 1 item 0.6–0.75×, 2 items 1.0–1.1×, 3 items 1.8×.
   'hmac-sha256': { paths: ['wasm'], fast: 'wasm', maxItemBytes: 768, minItems: 3 },
-  // HMAC-SHA-512 (and -384): 3.3× at 64 B, 1.6× at 384 B, 1.3× at 768 B, 1.0× at 1 KB.
-  // Counts: 1 item 1.0–1.1×, 2 items 1.2–1.5×.
+  // HMAC-SHA-512 (and -384): 3.0–3.3× at 64 B, 1.6–1.9× at 384 B, 1.3–1.4× at 768 B, 1.0× at 1 KB.
+  // Counts: 1 item 1.0×, 2 items 1.5–1.6×.
   'hmac-sha512': { paths: ['wasm'], fast: 'wasm', maxItemBytes: 768, minItems: 2 },
-  // HKDF-SHA-256, one IKM, 32-byte output vs hkdfSync: 20× at 16 B of info, 9× at 256 B,
-  // 3.8× at 1 KB (node refuses info over 1 KB). One item 1.5–1.8×.
+  // HKDF-SHA-256, one IKM, 32-byte output vs hkdfSync: 20× at 16 B of info, 9–10× at 256 B,
+  // 3.8× at 1 KB (node refuses info over 1 KB). One item 1.5–2.1×.
   hkdf: { paths: ['wasm'], fast: 'wasm', maxItemBytes: 4096, minItems: 1 },
 };
 
@@ -86,19 +89,31 @@ export interface BatchPlan {
  * bytes. `forced` sends every item one way (tests and benchmarks force each path in turn).
  */
 export function planBatch(rule: DispatchRule, count: number, sizeOf: (i: number) => number, forced?: CryptoPath): BatchPlan {
-  const all = (): number[] => Array.from({ length: count }, (_, i) => i);
   if (forced !== undefined) {
-    if (forced === 'node') return { path: rule.fast, fast: [], node: all() };
-    if (!rule.paths.includes(forced)) throw new RangeError(`path '${forced}' is not available here (use ${rule.paths.map((p) => `'${p}'`).join(', ')} or 'node')`);
-    return { path: forced, fast: all(), node: [] };
+    if (forced !== 'node' && !rule.paths.includes(forced)) {
+      throw new RangeError(`path '${forced}' is not available here (use ${rule.paths.map((p) => `'${p}'`).join(', ')} or 'node')`);
+    }
+    const all = indices(count);
+    return forced === 'node' ? { path: rule.fast, fast: [], node: all } : { path: forced, fast: all, node: [] };
   }
+  const sizes: number[] = [];
+  let qualifying = 0;
+  for (let i = 0; i < count; i++) {
+    const size = sizeOf(i);
+    sizes.push(size);
+    if (size <= rule.maxItemBytes) qualifying++;
+  }
+  if (qualifying < rule.minItems) return { path: rule.fast, fast: [], node: indices(count) };
+  const few = rule.few !== undefined && qualifying <= rule.few.maxItems ? rule.few : undefined;
+  const limit = few?.maxItemBytes ?? rule.maxItemBytes;
   const fast: number[] = [];
   const node: number[] = [];
-  for (let i = 0; i < count; i++) (sizeOf(i) <= rule.maxItemBytes ? fast : node).push(i);
-  if (fast.length < rule.minItems) return { path: rule.fast, fast: [], node: all() };
-  const few = rule.few;
-  if (few !== undefined && fast.length <= few.maxItems) {
-    return { path: few.path, fast: fast.filter((i) => sizeOf(i) <= few.maxItemBytes), node: all().filter((i) => sizeOf(i) > few.maxItemBytes) };
-  }
-  return { path: rule.fast, fast, node };
+  for (let i = 0; i < count; i++) (sizes[i]! <= limit ? fast : node).push(i);
+  return { path: few?.path ?? rule.fast, fast, node };
+}
+
+function indices(count: number): number[] {
+  const all: number[] = [];
+  for (let i = 0; i < count; i++) all.push(i);
+  return all;
 }
