@@ -19,6 +19,7 @@
  *   (default 150 ms, best of 3 interleaved slices; the whole run takes about a minute on 2 cores).
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { cpus, loadavg } from 'node:os';
 import { hkdf } from '@noble/hashes/hkdf.js';
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256, sha512 } from '@noble/hashes/sha2.js';
@@ -215,7 +216,7 @@ function measure(c: Case, size: number, count: number, withPeers: boolean): { ou
   };
 }
 
-console.log(`WASM crypto core, batches of ${BATCH} items, items/s (node ${process.version}, ${budgetMs} ms per cell)\n`);
+console.log(`WASM crypto core, batches of ${BATCH} items, items/s (node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load ${loadavg()[0]!.toFixed(1)}, ${budgetMs} ms per cell)\n`);
 console.log('| primitive | item B | ours | wasm | hybrid | node | node createHash | noble | ours/node | wasm/node | hybrid/node |');
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const c of selected) {
