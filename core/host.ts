@@ -36,13 +36,15 @@ import { renewTokenTtl } from './auth/ttl.js';
 import { AuditBroker } from './audit/broker.js';
 import type { AuditInput } from './audit/entry.js';
 import { createSystemBackend } from './system/backend.js';
+import { openApiDocument, type MountedPaths } from './system/openapi.js';
 import type { AuthzServices, ClusterInfo, SystemServices } from './system/services.js';
 import { systemClock, type Clock } from './clock.js';
 import { StorageView } from '../storage/view.js';
 import { cidrAllows } from './auth/cidr.js';
 import type { AuthResult } from './framework/request.js';
 
-export const VERSION = '0.1.0';
+export { VERSION } from './version.js';
+import { VERSION } from './version.js';
 
 /** A request as the HTTP layer hands it over. */
 export interface HostRequest {
@@ -143,6 +145,14 @@ export class Host {
       cluster: () => this.clusterInfo,
       authz: this.authz,
       audit: this.audit,
+      openapi: async (authenticated) => {
+        const mounted: MountedPaths[] = [{ prefix: 'sys/', paths: this.system.describePaths() }];
+        for (const entry of [...(this.mountTable?.entries('secret') ?? []), ...(this.mountTable?.entries('auth') ?? [])]) {
+          const live = this.mountTable!.live(entry.table, entry.path);
+          if (live.backend) mounted.push({ prefix: live.routePrefix, paths: live.backend.describePaths() });
+        }
+        return openApiDocument(mounted, VERSION, (path) => authenticated || path.unauthenticated);
+      },
       storageType: options.physical.kind,
       version: VERSION,
       defaultLeaseTtl: this.defaults.defaultLeaseTtl,

@@ -1,105 +1,67 @@
 /**
  * The `keywarden` command line. Vault's CLI takes Go-style single-dash long flags (`-dev`,
- * `-config=FILE`); they are accepted here too and mean the same as `--dev`, `--config`.
- * Exit codes: 0 ok, 1 error, 2 usage error.
+ * `-config=FILE`, `-format=json`); they are accepted here too and mean the same as `--dev`, ….
+ * Exit codes: 0 ok, 1 request error (or unreachable server), 2 usage error.
  */
-import path from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { loadConfigFile, ConfigError } from '../config/config.js';
-import { devConfig, startServer, type RunningServer } from '../server.js';
-import { VERSION } from '../host.js';
-import { StorageLockedError } from '../../storage/leveldb.js';
+import { VERSION } from '../version.js';
+import { ConnectionError, RequestError, UsageError } from './client.js';
+import type { CliContext } from './context.js';
+import type { Io } from './output.js';
+import { registerServer } from './commands/server.js';
+import { registerOperator } from './commands/operator.js';
+import { registerKv } from './commands/kv.js';
+import { registerMounts } from './commands/mounts.js';
+import { registerPolicy } from './commands/policy.js';
+import { registerToken } from './commands/token.js';
+import { registerLogin } from './commands/login.js';
+import { processIo } from './process-io.js';
 
 /** `-dev` → `--dev`, `-config=x` → `--config=x`; single letters (`-h`) stay as they are. */
 export function normalizeFlags(argv: readonly string[]): string[] {
   return argv.map((arg) => (/^-[a-z][a-z0-9-]+(=.*)?$/i.test(arg) ? `-${arg}` : arg));
 }
 
-export async function main(argv: readonly string[]): Promise<number> {
+export async function main(argv: readonly string[], io: Io = processIo(), env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  let exitCode = 0;
+  const setExit = (code: number) => {
+    exitCode = code;
+  };
+  const ctx: CliContext = { env, io };
   const program = new Command('keywarden')
     .description('Keywarden: a small secrets service speaking the Vault HTTP API')
     .version(VERSION, '-v, --version')
     .exitOverride()
-    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
-
-  let exitCode = 0;
-  program
-    .command('server')
-    .description('Run the server: -dev for a local development server, -config FILE for production')
-    .option('--dev', 'development mode: LevelDB under ./data/dev, initialized and unsealed automatically')
-    .option('--dev-listen-address <address>', 'dev mode: the address to listen on', '127.0.0.1:8200')
-    .option('--dev-plugin-dir <dir>', 'dev mode: a directory of extra plugin modules to load')
-    .option('--config <file>', 'a JSON configuration file')
-    .action(async (opts: ServerOptions) => {
-      exitCode = await runServer(opts);
-    });
+    .showHelpAfterError()
+    .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) });
+  registerServer(program, setExit);
+  registerOperator(program, ctx, setExit);
+  registerKv(program, ctx);
+  registerMounts(program, ctx);
+  registerPolicy(program, ctx);
+  registerToken(program, ctx);
+  registerLogin(program, ctx);
+  for (const command of program.commands) command.exitOverride().showHelpAfterError();
 
   try {
     await program.parseAsync(normalizeFlags(argv), { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) {
-      return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help' ? 0 : 2;
+      return ['commander.helpDisplayed', 'commander.version', 'commander.help', 'commander.executeSubCommandAsync'].includes(err.code) ? 0 : 2;
+    }
+    if (err instanceof UsageError) {
+      io.err(`Error: ${err.message}\n`);
+      return 2;
+    }
+    if (err instanceof ConnectionError) {
+      io.err(`Error: ${err.message}\n`);
+      return 1;
+    }
+    if (err instanceof RequestError) {
+      io.err(`Error making API request.\n\nURL: ${err.path}\nCode: ${err.status}. Errors:\n\n${err.errors.map((e) => `* ${e}`).join('\n') || '* (none)'}\n`);
+      return 1;
     }
     throw err;
   }
   return exitCode;
-}
-
-interface ServerOptions {
-  readonly dev?: boolean;
-  readonly config?: string;
-  readonly devListenAddress: string;
-  readonly devPluginDir?: string;
-}
-
-async function runServer(opts: ServerOptions): Promise<number> {
-  if (!opts.dev && !opts.config) {
-    process.stderr.write('server: either -dev or -config FILE is required\n');
-    return 2;
-  }
-  let server: RunningServer;
-  try {
-    if (opts.dev) {
-      const dataDir = path.resolve('data');
-      server = await startServer({
-        config: { ...devConfig(dataDir, opts.devListenAddress), ...(opts.devPluginDir ? { pluginDirectory: path.resolve(opts.devPluginDir) } : {}) },
-        dev: { stateFile: path.join(dataDir, 'dev-unseal.json') },
-      });
-    } else {
-      server = await startServer({ config: loadConfigFile(opts.config!) });
-    }
-  } catch (err) {
-    // Known start-up failures (bad config, locked storage, port in use) read as one line, no stack.
-    const known = err instanceof ConfigError || err instanceof StorageLockedError || (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
-    process.stderr.write(`Error starting the server: ${err instanceof Error ? err.message : String(err)}\n`);
-    if (!known && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
-    return 1;
-  }
-
-  if (server.rootToken) {
-    process.stdout.write(
-      [
-        '',
-        'WARNING! dev mode is enabled: the unseal key and root token are kept in ./data/dev-unseal.json.',
-        'Never run dev mode in production.',
-        '',
-        `    export VAULT_ADDR='${server.address}'`,
-        `    Root Token: ${server.rootToken}`,
-        '',
-      ].join('\n') + '\n',
-    );
-  }
-
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      server.logger.info({ signal }, 'shutting down');
-      server.close().then(resolve, (err: unknown) => {
-        server.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'shutdown failed');
-        resolve();
-      });
-    };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
-  });
-  return 0;
 }

@@ -13,6 +13,7 @@ import { pluginsReloadPath } from './paths/plugins-reload.js';
 import { policyPaths } from './paths/policies.js';
 import { capabilityPaths } from './paths/capabilities.js';
 import { auditPaths } from './paths/audit.js';
+import { openApiPath } from './paths/openapi.js';
 
 export function createSystemBackend(services: SystemServices): FrameworkBackend {
   return new FrameworkBackend({
@@ -32,6 +33,7 @@ export function createSystemBackend(services: SystemServices): FrameworkBackend 
       ...policyPaths(() => services.authz.policies),
       ...capabilityPaths(() => services.authz),
       ...auditPaths(() => services.audit),
+      openApiPath((authenticated) => services.openapi(authenticated)),
     ],
   });
 }

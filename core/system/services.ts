@@ -31,6 +31,8 @@ export interface SystemServices {
   /** Undefined while sealed. */
   cluster(): ClusterInfo | undefined;
   readonly authz: AuthzServices;
+  /** The OpenAPI document of everything mounted; only unauthenticated paths for anonymous callers. */
+  openapi(authenticated: boolean): Promise<Record<string, unknown>>;
   readonly audit: AuditBroker;
   /** `sys/seal-status` `storage_type`. */
   readonly storageType: string;
