@@ -1,7 +1,12 @@
-/** hmac, sign, verify, hash and random paths (filled in by their own files). */
+/** hmac, sign, verify, hash and random paths. */
 import type { AnyPathDefinition } from '../../../core/framework/index.js';
 import type { TransitContext } from '../context.js';
+import { hashPath } from './hash.js';
+import { hmacPath } from './hmac.js';
+import { randomPaths } from './random.js';
+import { signPath } from './sign.js';
+import { verifyPath } from './verify.js';
 
-export function signingPaths(_ctx: TransitContext): AnyPathDefinition[] {
-  return [];
+export function signingPaths(ctx: TransitContext): AnyPathDefinition[] {
+  return [hmacPath(ctx), signPath(ctx), verifyPath(ctx), hashPath(ctx), ...randomPaths()];
 }
