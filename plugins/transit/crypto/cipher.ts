@@ -1,0 +1,508 @@
+/**
+ * Encryption and decryption of a batch of items under one key (reference transit.md §3.1, §4):
+ * the `vault:v<N>:<base64>` format, per-item key derivation, convergent nonces, RSA-OAEP.
+ *
+ * Symmetric batches go through few calls however many items they hold: one HKDF call per key
+ * version for derived keys, one HMAC call for all convergent nonces, one `randomFillSync` for all
+ * random nonces, and one AES-GCM call per key version (or a single call with one derived key per
+ * item). ChaCha20-Poly1305 and RSA have no batch kernel and go through node:crypto per item.
+ *
+ * Payloads: AES-GCM and ChaCha20-Poly1305 store nonce(12) ‖ ciphertext ‖ tag(16), except for
+ * convergent version 1 (keys made by Vault 0.6.1), where the caller keeps the nonce and the
+ * payload is ciphertext ‖ tag. Convergent versions 2 and 3 derive the nonce from the plaintext:
+ * HMAC-SHA-256 keyed with the context (v2) or with 32 more bytes of the HKDF output (v3).
+ */
+import { constants, createCipheriv, createDecipheriv, privateDecrypt, publicEncrypt, type KeyObject } from 'node:crypto';
+import { WasmCrypto } from '../../../wasm/index.js';
+import type { KeyPolicy } from '../keys/key-policy.js';
+import type { KeyVersion } from '../keys/key-version.js';
+import { decodeBase64, encodeBase64 } from './base64.js';
+import { ItemError, type PaddingScheme } from './batch.js';
+import { MISSING_CONTEXT, counterModeKdf } from './derive.js';
+
+/** One plaintext to encrypt. `context`, `nonce` and `aad` are absent when not given. */
+export interface EncryptItem {
+  readonly plaintext: Uint8Array;
+  readonly context?: Uint8Array | undefined;
+  readonly nonce?: Uint8Array | undefined;
+  readonly aad?: Uint8Array | undefined;
+  /** 0 = the latest version. */
+  readonly keyVersion: number;
+  readonly padding?: PaddingScheme | undefined;
+}
+
+/** One `vault:v<N>:` ciphertext to decrypt. */
+export interface DecryptItem {
+  readonly ciphertext: string;
+  readonly context?: Uint8Array | undefined;
+  readonly nonce?: Uint8Array | undefined;
+  readonly aad?: Uint8Array | undefined;
+  readonly padding?: PaddingScheme | undefined;
+}
+
+export interface Encrypted {
+  readonly ciphertext: string;
+  readonly keyVersion: number;
+}
+
+export const NONCE_NOT_ALLOWED = 'provided nonce not allowed for this key';
+const CONVERGENT_NONCE_LENGTH = 'base64-decoded nonce must be 12 bytes long when using convergent encryption with this key';
+const PREFIX = 'vault:v';
+const NONCE_BYTES = 12;
+/** Bytes of HKDF output after the cipher key that key the convergent v3 nonce HMAC. */
+const NONCE_KEY_BYTES = 32;
+/** OAEP with SHA-256: 2 × 32 + 2 bytes of overhead; PKCS#1 v1.5: 11. */
+const OAEP_OVERHEAD = 66;
+const PKCS1_OVERHEAD = 11;
+const RSA_DECRYPT_FAILED = 'failed to RSA decrypt the ciphertext: crypto/rsa: decryption error';
+
+/**
+ * The convergent encryption version of one key version: 0 for keys without convergent
+ * encryption; otherwise the version's own (3 for versions made here), else the policy's
+ * (1 or 2 for keys restored from old backups; 0 there means 1, as in Vault).
+ */
+export function convergentVersionOf(policy: KeyPolicy, version: KeyVersion): number {
+  const s = policy.settings;
+  if (!s.convergentEncryption) return 0;
+  if (version.convergentVersion !== 0) return version.convergentVersion;
+  return s.convergentVersion === 0 ? 1 : s.convergentVersion;
+}
+
+/** Whether requests may carry a `nonce`: only for AEAD keys of convergent version 1 (Vault 0.6.1 keys). */
+export function nonceAllowed(policy: KeyPolicy): boolean {
+  const s = policy.settings;
+  return policy.info.aead && s.convergentEncryption && (s.convergentVersion === 0 || s.convergentVersion === 1);
+}
+
+/** The `vault:v<N>:` prefix of a version. */
+export function versionPrefix(version: number): string {
+  return `${PREFIX}${version}:`;
+}
+
+/**
+ * Splits `vault:v<N>:<base64>` into the version (0, from the first implementation, means 1) and
+ * the base64 text; the messages are Vault's.
+ */
+export function parseCiphertext(text: string): { version: number; payload: string } | ItemError {
+  if (!text.startsWith(PREFIX)) return new ItemError('invalid ciphertext: no prefix');
+  const colon = text.indexOf(':', PREFIX.length);
+  if (colon < 0) return new ItemError('invalid ciphertext: wrong number of fields');
+  const digits = text.slice(PREFIX.length, colon);
+  if (!/^[+-]?\d{1,15}$/.test(digits)) return new ItemError('invalid ciphertext: version number could not be decoded');
+  const version = Number(digits);
+  return { version: version === 0 ? 1 : version, payload: text.slice(colon + 1) };
+}
+
+/** Encrypts every item under `policy`; results in input order, an ItemError for each failed item. */
+export function encryptBatch(wasm: WasmCrypto, policy: KeyPolicy, items: readonly EncryptItem[]): (Encrypted | ItemError)[] {
+  const results = new Array<Encrypted | ItemError>(items.length);
+  const info = policy.info;
+  if (!info.encryption) return results.fill(new ItemError(`message encryption not supported for key type ${info.name}`));
+  if (info.family === 'rsa') rsaEncrypt(policy, items, results);
+  else encryptSymmetric(wasm, policy, items, results);
+  return results;
+}
+
+/** Decrypts every item under `policy`; results in input order, an ItemError for each failed item. */
+export function decryptBatch(wasm: WasmCrypto, policy: KeyPolicy, items: readonly DecryptItem[]): (Buffer | ItemError)[] {
+  const results = new Array<Buffer | ItemError>(items.length);
+  const info = policy.info;
+  if (!info.decryption) return results.fill(new ItemError(`message decryption not supported for key type ${info.name}`));
+  if (info.family === 'rsa') rsaDecrypt(policy, items, results);
+  else decryptSymmetric(wasm, policy, items, results);
+  return results;
+}
+
+/** An item of a symmetric batch on its way: its version, convergent version and keys. */
+interface Work {
+  /** Position in the caller's items and results. */
+  readonly index: number;
+  readonly version: KeyVersion;
+  readonly convergent: number;
+  key?: Uint8Array;
+  /** Convergent v2/v3: the key of the nonce HMAC. */
+  nonceKey?: Uint8Array;
+  /** Decrypt: the decoded payload. */
+  payload?: Buffer;
+}
+
+function encryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly EncryptItem[], results: (Encrypted | ItemError)[]): void {
+  const pending: Work[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    let version: KeyVersion;
+    try {
+      version = policy.versionForWriting(item.keyVersion);
+    } catch (err) {
+      results[i] = ItemError.of(err);
+      continue;
+    }
+    const convergent = convergentVersionOf(policy, version);
+    if (convergent < 0 || convergent > 3) {
+      results[i] = new ItemError('internal error', true, new Error(`unhandled convergent version ${convergent} in key ${policy.name}`));
+      continue;
+    }
+    if (item.nonce !== undefined && convergent !== 1) {
+      results[i] = new ItemError(NONCE_NOT_ALLOWED);
+      continue;
+    }
+    if (convergent === 1 && item.nonce?.length !== NONCE_BYTES) {
+      results[i] = new ItemError(CONVERGENT_NONCE_LENGTH);
+      continue;
+    }
+    pending.push({ index: i, version, convergent });
+  }
+  const work = attachKeys(wasm, policy, pending, (i) => items[i]!.context, true, results);
+  if (work.length === 0) return;
+
+  // Nonces, by position in `work`: random ones from one randomFillSync, convergent ones from one HMAC batch.
+  const nonces = new Array<Uint8Array>(work.length);
+  let randomCount = 0;
+  const derivedAt: number[] = [];
+  work.forEach((w, k) => {
+    if (w.convergent === 0) randomCount++;
+    else if (w.convergent === 1) nonces[k] = items[w.index]!.nonce!;
+    else derivedAt.push(k);
+  });
+  if (randomCount > 0) {
+    const random = WasmCrypto.randomNonces(randomCount);
+    let r = 0;
+    work.forEach((w, k) => {
+      if (w.convergent === 0) nonces[k] = random[r++]!;
+    });
+  }
+  if (derivedAt.length > 0) {
+    const sums = wasm.hmacBatch(
+      'sha256',
+      derivedAt.map((k) => work[k]!.nonceKey!),
+      derivedAt.map((k) => items[work[k]!.index]!.plaintext),
+    );
+    derivedAt.forEach((k, j) => (nonces[k] = sums[j]!.subarray(0, NONCE_BYTES)));
+  }
+
+  const sealed = seal(wasm, policy, work, nonces, items);
+  work.forEach((w, k) => {
+    // 12 bytes are a whole number of base64 quanta, so base64(nonce) ‖ base64(sealed) = base64(nonce ‖ sealed).
+    const body = w.convergent === 1 ? encodeBase64(sealed[k]!) : encodeBase64(nonces[k]!) + encodeBase64(sealed[k]!);
+    results[w.index] = { ciphertext: versionPrefix(w.version.version) + body, keyVersion: w.version.version };
+  });
+}
+
+function decryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly DecryptItem[], results: (Buffer | ItemError)[]): void {
+  const pending: Work[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    const parsed = parseCiphertext(item.ciphertext);
+    if (parsed instanceof ItemError) {
+      results[i] = parsed;
+      continue;
+    }
+    let version: KeyVersion;
+    try {
+      version = policy.versionForReading(parsed.version);
+    } catch (err) {
+      results[i] = ItemError.of(err);
+      continue;
+    }
+    const convergent = convergentVersionOf(policy, version);
+    if (convergent < 0 || convergent > 3) {
+      results[i] = new ItemError('internal error', true, new Error(`unhandled convergent version ${convergent} in key ${policy.name}`));
+      continue;
+    }
+    if (convergent === 1 && !item.nonce?.length) {
+      results[i] = new ItemError('invalid convergent nonce supplied');
+      continue;
+    }
+    let payload: Buffer;
+    try {
+      payload = decodeBase64(parsed.payload, 'ciphertext');
+    } catch {
+      results[i] = new ItemError('invalid ciphertext: could not decode base64');
+      continue;
+    }
+    pending.push({ index: i, version, convergent, payload });
+  }
+  // Decryption needs only the cipher key: HKDF's output for a longer length starts with the shorter one.
+  const derived = attachKeys(wasm, policy, pending, (i) => items[i]!.context, false, results);
+
+  const work: Work[] = [];
+  const nonces: Uint8Array[] = [];
+  const bodies: Uint8Array[] = [];
+  for (const w of derived) {
+    const payload = w.payload!;
+    if (payload.length < NONCE_BYTES) {
+      results[w.index] = new ItemError('invalid ciphertext length');
+      continue;
+    }
+    if (w.convergent === 1) {
+      const nonce = items[w.index]!.nonce!;
+      if (nonce.length !== NONCE_BYTES) {
+        results[w.index] = new ItemError(CONVERGENT_NONCE_LENGTH);
+        continue;
+      }
+      nonces.push(nonce);
+      bodies.push(payload);
+    } else {
+      nonces.push(payload.subarray(0, NONCE_BYTES));
+      bodies.push(payload.subarray(NONCE_BYTES));
+    }
+    work.push(w);
+  }
+  if (work.length === 0) return;
+
+  const opened = open(wasm, policy, work, nonces, bodies, items);
+  const failure = new ItemError(policy.info.family === 'chacha' ? 'chacha20poly1305: message authentication failed' : 'cipher: message authentication failed');
+  work.forEach((w, k) => (results[w.index] = opened[k] ?? failure));
+}
+
+/**
+ * Gives each item its cipher key: the version's own, or one derived from the item's context —
+ * HKDF-SHA-256 in one WASM call per key version (and output length), or the legacy counter-mode
+ * KDF for kdf 0 keys. With `nonceKeys`, convergent v3 items also get the 32 bytes after the cipher
+ * key, and v2 items the context, as the key of their nonce HMAC. Items that get no key are failed
+ * in `results`; the others are returned.
+ */
+function attachKeys(
+  wasm: WasmCrypto,
+  policy: KeyPolicy,
+  work: Work[],
+  contextOf: (index: number) => Uint8Array | undefined,
+  nonceKeys: boolean,
+  results: unknown[],
+): Work[] {
+  const s = policy.settings;
+  const keyBytes = policy.info.keyBytes!;
+  const ready: Work[] = [];
+  const groups = new Map<string, { ikm: Uint8Array; length: number; members: Work[]; infos: Uint8Array[] }>();
+  for (const w of work) {
+    const material = w.version.key;
+    if (!material) {
+      results[w.index] = new ItemError('internal error', true, new Error(`version ${w.version.version} of key ${policy.name} has no key material`));
+      continue;
+    }
+    if (!s.derived) {
+      w.key = material;
+      ready.push(w);
+      continue;
+    }
+    const context = contextOf(w.index);
+    if (!context || context.length === 0) {
+      results[w.index] = new ItemError(MISSING_CONTEXT);
+      continue;
+    }
+    const length = keyBytes + (nonceKeys && w.convergent >= 3 ? NONCE_KEY_BYTES : 0);
+    if (nonceKeys && w.convergent === 2) w.nonceKey = context;
+    if (s.kdf === 0) {
+      const out = counterModeKdf(material, context);
+      if (out.length < length) {
+        results[w.index] = new ItemError(
+          `cannot derive a key for convergent encryption version ${w.convergent} with the legacy counter-mode KDF (kdf 0) of key ${policy.name}: ` +
+            `it gives ${out.length} bytes, ${length} are needed; rotate the key or rewrap with a key using HKDF`,
+        );
+        continue;
+      }
+      w.key = out.subarray(0, keyBytes);
+      if (length > keyBytes) w.nonceKey = out.subarray(keyBytes, length);
+      ready.push(w);
+      continue;
+    }
+    const id = `${w.version.version}/${length}`;
+    let group = groups.get(id);
+    if (!group) groups.set(id, (group = { ikm: material, length, members: [], infos: [] }));
+    group.members.push(w);
+    group.infos.push(context);
+  }
+  for (const group of groups.values()) {
+    const outputs = wasm.hkdfSha256Batch(group.ikm, group.infos, group.length);
+    group.members.forEach((w, k) => {
+      const out = outputs[k]!;
+      w.key = out.subarray(0, keyBytes);
+      if (group.length > keyBytes) w.nonceKey = out.subarray(keyBytes);
+      ready.push(w);
+    });
+  }
+  return ready;
+}
+
+/** ciphertext ‖ tag of each work item (by position). */
+function seal(wasm: WasmCrypto, policy: KeyPolicy, work: readonly Work[], nonces: readonly Uint8Array[], items: readonly EncryptItem[]): Buffer[] {
+  if (policy.info.family === 'chacha') {
+    return work.map((w, k) => {
+      const item = items[w.index]!;
+      const cipher = createCipheriv('chacha20-poly1305', w.key!, nonces[k]!, { authTagLength: 16 });
+      if (item.aad?.length) cipher.setAAD(item.aad, { plaintextLength: item.plaintext.length });
+      const body = cipher.update(item.plaintext);
+      cipher.final();
+      return Buffer.concat([body, cipher.getAuthTag()]);
+    });
+  }
+  const out = new Array<Buffer>(work.length);
+  for (const [key, positions] of byKey(policy, work)) {
+    const sealed = wasm.gcmEncryptBatch(
+      key,
+      positions.map((k) => {
+        const item = items[work[k]!.index]!;
+        return { nonce: nonces[k]!, plaintext: item.plaintext, aad: item.aad };
+      }),
+    );
+    positions.forEach((k, j) => (out[k] = sealed[j]!));
+  }
+  return out;
+}
+
+/** The plaintext of each work item (by position), or null where authentication failed. */
+function open(
+  wasm: WasmCrypto,
+  policy: KeyPolicy,
+  work: readonly Work[],
+  nonces: readonly Uint8Array[],
+  bodies: readonly Uint8Array[],
+  items: readonly DecryptItem[],
+): (Buffer | null)[] {
+  if (policy.info.family === 'chacha') {
+    return work.map((w, k) => {
+      const body = bodies[k]!;
+      if (body.length < 16) return null;
+      const aad = items[w.index]!.aad;
+      const decipher = createDecipheriv('chacha20-poly1305', w.key!, nonces[k]!, { authTagLength: 16 });
+      decipher.setAuthTag(body.subarray(body.length - 16));
+      if (aad?.length) decipher.setAAD(aad, { plaintextLength: body.length - 16 });
+      const plain = decipher.update(body.subarray(0, body.length - 16));
+      try {
+        decipher.final();
+      } catch {
+        return null;
+      }
+      return plain;
+    });
+  }
+  const out = new Array<Buffer | null>(work.length);
+  for (const [key, positions] of byKey(policy, work)) {
+    const opened = wasm.gcmDecryptBatch(
+      key,
+      positions.map((k) => ({ nonce: nonces[k]!, ciphertext: bodies[k]!, aad: items[work[k]!.index]!.aad })),
+    );
+    positions.forEach((k, j) => (out[k] = opened[j]!));
+  }
+  return out;
+}
+
+/**
+ * The AES-GCM calls a batch needs: for a derived key one call with a key per item; otherwise one
+ * call per key version, with that version's key. Positions are into `work`.
+ */
+function byKey(policy: KeyPolicy, work: readonly Work[]): [Uint8Array | Uint8Array[], number[]][] {
+  if (policy.settings.derived) return [[work.map((w) => w.key!), work.map((_, k) => k)]];
+  const groups = new Map<number, [Uint8Array, number[]]>();
+  work.forEach((w, k) => {
+    const group = groups.get(w.version.version);
+    if (group) group[1].push(k);
+    else groups.set(w.version.version, [w.key!, [k]]);
+  });
+  return [...groups.values()];
+}
+
+/** RSA-OAEP (SHA-256, MGF1-SHA-256, empty label) or PKCS#1 v1.5 with the version's public key. */
+function rsaEncrypt(policy: KeyPolicy, items: readonly EncryptItem[], results: (Encrypted | ItemError)[]): void {
+  items.forEach((item, i) => {
+    let version: KeyVersion;
+    try {
+      version = policy.versionForWriting(item.keyVersion);
+    } catch (err) {
+      results[i] = ItemError.of(err);
+      return;
+    }
+    if (item.nonce !== undefined) {
+      results[i] = new ItemError(NONCE_NOT_ALLOWED);
+      return;
+    }
+    const key = version.publicKey;
+    if (!key) {
+      results[i] = new ItemError('internal error', true, new Error(`version ${version.version} of key ${policy.name} has no public key`));
+      return;
+    }
+    const pkcs1 = item.padding === 'pkcs1v15';
+    if (item.plaintext.length > modulusBytes(key, policy) - (pkcs1 ? PKCS1_OVERHEAD : OAEP_OVERHEAD)) {
+      results[i] = new ItemError('failed to RSA encrypt the plaintext: crypto/rsa: message too long for RSA key size');
+      return;
+    }
+    try {
+      const sealed = pkcs1
+        ? publicEncrypt({ key, padding: constants.RSA_PKCS1_PADDING }, item.plaintext)
+        : publicEncrypt({ key, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, item.plaintext);
+      results[i] = { ciphertext: versionPrefix(version.version) + sealed.toString('base64'), keyVersion: version.version };
+    } catch (err) {
+      results[i] = new ItemError('internal error', true, err);
+    }
+  });
+}
+
+function rsaDecrypt(policy: KeyPolicy, items: readonly DecryptItem[], results: (Buffer | ItemError)[]): void {
+  items.forEach((item, i) => {
+    const parsed = parseCiphertext(item.ciphertext);
+    if (parsed instanceof ItemError) {
+      results[i] = parsed;
+      return;
+    }
+    let version: KeyVersion;
+    let payload: Buffer;
+    try {
+      version = policy.versionForReading(parsed.version);
+    } catch (err) {
+      results[i] = ItemError.of(err);
+      return;
+    }
+    try {
+      payload = decodeBase64(parsed.payload, 'ciphertext');
+    } catch {
+      results[i] = new ItemError('invalid ciphertext: could not decode base64');
+      return;
+    }
+    const key = version.privateKey;
+    if (!key) {
+      results[i] = new ItemError('requested version for decryption does not contain a private part');
+      return;
+    }
+    const plain = item.padding === 'pkcs1v15' ? pkcs1v15Decrypt(key, payload, modulusBytes(key, policy)) : oaepDecrypt(key, payload);
+    results[i] = plain ?? new ItemError(RSA_DECRYPT_FAILED);
+  });
+}
+
+function modulusBytes(key: KeyObject, policy: KeyPolicy): number {
+  return Math.ceil((key.asymmetricKeyDetails?.modulusLength ?? policy.info.rsaBits!) / 8);
+}
+
+function oaepDecrypt(key: KeyObject, payload: Buffer): Buffer | null {
+  try {
+    return privateDecrypt({ key, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, payload);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * PKCS#1 v1.5 decryption. Node 20 refuses RSA_PKCS1_PADDING for private decryption
+ * (CVE-2023-46809), so the raw RSA result is unpadded here: EM = 0x00 ‖ 0x02 ‖ PS (at least 8
+ * non-zero bytes) ‖ 0x00 ‖ M, scanned to the end whatever it finds, so that the time taken does not
+ * tell where the padding went wrong (Bleichenbacher); every failure has the same message.
+ */
+function pkcs1v15Decrypt(key: KeyObject, payload: Buffer, k: number): Buffer | null {
+  if (payload.length !== k) return null;
+  let em: Buffer;
+  try {
+    em = privateDecrypt({ key, padding: constants.RSA_NO_PADDING }, payload);
+  } catch {
+    return null;
+  }
+  let good = ((em[0]! | (em[1]! ^ 2)) - 1) >>> 31;
+  let separator = 0;
+  let found = 0;
+  for (let i = 2; i < em.length; i++) {
+    const zero = (em[i]! - 1) >>> 31;
+    separator |= i * (zero & (found ^ 1));
+    found |= zero;
+  }
+  good &= found & ((9 - separator) >>> 31);
+  return good === 1 ? em.subarray(separator + 1) : null;
+}
+
