@@ -1,0 +1,110 @@
+/** `decrypt/:name`: decrypt a ciphertext or a batch (spec §4 Decrypt, §2.6, §7). */
+import { BadRequestError, InternalError } from '../../../core/errors.js';
+import { definePath, type FieldValues, type LogicalRequest, type LogicalResponse } from '../../../core/framework/index.js';
+import type { TransitContext } from '../context.js';
+import { encodeBase64 } from '../crypto/base64.js';
+import {
+  BatchTally,
+  ItemError,
+  RSA_PADDING_SCHEMES,
+  batchItems,
+  batchResponse,
+  checkAssociatedData,
+  logItemFailures,
+  paddingScheme,
+  parseCiphertextItem,
+  referenceOf,
+  requireConsistentContext,
+  type BatchItem,
+} from '../crypto/batch.js';
+import { decryptBatch, type DecryptItem } from '../crypto/cipher.js';
+
+const DECRYPT_FIELDS = {
+  name: { type: 'name', description: 'Name of the key.', required: true },
+  ciphertext: { type: 'string', description: 'The vault:v<N>: ciphertext to decrypt, as encrypt returned it; required unless batch_input is given.' },
+  associated_data: { type: 'string', description: 'Base64 associated data given when encrypting (AEAD key types only).' },
+  context: { type: 'string', description: 'Base64 context the key is derived from; required for derived keys, ignored by others.' },
+  nonce: {
+    type: 'string',
+    description: 'Base64 12-byte nonce given when encrypting; needed only for convergent keys made by Vault 0.6.1 (convergent version 1), ignored otherwise.',
+  },
+  reference: { type: 'string', description: 'With batch_input: echoed in the reference field of each result whose item gives no reference of its own.' },
+  batch_input: {
+    type: 'object-list',
+    description:
+      'Items to decrypt in one request, each with ciphertext and optionally context, nonce, associated_data, padding_scheme, ' +
+      'reference. The top-level ciphertext, context, nonce and associated_data are then ignored. Results keep the input order.',
+  },
+  partial_failure_response_code: {
+    type: 'int',
+    description: 'HTTP status when some batch items fail and at least one succeeds (default 400); when all fail it is 400 (500 for a fault of the service).',
+  },
+  padding_scheme: { type: 'string', description: 'RSA keys only: oaep (the default; SHA-256, MGF1-SHA-256) or pkcs1v15.', allowedValues: RSA_PADDING_SCHEMES },
+} as const;
+
+type DecryptInput = FieldValues<typeof DECRYPT_FIELDS>;
+
+export function decryptPath(ctx: TransitContext) {
+  return definePath({
+    pattern: 'decrypt/:name',
+    fields: DECRYPT_FIELDS,
+    operations: { update: { summary: 'Decrypt with a key.', handler: (req, input) => decrypt(ctx, req, input) } },
+    synopsis: DECRYPT_SYNOPSIS,
+    description: DECRYPT_DESCRIPTION,
+  });
+}
+
+async function decrypt(ctx: TransitContext, req: LogicalRequest, input: DecryptInput): Promise<LogicalResponse> {
+  const batch = input.batch_input !== undefined;
+  if (!batch && input.ciphertext === undefined) throw new BadRequestError('missing ciphertext to decrypt');
+  const raw: readonly BatchItem[] = batch
+    ? batchItems(input.batch_input!)
+    : [{ ciphertext: input.ciphertext, context: input.context, nonce: input.nonce, associated_data: input.associated_data, padding_scheme: input.padding_scheme }];
+  requireConsistentContext(raw);
+  const parsed = raw.map(parseCiphertextItem);
+
+  const policy = await ctx.keys.get(input.name);
+  if (!policy) throw new BadRequestError('encryption key not found');
+
+  const results = new Array<Buffer | ItemError>(raw.length);
+  const requests: DecryptItem[] = [];
+  const slots: number[] = [];
+  parsed.forEach((item, i) => {
+    if (item instanceof ItemError) {
+      results[i] = item;
+      return;
+    }
+    try {
+      const padding = paddingScheme(item.paddingText, policy.info, batch ? `'[${i}].padding_scheme'` : 'padding_scheme');
+      checkAssociatedData(item.aad, policy.info, i);
+      requests.push(padding ? { ...item, padding } : item);
+      slots.push(i);
+    } catch (err) {
+      results[i] = ItemError.of(err);
+    }
+  });
+  decryptBatch(ctx.wasm, policy, requests).forEach((result, k) => (results[slots[k]!] = result));
+  logItemFailures(ctx.logger, policy.name, results);
+
+  if (!batch) {
+    const only = results[0]!;
+    if (only instanceof ItemError) throw only.internal ? new InternalError(only.message) : new BadRequestError(only.message);
+    return { data: { plaintext: encodeBase64(only) } };
+  }
+  const tally = new BatchTally();
+  const batchResults = results.map((result, i) => {
+    tally.count(result);
+    const reference = referenceOf(raw[i]!, input.reference);
+    // Every result carries plaintext, "" for a failed item, as clients expect (hashicorp/vault#6140).
+    return result instanceof ItemError ? { plaintext: '', error: result.message, reference } : { plaintext: encodeBase64(result), reference };
+  });
+  return batchResponse(req, { batch_results: batchResults }, [], tally, input.partial_failure_response_code);
+}
+
+const DECRYPT_SYNOPSIS = 'Decrypt a ciphertext or a batch of ciphertexts with a named key.';
+const DECRYPT_DESCRIPTION = `
+Decrypts vault:v<N>: ciphertexts made by encrypt (or rewrap, or datakey) with the named key and
+returns the base64 plaintext. The version must be at least min_decryption_version. Derived keys
+need the context, and AEAD ciphertexts the associated data, given when encrypting. With
+batch_input, each item gets a result in input order; failed items carry an error (and an empty
+plaintext), and the status is 400, or partial_failure_response_code when at least one succeeded.`;

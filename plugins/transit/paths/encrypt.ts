@@ -1,0 +1,220 @@
+/**
+ * `encrypt/:name`: encrypt a plaintext or a batch (spec §4 Encrypt, §2.6, §7). A missing key is
+ * created first (upsert, spec §3 rule 8) when the request is a `create` — the existence check
+ * makes it one, so the ACL asks for the create capability — and config/keys allows upsert.
+ */
+import { BadRequestError, InternalError } from '../../../core/errors.js';
+import { definePath, type FieldValues, type LogicalRequest, type LogicalResponse } from '../../../core/framework/index.js';
+import type { TransitContext } from '../context.js';
+import { decodeBase64 } from '../crypto/base64.js';
+import {
+  BatchTally,
+  ItemError,
+  RSA_PADDING_SCHEMES,
+  batchItems,
+  batchResponse,
+  checkAssociatedData,
+  itemBase64,
+  itemField,
+  itemText,
+  logItemFailures,
+  paddingScheme,
+  referenceOf,
+  requireConsistentContext,
+  type BatchItem,
+} from '../crypto/batch.js';
+import { NONCE_NOT_ALLOWED, encryptBatch, nonceAllowed, type Encrypted, type EncryptItem } from '../crypto/cipher.js';
+import type { KeyPolicy } from '../keys/key-policy.js';
+import { keyTypeInfo } from '../keys/key-types.js';
+import { createKey } from '../keys/operations.js';
+import { readKeysConfig } from './config-keys.js';
+
+const ENCRYPT_FIELDS = {
+  name: { type: 'name', description: 'Name of the key.', required: true },
+  plaintext: { type: 'string', description: 'Base64 plaintext to encrypt; required unless batch_input is given.', sensitive: true },
+  associated_data: {
+    type: 'string',
+    description: 'Base64 associated data: authenticated, not encrypted, and needed again to decrypt. AEAD key types only (AES-GCM, ChaCha20-Poly1305).',
+  },
+  context: {
+    type: 'string',
+    description: 'Base64 context the key is derived from; required for derived keys, ignored by others. On upsert, a context makes the new key derived.',
+  },
+  key_version: { type: 'int', description: 'Version to encrypt with: 0 is the latest; otherwise at least min_encryption_version.', default: 0 },
+  nonce: {
+    type: 'string',
+    description:
+      'Base64 nonce of exactly 12 bytes, for convergent keys made by Vault 0.6.1 only (convergent version 1), which need it; ' +
+      'refused for every other key, whose nonces are random or derived. Never reuse one for the same context.',
+  },
+  reference: { type: 'string', description: 'With batch_input: echoed in the reference field of each result whose item gives no reference of its own.' },
+  batch_input: {
+    type: 'object-list',
+    description:
+      'Items to encrypt in one request, each with plaintext and optionally context, nonce, key_version, associated_data, ' +
+      'padding_scheme, reference (and, for upsert, type and convergent_encryption). The top-level plaintext, context, nonce, ' +
+      'key_version and associated_data are then ignored. Results keep the input order.',
+  },
+  type: {
+    type: 'string',
+    description:
+      'On upsert, the type of key to create: aes256-gcm96 (the default), aes128-gcm96, chacha20-poly1305, rsa-2048, rsa-3072 or ' +
+      'rsa-4096. Batch items may name it instead of the request.',
+  },
+  convergent_encryption: {
+    type: 'bool',
+    description:
+      'On upsert, make the new key convergent: the same plaintext and context give the same ciphertext (needs a context; the ' +
+      'nonce is derived). Batch items may ask for it instead of the request.',
+  },
+  partial_failure_response_code: {
+    type: 'int',
+    description: 'HTTP status when some batch items fail and at least one succeeds (default 400); when all fail it is 400 (500 for a fault of the service).',
+  },
+  padding_scheme: { type: 'string', description: 'RSA keys only: oaep (the default; SHA-256, MGF1-SHA-256) or pkcs1v15.', allowedValues: RSA_PADDING_SCHEMES },
+} as const;
+
+type EncryptInput = FieldValues<typeof ENCRYPT_FIELDS>;
+
+/** An item ready for the cipher, with its padding scheme still to be checked against the key. */
+interface ParsedItem extends EncryptItem {
+  readonly paddingText?: string | undefined;
+}
+
+export function encryptPath(ctx: TransitContext) {
+  return definePath({
+    pattern: 'encrypt/:name',
+    fields: ENCRYPT_FIELDS,
+    existenceCheck: async (_req, input) => (await ctx.keys.get(input.name)) !== undefined,
+    operations: {
+      create: { summary: 'Encrypt with a key, creating it first if it does not exist.', handler: (req, input) => encrypt(ctx, req, input, true) },
+      update: { summary: 'Encrypt with an existing key.', handler: (req, input) => encrypt(ctx, req, input, false) },
+    },
+    synopsis: ENCRYPT_SYNOPSIS,
+    description: ENCRYPT_DESCRIPTION,
+  });
+}
+
+async function encrypt(ctx: TransitContext, req: LogicalRequest, input: EncryptInput, create: boolean): Promise<LogicalResponse> {
+  const batch = input.batch_input !== undefined;
+  const raw = batch ? batchItems(input.batch_input!) : [singleItem(req, input)];
+  if (!batch && raw[0]!.plaintext === undefined) throw new BadRequestError('missing plaintext to encrypt');
+  const contextSet = requireConsistentContext(raw);
+  const parsed = raw.map(parseItem);
+
+  const warnings: string[] = [];
+  const policy = create ? await upsert(ctx, input, raw, contextSet, warnings) : await ctx.keys.get(input.name);
+  if (!policy) throw new BadRequestError('encryption key not found');
+
+  const results = new Array<Encrypted | ItemError>(raw.length);
+  const requests: EncryptItem[] = [];
+  const slots: number[] = [];
+  parsed.forEach((item, i) => {
+    if (item instanceof ItemError) {
+      results[i] = item;
+      return;
+    }
+    try {
+      if (item.nonce !== undefined && !nonceAllowed(policy)) throw new BadRequestError(NONCE_NOT_ALLOWED);
+      const padding = paddingScheme(item.paddingText, policy.info, batch ? `'[${i}].padding_scheme'` : 'padding_scheme');
+      checkAssociatedData(item.aad, policy.info, i);
+      requests.push(padding ? { ...item, padding } : item);
+      slots.push(i);
+    } catch (err) {
+      results[i] = ItemError.of(err);
+    }
+  });
+  encryptBatch(ctx.wasm, policy, requests).forEach((result, k) => (results[slots[k]!] = result));
+  logItemFailures(ctx.logger, policy.name, results);
+
+  if (!batch) {
+    const only = results[0]!;
+    if (only instanceof ItemError) throw only.internal ? new InternalError(only.message) : new BadRequestError(only.message);
+    return { data: { ciphertext: only.ciphertext, key_version: only.keyVersion }, ...(warnings.length ? { warnings } : {}) };
+  }
+  const tally = new BatchTally();
+  const batchResults = results.map((result, i) => {
+    tally.count(result);
+    const reference = referenceOf(raw[i]!, input.reference);
+    return result instanceof ItemError
+      ? { error: result.message, reference }
+      : { ciphertext: result.ciphertext, key_version: result.keyVersion, reference };
+  });
+  return batchResponse(req, { batch_results: batchResults }, warnings, tally, input.partial_failure_response_code);
+}
+
+/** The request's own fields as a batch item; a plaintext of "" is an empty plaintext, not a missing one. */
+function singleItem(req: LogicalRequest, input: EncryptInput): BatchItem {
+  return {
+    plaintext: input.plaintext ?? (req.data.plaintext === '' ? '' : undefined),
+    context: input.context,
+    nonce: input.nonce,
+    key_version: input.key_version,
+    associated_data: input.associated_data,
+    padding_scheme: input.padding_scheme,
+  };
+}
+
+function parseItem(item: BatchItem): ParsedItem | ItemError {
+  try {
+    const plaintext = itemText(item, 'plaintext');
+    if (plaintext === undefined) throw new BadRequestError('missing plaintext to encrypt');
+    return {
+      plaintext: decodeBase64(plaintext, 'plaintext'),
+      context: itemBase64(item, 'context'),
+      nonce: itemBase64(item, 'nonce'),
+      aad: itemBase64(item, 'associated_data'),
+      keyVersion: itemField(item, 'key_version', 'int') ?? 0,
+      paddingText: itemField(item, 'padding_scheme', 'string'),
+    };
+  } catch (err) {
+    return ItemError.of(err);
+  }
+}
+
+/**
+ * The key for a create request: created now with the type and convergence asked for (by the
+ * request, else by the batch items), derived iff the items carry a context — unless config/keys
+ * disables upsert, in which case a missing key stays missing.
+ */
+async function upsert(ctx: TransitContext, input: EncryptInput, items: readonly BatchItem[], contextSet: boolean, warnings: string[]): Promise<KeyPolicy | undefined> {
+  const type = input.type ?? agreedItemValue(items, 'type', 'string') ?? 'aes256-gcm96';
+  const convergent = input.convergent_encryption ?? agreedItemValue(items, 'convergent_encryption', 'bool') ?? false;
+  const info = keyTypeInfo(type);
+  if (!info.encryption) throw new BadRequestError(`key type ${type} not supported for this operation`);
+  if (convergent && !contextSet) throw new BadRequestError('convergent encryption requires derivation to be enabled, so context is required');
+  if ((await readKeysConfig(ctx)).disable_upsert) return ctx.keys.get(input.name);
+  const { policy, existed } = await createKey(ctx, input.name, {
+    type,
+    derived: contextSet,
+    convergent,
+    exportable: false,
+    allowPlaintextBackup: false,
+    keySize: 0,
+    autoRotatePeriod: 0,
+  });
+  if (existed) warnings.push('Attempted creation of the key during the encrypt operation, but it was created beforehand');
+  return policy;
+}
+
+/** The value the items give for an upsert setting; 400 when two items give different ones. */
+function agreedItemValue<T extends 'string' | 'bool'>(items: readonly BatchItem[], field: string, type: T): (T extends 'string' ? string : boolean) | undefined {
+  let agreed: string | boolean | undefined;
+  for (const item of items) {
+    const value = itemField(item, field, type);
+    if (value === undefined) continue;
+    if (agreed !== undefined && value !== agreed) throw new BadRequestError(`batch items ask for different values of ${field} for the new key: ${agreed} and ${value}`);
+    agreed = value;
+  }
+  return agreed as (T extends 'string' ? string : boolean) | undefined;
+}
+
+const ENCRYPT_SYNOPSIS = 'Encrypt a plaintext or a batch of plaintexts with a named key.';
+const ENCRYPT_DESCRIPTION = `
+Encrypts base64 plaintexts with the named key and returns vault:v<N>:<base64> ciphertexts with the
+version used. AES-GCM and ChaCha20-Poly1305 ciphertexts hold nonce, ciphertext and tag; nonces are
+random, or derived from plaintext and context for convergent keys. Derived keys need a context.
+RSA keys encrypt with OAEP (SHA-256). With batch_input, each item gets a result (or an error) in
+input order; if some fail the status is 400, or partial_failure_response_code when at least one
+succeeded. On a missing key, a request with the create capability creates it first unless
+config/keys disables upsert.`;

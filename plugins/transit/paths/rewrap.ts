@@ -1,0 +1,157 @@
+/**
+ * `rewrap/:name`: decrypt and encrypt again with the latest (or a chosen) key version, without
+ * ever returning the plaintext (spec §4 Rewrap, §3 rule 3, §7).
+ */
+import { BadRequestError, InternalError } from '../../../core/errors.js';
+import { definePath, type FieldValues, type LogicalRequest, type LogicalResponse } from '../../../core/framework/index.js';
+import type { TransitContext } from '../context.js';
+import {
+  BatchTally,
+  ItemError,
+  RSA_PADDING_SCHEMES,
+  batchItems,
+  batchResponse,
+  checkAssociatedData,
+  itemField,
+  logItemFailures,
+  paddingScheme,
+  parseCiphertextItem,
+  referenceOf,
+  requireConsistentContext,
+  type BatchItem,
+  type PaddingScheme,
+} from '../crypto/batch.js';
+import { NONCE_NOT_ALLOWED, decryptBatch, encryptBatch, nonceAllowed, type DecryptItem, type Encrypted, type EncryptItem } from '../crypto/cipher.js';
+
+const REWRAP_FIELDS = {
+  name: { type: 'name', description: 'Name of the key.', required: true },
+  ciphertext: { type: 'string', description: 'The vault:v<N>: ciphertext to rewrap; required unless batch_input is given.' },
+  context: { type: 'string', description: 'Base64 context the key is derived from; required for derived keys, ignored by others.' },
+  associated_data: {
+    type: 'string',
+    description: 'Base64 associated data the ciphertext was made with (AEAD key types only); the new ciphertext is bound to it too.',
+  },
+  key_version: { type: 'int', description: 'Version to encrypt with: 0 is the latest; otherwise at least min_encryption_version.', default: 0 },
+  nonce: { type: 'string', description: 'Base64 12-byte nonce, for convergent keys made by Vault 0.6.1 only (convergent version 1); refused for other keys.' },
+  reference: { type: 'string', description: 'With batch_input: echoed in the reference field of each result whose item gives no reference of its own.' },
+  batch_input: {
+    type: 'object-list',
+    description:
+      'Items to rewrap in one request, each with ciphertext and optionally context, nonce, key_version, associated_data, ' +
+      'decrypt_padding_scheme, encrypt_padding_scheme, reference. The top-level ciphertext, context, nonce, key_version and ' +
+      'associated_data are then ignored. Results keep the input order.',
+  },
+  partial_failure_response_code: {
+    type: 'int',
+    description: 'HTTP status when some batch items fail and at least one succeeds (default 400); when all fail it is 400 (500 for a fault of the service).',
+  },
+  decrypt_padding_scheme: { type: 'string', description: 'RSA keys only: the padding the ciphertext was made with, oaep (the default) or pkcs1v15.', allowedValues: RSA_PADDING_SCHEMES },
+  encrypt_padding_scheme: { type: 'string', description: 'RSA keys only: the padding of the new ciphertext, oaep (the default) or pkcs1v15.', allowedValues: RSA_PADDING_SCHEMES },
+} as const;
+
+type RewrapInput = FieldValues<typeof REWRAP_FIELDS>;
+
+/** An item with both padding schemes checked against the key. */
+interface RewrapItem extends DecryptItem {
+  readonly keyVersion: number;
+  readonly encryptPadding?: PaddingScheme | undefined;
+}
+
+export function rewrapPath(ctx: TransitContext) {
+  return definePath({
+    pattern: 'rewrap/:name',
+    fields: REWRAP_FIELDS,
+    operations: { update: { summary: 'Rewrap ciphertexts with a key version.', handler: (req, input) => rewrap(ctx, req, input) } },
+    synopsis: REWRAP_SYNOPSIS,
+    description: REWRAP_DESCRIPTION,
+  });
+}
+
+async function rewrap(ctx: TransitContext, req: LogicalRequest, input: RewrapInput): Promise<LogicalResponse> {
+  const batch = input.batch_input !== undefined;
+  if (!batch && input.ciphertext === undefined) throw new BadRequestError('missing ciphertext to decrypt');
+  const raw: readonly BatchItem[] = batch
+    ? batchItems(input.batch_input!)
+    : [
+        {
+          ciphertext: input.ciphertext,
+          context: input.context,
+          nonce: input.nonce,
+          associated_data: input.associated_data,
+          key_version: input.key_version,
+          decrypt_padding_scheme: input.decrypt_padding_scheme,
+          encrypt_padding_scheme: input.encrypt_padding_scheme,
+        },
+      ];
+  requireConsistentContext(raw);
+  const parsed = raw.map(parseCiphertextItem);
+
+  const policy = await ctx.keys.get(input.name);
+  if (!policy) throw new BadRequestError('encryption key not found');
+
+  const results = new Array<Encrypted | ItemError>(raw.length);
+  const items: RewrapItem[] = [];
+  const slots: number[] = [];
+  parsed.forEach((item, i) => {
+    if (item instanceof ItemError) {
+      results[i] = item;
+      return;
+    }
+    const at = (field: string) => (batch ? `'[${i}].${field}'` : field);
+    try {
+      const source = raw[i]!;
+      if (item.nonce !== undefined && !nonceAllowed(policy)) throw new BadRequestError(NONCE_NOT_ALLOWED);
+      checkAssociatedData(item.aad, policy.info, i);
+      items.push({
+        ...item,
+        padding: paddingScheme(itemField(source, 'decrypt_padding_scheme', 'string'), policy.info, at('decrypt_padding_scheme')),
+        encryptPadding: paddingScheme(itemField(source, 'encrypt_padding_scheme', 'string'), policy.info, at('encrypt_padding_scheme')),
+        keyVersion: itemField(source, 'key_version', 'int') ?? 0,
+      });
+      slots.push(i);
+    } catch (err) {
+      results[i] = ItemError.of(err);
+    }
+  });
+
+  // Both steps run as whole batches; the plaintexts live only between them.
+  const opened = decryptBatch(ctx.wasm, policy, items);
+  const again: EncryptItem[] = [];
+  const againSlots: number[] = [];
+  opened.forEach((plaintext, k) => {
+    if (plaintext instanceof ItemError) {
+      results[slots[k]!] = plaintext;
+      return;
+    }
+    const item = items[k]!;
+    again.push({ plaintext, context: item.context, nonce: item.nonce, aad: item.aad, keyVersion: item.keyVersion, padding: item.encryptPadding });
+    againSlots.push(slots[k]!);
+  });
+  encryptBatch(ctx.wasm, policy, again).forEach((result, k) => (results[againSlots[k]!] = result));
+  for (const item of again) (item.plaintext as Buffer).fill(0);
+  logItemFailures(ctx.logger, policy.name, results);
+
+  if (!batch) {
+    const only = results[0]!;
+    if (only instanceof ItemError) throw only.internal ? new InternalError(only.message) : new BadRequestError(only.message);
+    return { data: { ciphertext: only.ciphertext, key_version: only.keyVersion } };
+  }
+  const tally = new BatchTally();
+  const batchResults = results.map((result, i) => {
+    tally.count(result);
+    const reference = referenceOf(raw[i]!, input.reference);
+    return result instanceof ItemError
+      ? { error: result.message, reference }
+      : { ciphertext: result.ciphertext, key_version: result.keyVersion, reference };
+  });
+  return batchResponse(req, { batch_results: batchResults }, [], tally, input.partial_failure_response_code);
+}
+
+const REWRAP_SYNOPSIS = 'Rewrap a ciphertext or a batch of ciphertexts with the latest version of a named key.';
+const REWRAP_DESCRIPTION = `
+After a rotation, re-encrypts ciphertexts with the latest version of the named key (or
+key_version) without returning the plaintext, so old ciphertexts can be upgraded and old
+versions retired with min_decryption_version. A ciphertext already at that version is encrypted
+again with a fresh nonce. Derived keys need the context. With batch_input, each item gets a result
+in input order; failed items carry an error and the status is 400, or
+partial_failure_response_code when at least one succeeded.`;
