@@ -81,6 +81,18 @@ export class KeyStore {
     return policy;
   }
 
+  /**
+   * Persists a key as a whole — its settings and exactly its versions — deleting every other
+   * stored version of that name (a restore over an existing key). Call under the key's lock.
+   */
+  async replace(policy: KeyPolicy): Promise<KeyPolicy> {
+    const kept = new Set([...policy.versions.keys()].map(String));
+    // Only numbered entries: a key named `import` shares its prefix with the wrapping key's folder.
+    const stored = await this.storage.list(KEYS.versionPrefix(policy.name));
+    const stale = stored.filter((v) => /^\d+$/.test(v) && !kept.has(v)).map(Number);
+    return this.save(policy, [...policy.versions.values()], stale);
+  }
+
   /** Deletes a key and all its versions. Call under the key's lock. */
   async delete(name: string): Promise<void> {
     const versions = await this.storage.list(KEYS.versionPrefix(name));
@@ -91,7 +103,8 @@ export class KeyStore {
     this.cache.delete(name);
   }
 
+  /** Key names. Folders are left out: names cannot contain `/`, so a folder (`import/`, the wrapping key's) holds no usable key. */
   async list(): Promise<string[]> {
-    return this.storage.list(KEYS.policyPrefix);
+    return (await this.storage.list(KEYS.policyPrefix)).filter((entry) => !entry.endsWith('/'));
   }
 }

@@ -1,7 +1,11 @@
 /** export, byok-export, backup, restore, wrapping_key, import, import_version, csr and set-certificate paths. */
 import type { AnyPathDefinition } from '../../../core/framework/index.js';
 import type { TransitContext } from '../context.js';
+import { byokExportPath } from './byok-export.js';
+import { exportPath } from './export.js';
+import { importPaths } from './import.js';
+import { wrappingKeyPath } from './wrapping-key.js';
 
-export function lifecyclePaths(_ctx: TransitContext): AnyPathDefinition[] {
-  return [];
+export function lifecyclePaths(ctx: TransitContext): AnyPathDefinition[] {
+  return [exportPath(ctx), byokExportPath(ctx), wrappingKeyPath(ctx), ...importPaths(ctx)];
 }
