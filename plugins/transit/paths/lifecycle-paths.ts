@@ -1,11 +1,13 @@
 /** export, byok-export, backup, restore, wrapping_key, import, import_version, csr and set-certificate paths. */
 import type { AnyPathDefinition } from '../../../core/framework/index.js';
 import type { TransitContext } from '../context.js';
+import { backupPath } from './backup.js';
 import { byokExportPath } from './byok-export.js';
 import { exportPath } from './export.js';
 import { importPaths } from './import.js';
+import { restorePath } from './restore.js';
 import { wrappingKeyPath } from './wrapping-key.js';
 
 export function lifecyclePaths(ctx: TransitContext): AnyPathDefinition[] {
-  return [exportPath(ctx), byokExportPath(ctx), wrappingKeyPath(ctx), ...importPaths(ctx)];
+  return [exportPath(ctx), byokExportPath(ctx), backupPath(ctx), restorePath(ctx), wrappingKeyPath(ctx), ...importPaths(ctx)];
 }

@@ -1,0 +1,54 @@
+/**
+ * `restore(/:name)`: a key from a backup blob — ours or Vault's (spec §4, §7; reference transit.md
+ * §5.3). Under the blob's name or a new one; over an existing key only with `force`, replacing all
+ * its versions. Records restore_info. The blob is read completely before anything is written.
+ */
+import { BadRequestError } from '../../../core/errors.js';
+import { CoercionError, coerceField, definePath } from '../../../core/framework/index.js';
+import type { TransitContext } from '../context.js';
+import { decodeBackup } from '../keys/backup-format.js';
+
+export function restorePath(ctx: TransitContext) {
+  return definePath({
+    pattern: 'restore/:name?',
+    fields: {
+      name: { type: 'string', description: 'Name to restore the key under; the name in the backup when omitted.' },
+      backup: { type: 'string', description: 'The backup blob, as backup/:name returns it.', sensitive: true },
+      force: { type: 'bool', description: 'Restore over an existing key of that name, replacing it.', default: false },
+    },
+    operations: {
+      update: {
+        summary: 'Restore a key from a backup.',
+        handler: async (_req, input) => {
+          if (!input.backup) throw new BadRequestError("'backup' must be supplied");
+          const restored = decodeBackup(input.backup);
+          const name = checkedName(input.name || restored.name);
+          await ctx.keys.withLock(name, async () => {
+            if ((await ctx.keys.get(name)) && !input.force) {
+              throw new BadRequestError(`key "${name}" already exists; set force to restore over it`);
+            }
+            const now = ctx.clock.now();
+            await ctx.keys.replace(restored.with({ name, restoreInfo: { time: now.toISOString(), version: restored.settings.latestVersion } }));
+          });
+          return null;
+        },
+      },
+    },
+    synopsis: 'Restore a key from a backup.',
+    description:
+      'Takes the output of backup/:name (from this service or from Vault) and writes the key with all its versions under its ' +
+      'own name or the one given. Refused for an existing key unless force is set.',
+  });
+}
+
+function checkedName(name: string): string {
+  if (name === '') throw new BadRequestError('the backup has no key name; give one in the path or the name field');
+  if (name.includes('/')) throw new BadRequestError('key names cannot be paths');
+  try {
+    coerceField({ type: 'name', description: 'key name' }, name);
+  } catch (err) {
+    if (err instanceof CoercionError) throw new BadRequestError(`invalid key name "${name}": ${err.message}`);
+    throw err;
+  }
+  return name;
+}
