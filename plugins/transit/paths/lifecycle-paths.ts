@@ -3,11 +3,22 @@ import type { AnyPathDefinition } from '../../../core/framework/index.js';
 import type { TransitContext } from '../context.js';
 import { backupPath } from './backup.js';
 import { byokExportPath } from './byok-export.js';
+import { csrPath } from './csr.js';
 import { exportPath } from './export.js';
 import { importPaths } from './import.js';
 import { restorePath } from './restore.js';
+import { setCertificatePath } from './set-certificate.js';
 import { wrappingKeyPath } from './wrapping-key.js';
 
 export function lifecyclePaths(ctx: TransitContext): AnyPathDefinition[] {
-  return [exportPath(ctx), byokExportPath(ctx), backupPath(ctx), restorePath(ctx), wrappingKeyPath(ctx), ...importPaths(ctx)];
+  return [
+    exportPath(ctx),
+    byokExportPath(ctx),
+    backupPath(ctx),
+    restorePath(ctx),
+    wrappingKeyPath(ctx),
+    ...importPaths(ctx),
+    csrPath(ctx),
+    setCertificatePath(ctx),
+  ];
 }
