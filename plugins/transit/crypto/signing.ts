@@ -128,7 +128,7 @@ function modulusBits(key: KeyObject): number {
 }
 
 /** The largest PSS salt for a key and hash (Go's rule, as Vault checks it). */
-export function maxPssSaltLength(bits: number, hashSize: number): number {
+function maxPssSaltLength(bits: number, hashSize: number): number {
   return Math.ceil((bits - 1) / 8) - 2 - hashSize;
 }
 
@@ -213,13 +213,9 @@ function checkDigestLength(input: Buffer, name: string, hash: HashInfo): void {
 }
 
 /** DigestInfo ::= SEQUENCE { SEQUENCE { OID, NULL }, OCTET STRING digest } (RFC 8017 §9.2). */
-export function digestInfo(hash: HashInfo, digest: Buffer): Buffer {
+function digestInfo(hash: HashInfo, digest: Buffer): Buffer {
   const algorithm = derTlv(0x30, Buffer.concat([hash.oid, Buffer.from([0x05, 0x00])]));
   return derTlv(0x30, Buffer.concat([algorithm, derTlv(0x04, digest)]));
-}
-
-export function hashInfo(name: Exclude<SignatureHash, 'none'>): HashInfo {
-  return HASHES[name];
 }
 
 function mgf1(hash: HashInfo, seed: Buffer, length: number): Buffer {
@@ -233,7 +229,7 @@ function mgf1(hash: HashInfo, seed: Buffer, length: number): Buffer {
 }
 
 /** EMSA-PSS-ENCODE (RFC 8017 §9.1.1) of a digest, with the given salt. */
-export function emsaPssEncode(mHash: Buffer, emBits: number, hash: HashInfo, salt: Buffer): Buffer {
+function emsaPssEncode(mHash: Buffer, emBits: number, hash: HashInfo, salt: Buffer): Buffer {
   const emLen = Math.ceil(emBits / 8);
   if (emLen < hash.size + salt.length + 2) throw new BadRequestError(`requested salt length ${salt.length} is invalid`);
   const h = createHash(hash.node).update(Buffer.alloc(8)).update(mHash).update(salt).digest();
@@ -247,7 +243,7 @@ export function emsaPssEncode(mHash: Buffer, emBits: number, hash: HashInfo, sal
 }
 
 /** EMSA-PSS-VERIFY (RFC 8017 §9.1.2); `saltLength` undefined detects it, as Go's auto mode does. */
-export function emsaPssVerify(mHash: Buffer, em: Buffer, emBits: number, hash: HashInfo, saltLength?: number): boolean {
+function emsaPssVerify(mHash: Buffer, em: Buffer, emBits: number, hash: HashInfo, saltLength?: number): boolean {
   const emLen = Math.ceil(emBits / 8);
   if (em.length !== emLen || emLen < hash.size + (saltLength ?? 0) + 2) return false;
   if (em[emLen - 1] !== 0xbc) return false;
@@ -351,7 +347,7 @@ function verifyEcdsa(key: KeyObject, input: Buffer, signature: Buffer, options: 
   return ecdsaVerifyDigest(curve, q, input, r, s);
 }
 
-export function encodeEcdsa(curve: Curve, r: bigint, s: bigint, marshaling: Marshaling): Buffer {
+function encodeEcdsa(curve: Curve, r: bigint, s: bigint, marshaling: Marshaling): Buffer {
   if (marshaling === 'jws') return Buffer.concat([toBytes(r, curve.size), toBytes(s, curve.size)]);
   return derTlv(0x30, Buffer.concat([derInteger(r), derInteger(s)]));
 }

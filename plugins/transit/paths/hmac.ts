@@ -76,7 +76,7 @@ async function hmacHandler(ctx: TransitContext, req: LogicalRequest, input: Hmac
   if (!isHmacAlgorithm(algorithm)) throw new BadRequestError(`unsupported algorithm "${algorithm}"`);
 
   const batch = input.batch_input !== undefined;
-  const items = batch ? readBatchItems(input.batch_input!, ['input', 'reference']) : [{ input: givenText(req, 'input', input.input) }];
+  const items = input.batch_input ? readBatchItems(input.batch_input, ['input', 'reference']) : [{ input: givenText(req, 'input', input.input) }];
   if (!batch && items[0]!.input === undefined) throw new BadRequestError('missing input for HMAC');
 
   const decoded = runItems(items, (item) => {
@@ -118,15 +118,15 @@ export async function verifyHmacs(
     const { version, mac } = parseHmac(item.hmac);
     return { data, mac, key: hmacKeyOf(policy, versionForHmacVerify(policy, version)) };
   });
-  const valid = prepared.flatMap((p) => ('ok' in p ? [p.ok] : []));
-  const computed = computeHmacs(
-    ctx.wasm,
-    algorithm,
-    valid.map((v) => v.key),
-    valid.map((v) => v.data),
-  );
-  let next = 0;
-  return prepared.map((p) => ('ok' in p ? { ok: hmacEquals(computed[next++]!, p.ok.mac) } : p));
+  return batchOver(prepared, (valid) => {
+    const computed = computeHmacs(
+      ctx.wasm,
+      algorithm,
+      valid.map((v) => v.key),
+      valid.map((v) => v.data),
+    );
+    return valid.map((v, i) => hmacEquals(computed[i]!, v.mac));
+  });
 }
 
 /** Vault's hmac verify batch item: `valid` omitted when false (Go's omitempty). */

@@ -12,7 +12,7 @@ import { parseGoInt } from '../crypto/hmac.js';
 type RandomInput = FieldValues<typeof RANDOM_FIELDS>;
 
 /** Vault's limit (helper/random APIMaxBytes): 128 KiB. */
-export const MAX_RANDOM_BYTES = 128 * 1024;
+const MAX_RANDOM_BYTES = 128 * 1024;
 
 const SOURCES = ['platform', 'seal', 'all'];
 

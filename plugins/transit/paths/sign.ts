@@ -122,8 +122,8 @@ async function signHandler(ctx: TransitContext, _req: LogicalRequest, input: Sig
   checkNoneHash(options);
 
   const batch = input.batch_input !== undefined;
-  const items: BatchItem[] = batch
-    ? readBatchItems(input.batch_input!, ['input', 'context', 'reference'])
+  const items: BatchItem[] = input.batch_input
+    ? readBatchItems(input.batch_input, ['input', 'context', 'reference'])
     : [{ input: input.input ?? '', ...(input.context !== undefined ? { context: input.context } : {}) }];
 
   // A bad key_version fails every item (after its own input checks), as Vault reports it per item.

@@ -45,8 +45,8 @@ export function verifyPath(ctx: TransitContext) {
 
 async function verifyHandler(ctx: TransitContext, _req: LogicalRequest, input: VerifyInput) {
   const batch = input.batch_input !== undefined;
-  const items: BatchItem[] = batch
-    ? readBatchItems(input.batch_input!, ['input', 'signature', 'hmac', 'context', 'reference'])
+  const items: BatchItem[] = input.batch_input
+    ? readBatchItems(input.batch_input, ['input', 'signature', 'hmac', 'context', 'reference'])
     : [
         {
           input: input.input ?? '',
