@@ -53,6 +53,8 @@ export function batchItems(batch: readonly Record<string, unknown>[]): readonly 
  */
 export function itemField<T extends FieldType>(item: BatchItem, field: string, type: T): FieldTypeMap[T] | undefined {
   const raw = item[field];
+  // The common case, without the generic coercion: a string where a string is expected.
+  if (typeof raw === 'string' && type === 'string') return (raw === '' ? undefined : raw) as FieldTypeMap[T] | undefined;
   if (isUnset(raw)) return undefined;
   try {
     return coerceField({ type, description: field }, raw) as FieldTypeMap[T];
