@@ -105,4 +105,9 @@ describe('transit datakey', () => {
     expect(res.status).to.equal(400);
     expect(res.error).to.equal('message encryption not supported for key type ed25519');
   });
+
+  it('describes every field it accepts', () => {
+    const fields = Object.keys((h.backend.help('datakey/plaintext/k').openapi as any).paths['datakey/{type}/{name}'].fields);
+    expect(fields).to.include.members(['type', 'name', 'context', 'nonce', 'bits', 'key_version']);
+  });
 });

@@ -335,4 +335,9 @@ describe('transit decrypt', () => {
       expect(res.error).to.match(/legacy counter-mode KDF \(kdf 0\)/);
     });
   });
+
+  it('describes every field it accepts', () => {
+    const fields = Object.keys((h.backend.help('decrypt/k').openapi as any).paths['decrypt/{name}'].fields);
+    expect(fields).to.include.members(['name', 'ciphertext', 'associated_data', 'context', 'nonce', 'reference', 'batch_input', 'partial_failure_response_code']);
+  });
 });

@@ -168,4 +168,9 @@ describe('transit rewrap', () => {
       expect(opened.map((o) => o.plaintext)).to.deep.equal(items.map((i) => i.plaintext));
     });
   });
+
+  it('describes every field it accepts', () => {
+    const fields = Object.keys((h.backend.help('rewrap/k').openapi as any).paths['rewrap/{name}'].fields);
+    expect(fields).to.include.members(['name', 'ciphertext', 'context', 'key_version', 'nonce', 'reference', 'batch_input']);
+  });
 });
