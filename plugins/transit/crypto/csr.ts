@@ -113,6 +113,8 @@ export function checkChainForVersion(info: KeyTypeInfo, versionPublicKey: KeyObj
 }
 
 function pemBlocks(text: string): forge.pem.ObjectPEM[] {
+  // forge throws when there is no PEM block at all; that is "nothing found" to the callers.
+  if (!text.includes('-----BEGIN ')) return [];
   try {
     return forge.pem.decode(text);
   } catch (err) {
