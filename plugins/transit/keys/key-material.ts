@@ -76,7 +76,7 @@ export function exportCertificateChain(v: KeyVersion): string {
 }
 
 /** One base64 DER certificate as PEM, without a trailing newline. */
-export function certificatePem(base64Der: string): string {
+function certificatePem(base64Der: string): string {
   const lines = base64Der.match(/.{1,64}/g) ?? [];
   return `-----BEGIN CERTIFICATE-----\n${lines.join('\n')}\n-----END CERTIFICATE-----`;
 }

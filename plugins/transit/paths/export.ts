@@ -10,8 +10,8 @@ import { exportCertificateChain, exportEncryptionKey, exportHmacKey, exportPubli
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';
 
-export const EXPORT_TYPES = ['encryption-key', 'signing-key', 'hmac-key', 'public-key', 'certificate-chain'] as const;
-export type ExportType = (typeof EXPORT_TYPES)[number];
+const EXPORT_TYPES = ['encryption-key', 'signing-key', 'hmac-key', 'public-key', 'certificate-chain'] as const;
+type ExportType = (typeof EXPORT_TYPES)[number];
 
 export function exportPath(ctx: TransitContext) {
   return definePath({
@@ -32,7 +32,7 @@ export function exportPath(ctx: TransitContext) {
           if (!policy.settings.exportable && exportType !== 'public-key' && exportType !== 'certificate-chain') {
             throw new BadRequestError('private key material is not exportable');
           }
-          checkExportable(policy, exportType);
+          checkKeyTypeOffers(policy, exportType);
           const keys: Record<string, string> = {};
           for (const v of versionsToExport(policy, input.version)) keys[String(v.version)] = exportedMaterial(policy, v, exportType);
           return { data: { name: policy.name, type: policy.settings.type, keys } };
@@ -48,7 +48,7 @@ export function exportPath(ctx: TransitContext) {
 }
 
 /** Refuses an export type the key's type does not have. */
-function checkExportable(policy: KeyPolicy, exportType: ExportType): void {
+function checkKeyTypeOffers(policy: KeyPolicy, exportType: ExportType): void {
   const info = policy.info;
   switch (exportType) {
     case 'encryption-key':
