@@ -66,6 +66,10 @@ export class KeyPolicy {
     if (s.minEncryptionVersion > 0 && version < s.minEncryptionVersion) {
       throw new BadRequestError(`requested version for ${what} is less than the minimum encryption key version`);
     }
+    // What it produced could never be decrypted or verified again.
+    if (version < s.minDecryptionVersion) {
+      throw new BadRequestError(`requested version for ${what} is less than the minimum decryption key version`);
+    }
     const found = this.versions.get(version);
     if (!found) throw new BadRequestError(`key version ${version} is not available`);
     return found;

@@ -146,6 +146,14 @@ describe('transit keys', function () {
       expect((await t.write('keys/cfg/config', { auto_rotate_period: 0 })).data.auto_rotate_period).to.equal(0);
     });
 
+    it('refuses to encrypt with a version below min_decryption_version (nothing could decrypt it)', async () => {
+      await t.write('keys/cfg/config', { min_decryption_version: 3 });
+      const res = await t.write('encrypt/cfg', { plaintext: 'aGk=', key_version: 2 });
+      expect(res.status).to.equal(400);
+      expect(res.error).to.contain('minimum decryption key version');
+      await t.write('keys/cfg/config', { min_decryption_version: 1 });
+    });
+
     it('refuses config on a missing key', async () => {
       expect((await t.write('keys/nope/config', { deletion_allowed: true })).error).to.equal('no existing key named nope could be found');
     });
