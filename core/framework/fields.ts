@@ -185,7 +185,24 @@ function asMap(raw: unknown): Record<string, unknown> {
   return raw as Record<string, unknown>;
 }
 
+/**
+ * Vault's TypeHeader: an object (API clients); a string holding JSON or base64 of JSON (hvac sends
+ * `iam_request_headers` so); or a list of `Name:value` strings (the CLI).
+ */
 function asHeaderMap(raw: unknown): Record<string, string[]> {
+  if (typeof raw === 'string' && !raw.trim().startsWith('{')) {
+    const decoded = Buffer.from(raw, 'base64').toString('utf8');
+    if (decoded.trim().startsWith('{')) raw = decoded;
+  }
+  if (Array.isArray(raw) && raw.every((item) => typeof item === 'string')) {
+    const pairs: Record<string, string[]> = {};
+    for (const item of raw as string[]) {
+      const colon = item.indexOf(':');
+      if (colon <= 0) throw new CoercionError(`expected "Name:value", got ${describe(item)}`);
+      (pairs[item.slice(0, colon).trim()] ??= []).push(item.slice(colon + 1).trim());
+    }
+    return pairs;
+  }
   const map = asMap(raw);
   const out: Record<string, string[]> = {};
   for (const [key, value] of Object.entries(map)) {
