@@ -1,0 +1,88 @@
+/**
+ * The cloud-identity auth method (mount type `cloud`, default path `auth/cloud`): workloads log in
+ * by proving who they are through the cloud provider. This file wires the paths, the provider
+ * clients and the renewal hook for one mount.
+ */
+import { FrameworkBackend, parseDurationExact, type AnyPathDefinition } from '../../core/framework/index.js';
+import type { PluginContext, PluginManifest } from '../../core/plugins/plugin.js';
+import { ArnCache, type CloudAuthContext } from './context.js';
+import { readClientConfig, readStsRole } from './client-config.js';
+import { SdkCloudProvider } from './provider/sdk-provider.js';
+import type { CloudProvider } from './provider/types.js';
+import { configClientPath } from './paths/config-client.js';
+import { configIdentityPath } from './paths/config-identity.js';
+import { configCertificatePaths } from './paths/config-certificate.js';
+import { configStsPaths } from './paths/config-sts.js';
+import { configTidyPaths } from './paths/config-tidy.js';
+import { configRotateRootPath } from './paths/config-rotate-root.js';
+import { rolePaths } from './paths/role.js';
+import { loginPath } from './paths/login.js';
+import { renewLogin } from './renew.js';
+
+/** One provider call (and each attempt of a forwarded login) may take this long unless CLOUD_PROVIDER_TIMEOUT says otherwise. */
+export const DEFAULT_PROVIDER_TIMEOUT_MS = 10_000;
+
+export interface CloudAuthOptions {
+  /** Where CLOUD_ACCESS_KEY, CLOUD_SECRET_KEY, CLOUD_REGION, CLOUD_METADATA_ENDPOINT and CLOUD_PROVIDER_TIMEOUT are read. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Replaces the SDK-backed provider (request-level tests). */
+  readonly provider?: (ctx: Omit<CloudAuthContext, 'provider'>) => CloudProvider;
+}
+
+export async function createCloudAuthBackend(plugin: PluginContext, options: CloudAuthOptions = {}): Promise<FrameworkBackend> {
+  const env = options.env ?? process.env;
+  const base = {
+    storage: plugin.storage,
+    clock: plugin.clock,
+    logger: plugin.logger,
+    system: plugin.system,
+    arnCache: new ArnCache(plugin.clock),
+    timeoutMs: providerTimeout(env),
+  };
+  const provider =
+    options.provider?.(base) ??
+    new SdkCloudProvider({
+      loadConfig: () => readClientConfig(plugin.storage),
+      loadStsRole: (accountId) => readStsRole(plugin.storage, accountId),
+      env,
+      timeoutMs: base.timeoutMs,
+    });
+  const ctx: CloudAuthContext = { ...base, provider };
+  const paths: AnyPathDefinition[] = [
+    configClientPath(ctx),
+    configIdentityPath(ctx),
+    ...configCertificatePaths(ctx),
+    ...configStsPaths(ctx),
+    ...configTidyPaths(ctx),
+    configRotateRootPath(ctx),
+    ...rolePaths(ctx),
+    loginPath(ctx),
+  ];
+  return new FrameworkBackend({
+    description: 'Log in with a cloud identity: a signed STS GetCallerIdentity request (iam) or a signed instance identity document (ec2).',
+    paths,
+    renew: (_req, auth) => renewLogin(ctx, auth),
+    periodic: async () => ctx.arnCache.sweep(),
+    cleanup: async () => provider.flush(),
+  });
+}
+
+/** CLOUD_PROVIDER_TIMEOUT as a duration (`10s`, `500ms`, or seconds); the default when unset or unreadable. */
+function providerTimeout(env: NodeJS.ProcessEnv): number {
+  const raw = env.CLOUD_PROVIDER_TIMEOUT;
+  if (!raw) return DEFAULT_PROVIDER_TIMEOUT_MS;
+  try {
+    const ms = Math.round(parseDurationExact(raw) * 1000);
+    return ms > 0 ? ms : DEFAULT_PROVIDER_TIMEOUT_MS;
+  } catch {
+    return DEFAULT_PROVIDER_TIMEOUT_MS;
+  }
+}
+
+export const cloudAuthPlugin: PluginManifest = {
+  name: 'cloud',
+  kind: 'auth',
+  version: '0.1.0',
+  description: 'Cloud-identity login: iam (signed GetCallerIdentity) and ec2 (signed instance identity documents).',
+  factory: (context) => createCloudAuthBackend(context),
+};

@@ -1,0 +1,70 @@
+/**
+ * `config/identity`: which identity alias a login creates and which metadata fields it puts on the
+ * token, the audit log and the alias. A metadata list that was never set (or set to `default`)
+ * means the defaults, so changing the defaults later needs no storage migration.
+ */
+import type { Storage } from '../../storage/storage.js';
+import { STORAGE_KEYS, readJson } from './storage.js';
+
+export const IAM_ALIAS_VALUES = ['role_id', 'unique_id', 'full_arn'] as const;
+export const EC2_ALIAS_VALUES = ['role_id', 'instance_id', 'image_id'] as const;
+
+/** Fields every login carries unless the operator chose others. */
+export const DEFAULT_METADATA_FIELDS = ['account_id', 'auth_type'] as const;
+export const IAM_METADATA_FIELDS = [
+  'canonical_arn',
+  'client_arn',
+  'client_user_id',
+  'inferred_cloud_region',
+  'inferred_entity_id',
+  'inferred_entity_type',
+] as const;
+export const EC2_METADATA_FIELDS = ['ami_id', 'instance_id', 'region'] as const;
+
+export interface IdentityConfig {
+  iam_alias: string;
+  /** Undefined: the defaults. */
+  iam_metadata?: string[];
+  ec2_alias: string;
+  ec2_metadata?: string[];
+}
+
+export async function readIdentityConfig(storage: Storage): Promise<IdentityConfig> {
+  const stored = await readJson<IdentityConfig>(storage, STORAGE_KEYS.identityConfig);
+  return stored ?? { iam_alias: 'role_id', ec2_alias: 'role_id' };
+}
+
+/** The fields in effect: the chosen ones, or the defaults. */
+export function effectiveMetadataFields(chosen: readonly string[] | undefined): string[] {
+  return chosen ? [...chosen] : [...DEFAULT_METADATA_FIELDS];
+}
+
+/**
+ * Checks a metadata selection: `["default"]` alone means the defaults (undefined), `default`
+ * mixed with other fields is refused, and so is a field the login type does not have.
+ * Returns the error message, or the selection to store.
+ */
+export function parseMetadataSelection(
+  selection: readonly string[],
+  available: readonly string[],
+): { fields: string[] | undefined } | { error: string } {
+  if (selection.length === 1 && selection[0] === 'default') return { fields: undefined };
+  if (selection.includes('default')) {
+    return { error: `[${selection.map((f) => JSON.stringify(f)).join(' ')}] contains default - default can't be used in combination with other fields` };
+  }
+  const all = [...DEFAULT_METADATA_FIELDS, ...available];
+  if (selection.some((field) => !all.includes(field))) {
+    return { error: `"${selection.join(', ')}" contains an unavailable field, please select from "${all.join(', ')}"` };
+  }
+  return { fields: [...selection] };
+}
+
+/** The chosen fields that have a non-empty value. */
+export function selectMetadata(fields: readonly string[], values: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const field of fields) {
+    const value = values[field];
+    if (value) out[field] = value;
+  }
+  return out;
+}
