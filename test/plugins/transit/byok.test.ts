@@ -4,7 +4,7 @@
  * imported into another, which then decrypts and verifies what the first produced.
  */
 import { expect } from 'chai';
-import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { constants, createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, generateKeyPairSync, privateDecrypt, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
 import forge from 'node-forge';
 import { TransitHarness } from './harness.js';
 import { wrapKeyMaterial, type OaepHash } from '../../../plugins/transit/crypto/byok.js';
@@ -462,6 +462,31 @@ describe('transit BYOK', function () {
     });
   });
 
+  describe('the key wrap is RFC 5649 (what Vault\'s Tink KWP implements)', () => {
+    it('a reference implementation here reproduces the RFC 5649 §6 vectors', () => {
+      const kek = Buffer.from('5840df6e29b02af1ab493b705bf16ea1ae8338f4dcc176a8', 'hex');
+      expect(kwpWrap(kek, Buffer.from('c37b7e6492584340bed12207808941155068f738', 'hex')).toString('hex')).to.equal(
+        '138bdeaa9b8fa7fc61f97742e72248ee5ae6ae5360d1ae6a5f54f373fa543b6a',
+      );
+      expect(kwpWrap(kek, Buffer.from('466f7250617369', 'hex')).toString('hex')).to.equal('afbeb0f07dfbf5419200f2ccb50bb24f');
+    });
+
+    it('import accepts material wrapped by the reference, and byok-export\'s output unwraps with it', async () => {
+      const wrapping = createPublicKey((await ok(h.read('wrapping_key'))).public_key);
+      const aesKey = randomBytes(32);
+      const material = randomBytes(32);
+      const rsaPart = publicEncrypt({ key: wrapping, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, aesKey);
+      await ok(h.write('keys/by-reference/import', { type: 'aes256-gcm96', exportable: true, ciphertext: b64(Buffer.concat([rsaPart, kwpWrap(aesKey, material)])) }), 204);
+      expect((await ok(h.read('export/encryption-key/by-reference/1'))).keys['1']).to.equal(b64(material));
+
+      const destination = generateKeyPairSync('rsa', { modulusLength: 4096 });
+      await ok(h.write('keys/reference-destination/import', { type: 'rsa-4096', public_key: spkiPem(destination.publicKey) }), 204);
+      const blob = Buffer.from((await ok(h.read('byok-export/reference-destination/by-reference/1'))).keys['1'], 'base64');
+      const unwrappedAes = privateDecrypt({ key: destination.privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, blob.subarray(0, 512));
+      expect(kwpUnwrap(unwrappedAes, blob.subarray(512)).equals(material)).to.equal(true);
+    });
+  });
+
   describe('between two mounts over HTTP', () => {
     let server: RunningServer & { client: TestClient; rootToken: string };
     before(async () => {
@@ -514,6 +539,52 @@ describe('transit BYOK', function () {
     });
   });
 });
+
+/** RFC 5649 key wrap with padding, written out from the RFC as an independent reference (AES-ECB from node). */
+function kwpWrap(kek: Buffer, plain: Buffer): Buffer {
+  const aes = (block: Buffer) => {
+    const c = createCipheriv(`aes-${kek.length * 8}-ecb`, kek, null).setAutoPadding(false);
+    return Buffer.concat([c.update(block), c.final()]);
+  };
+  const aiv = Buffer.alloc(8);
+  aiv.writeUInt32BE(0xa65959a6, 0);
+  aiv.writeUInt32BE(plain.length, 4);
+  const padded = Buffer.concat([plain, Buffer.alloc((8 - (plain.length % 8)) % 8)]);
+  if (padded.length === 8) return aes(Buffer.concat([aiv, padded]));
+  const n = padded.length / 8;
+  const r = Array.from({ length: n }, (_, i) => padded.subarray(8 * i, 8 * i + 8));
+  let a = aiv;
+  for (let j = 0; j <= 5; j++) {
+    for (let i = 0; i < n; i++) {
+      const b = aes(Buffer.concat([a, r[i]!]));
+      a = Buffer.from(b.subarray(0, 8));
+      a.writeBigUInt64BE(a.readBigUInt64BE(0) ^ BigInt(n * j + i + 1), 0);
+      r[i] = b.subarray(8);
+    }
+  }
+  return Buffer.concat([a, ...r]);
+}
+
+/** The inverse of kwpWrap (for blobs longer than one block), checking the RFC 5649 integrity value. */
+function kwpUnwrap(kek: Buffer, wrapped: Buffer): Buffer {
+  const aesInverse = (block: Buffer) => {
+    const d = createDecipheriv(`aes-${kek.length * 8}-ecb`, kek, null).setAutoPadding(false);
+    return Buffer.concat([d.update(block), d.final()]);
+  };
+  const n = wrapped.length / 8 - 1;
+  let a = Buffer.from(wrapped.subarray(0, 8));
+  const r = Array.from({ length: n }, (_, i) => wrapped.subarray(8 * (i + 1), 8 * (i + 2)));
+  for (let j = 5; j >= 0; j--) {
+    for (let i = n - 1; i >= 0; i--) {
+      a.writeBigUInt64BE(a.readBigUInt64BE(0) ^ BigInt(n * j + i + 1), 0);
+      const b = aesInverse(Buffer.concat([a, r[i]!]));
+      a = Buffer.from(b.subarray(0, 8));
+      r[i] = b.subarray(8);
+    }
+  }
+  expect(a.readUInt32BE(0)).to.equal(0xa65959a6);
+  return Buffer.concat(r).subarray(0, a.readUInt32BE(4));
+}
 
 function flip(bytes: Buffer, index: number): Buffer {
   const copy = Buffer.from(bytes);
