@@ -589,7 +589,7 @@ export class Host {
         if (!(key in body)) body[key] = value;
       }
     }
-    return { status: 200, body };
+    return { status: response.status ?? 200, body };
   }
 }
 

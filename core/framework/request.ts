@@ -73,6 +73,11 @@ export interface LogicalResponse {
   auth?: AuthResult;
   /** An auth block already minted (the token store's create and renew). */
   tokenAuth?: Record<string, unknown>;
+  /**
+   * The HTTP status of an enveloped answer when it is not 200 (transit batches with failed items
+   * answer 400 or partial_failure_response_code with the full envelope, as Vault does).
+   */
+  status?: number;
   raw?: RawResponse;
 }
 

@@ -5,12 +5,11 @@
  *
  * A batch with failed items is answered with the normal envelope (so `batch_results` reaches the
  * client) under 400, 500 or `partial_failure_response_code`, as Vault's RespondWithStatusCode
- * does; the framework's LogicalResponse has no status of its own, so such an answer is built here
- * as a raw response.
+ * does, through the response's `status`.
  */
 import type { Logger } from 'pino';
 import { BadRequestError, KeywardenError, httpStatusOf } from '../../../core/errors.js';
-import { CoercionError, coerceField, isUnset, type FieldType, type FieldTypeMap, type LogicalRequest, type LogicalResponse } from '../../../core/framework/index.js';
+import { CoercionError, coerceField, isUnset, type FieldType, type FieldTypeMap, type LogicalResponse } from '../../../core/framework/index.js';
 import type { KeyTypeInfo } from '../keys/key-types.js';
 import { decodeBase64 } from './base64.js';
 import type { DecryptItem } from './cipher.js';
@@ -156,7 +155,6 @@ export class BatchTally {
  * out-of-range code keeps the default and says so in a warning).
  */
 export function batchResponse(
-  req: LogicalRequest,
   data: Record<string, unknown>,
   warnings: readonly string[],
   tally: BatchTally,
@@ -169,19 +167,5 @@ export function batchResponse(
     if (partialCode < 1 || partialCode > 599) all.push(`invalid HTTP response code override from partial_failure_response_code, reverting to ${status}`);
     else status = partialCode;
   }
-  return {
-    raw: {
-      status,
-      body: {
-        request_id: req.id,
-        lease_id: '',
-        renewable: false,
-        lease_duration: 0,
-        data,
-        wrap_info: null,
-        warnings: all.length > 0 ? all : null,
-        auth: null,
-      },
-    },
-  };
+  return { data, status, ...(all.length > 0 ? { warnings: all } : {}) };
 }

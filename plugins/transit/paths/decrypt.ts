@@ -1,6 +1,6 @@
 /** `decrypt/:name`: decrypt a ciphertext or a batch (spec §4 Decrypt, §2.6, §7). */
 import { BadRequestError, InternalError } from '../../../core/errors.js';
-import { definePath, type FieldValues, type LogicalRequest, type LogicalResponse } from '../../../core/framework/index.js';
+import { definePath, type FieldValues, type LogicalResponse } from '../../../core/framework/index.js';
 import type { TransitContext } from '../context.js';
 import { encodeBase64 } from '../crypto/base64.js';
 import {
@@ -48,13 +48,13 @@ export function decryptPath(ctx: TransitContext) {
   return definePath({
     pattern: 'decrypt/:name',
     fields: DECRYPT_FIELDS,
-    operations: { update: { summary: 'Decrypt with a key.', handler: (req, input) => decrypt(ctx, req, input) } },
+    operations: { update: { summary: 'Decrypt with a key.', handler: (_req, input) => decrypt(ctx, input) } },
     synopsis: DECRYPT_SYNOPSIS,
     description: DECRYPT_DESCRIPTION,
   });
 }
 
-async function decrypt(ctx: TransitContext, req: LogicalRequest, input: DecryptInput): Promise<LogicalResponse> {
+async function decrypt(ctx: TransitContext, input: DecryptInput): Promise<LogicalResponse> {
   const batch = input.batch_input !== undefined;
   if (!batch && input.ciphertext === undefined) throw new BadRequestError('missing ciphertext to decrypt');
   const raw: readonly BatchItem[] = batch
@@ -98,7 +98,7 @@ async function decrypt(ctx: TransitContext, req: LogicalRequest, input: DecryptI
     // Every result carries plaintext, "" for a failed item, as clients expect (hashicorp/vault#6140).
     return result instanceof ItemError ? { plaintext: '', error: result.message, reference } : { plaintext: encodeBase64(result), reference };
   });
-  return batchResponse(req, { batch_results: batchResults }, [], tally, input.partial_failure_response_code);
+  return batchResponse({ batch_results: batchResults }, [], tally, input.partial_failure_response_code);
 }
 
 const DECRYPT_SYNOPSIS = 'Decrypt a ciphertext or a batch of ciphertexts with a named key.';

@@ -140,7 +140,7 @@ async function encrypt(ctx: TransitContext, req: LogicalRequest, input: EncryptI
       ? { error: result.message, reference }
       : { ciphertext: result.ciphertext, key_version: result.keyVersion, reference };
   });
-  return batchResponse(req, { batch_results: batchResults }, warnings, tally, input.partial_failure_response_code);
+  return batchResponse({ batch_results: batchResults }, warnings, tally, input.partial_failure_response_code);
 }
 
 /** The request's own fields as a batch item; a plaintext of "" is an empty plaintext, not a missing one. */

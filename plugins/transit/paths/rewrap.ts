@@ -3,7 +3,7 @@
  * ever returning the plaintext (spec §4 Rewrap, §3 rule 3, §7).
  */
 import { BadRequestError, InternalError } from '../../../core/errors.js';
-import { definePath, type FieldValues, type LogicalRequest, type LogicalResponse } from '../../../core/framework/index.js';
+import { definePath, type FieldValues, type LogicalResponse } from '../../../core/framework/index.js';
 import type { TransitContext } from '../context.js';
 import {
   BatchTally,
@@ -61,13 +61,13 @@ export function rewrapPath(ctx: TransitContext) {
   return definePath({
     pattern: 'rewrap/:name',
     fields: REWRAP_FIELDS,
-    operations: { update: { summary: 'Rewrap ciphertexts with a key version.', handler: (req, input) => rewrap(ctx, req, input) } },
+    operations: { update: { summary: 'Rewrap ciphertexts with a key version.', handler: (_req, input) => rewrap(ctx, input) } },
     synopsis: REWRAP_SYNOPSIS,
     description: REWRAP_DESCRIPTION,
   });
 }
 
-async function rewrap(ctx: TransitContext, req: LogicalRequest, input: RewrapInput): Promise<LogicalResponse> {
+async function rewrap(ctx: TransitContext, input: RewrapInput): Promise<LogicalResponse> {
   const batch = input.batch_input !== undefined;
   if (!batch && input.ciphertext === undefined) throw new BadRequestError('missing ciphertext to decrypt');
   const raw: readonly BatchItem[] = batch
@@ -144,7 +144,7 @@ async function rewrap(ctx: TransitContext, req: LogicalRequest, input: RewrapInp
       ? { error: result.message, reference }
       : { ciphertext: result.ciphertext, key_version: result.keyVersion, reference };
   });
-  return batchResponse(req, { batch_results: batchResults }, [], tally, input.partial_failure_response_code);
+  return batchResponse({ batch_results: batchResults }, [], tally, input.partial_failure_response_code);
 }
 
 const REWRAP_SYNOPSIS = 'Rewrap a ciphertext or a batch of ciphertexts with the latest version of a named key.';

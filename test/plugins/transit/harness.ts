@@ -70,7 +70,7 @@ export class TransitHarness {
       const response = await prepared.execute();
       if (response?.raw) return { status: response.raw.status, data: response.raw.body, warnings: [], response };
       const empty = !response || (!response.data && !response.warnings);
-      const status = empty ? (operation === 'read' || operation === 'list' ? 404 : 204) : 200;
+      const status = empty ? (operation === 'read' || operation === 'list' ? 404 : 204) : (response?.status ?? 200);
       return { status, data: response?.data ?? null, warnings: response?.warnings ?? [], response };
     } catch (err) {
       return { status: httpStatusOf(err), data: null, warnings: [], error: publicMessageOf(err), response: null };
