@@ -33,7 +33,7 @@ export function parseCertificateInput(value: string): { pem: string; certificate
   if (blocks.length !== 1 || outside !== '') throw new CertificateError('invalid certificate; should be one PEM block only');
   if (blocks[0]![1] !== 'CERTIFICATE') throw new CertificateError(`invalid certificate; the PEM block is a ${blocks[0]![1]}, not a CERTIFICATE`);
   try {
-    return { pem: pem.trim() + '\n', certificate: new X509Certificate(blocks[0]![0]) };
+    return { pem, certificate: new X509Certificate(blocks[0]![0]) };
   } catch (err) {
     throw new CertificateError(`invalid certificate; failed to decode and parse certificate: ${err instanceof Error ? err.message : String(err)}`);
   }

@@ -253,6 +253,8 @@ async function call<T>(what: string, run: () => Promise<T>): Promise<T> {
 }
 
 interface SdkError {
+  /** The provider's own error code (`NoSuchEntity`), where the SDK's name is `NoSuchEntityException`. */
+  Code?: string;
   name?: string;
   message?: string;
   code?: string;
@@ -264,7 +266,7 @@ function translate(what: string, err: unknown): Error {
   if (err instanceof ProviderRequestError || err instanceof ProviderUnavailableError || err instanceof ProviderConfigError) return err;
   const e = (err ?? {}) as SdkError;
   const status = e.$metadata?.httpStatusCode;
-  const name = e.name ?? 'Error';
+  const name = e.Code ?? e.name ?? 'Error';
   const message = e.message || e.code || String(err);
   if (typeof e.$fault === 'string' && status !== undefined && status >= 400 && status < 500 && name !== 'Error') {
     return new ProviderRequestError(`${name}: ${message}`, name);
