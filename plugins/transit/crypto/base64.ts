@@ -5,21 +5,23 @@
  */
 import { BadRequestError } from '../../../core/errors.js';
 
-const STD = /^[A-Za-z0-9+/]*={0,2}$/;
+/** Any character outside the standard alphabet; a negated class scans far faster than an anchored pattern. */
+const INVALID = /[^A-Za-z0-9+/=]/;
 
 /** Decodes `value` or throws BadRequestError naming `field`. Newlines are ignored, as in Go. */
 export function decodeBase64(value: string, field: string): Buffer {
-  const text = value.replace(/[\r\n]/g, '');
-  const bad = firstBadIndex(text);
-  if (bad >= 0) throw new BadRequestError(`unable to decode ${field} as base64: illegal base64 data at input byte ${bad}`);
-  return Buffer.from(text, 'base64');
+  const text = value.indexOf('\n') >= 0 || value.indexOf('\r') >= 0 ? value.replace(/[\r\n]/g, '') : value;
+  if (text.length % 4 === 0 && !INVALID.test(text)) {
+    const pad = text.indexOf('=');
+    if (pad < 0 || pad === text.length - 1 || (pad === text.length - 2 && text.charCodeAt(text.length - 1) === 61)) {
+      return Buffer.from(text, 'base64');
+    }
+  }
+  throw new BadRequestError(`unable to decode ${field} as base64: illegal base64 data at input byte ${firstBadIndex(text)}`);
 }
 
+/** Where Go's decoder would stop: the first bad character, a misplaced "=", or the short tail. */
 function firstBadIndex(text: string): number {
-  if (STD.test(text) && text.length % 4 === 0) {
-    const pad = text.indexOf('=');
-    if (pad < 0 || pad >= text.length - 2) return -1;
-  }
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (!/[A-Za-z0-9+/=]/.test(c)) return i;
