@@ -25,7 +25,7 @@ export interface CloudHarness {
   /** The IAM user whose key config/client holds. */
   readonly serviceUser: User;
   serviceKey: AccessKey;
-  /** Writes config/client: the fake's endpoints, the service key, no retries; `extra` on top. */
+  /** Writes config/client: the fake's endpoints, the service key, no retries, no login header rules; `extra` on top. */
   configure(extra?: Record<string, unknown>): Promise<void>;
   /** Signs a login for the key and posts it to auth/cloud/login. */
   login(key: AccessKey, options?: Omit<LoginSigningOptions, 'credentials'>): Promise<TestResponse>;
@@ -64,6 +64,9 @@ export async function startCloudHarness(options: { clock?: ManualClock } = {}): 
         sts_endpoint: fake.url,
         sts_region: 'us-east-1',
         max_retries: 0,
+        use_sts_region_from_client: false,
+        iam_server_id_header_value: '',
+        allowed_sts_header_values: '',
         ...extra,
       });
       if (res.status !== 204) throw new Error(`config/client failed: ${res.text}`);
