@@ -321,7 +321,7 @@ export class Host {
 
     try {
       const unauthenticated = backend.isUnauthenticated(relative);
-      const audited = !this.barrier.sealed && !(backend.isAvailableSealed?.(relative) ?? false);
+      const audited = this.audit.hasDevices() && !this.barrier.sealed && !(backend.isAvailableSealed?.(relative) ?? false);
       const token = await this.authenticate(request, unauthenticated);
       if (wantsHelp) {
         if (!token && !unauthenticated) throw new PermissionDeniedError();

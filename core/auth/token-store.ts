@@ -102,29 +102,65 @@ export class TokenStore {
   private batchKey: Buffer | undefined;
   /** Per-token queues, so concurrent uses, renewals and revocations of one token never interleave. */
   private readonly locks = new Map<string, Promise<unknown>>();
+  /**
+   * Live entries by hash, so a request does not read and decrypt its token from storage every time.
+   * Every write of an entry goes through this class and updates it; bounded, oldest dropped first.
+   */
+  private readonly cache = new Map<string, TokenEntry>();
+  private static readonly CACHE_SIZE = 10_000;
+  /**
+   * Bumped around every change to a stored entry. A read from storage is cached only if no change
+   * happened while it ran, so a slow read can never put an older entry back over a newer one.
+   */
+  private mutations = 0;
+  /** Secrets being read or created, by storage key. */
+  private readonly creating = new Map<string, Promise<Buffer>>();
 
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
   ) {}
 
-  /** Forgets cached keys (on seal). */
+  /** Forgets cached keys and entries (on seal). */
   reset(): void {
     this.salt = undefined;
     this.batchKey = undefined;
+    this.cache.clear();
+  }
+
+  private remember(hash: string, entry: TokenEntry): void {
+    this.mutations++;
+    this.cache.delete(hash);
+    this.cache.set(hash, entry);
+    if (this.cache.size > TokenStore.CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
   }
 
   now(): number {
     return Math.floor(this.clock.now().getTime() / 1000);
   }
 
+  /**
+   * A per-server secret, created on first use. Concurrent first uses share one creation: two would
+   * each store a key, and the one kept in memory could differ from the one kept in storage.
+   */
   private async secret(key: string, cached: Buffer | undefined): Promise<Buffer> {
     if (cached) return cached;
-    const stored = await this.storage.get(key);
-    if (stored) return Buffer.from(stored);
-    const fresh = randomBytes(32);
-    await this.storage.put(key, fresh);
-    return fresh;
+    let pending = this.creating.get(key);
+    if (!pending) {
+      pending = (async () => {
+        const stored = await this.storage.get(key);
+        if (stored) return Buffer.from(stored);
+        const fresh = randomBytes(32);
+        await this.storage.put(key, fresh);
+        return fresh;
+      })();
+      this.creating.set(key, pending);
+      const done = () => {
+        if (this.creating.get(key) === pending) this.creating.delete(key);
+      };
+      pending.then(done, done);
+    }
+    return pending;
   }
 
   private async hashOf(text: string): Promise<string> {
@@ -171,6 +207,7 @@ export class TokenStore {
       ...(full.parent ? [{ type: 'put' as const, key: KEYS.child(full.parent, hash), value: new Uint8Array() }] : []),
       ...(full.expireTime ? [{ type: 'put' as const, key: KEYS.expiry(full.expireTime, hash), value: new Uint8Array() }] : []),
     ]);
+    this.remember(hash, full);
     return { id, entry: full };
   }
 
@@ -219,8 +256,13 @@ export class TokenStore {
 
   private async lookupBatch(id: string): Promise<ResolvedToken | undefined> {
     let entry: TokenEntry;
+    // No batch key yet means no batch token was ever issued: nothing to look up, nothing to create.
+    if (!this.batchKey) {
+      const stored = await this.storage.get(KEYS.batchKey);
+      if (!stored) return undefined;
+      this.batchKey = Buffer.from(stored);
+    }
     try {
-      this.batchKey = await this.secret(KEYS.batchKey, this.batchKey);
       const plain = gcmOpen(this.batchKey, Buffer.from(id.slice(4), 'base64url'), BATCH_AAD);
       entry = JSON.parse(plain.toString('utf8')) as TokenEntry;
     } catch (err) {
@@ -233,6 +275,9 @@ export class TokenStore {
   }
 
   private async readByHash(hash: string): Promise<TokenEntry | undefined> {
+    const cached = this.cache.get(hash);
+    if (cached) return cached;
+    const before = this.mutations;
     const raw = await this.storage.get(KEYS.id(hash));
     if (!raw) return undefined;
     const parsed = decode<TokenEntry & { hash: string }>(raw);
@@ -240,6 +285,7 @@ export class TokenStore {
     const wanted = Buffer.from(hash, 'hex');
     if (stored.length !== wanted.length || !timingSafeEqual(stored, wanted)) return undefined;
     const { hash: _hash, ...entry } = parsed;
+    if (this.mutations === before) this.remember(hash, entry);
     return entry;
   }
 
@@ -280,9 +326,11 @@ export class TokenStore {
       if (current.numUses === 1) {
         // Mark it spent now, so a concurrent request cannot use it too; it is revoked after this request.
         await this.storage.put(KEYS.id(token.hash), encode({ ...current, numUses: -1, hash: token.hash }));
+        this.remember(token.hash, { ...current, numUses: -1 });
         return { allowed: true, last: true };
       }
       await this.storage.put(KEYS.id(token.hash), encode({ ...current, numUses: current.numUses - 1, hash: token.hash }));
+      this.remember(token.hash, { ...current, numUses: current.numUses - 1 });
       return { allowed: true, last: false };
     });
   }
@@ -298,6 +346,7 @@ export class TokenStore {
         ...(current.expireTime ? [{ type: 'delete' as const, key: KEYS.expiry(current.expireTime, hash) }] : []),
         ...(next.expireTime ? [{ type: 'put' as const, key: KEYS.expiry(next.expireTime, hash), value: new Uint8Array() }] : []),
       ]);
+      this.remember(hash, next);
       return next;
     });
   }
@@ -316,7 +365,10 @@ export class TokenStore {
       const childHash = child.replace(/\/$/, '');
       await this.withLock(childHash, async () => {
         const entry = await this.readByHash(childHash);
-        if (entry) await this.storage.put(KEYS.id(childHash), encode({ ...entry, parent: '', hash: childHash }));
+        if (entry) {
+          await this.storage.put(KEYS.id(childHash), encode({ ...entry, parent: '', hash: childHash }));
+          this.remember(childHash, { ...entry, parent: '' });
+        }
       });
     }
     await this.revokeOne(hash);
@@ -332,7 +384,12 @@ export class TokenStore {
         if (entry.expireTime) ops.push({ type: 'delete', key: KEYS.expiry(entry.expireTime, hash) });
       }
       for (const child of await this.storage.list(KEYS.children(hash))) ops.push({ type: 'delete', key: KEYS.children(hash) + child });
+      // Forget it before and after: a lookup racing this revocation must not keep it cached.
+      this.mutations++;
+      this.cache.delete(hash);
       await this.storage.batch(ops);
+      this.mutations++;
+      this.cache.delete(hash);
     });
   }
 
