@@ -1,0 +1,29 @@
+/** Load generation with autocannon, and reading a process's resident memory. */
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+
+export interface LoadResult {
+  readonly requestsPerSecond: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+}
+
+export async function load(url: string, options: { body?: string; headers?: Record<string, string>; connections: number; seconds: number; method?: 'POST' | 'GET' }): Promise<LoadResult> {
+  const result = await autocannon({
+    url,
+    method: options.method ?? 'POST',
+    connections: options.connections,
+    duration: options.seconds,
+    headers: { 'Content-Type': 'application/json', ...(options.headers ?? {}) },
+    ...(options.body !== undefined ? { body: options.body } : {}),
+  });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  return { requestsPerSecond: result.requests.total / (result.duration || options.seconds), p50Ms: result.latency.p50, p99Ms: result.latency.p99 };
+}
+
+/** VmRSS of a process in MB (Linux). */
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}

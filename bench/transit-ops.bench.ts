@@ -1,0 +1,81 @@
+/**
+ * Transit beyond plain batch encryption, over HTTP against the real server: derived-key batch
+ * encrypt (a different context per item) beside the naive and echo floors; single-item encrypt at
+ * 64 connections beside a bare koa JSON echo; HMAC, sign (ed25519, ecdsa-p256) and verify batches;
+ * start-up time and resident memory after the load. Ratios measured in this one run.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { report, type Row } from './lib/report.js';
+import { startBenchServer } from './lib/server.js';
+import { load, rssMb } from './lib/load.js';
+
+const SECONDS = Number(process.env.BENCH_DURATION ?? 5);
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+async function startKoaEcho(): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(process.execPath, [path.join(here, 'lib/koa-echo.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<string>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim())));
+  return { url: `http://127.0.0.1:${port}/`, stop: () => child.kill('SIGTERM') };
+}
+
+async function main(): Promise<void> {
+  const server = await startBenchServer();
+  const rows: Row[] = [];
+  try {
+    const headers = { 'X-Vault-Token': server.token };
+    const url = (p: string) => `${server.address}/v1/${p}`;
+    await server.request('POST', 'sys/mounts/floor', { type: 'bench-floor' });
+    await server.request('POST', 'transit/keys/derived', { derived: true });
+    await server.request('POST', 'transit/keys/plain');
+    await server.request('POST', 'transit/keys/ed', { type: 'ed25519' });
+    await server.request('POST', 'transit/keys/ec', { type: 'ecdsa-p256' });
+
+    // Derived-key batch: 1,000 × 64 B, each item with its own context.
+    const derivedBody = JSON.stringify({
+      batch_input: Array.from({ length: 1000 }, (_, i) => ({ plaintext: randomBytes(64).toString('base64'), context: Buffer.from(`tenant-${i}`).toString('base64') })),
+    });
+    const derived = (await load(url('transit/encrypt/derived'), { body: derivedBody, headers, connections: 4, seconds: SECONDS })).requestsPerSecond * 1000;
+    const naive = (await load(url('floor/naive/x'), { body: derivedBody, headers, connections: 4, seconds: SECONDS })).requestsPerSecond * 1000;
+    const echo = (await load(url('floor/echo/x'), { body: derivedBody, headers, connections: 4, seconds: SECONDS })).requestsPerSecond * 1000;
+    rows.push({ measure: 'derived-key batch encrypt 1,000 × 64 B (items/s)', keywarden: derived, 'compared with': naive, against: 'naive per-item', ratio: derived / naive });
+    rows.push({ measure: 'derived-key batch encrypt 1,000 × 64 B (items/s)', keywarden: derived, 'compared with': echo, against: 'echo floor', ratio: derived / echo });
+
+    // Single-item encrypt at 64 connections vs a bare koa JSON echo.
+    const single = JSON.stringify({ plaintext: randomBytes(64).toString('base64') });
+    const koa = await startKoaEcho();
+    try {
+      const bare = await load(koa.url, { body: single, connections: 64, seconds: SECONDS });
+      const ours = await load(url('transit/encrypt/plain'), { body: single, headers, connections: 64, seconds: SECONDS });
+      rows.push({ measure: 'single-item encrypt, 64 connections (req/s)', keywarden: ours.requestsPerSecond, 'compared with': bare.requestsPerSecond, against: 'bare koa echo', ratio: ours.requestsPerSecond / bare.requestsPerSecond });
+    } finally {
+      koa.stop();
+    }
+
+    // HMAC, sign and verify batches of 1,000 × 64 B.
+    const inputs = Array.from({ length: 1000 }, () => ({ input: randomBytes(64).toString('base64') }));
+    const inputBody = JSON.stringify({ batch_input: inputs });
+    const hmac = (await load(url('transit/hmac/plain'), { body: inputBody, headers, connections: 4, seconds: SECONDS })).requestsPerSecond * 1000;
+    rows.push({ measure: 'HMAC-SHA-256 batch 1,000 × 64 B (items/s)', keywarden: hmac, 'compared with': echo, against: 'echo floor', ratio: hmac / echo });
+    for (const key of ['ed', 'ec']) {
+      const signed = await server.request('POST', `transit/sign/${key}`, { batch_input: inputs });
+      const verifyBody = JSON.stringify({ batch_input: inputs.map((item, i) => ({ ...item, signature: signed.data.batch_results[i].signature })) });
+      const sign = (await load(url(`transit/sign/${key}`), { body: inputBody, headers, connections: 4, seconds: SECONDS })).requestsPerSecond * 1000;
+      const verify = (await load(url(`transit/verify/${key}`), { body: verifyBody, headers, connections: 4, seconds: SECONDS })).requestsPerSecond * 1000;
+      const label = key === 'ed' ? 'ed25519' : 'ecdsa-p256';
+      rows.push({ measure: `sign ${label} batch (items/s)`, keywarden: sign, 'compared with': echo, against: 'echo floor', ratio: sign / echo });
+      rows.push({ measure: `verify ${label} batch (items/s)`, keywarden: verify, 'compared with': echo, against: 'echo floor', ratio: verify / echo });
+    }
+
+    rows.push({ measure: 'start-up to unsealed and serving (ms)', keywarden: server.startupMs, 'compared with': 1000, against: 'target', ratio: server.startupMs / 1000 });
+    const rss = rssMb(server.child.pid!);
+    rows.push({ measure: 'RSS after the load (MB)', keywarden: rss, 'compared with': 200, against: 'target', ratio: rss / 200 });
+  } finally {
+    await server.stop();
+  }
+  report('transit-ops', rows, [`${SECONDS} s per cell; batch cells use 4 connections; one server process (dev mode, LevelDB).`]);
+}
+
+await main();
