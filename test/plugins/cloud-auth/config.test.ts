@@ -190,6 +190,15 @@ describe('cloud auth configuration', () => {
       expect(h.fake.callsOf('iam', 'GetUser').at(-1)?.accessKeyId).to.equal(fresh);
     });
 
+    it('answers 502 when IAM cannot be reached, and keeps the stored key', async () => {
+      await h.configure({ iam_endpoint: 'http://127.0.0.1:9' });
+      const res = await h.root.post('auth/cloud/config/rotate-root');
+      expect(res.status).to.equal(502);
+      expect(res.body.errors[0]).to.equal('error calling GetUser: GetUser: the provider could not be reached (ECONNREFUSED)');
+      expect((await h.root.get('auth/cloud/config/client')).body.data.access_key).to.equal(h.serviceKey.accessKeyId);
+      await h.configure();
+    });
+
     it('fails clearly when the user already has two keys, and keeps the stored key', async () => {
       h.world.keyFor(h.serviceUser);
       const res = await h.root.post('auth/cloud/config/rotate-root');

@@ -178,6 +178,19 @@ describe('cloud auth roles', () => {
     );
   });
 
+  it('gives up on an IAM endpoint that never answers, within the provider timeout', async function () {
+    this.timeout(10_000);
+    const user = h.world.addUser(MAIN_ACCOUNT, 'slow');
+    h.fake.interceptor = () => true;
+    const started = Date.now();
+    try {
+      expect(await error('slow', { bound_iam_principal_arn: user.arn })).to.equal(`unable to resolve ARN "${user.arn}" to internal ID: GetUser: the provider did not answer in time`);
+    } finally {
+      h.fake.interceptor = undefined;
+    }
+    expect(Date.now() - started).to.be.below(5_000);
+  });
+
   it('refreshes the unique ID when the same ARN is written again after the principal was recreated', async () => {
     const user = h.world.addUser(MAIN_ACCOUNT, 'recreated');
     await h.writeRole('refresh', { bound_iam_principal_arn: user.arn });
