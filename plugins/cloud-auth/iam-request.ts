@@ -97,6 +97,12 @@ export function parseLoginRequest(fields: IamLoginFields): CallerIdentityRequest
 
   const headers = new HeaderList(fields.iam_request_headers ?? {});
   if (headers.size === 0) throw new BadRequestError('missing iam_request_headers');
+  for (const { name, values } of headers.entries()) {
+    // What HTTP cannot carry is the client's error, not a failure of the upstream call.
+    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name) || values.some((v) => /[\r\n\0]/.test(v))) {
+      throw new BadRequestError(`invalid request header: ${name}`);
+    }
+  }
   return { method, url, body, headers };
 }
 

@@ -284,6 +284,8 @@ describe('cloud auth iam login', () => {
         [{ iam_request_body: b64('Action=GetCallerIdentity&Action=GetCallerIdentity') }, 'iam request body is invalid'],
         [{ iam_request_body: b64(`${GET_CALLER_IDENTITY_BODY}&RoleArn=x`) }, 'iam request body is invalid'],
         [{ iam_request_headers: {} }, 'missing iam_request_headers'],
+        [{ iam_request_headers: { 'X-Bad': ['a\r\nInjected: yes'] } }, 'invalid request header: X-Bad'],
+        [{ iam_request_headers: { 'Bad Name': ['a'] } }, 'invalid request header: Bad Name'],
       ];
       for (const [change, message] of cases) expectError(await post({ ...valid, ...change }), 400, message);
       const unreadable = await post({ ...valid, iam_request_headers: 'not json at all' });
