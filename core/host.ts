@@ -511,6 +511,7 @@ export class Host {
     if (!entry.renewable) throw new BadRequestError('token is not renewable');
     let period = entry.period;
     let requested = increment;
+    let maxTtl = entry.maxTtl;
     const origin = entry.origin;
     if (origin) {
       const live = this.mountTable?.byAccessor(origin.mountAccessor);
@@ -538,6 +539,8 @@ export class Host {
           );
           if (renewed.period !== undefined) period = renewed.period;
           if (!increment && renewed.ttl) requested = renewed.ttl;
+          // The auth method's current maximum (a role's token_max_ttl may have been lowered).
+          if (renewed.maxTtl) maxTtl = entry.maxTtl ? Math.min(entry.maxTtl, renewed.maxTtl) : renewed.maxTtl;
         }
       } finally {
         acquired.release();
@@ -549,7 +552,7 @@ export class Host {
       period,
       creationTtl: entry.creationTtl,
       creationTime: entry.creationTime,
-      maxTtl: entry.maxTtl,
+      maxTtl,
       explicitMaxTtl: entry.explicitMaxTtl,
       now,
     });
