@@ -26,6 +26,11 @@ export interface StartOptions {
   readonly plugins?: readonly unknown[];
   readonly logger?: Logger;
   readonly clock?: Clock;
+  /**
+   * An open physical store to use instead of the configured one (tests wrap stores to inject
+   * faults); the server closes it like its own.
+   */
+  readonly physical?: PhysicalStorage;
 }
 
 export interface RunningServer {
@@ -58,7 +63,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 
   // Loaded (and warmed up) once per server: every transit mount shares it.
   const wasm = await WasmCrypto.load();
-  const physical = await openStorage(config);
+  const physical = options.physical ?? (await openStorage(config));
   const host = new Host({
     physical,
     registry,
@@ -80,6 +85,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       host: bindHost,
       port,
       ...(config.listener.tlsCertFile ? { tlsCertFile: config.listener.tlsCertFile, tlsKeyFile: config.listener.tlsKeyFile! } : {}),
+      ...(config.listener.readHeaderTimeoutMs !== undefined ? { readHeaderTimeoutMs: config.listener.readHeaderTimeoutMs } : {}),
+      ...(config.listener.readTimeoutMs !== undefined ? { readTimeoutMs: config.listener.readTimeoutMs } : {}),
     });
     logger.info({ address: listener.address, storage: physical.kind }, 'listening');
     const bound = listener;

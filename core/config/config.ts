@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Ajv } from 'ajv';
 import { parseBool, parseDurationExact, parseDurationSeconds } from '../framework/fields.js';
 import { DEFAULT_MAX_REQUEST_SIZE } from '../http/body.js';
+import { DEFAULT_READ_HEADER_TIMEOUT_MS, DEFAULT_READ_TIMEOUT_MS } from '../http/listener.js';
 
 export interface ServerConfig {
   readonly listener: {
@@ -15,6 +16,10 @@ export interface ServerConfig {
     readonly tlsCertFile?: string;
     readonly tlsKeyFile?: string;
     readonly maxRequestSize: number;
+    /** Milliseconds a client may take to send a request's headers (0: no limit; default 10 s). */
+    readonly readHeaderTimeoutMs?: number;
+    /** Milliseconds a client may take to send a whole request, body included (0: no limit; default 30 s). */
+    readonly readTimeoutMs?: number;
   };
   readonly storage: { readonly kind: 'leveldb'; readonly path: string } | { readonly kind: 'inmem' };
   /** Seconds. */
@@ -57,6 +62,8 @@ const schema = {
             tls_cert_file: { type: 'string' },
             tls_key_file: { type: 'string' },
             max_request_size: { type: 'integer' },
+            http_read_header_timeout: duration,
+            http_read_timeout: duration,
           },
         },
       },
@@ -124,6 +131,11 @@ export function parseConfig(doc: unknown, baseDir: string): ServerConfig {
   if (!tlsDisable && (!tcp.tls_cert_file || !tcp.tls_key_file)) {
     throw new ConfigError('listener.tcp: tls_cert_file and tls_key_file are required unless tls_disable is true');
   }
+  const readHeaderTimeoutMs = toMillis(tcp.http_read_header_timeout, 'listener.tcp.http_read_header_timeout', DEFAULT_READ_HEADER_TIMEOUT_MS);
+  const readTimeoutMs = toMillis(tcp.http_read_timeout, 'listener.tcp.http_read_timeout', DEFAULT_READ_TIMEOUT_MS);
+  if (tcp.http_read_header_timeout !== undefined && tcp.http_read_timeout !== undefined && readTimeoutMs > 0 && readHeaderTimeoutMs > readTimeoutMs) {
+    throw new ConfigError('listener.tcp: http_read_header_timeout cannot be greater than http_read_timeout');
+  }
   const defaultLeaseTtl = toSeconds(d.default_lease_ttl, 'default_lease_ttl', DEFAULT_TTL);
   const maxLeaseTtl = toSeconds(d.max_lease_ttl, 'max_lease_ttl', DEFAULT_TTL);
   if (defaultLeaseTtl > maxLeaseTtl) throw new ConfigError('default_lease_ttl cannot be greater than max_lease_ttl');
@@ -140,6 +152,9 @@ export function parseConfig(doc: unknown, baseDir: string): ServerConfig {
       tlsDisable,
       ...(tlsDisable ? {} : { tlsCertFile: path.resolve(baseDir, tcp.tls_cert_file), tlsKeyFile: path.resolve(baseDir, tcp.tls_key_file) }),
       maxRequestSize: tcp.max_request_size === undefined || tcp.max_request_size === 0 ? DEFAULT_MAX_REQUEST_SIZE : tcp.max_request_size,
+      // Only when configured: the listener owns the defaults.
+      ...(tcp.http_read_header_timeout !== undefined ? { readHeaderTimeoutMs } : {}),
+      ...(tcp.http_read_timeout !== undefined ? { readTimeoutMs } : {}),
     },
     storage,
     defaultLeaseTtl,

@@ -21,6 +21,9 @@ const METHODS_WITHOUT_BODY = new Set(['GET', 'HEAD']);
 
 export function createApp(host: Host, options: AppOptions): Koa {
   const app = new Koa();
+  // Koa prints errors of connections that end badly (a client cut off by a timeout, a reset) to
+  // stderr; they are the client's doing, so they go to the structured log instead.
+  app.on('error', (err: Error) => options.logger.debug({ err: err.message }, 'connection ended with an error'));
   const router = new Router();
   const limit = options.maxRequestSize ?? DEFAULT_MAX_REQUEST_SIZE;
 
