@@ -35,9 +35,39 @@ export function parseBody(raw: Buffer, contentType: string | undefined): unknown
     }
     return form;
   }
+  let parsed: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    parsed = JSON.parse(text) as unknown;
   } catch (err) {
     throw new BadRequestError(`failed to parse JSON input: ${err instanceof Error ? err.message : String(err)}`);
   }
+  if (nestedDeeperThan(text, MAX_JSON_DEPTH)) throw new BadRequestError(`failed to parse JSON input: nested deeper than ${MAX_JSON_DEPTH} levels`);
+  return parsed;
+}
+
+/**
+ * No request needs more than a few levels, and code that walks a value recursively (the audit
+ * entry's HMAC pass, serializers) overflows the stack a few thousand levels down, which would turn
+ * a malformed body into a 5xx. Go's decoder, which Vault uses, stops at 10000.
+ */
+export const MAX_JSON_DEPTH = 500;
+
+/** Whether JSON text opens more than `limit` arrays or objects inside each other (strings skipped). */
+export function nestedDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    }
+  }
+  return false;
 }

@@ -236,7 +236,13 @@ export class MountTable {
       if (!live) return; // Disabling what is not there is a no-op, as in Vault.
       if (live.entry.builtin) throw new BadRequestError(`cannot disable the built-in mount "${prefix}"`);
       this.mounts.delete(prefix);
-      await this.persist(table);
+      try {
+        await this.persist(table);
+      } catch (err) {
+        // Still in the stored table, so still mounted.
+        this.mounts.set(prefix, live);
+        throw err;
+      }
       await this.stop(live);
       await this.deps.onDisable?.(live.entry, prefix);
       await deletePrefix(this.deps.storage, storagePrefixOf(live.entry));

@@ -251,8 +251,26 @@ class Lexer {
   }
 }
 
+/**
+ * Policies nest a few levels. The parser recurses once per level, so a limit keeps a hostile
+ * document from overflowing the stack, which would answer 500 instead of a syntax error.
+ */
+const MAX_NESTING = 100;
+
 class Parser {
+  private depth = 0;
+
   constructor(private readonly lexer: Lexer) {}
+
+  private nested<T>(open: Token, parse: () => T): T {
+    if (this.depth >= MAX_NESTING) throw new HclSyntaxError(open.line, open.column, `nested deeper than ${MAX_NESTING} levels`);
+    this.depth++;
+    try {
+      return parse();
+    } finally {
+      this.depth--;
+    }
+  }
 
   hclDocument(): HclObject {
     const start = this.lexer.peek();
@@ -317,22 +335,22 @@ class Parser {
   private hclValue(): HclValue {
     const token = this.lexer.peek();
     if (isPunct(token, '{')) return this.hclObject();
-    if (isPunct(token, '[')) return this.list(() => this.hclValue(), true);
+    if (isPunct(token, '[')) return this.nested(token, () => this.list(() => this.hclValue(), true));
     this.lexer.next();
     return this.literal(token, ['true', 'false']) ?? this.fail(token, 'expected a value (a string, number, boolean, list or object)');
   }
 
   private hclObject(): HclObject {
     const open = this.lexer.next();
-    const items = this.hclBody('}');
+    const items = this.nested(open, () => this.hclBody('}'));
     this.lexer.next();
     return { kind: 'object', items, pos: positionOf(open) };
   }
 
   private jsonValue(): HclValue {
     const token = this.lexer.next();
-    if (isPunct(token, '{')) return this.jsonObject(token);
-    if (isPunct(token, '[')) return this.list(() => this.jsonValue(), false, token);
+    if (isPunct(token, '{')) return this.nested(token, () => this.jsonObject(token));
+    if (isPunct(token, '[')) return this.nested(token, () => this.list(() => this.jsonValue(), false, token));
     return this.literal(token, ['true', 'false', 'null']) ?? this.fail(token, 'expected a JSON value');
   }
 
