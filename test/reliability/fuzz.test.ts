@@ -1,0 +1,292 @@
+/**
+ * Fuzzing every path of every mounted backend. The fuzzer reads the paths, fields and types from
+ * the server's OpenAPI document (generated from each backend's framework definitions), so a path
+ * a plugin adds is fuzzed the day it is mounted. Each request is malformed in one of the issue's
+ * ways (or valid, to reach the handlers); every answer must be a JSON 4xx error or a success,
+ * never a 5xx or a hang; the server stays up; and a request that failed changed nothing in
+ * storage (a snapshot of the physical store before and after).
+ *
+ * Runs per path operation: KEYWARDEN_FUZZ_RUNS (default 12). Seed: KEYWARDEN_FUZZ_SEED (a number,
+ * or "random"; fixed by default so CI is reproducible).
+ */
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { MemoryStorage } from '../../storage/memory.js';
+import { HangError, send, type RawResponse } from './support/http.js';
+import { diffSnapshots, snapshot } from './support/storage.js';
+import { mountedPatterns, startReliabilityServer, type ReliabilityServer } from './support/server.js';
+import { modelFromOpenApi, requestsFor, type FuzzCase, type KnownValues, type PathModel } from './support/fuzz-model.js';
+import { FUZZER_TOKEN } from './support/fuzz-model.js';
+import { guardOutboundConnections, type NetworkGuard } from './support/network-guard.js';
+import { startCanary, type Canary } from './support/canary.js';
+
+const RUNS = Number(process.env.KEYWARDEN_FUZZ_RUNS ?? 12);
+const SEED = process.env.KEYWARDEN_FUZZ_SEED === 'random' ? Date.now() % 2 ** 31 : Number(process.env.KEYWARDEN_FUZZ_SEED ?? 1_100_011);
+const HANG_MS = 20_000;
+const TRANSIT_MOUNT = 'crypto/fz-transit';
+const b64 = (text: string) => Buffer.from(text).toString('base64');
+
+interface Totals {
+  requests: number;
+  operations: number;
+  statuses: Map<number, number>;
+  modes: Map<string, number>;
+  repairs: number;
+  slowest: { target: string; ms: number }[];
+  known: Map<string, number>;
+}
+
+const totals: Totals = { requests: 0, operations: 0, statuses: new Map(), modes: new Map(), repairs: 0, slowest: [], known: new Map() };
+
+/** A world worth fuzzing: keys of every type, a role, a policy, a token to revoke, audit on. */
+async function prepareWorld(server: ReliabilityServer, extraMounts: readonly ExtraMount[], provider: Canary): Promise<KnownValues> {
+  const api = server.api;
+  await api.expect('POST', `sys/mounts/${TRANSIT_MOUNT}`, { type: 'transit' });
+  for (const mount of extraMounts) {
+    await api.expect('POST', `${mount.table === 'auth' ? 'sys/auth' : 'sys/mounts'}/${mount.path}`, { type: mount.type });
+    // A provider-backed method talks only to the local stand-in, with no retries.
+    const prefix = mount.table === 'auth' ? `auth/${mount.path}` : mount.path;
+    if (mountedPatterns(server, mount.table, mount.path).includes('config/client')) {
+      await api.expect('POST', `${prefix}/config/client`, { ...providerConfig(provider), access_key: 'AKIAFUZZFUZZFUZZFUZZ', secret_key: 'fuzz-secret' });
+    }
+  }
+  const keyNames: string[] = [];
+  for (const type of ['aes256-gcm96', 'aes128-gcm96', 'chacha20-poly1305', 'ed25519', 'ecdsa-p256', 'rsa-2048', 'hmac']) {
+    const name = `fz-${type}`;
+    const res = await api.post(`${TRANSIT_MOUNT}/keys/${name}`, { type, exportable: true, allow_plaintext_backup: true });
+    if (res.status < 300) keyNames.push(name);
+  }
+  const derived = await api.post(`${TRANSIT_MOUNT}/keys/fz-derived`, { derived: true });
+  if (derived.status < 300) keyNames.push('fz-derived');
+  const ciphertexts: string[] = ['vault:v1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'];
+  const encrypted = await api.post(`${TRANSIT_MOUNT}/encrypt/fz-aes256-gcm96`, { plaintext: b64('fuzz') });
+  if (encrypted.status === 200 && encrypted.json?.data?.ciphertext) ciphertexts.push(encrypted.json.data.ciphertext as string);
+  await api.expect('POST', 'sys/policies/acl/fz-policy', { policy: 'path "crypto/*" { capabilities = ["read", "update"] }' });
+  await api.expect('POST', 'auth/token/roles/fz-role', { allowed_policies: ['fz-policy'] });
+  const victim = await api.expect('POST', 'auth/token/create', { policies: ['fz-policy'], ttl: '1h' }, [200]);
+  await api.expect('POST', 'sys/audit/fz-audit', { type: 'file', options: { file_path: 'discard' } });
+  return {
+    name: [...keyNames, 'fz-policy', 'default', 'fz-role'],
+    path: [TRANSIT_MOUNT, 'token', 'fz-audit', ...extraMounts.map((m) => m.path)],
+    role_name: ['fz-role'],
+    role: ['fz-role'],
+    type: ['transit', 'file', 'aes256-gcm96', 'ed25519', 'hmac'],
+    plugin: ['transit'],
+    mounts: [[TRANSIT_MOUNT]],
+    plaintext: [b64('hello'), ''],
+    input: [b64('hello')],
+    context: [b64('context')],
+    nonce: [b64('123456789012')],
+    ciphertext: ciphertexts,
+    hmac: ['vault:v1:AAAA'],
+    signature: ['vault:v1:AAAA'],
+    batch_input: [[{ plaintext: b64('a') }, { plaintext: b64('b'), context: b64('c') }], [{ ciphertext: ciphertexts.at(-1) }]],
+    token: [victim.json.auth.client_token as string],
+    accessor: [victim.json.auth.accessor as string],
+    policy: ['path "secret/*" { capabilities = ["read"] }', '{"path":{"x/*":{"capabilities":["list"]}}}'],
+    policies: [['default'], 'default,fz-policy'],
+    options: [{ file_path: 'discard' }],
+    config: [{ default_lease_ttl: '1h' }],
+    increment: ['1h'],
+    ttl: ['1h', 60],
+    secret_shares: [1],
+    secret_threshold: [1],
+    // Provider-backed auth methods: endpoints stay on the local stand-in; iam login fields well formed.
+    ...Object.fromEntries(Object.entries(providerConfig(provider)).map(([k, v]) => [k, [v]])),
+    iam_http_request_method: ['POST', 'GET'],
+    iam_request_url: [b64('https://sts.amazonaws.com/'), b64('https://sts.amazonaws.com/?Action=GetCallerIdentity&Version=2011-06-15')],
+    iam_request_body: [b64('Action=GetCallerIdentity&Version=2011-06-15')],
+    iam_request_headers: [b64(JSON.stringify({ Authorization: ['AWS4-HMAC-SHA256 Credential=AKIAFUZZ/20240101/us-east-1/sts/aws4_request, SignedHeaders=host;x-amz-date, Signature=00'], 'X-Amz-Date': ['20240101T000000Z'] }))],
+    bound_iam_principal_arn: [['arn:aws:iam::123456789012:user/fuzz']],
+    auth_type: ['iam', 'ec2'],
+    account_id: ['123456789012'],
+    sts_role: ['arn:aws:iam::123456789012:role/fuzz'],
+  };
+}
+
+interface ExtraMount {
+  readonly table: 'secret' | 'auth';
+  readonly path: string;
+  readonly type: string;
+}
+
+/** Every endpoint a provider-backed plugin may be pointed at, all on the local stand-in. */
+function providerConfig(provider: Canary): Record<string, unknown> {
+  return { endpoint: provider.url, iam_endpoint: provider.url, sts_endpoint: provider.url, sts_region: 'us-east-1', max_retries: 0 };
+}
+
+/** Puts back what a successful request may legitimately take away: the seal, and the fuzzer's own token. */
+async function repair(server: ReliabilityServer, tokens: { current: string }): Promise<void> {
+  if (server.host.barrier.sealed) {
+    await server.unseal();
+    totals.repairs++;
+  }
+  if (!(await server.host.tokens.lookup(tokens.current))) {
+    tokens.current = await mintFuzzerToken(server);
+    totals.repairs++;
+  }
+}
+
+async function mintFuzzerToken(server: ReliabilityServer): Promise<string> {
+  const res = await server.api.expect('POST', 'auth/token/create', { policies: ['root'], display_name: 'fuzzer' }, [200]);
+  return res.json.auth.client_token as string;
+}
+
+function describeCase(c: FuzzCase): string {
+  const body = c.request.body === undefined ? '' : ` body=${clip(String(c.request.body), 300)}`;
+  return `[${c.mode}] ${c.request.method} ${clip(c.request.path, 300)}${body}`;
+}
+
+/** The checks every answer must pass. */
+function checkAnswer(c: FuzzCase, res: RawResponse): void {
+  const what = `${describeCase(c)}\n  → ${res.status} ${res.text.slice(0, 300)}`;
+  expect(res.status, what).to.be.within(200, 499);
+  if (c.request.method === 'HEAD' || res.status === 204) return;
+  expect(res.headers['content-type'], what).to.equal('application/json');
+  expect(res.json, what).to.be.an('object');
+  if (res.status >= 400) {
+    // A batch whose items all failed answers 400 with the envelope and each item's error, as Vault does.
+    if (Array.isArray(res.json.data?.batch_results)) return;
+    expect(res.json.errors, what).to.be.an('array');
+    for (const e of res.json.errors as unknown[]) expect(e, what).to.be.a('string');
+  }
+}
+
+/**
+ * Findings reported to the owners of code outside this suite and not fixed yet, matched narrowly;
+ * each hit is counted and printed, never silently passed. Remove an entry once it is fixed.
+ */
+function knownIssue(c: FuzzCase, changed: readonly string[]): string | undefined {
+  // transit (reported): encrypt creates a missing key (upsert) before it validates the rest of the
+  // input, so a refused encrypt can leave a new key behind.
+  const upsert = /^\/v1\/crypto\/fz-transit\/encrypt\/([^/?]+)/.exec(c.request.path);
+  if (upsert && c.request.method !== 'GET' && changed.length > 0) {
+    const name = decodeURIComponent(upsert[1]!);
+    if (changed.every((line) => line.startsWith('added logical/') && (line.endsWith(`/policy/${name}`) || line.includes(`/versions/${name}/`)))) {
+      return 'transit encrypt: a refused request still creates the missing key (upsert before validation)';
+    }
+  }
+  return undefined;
+}
+
+/** One failed property: the smallest case fast-check found, in a line or two. */
+interface Finding {
+  readonly target: string;
+  readonly text: string;
+}
+
+function clip(text: string, max = 400): string {
+  return text.length > max ? `${text.slice(0, max)}… (${text.length} chars)` : text;
+}
+
+async function fuzzOperations(server: ReliabilityServer, models: readonly PathModel[], known: KnownValues): Promise<Finding[]> {
+  const tokens = { current: await mintFuzzerToken(server) };
+  const findings: Finding[] = [];
+  let index = 0;
+  for (const model of models) {
+    for (const op of model.operations) {
+      index++;
+      totals.operations++;
+      const started = Date.now();
+      const details = await fc.check(
+        fc.asyncProperty(requestsFor(model, op, known), async (c) => {
+          const request = { ...c.request, headers: Object.fromEntries(Object.entries(c.request.headers ?? {}).map(([k, v]) => [k, v === FUZZER_TOKEN ? tokens.current : v])) };
+          const before = await snapshot(server.physical);
+          let res: RawResponse;
+          try {
+            res = await send(server.address, request, { timeoutMs: HANG_MS });
+          } catch (err) {
+            throw new Error(`${describeCase(c)}\n  → ${err instanceof HangError ? 'hang' : 'no answer'}: ${err instanceof Error ? err.message : String(err)}`);
+          }
+          totals.requests++;
+          totals.statuses.set(res.status, (totals.statuses.get(res.status) ?? 0) + 1);
+          const mode = c.mode.split(' ')[0]!;
+          totals.modes.set(mode, (totals.modes.get(mode) ?? 0) + 1);
+          try {
+            checkAnswer(c, res);
+            // A 4xx batch answer (every item failed) is a request that ran: an upsert may have created its key, as in Vault.
+            if (res.status >= 400 && !Array.isArray(res.json?.data?.batch_results)) {
+              const changed = diffSnapshots(before, await snapshot(server.physical));
+              const known = knownIssue(c, changed);
+              if (known) totals.known.set(known, (totals.known.get(known) ?? 0) + 1);
+              else expect(changed, `${describeCase(c)}\n  → ${res.status} ${clip(res.text, 200)}\n  but storage changed`).to.deep.equal([]);
+            }
+          } finally {
+            await repair(server, tokens);
+          }
+        }),
+        { numRuns: RUNS, seed: SEED + index, endOnFailure: true },
+      );
+      totals.slowest.push({ target: `${op.method} ${model.template}`, ms: Date.now() - started });
+      if (details.failed) {
+        const error = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+        findings.push({ target: `${op.method} ${model.template}`, text: `${clip(error, 1_200)}\n  (seed ${details.seed}, path "${details.counterexamplePath}")` });
+      }
+    }
+    // The server is still up and still itself after every path.
+    const health = await server.api.get('sys/health');
+    expect(health.status, `sys/health after fuzzing ${model.template}`).to.equal(200);
+  }
+  return findings;
+}
+
+async function fuzzScope(mounts: readonly string[], extraMounts: readonly ExtraMount[] = []): Promise<void> {
+  const server = await startReliabilityServer({ physical: new MemoryStorage() });
+  const provider = await startCanary('sts-error');
+  try {
+    const known = await prepareWorld(server, extraMounts, provider);
+    const doc = await server.api.expect('GET', 'sys/internal/specs/openapi', undefined, [200]);
+    const models = modelFromOpenApi(doc.json).filter((m) => mounts.includes(m.mount));
+    expect(models.length, `paths under ${mounts.join(', ')}`).to.be.greaterThan(0);
+    const findings = await fuzzOperations(server, models, known);
+    expect(findings.map((f) => `${f.target}: ${f.text}`).join('\n\n'), `${findings.length} path operations failed`).to.equal('');
+  } finally {
+    await server.close();
+    await provider.close();
+  }
+}
+
+describe('fuzzing every path of every mounted backend', function () {
+  this.timeout(10 * 60_000);
+  let network: NetworkGuard;
+  before(() => {
+    network = guardOutboundConnections();
+  });
+
+  after(() => {
+    network.restore();
+    const statuses = [...totals.statuses].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}:${n}`).join(' ');
+    const modes = [...totals.modes].map(([m, n]) => `${m}:${n}`).join(' ');
+    const slow = totals.slowest.sort((a, b) => b.ms - a.ms).slice(0, 5).map((t) => `${t.target} ${t.ms} ms`).join('; ');
+    if (process.env.KEYWARDEN_FUZZ_VERBOSE) console.log(`      slowest: ${slow}`);
+    for (const [issue, hits] of totals.known) console.log(`      known issue, reported, hit ${hits} times: ${issue}`);
+    console.log(`      fuzz: ${totals.requests} requests over ${totals.operations} path operations (seed ${SEED}, ${RUNS} runs each); statuses ${statuses}; modes ${modes}; repairs ${totals.repairs}`);
+  });
+
+  it('sys/: every answer is a JSON 4xx or a success, the server stays up, failed requests change no storage', async () => {
+    await fuzzScope(['sys']);
+  });
+
+  it('auth/token/: every answer is a JSON 4xx or a success, the server stays up, failed requests change no storage', async () => {
+    await fuzzScope(['auth/token']);
+  });
+
+  it('identity/: every answer is a JSON 4xx or a success, the server stays up, failed requests change no storage', async () => {
+    await fuzzScope(['identity']);
+  });
+
+  it(`transit at a custom path (${TRANSIT_MOUNT}/): every answer is a JSON 4xx or a success, failed requests change no storage`, async () => {
+    await fuzzScope([TRANSIT_MOUNT]);
+  });
+
+  it('every other registered plugin, mounted at a custom path: same properties', async function () {
+    const { BUILTIN_PLUGINS } = await import('../../core/plugins/builtin.js');
+    const others = BUILTIN_PLUGINS.filter((p) => p.name !== 'transit');
+    if (others.length === 0) {
+      console.log('      skipped: transit is the only built-in plugin so far (the cloud auth method registers as "cloud" when it lands)');
+      this.skip();
+    }
+    const extra = others.map((p) => ({ table: p.kind === 'auth' ? ('auth' as const) : ('secret' as const), path: `fz-${p.name}`, type: p.name }));
+    await fuzzScope(extra.map((m) => (m.table === 'auth' ? `auth/${m.path}` : m.path)), extra);
+  });
+});
