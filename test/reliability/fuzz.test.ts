@@ -33,10 +33,9 @@ interface Totals {
   modes: Map<string, number>;
   repairs: number;
   slowest: { target: string; ms: number }[];
-  known: Map<string, number>;
 }
 
-const totals: Totals = { requests: 0, operations: 0, statuses: new Map(), modes: new Map(), repairs: 0, slowest: [], known: new Map() };
+const totals: Totals = { requests: 0, operations: 0, statuses: new Map(), modes: new Map(), repairs: 0, slowest: [] };
 
 /** A world worth fuzzing: keys of every type, a role, a policy, a token to revoke, audit on. */
 async function prepareWorld(server: ReliabilityServer, extraMounts: readonly ExtraMount[], provider: Canary): Promise<KnownValues> {
@@ -156,18 +155,6 @@ function checkAnswer(c: FuzzCase, res: RawResponse): void {
  * Findings reported to the owners of code outside this suite and not fixed yet, matched narrowly;
  * each hit is counted and printed, never silently passed. Remove an entry once it is fixed.
  */
-function knownIssue(c: FuzzCase, changed: readonly string[]): string | undefined {
-  // transit (reported): encrypt creates a missing key (upsert) before it validates the rest of the
-  // input, so a refused encrypt can leave a new key behind.
-  const upsert = /^\/v1\/crypto\/fz-transit\/encrypt\/([^/?]+)/.exec(c.request.path);
-  if (upsert && c.request.method !== 'GET' && changed.length > 0) {
-    const name = decodeURIComponent(upsert[1]!);
-    if (changed.every((line) => line.startsWith('added logical/') && (line.endsWith(`/policy/${name}`) || line.includes(`/versions/${name}/`)))) {
-      return 'transit encrypt: a refused request still creates the missing key (upsert before validation)';
-    }
-  }
-  return undefined;
-}
 
 /** One failed property: the smallest case fast-check found, in a line or two. */
 interface Finding {
@@ -207,9 +194,7 @@ async function fuzzOperations(server: ReliabilityServer, models: readonly PathMo
             // A 4xx batch answer (every item failed) is a request that ran: an upsert may have created its key, as in Vault.
             if (res.status >= 400 && !Array.isArray(res.json?.data?.batch_results)) {
               const changed = diffSnapshots(before, await snapshot(server.physical));
-              const known = knownIssue(c, changed);
-              if (known) totals.known.set(known, (totals.known.get(known) ?? 0) + 1);
-              else expect(changed, `${describeCase(c)}\n  → ${res.status} ${clip(res.text, 200)}\n  but storage changed`).to.deep.equal([]);
+              expect(changed, `${describeCase(c)}\n  → ${res.status} ${clip(res.text, 200)}\n  but storage changed`).to.deep.equal([]);
             }
           } finally {
             await repair(server, tokens);
@@ -259,7 +244,6 @@ describe('fuzzing every path of every mounted backend', function () {
     const modes = [...totals.modes].map(([m, n]) => `${m}:${n}`).join(' ');
     const slow = totals.slowest.sort((a, b) => b.ms - a.ms).slice(0, 5).map((t) => `${t.target} ${t.ms} ms`).join('; ');
     if (process.env.KEYWARDEN_FUZZ_VERBOSE) console.log(`      slowest: ${slow}`);
-    for (const [issue, hits] of totals.known) console.log(`      known issue, reported, hit ${hits} times: ${issue}`);
     console.log(`      fuzz: ${totals.requests} requests over ${totals.operations} path operations (seed ${SEED}, ${RUNS} runs each); statuses ${statuses}; modes ${modes}; repairs ${totals.repairs}`);
   });
 

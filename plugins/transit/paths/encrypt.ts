@@ -102,6 +102,18 @@ async function encrypt(ctx: TransitContext, req: LogicalRequest, input: EncryptI
   const contextSet = requireConsistentContext(raw);
   const parsed = raw.map(parseItem);
 
+  // A request whose every item is malformed is refused before upsert, so it creates no key.
+  if (create && parsed.every((item) => item instanceof ItemError)) {
+    const failures = parsed as ItemError[];
+    if (!batch) throw new BadRequestError(failures[0]!.message);
+    const tally = new BatchTally();
+    const batchResults = failures.map((failure, i) => {
+      tally.count(failure);
+      return { error: failure.message, reference: referenceOf(raw[i]!, input.reference) };
+    });
+    return batchResponse({ batch_results: batchResults }, [], tally, input.partial_failure_response_code);
+  }
+
   const warnings: string[] = [];
   const policy = create ? await upsert(ctx, input, raw, contextSet, warnings) : await ctx.keys.get(input.name);
   if (!policy) throw new BadRequestError('encryption key not found');

@@ -436,6 +436,15 @@ describe('transit encrypt', () => {
       expect((await prepare('present')).operation).to.equal('update');
     });
 
+    it('creates no key when every item of the request is malformed', async () => {
+      expect((await h.write('encrypt/never-single', { plaintext: 'not base64!' })).status).to.equal(400);
+      const batch = await h.write('encrypt/never-batch', { batch_input: [{ plaintext: '!' }, { reference: 'no plaintext' }] });
+      expect(batch.status).to.equal(400);
+      expect(batch.data.batch_results).to.have.length(2);
+      expect((await h.read('keys/never-single')).status).to.equal(404);
+      expect((await h.read('keys/never-batch')).status).to.equal(404);
+    });
+
     it('creates a missing key (aes256-gcm96, not derived) on a create request', async () => {
       const res = await h.write('encrypt/new', { plaintext: b64('x') });
       expect(res.status).to.equal(200);
