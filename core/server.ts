@@ -17,6 +17,8 @@ import { LevelDbStorage } from '../storage/leveldb.js';
 import { MemoryStorage } from '../storage/memory.js';
 import type { Clock } from './clock.js';
 import { WasmCrypto } from '../wasm/index.js';
+import { TOKENS } from './di/tokens.js';
+import { registerValue } from './di/container.js';
 
 export interface StartOptions {
   readonly config: ServerConfig;
@@ -74,6 +76,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     periodicIntervalMs: config.periodicIntervalMs,
     wasm,
   });
+  // Plugins read their server-wide settings from it (the cloud auth method: cloud_auth).
+  registerValue(host.container, TOKENS.ServerConfig, config);
 
   let listener: Listener | undefined;
   try {

@@ -31,6 +31,14 @@ export interface ServerConfig {
   readonly pluginDirectory?: string;
   /** How often backends' periodic hooks run, in milliseconds; 0 turns the timer off. */
   readonly periodicIntervalMs: number;
+  /** The cloud auth method's server-wide switches. */
+  readonly cloudAuth?: {
+    /**
+     * Accept SHA-1 PKCS#7 signatures (the DSA-SHA1 `pkcs7` identity document) at ec2 login. Off
+     * by default: SHA-1 is deprecated, and the `rsa2048` document or identity + signature work without it.
+     */
+    readonly allowSha1Signatures: boolean;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -84,6 +92,7 @@ const schema = {
     log_level: { type: 'string', enum: ['trace', 'debug', 'info', 'warn', 'warning', 'error'] },
     plugin_directory: { type: 'string' },
     periodic_interval: duration,
+    cloud_auth: { type: 'object', additionalProperties: false, properties: { allow_sha1_signatures: bool } },
     ui: {},
     disable_mlock: {},
     cluster_name: { type: 'string' },
@@ -163,6 +172,7 @@ export function parseConfig(doc: unknown, baseDir: string): ServerConfig {
     logLevel: d.log_level === 'warning' ? 'warn' : (d.log_level ?? 'info'),
     ...(d.plugin_directory ? { pluginDirectory: path.resolve(baseDir, d.plugin_directory) } : {}),
     periodicIntervalMs: toMillis(d.periodic_interval, 'periodic_interval', 60_000),
+    ...(d.cloud_auth ? { cloudAuth: { allowSha1Signatures: toBool(d.cloud_auth.allow_sha1_signatures) } } : {}),
   };
 }
 
