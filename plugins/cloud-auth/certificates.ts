@@ -51,12 +51,12 @@ export async function listCertificateNames(storage: Storage): Promise<string[]> 
   return (await storage.list(STORAGE_KEYS.certificatePrefix)).filter((key) => !key.endsWith('/'));
 }
 
-/** Every registered certificate of one type (for signature verification). */
-export async function registeredCertificates(storage: Storage, type: CertificateType): Promise<RegisteredCertificate[]> {
-  const out: RegisteredCertificate[] = [];
+/** Every registered certificate of one type, with its name (for signature verification). */
+export async function registeredCertificates(storage: Storage, type: CertificateType): Promise<(RegisteredCertificate & { name: string })[]> {
+  const out: (RegisteredCertificate & { name: string })[] = [];
   for (const name of await listCertificateNames(storage)) {
     const entry = await readCertificate(storage, name);
-    if (entry?.type === type) out.push(entry);
+    if (entry?.type === type) out.push({ ...entry, name });
   }
   return out;
 }
