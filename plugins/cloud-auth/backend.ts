@@ -5,6 +5,9 @@
  */
 import { FrameworkBackend, parseDurationExact, type AnyPathDefinition } from '../../core/framework/index.js';
 import type { PluginContext, PluginManifest } from '../../core/plugins/plugin.js';
+import type { ServerConfig } from '../../core/config/config.js';
+import { TOKENS } from '../../core/di/tokens.js';
+import { resolve } from '../../core/di/container.js';
 import { ArnCache, type CloudAuthContext } from './context.js';
 import { readClientConfig, readStsRole } from './client-config.js';
 import { SdkCloudProvider } from './provider/sdk-provider.js';
@@ -17,7 +20,11 @@ import { configTidyPaths } from './paths/config-tidy.js';
 import { configRotateRootPath } from './paths/config-rotate-root.js';
 import { rolePaths } from './paths/role.js';
 import { loginPath } from './paths/login.js';
+import { roleTagPath } from './paths/role-tag.js';
+import { identityAccessListPaths } from './paths/identity-accesslist.js';
+import { roleTagDenyListPaths } from './paths/roletag-denylist.js';
 import { renewLogin } from './renew.js';
+import { KeyedLock } from './keyed-lock.js';
 
 /** One provider call (and each attempt of a forwarded login) may take this long unless CLOUD_PROVIDER_TIMEOUT says otherwise. */
 export const DEFAULT_PROVIDER_TIMEOUT_MS = 10_000;
@@ -27,6 +34,8 @@ export interface CloudAuthOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Replaces the SDK-backed provider (request-level tests). */
   readonly provider?: (ctx: Omit<CloudAuthContext, 'provider'>) => CloudProvider;
+  /** Overrides the server config's `cloud_auth.allow_sha1_signatures` (request-level tests). */
+  readonly allowSha1Signatures?: boolean;
 }
 
 export async function createCloudAuthBackend(plugin: PluginContext, options: CloudAuthOptions = {}): Promise<FrameworkBackend> {
@@ -38,6 +47,8 @@ export async function createCloudAuthBackend(plugin: PluginContext, options: Clo
     system: plugin.system,
     arnCache: new ArnCache(plugin.clock),
     timeoutMs: providerTimeout(env),
+    allowSha1Signatures: options.allowSha1Signatures ?? sha1AllowedByServer(plugin),
+    accessListLocks: new KeyedLock(),
   };
   const provider =
     options.provider?.(base) ??
@@ -56,7 +67,10 @@ export async function createCloudAuthBackend(plugin: PluginContext, options: Clo
     ...configTidyPaths(ctx),
     configRotateRootPath(ctx),
     ...rolePaths(ctx),
+    roleTagPath(ctx),
     loginPath(ctx),
+    ...identityAccessListPaths(ctx),
+    ...roleTagDenyListPaths(ctx),
   ];
   return new FrameworkBackend({
     description: 'Log in with a cloud identity: a signed STS GetCallerIdentity request (iam) or a signed instance identity document (ec2).',
@@ -65,6 +79,12 @@ export async function createCloudAuthBackend(plugin: PluginContext, options: Clo
     periodic: async () => ctx.arnCache.sweep(),
     cleanup: async () => provider.flush(),
   });
+}
+
+/** The server config's `cloud_auth.allow_sha1_signatures`, registered in the root container by the server. */
+function sha1AllowedByServer(plugin: PluginContext): boolean {
+  if (!plugin.container.isRegistered(TOKENS.ServerConfig, true)) return false;
+  return resolve<ServerConfig>(plugin.container, TOKENS.ServerConfig).cloudAuth?.allowSha1Signatures === true;
 }
 
 /** CLOUD_PROVIDER_TIMEOUT as a duration (`10s`, `500ms`, or seconds); the default when unset or unreadable. */

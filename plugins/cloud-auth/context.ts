@@ -4,6 +4,7 @@ import type { Clock } from '../../core/clock.js';
 import type { SystemView } from '../../core/plugins/plugin.js';
 import type { Storage } from '../../storage/storage.js';
 import type { CloudProvider } from './provider/types.js';
+import type { KeyedLock } from './keyed-lock.js';
 
 /** Full ARNs looked up for wildcard bindings, by unique ID: a principal's ARN changes only if it is recreated. */
 export class ArnCache {
@@ -44,4 +45,8 @@ export interface CloudAuthContext {
   readonly arnCache: ArnCache;
   /** Timeout of one call to the provider (and of each attempt of a forwarded login), ms. */
   readonly timeoutMs: number;
+  /** Whether SHA-1 PKCS#7 signatures (the DSA `pkcs7` document) verify: the server config's `cloud_auth.allow_sha1_signatures`. */
+  readonly allowSha1Signatures: boolean;
+  /** Per-instance locks around every read-check-write of an access-list entry. */
+  readonly accessListLocks: KeyedLock;
 }

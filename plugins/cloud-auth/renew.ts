@@ -1,8 +1,10 @@
 /**
  * Renewal of tokens from this method. An iam token renews only while its role exists, its
  * principal is still bound and — when the role now infers instances — its instance still runs.
- * The TTLs come from the role as it is now. Inputs come from the token's internal data (not its
- * visible metadata, which the operator may have trimmed through config/identity).
+ * An ec2 token renews only while its instance runs, its access-list entry is there and the role
+ * of that entry exists; the entry's expiry moves with it. The TTLs come from the role as it is
+ * now. Inputs come from the token's internal data (not its visible metadata, which the operator
+ * may have trimmed through config/identity).
  */
 import { BadRequestError, UpstreamError } from '../../core/errors.js';
 import type { AuthResult } from '../../core/framework/index.js';
@@ -13,11 +15,14 @@ import { principalMatches } from './login-iam.js';
 import { describeRunningInstance, InstanceCheckError } from './instance-checks.js';
 import { ProviderUnavailableError } from './provider/types.js';
 import { isProviderError } from './failures.js';
+import { readAccessListEntry, writeAccessListEntry } from './access-list.js';
+import { maxTtls } from './login-ec2.js';
 
 export async function renewLogin(ctx: CloudAuthContext, auth: AuthResult): Promise<AuthResult> {
   const internal = auth.internalData ?? {};
   const authType = internal.auth_type ?? auth.metadata?.auth_type;
   if (authType === 'iam') return renewIam(ctx, auth, internal);
+  if (authType === 'ec2') return renewEc2(ctx, auth, internal);
   throw refuse(`unsupported auth_type "${String(authType)}"`);
 }
 
@@ -51,6 +56,33 @@ async function renewIam(ctx: CloudAuthContext, auth: AuthResult, internal: Reado
   }
 
   return { ...auth, ttl: role.token_ttl, maxTtl: role.token_max_ttl, period: role.token_period };
+}
+
+async function renewEc2(ctx: CloudAuthContext, auth: AuthResult, internal: Readonly<Record<string, unknown>>): Promise<AuthResult> {
+  const text = (name: string) => (typeof internal[name] === 'string' ? (internal[name] as string) : '');
+  const instanceId = text('instance_id');
+  if (!instanceId) throw refuse('unable to fetch the instance ID from the token');
+  try {
+    await describeRunningInstance(ctx, instanceId, text('region'), text('account_id'));
+  } catch (err) {
+    throw refuse(`failed to verify instance ID "${instanceId}": ${(err as Error).message}`, err);
+  }
+  const tagMaxTtl = typeof internal.role_tag_max_ttl === 'number' ? internal.role_tag_max_ttl : 0;
+
+  return ctx.accessListLocks.run(instanceId, async () => {
+    const entry = await readAccessListEntry(ctx.storage, instanceId);
+    if (!entry) throw refuse(`failed to verify the access list identity entry for instance ID: "${instanceId}"`);
+    const role = await readRole(ctx.storage, entry.role);
+    if (!role) throw refuse('role entry not found');
+    const ttls = maxTtls(ctx, role, tagMaxTtl);
+    const now = ctx.clock.now();
+    await writeAccessListEntry(ctx.storage, instanceId, {
+      ...entry,
+      last_updated_time: now.toISOString(),
+      expiration_time: new Date(now.getTime() + ttls.longest * 1000).toISOString(),
+    });
+    return { ...auth, ttl: role.token_ttl, maxTtl: ttls.shortest, period: role.token_period };
+  });
 }
 
 /** Renewal refused: 400 with Vault's prefix, or 502 when the provider could not answer; anything unexpected is rethrown (500). */

@@ -19,6 +19,13 @@ export const STORAGE_KEYS = {
   tidyDenyList: 'config/tidy/roletag-blacklist',
   /** Roles, by lower-cased name. */
   rolePrefix: 'role/',
+  /** The identity access list: the last successful ec2 login of each instance, by instance ID (Vault's word kept). */
+  accessListPrefix: 'whitelist/identity/',
+  /**
+   * Deny-listed role tags, by the tag in URL-safe base64: a role tag (and its standard base64)
+   * can hold `/`, which would make a key a folder of the storage listing.
+   */
+  denyListPrefix: 'blacklist/roletag/',
 } as const;
 
 export async function readJson<T>(storage: Storage, key: string): Promise<T | undefined> {

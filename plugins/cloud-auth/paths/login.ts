@@ -4,6 +4,7 @@ import { BadRequestError } from '../../../core/errors.js';
 import type { CloudAuthContext } from '../context.js';
 import { present } from '../input.js';
 import { loginIam } from '../login-iam.js';
+import { loginEc2 } from '../login-ec2.js';
 
 const EC2_FIELDS = ['pkcs7', 'identity', 'signature'] as const;
 const IAM_FIELDS = ['iam_http_request_method', 'iam_request_url', 'iam_request_body', 'iam_request_headers'] as const;
@@ -17,7 +18,10 @@ export function loginPath(ctx: CloudAuthContext): AnyPathDefinition {
       pkcs7: { type: 'string', description: 'ec2: PKCS#7 signature of the identity document, newlines removed.' },
       identity: { type: 'string', description: 'ec2: base64 instance identity document (with signature).' },
       signature: { type: 'string', description: 'ec2: base64 SHA256 RSA signature of the identity document.' },
-      nonce: { type: 'string', description: 'ec2: the client nonce for reauthentication.' },
+      nonce: {
+        type: 'string',
+        description: 'ec2: the client nonce for reauthentication; absent: the server makes one and returns it; "": no reauthentication.',
+      },
       iam_http_request_method: { type: 'string', description: 'iam: method of the signed request, GET or POST.' },
       iam_request_url: { type: 'string', description: 'iam: base64 URL of the signed request.' },
       iam_request_body: { type: 'string', description: 'iam: base64 body of the signed request (POST).' },
@@ -28,8 +32,7 @@ export function loginPath(ctx: CloudAuthContext): AnyPathDefinition {
         summary: 'Log in.',
         handler: async (req, input) => {
           const kind = proofStyle(req);
-          if (kind === 'ec2') throw new BadRequestError('ec2 login (identity document or pkcs7) is not available on this server yet; use iam login');
-          return { auth: await loginIam(ctx, req, input) };
+          return { auth: kind === 'ec2' ? await loginEc2(ctx, req, input) : await loginIam(ctx, req, input) };
         },
       },
     },

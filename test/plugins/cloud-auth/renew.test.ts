@@ -1,4 +1,4 @@
-/** Renewal of iam tokens: what it re-checks (spec §3, reference §8) and what it takes from the role as it is now. */
+/** Renewal of iam and ec2 tokens: what it re-checks (spec §3, reference §8) and what it takes from the role as it is now. */
 import { expect } from 'chai';
 import { startCloudHarness, MAIN_ACCOUNT, type CloudHarness } from './harness.js';
 import { TestClient, type TestResponse } from '../../helpers/http.js';
@@ -117,6 +117,69 @@ describe('cloud auth renewal', () => {
     it('answers 502 when the provider cannot be reached to check the instance', async () => {
       await h.writeRole('svc', { bound_iam_principal_arn: role.arn, inferred_entity_type: 'ec2_instance', inferred_cloud_region: region });
       const login = await h.login(instanceKey);
+      await h.configure({ endpoint: 'http://127.0.0.1:9' });
+      try {
+        const res = await renew(login);
+        expect(res.status, res.text).to.equal(502);
+        expect(res.body.errors[0]).to.match(/^failed to renew entry: failed to verify instance ID "i-[0-9a-f]+": DescribeInstances in us-east-1: the provider could not be reached/);
+      } finally {
+        await h.configure();
+      }
+    });
+  });
+  describe('ec2 tokens', () => {
+    const AMI = 'ami-0ccccccccccccccc0';
+    let instance: Instance;
+    const loginEc2 = async () => {
+      const res = await h.ec2Login(instance, { role: 'ec2-web' });
+      expect(res.status, res.text).to.equal(200);
+      return res;
+    };
+    const entry = async () => (await h.root.get(`auth/cloud/identity-accesslist/${instance.instanceId}`)).body.data;
+
+    before(async () => {
+      await h.registerTestCertificates();
+    });
+    beforeEach(async () => {
+      await h.writeRole('ec2-web', { auth_type: 'ec2', bound_ami_id: AMI, token_ttl: '10m' });
+      instance = h.world.addInstance({ accountId: MAIN_ACCOUNT, region, imageId: AMI });
+    });
+
+    it("renews while the instance runs, with the role's current TTL, and moves the access-list entry on", async () => {
+      const login = await loginEc2();
+      expect(login.body.auth.lease_duration).to.equal(600);
+      const before = await entry();
+      await h.writeRole('ec2-web', { token_ttl: '20m' });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const renewed = await renew(login);
+      expect(renewed.status, renewed.text).to.equal(200);
+      expect(renewed.body.auth.lease_duration).to.equal(1200);
+      const after = await entry();
+      expect(Date.parse(after.last_updated_time)).to.be.greaterThan(Date.parse(before.last_updated_time));
+      expect(Date.parse(after.expiration_time)).to.be.greaterThan(Date.parse(before.expiration_time));
+      expect(after.client_nonce).to.equal(before.client_nonce);
+    });
+
+    it('refuses once the instance stops', async () => {
+      const login = await loginEc2();
+      instance.state = 'stopped';
+      expectRefused(await renew(login), `failed to renew entry: failed to verify instance ID "${instance.instanceId}": instance is not in 'running' state`);
+    });
+
+    it("refuses once the instance's access-list entry is deleted (or tidied)", async () => {
+      const login = await loginEc2();
+      await h.root.delete(`auth/cloud/identity-accesslist/${instance.instanceId}`);
+      expectRefused(await renew(login), `failed to renew entry: failed to verify the access list identity entry for instance ID: "${instance.instanceId}"`);
+    });
+
+    it('refuses once the role of the entry is deleted', async () => {
+      const login = await loginEc2();
+      await h.root.delete('auth/cloud/role/ec2-web');
+      expectRefused(await renew(login), 'failed to renew entry: role entry not found');
+    });
+
+    it('answers 502 when the provider cannot be reached to check the instance', async () => {
+      const login = await loginEc2();
       await h.configure({ endpoint: 'http://127.0.0.1:9' });
       try {
         const res = await renew(login);
