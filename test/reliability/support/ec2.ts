@@ -62,11 +62,22 @@ const describeInstances = () => `<?xml version="1.0" encoding="UTF-8"?>
 <subnetId>subnet-0reliability</subnetId><vpcId>vpc-0reliability</vpcId><privateIpAddress>10.0.0.10</privateIpAddress>
 <tagSet/></item></instancesSet></item></reservationSet></DescribeInstancesResponse>`;
 
+const callerIdentity = () => `<?xml version="1.0" encoding="UTF-8"?>
+<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult>
+<Arn>arn:aws:iam::${INSTANCE.account}:user/keywarden-server</Arn><UserId>AIDARELIABILITY0000001</UserId><Account>${INSTANCE.account}</Account>
+</GetCallerIdentityResult><ResponseMetadata><RequestId>00000000-0000-0000-0000-000000000003</RequestId></ResponseMetadata></GetCallerIdentityResponse>`;
+
 export async function runConcurrentEc2Logins(server: ReliabilityServer): Promise<void> {
   const api = server.api;
   const signer = selfSignedCertificate('reliability-ec2-signer', 'signer');
   const ec2 = await startCanary('sts-error');
-  ec2.responder = () => ({ status: 200, contentType: 'text/xml', body: describeInstances() });
+  // One stand-in for every provider API: the server asks STS who its own credentials belong to
+  // (to pick the account's STS role, if any) before it asks EC2 about the instance.
+  ec2.responder = (req) => ({
+    status: 200,
+    contentType: 'text/xml',
+    body: req.body.includes('Action=GetCallerIdentity') ? callerIdentity() : describeInstances(),
+  });
   try {
     await api.expect('POST', 'auth/cloud/config/client', { access_key: 'AKIARELIABILITY', secret_key: 'reliability-secret', endpoint: ec2.url, iam_endpoint: ec2.url, sts_endpoint: ec2.url, max_retries: 0 });
     await api.expect('POST', 'auth/cloud/config/certificate/reliability', { cloud_public_cert: signer.certPem, type: 'pkcs7' });
