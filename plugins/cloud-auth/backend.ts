@@ -1,7 +1,7 @@
 /**
  * The cloud-identity auth method (mount type `cloud`, default path `auth/cloud`): workloads log in
  * by proving who they are through the cloud provider. This file wires the paths, the provider
- * clients and the renewal hook for one mount.
+ * clients, the renewal hook and the periodic tidy for one mount.
  */
 import { FrameworkBackend, parseDurationExact, type AnyPathDefinition } from '../../core/framework/index.js';
 import type { PluginContext, PluginManifest } from '../../core/plugins/plugin.js';
@@ -23,8 +23,10 @@ import { loginPath } from './paths/login.js';
 import { roleTagPath } from './paths/role-tag.js';
 import { identityAccessListPaths } from './paths/identity-accesslist.js';
 import { roleTagDenyListPaths } from './paths/roletag-denylist.js';
+import { tidyPaths } from './paths/tidy.js';
 import { renewLogin } from './renew.js';
 import { KeyedLock } from './keyed-lock.js';
+import { Tidier } from './tidy.js';
 
 /** One provider call (and each attempt of a forwarded login) may take this long unless CLOUD_PROVIDER_TIMEOUT says otherwise. */
 export const DEFAULT_PROVIDER_TIMEOUT_MS = 10_000;
@@ -59,6 +61,7 @@ export async function createCloudAuthBackend(plugin: PluginContext, options: Clo
       timeoutMs: base.timeoutMs,
     });
   const ctx: CloudAuthContext = { ...base, provider };
+  const tidier = new Tidier(ctx);
   const paths: AnyPathDefinition[] = [
     configClientPath(ctx),
     configIdentityPath(ctx),
@@ -71,13 +74,20 @@ export async function createCloudAuthBackend(plugin: PluginContext, options: Clo
     loginPath(ctx),
     ...identityAccessListPaths(ctx),
     ...roleTagDenyListPaths(ctx),
+    ...tidyPaths(tidier),
   ];
   return new FrameworkBackend({
     description: 'Log in with a cloud identity: a signed STS GetCallerIdentity request (iam) or a signed instance identity document (ec2).',
     paths,
     renew: (_req, auth) => renewLogin(ctx, auth),
-    periodic: async () => ctx.arnCache.sweep(),
-    cleanup: async () => provider.flush(),
+    periodic: async () => {
+      ctx.arnCache.sweep();
+      await tidier.periodic();
+    },
+    cleanup: async () => {
+      await tidier.drain();
+      provider.flush();
+    },
   });
 }
 
