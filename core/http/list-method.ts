@@ -73,6 +73,14 @@ export class ListVerbStream extends Duplex {
     this.inner.write(chunk, encoding, callback);
   }
 
+  /** Several queued writes (headers, body) reach the socket as one, like on a plain socket. */
+  override _writev(chunks: Array<{ chunk: Buffer; encoding: BufferEncoding }>, callback: (error?: Error | null) => void): void {
+    this.inner.cork();
+    for (let i = 0; i < chunks.length - 1; i++) this.inner.write(chunks[i]!.chunk);
+    this.inner.write(chunks[chunks.length - 1]!.chunk, callback);
+    this.inner.uncork();
+  }
+
   override _final(callback: (error?: Error | null) => void): void {
     this.inner.end(callback);
   }
