@@ -8,7 +8,7 @@
  * does, through the response's `status`.
  */
 import type { Logger } from 'pino';
-import { BadRequestError, KeywardenError, httpStatusOf } from '../../../core/errors.js';
+import { BadRequestError, InternalError, KeywardenError, httpStatusOf } from '../../../core/errors.js';
 import { CoercionError, coerceField, isUnset, type FieldType, type FieldTypeMap, type LogicalResponse } from '../../../core/framework/index.js';
 import type { KeyTypeInfo } from '../keys/key-types.js';
 import { decodeBase64 } from './base64.js';
@@ -168,4 +168,32 @@ export function batchResponse(
     else status = partialCode;
   }
   return { data, status, ...(all.length > 0 ? { warnings: all } : {}) };
+}
+
+/** The outcome of a single (non-batch) request: its value, or its error thrown as a 400 (500 if internal). */
+export function onlyResult<T>(result: T | ItemError): T {
+  if (result instanceof ItemError) throw result.internal ? new InternalError(result.message) : new BadRequestError(result.message);
+  return result;
+}
+
+/**
+ * `batch_results` in input order — each item's fields, or its error with `failed` beside it — every
+ * one with its reference, under the batch's status (see batchResponse).
+ */
+export function batchAnswer<T>(
+  raw: readonly BatchItem[],
+  results: readonly (T | ItemError)[],
+  requestReference: string | undefined,
+  fields: (result: T) => Record<string, unknown>,
+  failed: Record<string, unknown>,
+  warnings: readonly string[],
+  partialCode: number | undefined,
+): LogicalResponse {
+  const tally = new BatchTally();
+  const batchResults = results.map((result, i) => {
+    tally.count(result);
+    const reference = referenceOf(raw[i]!, requestReference);
+    return result instanceof ItemError ? { ...failed, error: result.message, reference } : { ...fields(result), reference };
+  });
+  return batchResponse({ batch_results: batchResults }, warnings, tally, partialCode);
 }

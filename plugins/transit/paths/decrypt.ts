@@ -1,19 +1,18 @@
 /** `decrypt/:name`: decrypt a ciphertext or a batch (spec §4 Decrypt, §2.6, §7). */
-import { BadRequestError, InternalError } from '../../../core/errors.js';
+import { BadRequestError } from '../../../core/errors.js';
 import { definePath, type FieldValues, type LogicalResponse } from '../../../core/framework/index.js';
 import type { TransitContext } from '../context.js';
 import { encodeBase64 } from '../crypto/base64.js';
 import {
-  BatchTally,
   ItemError,
   RSA_PADDING_SCHEMES,
   batchItems,
-  batchResponse,
+  batchAnswer,
   checkAssociatedData,
   logItemFailures,
   paddingScheme,
   parseCiphertextItem,
-  referenceOf,
+  onlyResult,
   requireConsistentContext,
   type BatchItem,
 } from '../crypto/batch.js';
@@ -86,19 +85,10 @@ async function decrypt(ctx: TransitContext, input: DecryptInput): Promise<Logica
   decryptBatch(ctx.wasm, policy, requests).forEach((result, k) => (results[slots[k]!] = result));
   logItemFailures(ctx.logger, policy.name, results);
 
-  if (!batch) {
-    const only = results[0]!;
-    if (only instanceof ItemError) throw only.internal ? new InternalError(only.message) : new BadRequestError(only.message);
-    return { data: { plaintext: encodeBase64(only) } };
-  }
-  const tally = new BatchTally();
-  const batchResults = results.map((result, i) => {
-    tally.count(result);
-    const reference = referenceOf(raw[i]!, input.reference);
-    // Every result carries plaintext, "" for a failed item, as clients expect (hashicorp/vault#6140).
-    return result instanceof ItemError ? { plaintext: '', error: result.message, reference } : { plaintext: encodeBase64(result), reference };
-  });
-  return batchResponse({ batch_results: batchResults }, [], tally, input.partial_failure_response_code);
+  const fields = (plaintext: Buffer) => ({ plaintext: encodeBase64(plaintext) });
+  if (!batch) return { data: fields(onlyResult(results[0]!)) };
+  // Every result carries plaintext, "" for a failed item, as clients expect (hashicorp/vault#6140).
+  return batchAnswer(raw, results, input.reference, fields, { plaintext: '' }, [], input.partial_failure_response_code);
 }
 
 const DECRYPT_SYNOPSIS = 'Decrypt a ciphertext or a batch of ciphertexts with a named key.';

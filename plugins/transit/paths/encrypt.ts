@@ -3,23 +3,22 @@
  * created first (upsert, spec §3 rule 8) when the request is a `create` — the existence check
  * makes it one, so the ACL asks for the create capability — and config/keys allows upsert.
  */
-import { BadRequestError, InternalError } from '../../../core/errors.js';
+import { BadRequestError } from '../../../core/errors.js';
 import { definePath, type FieldValues, type LogicalRequest, type LogicalResponse } from '../../../core/framework/index.js';
 import type { TransitContext } from '../context.js';
 import { decodeBase64 } from '../crypto/base64.js';
 import {
-  BatchTally,
   ItemError,
   RSA_PADDING_SCHEMES,
   batchItems,
-  batchResponse,
+  batchAnswer,
   checkAssociatedData,
   itemBase64,
   itemField,
   itemText,
   logItemFailures,
   paddingScheme,
-  referenceOf,
+  onlyResult,
   requireConsistentContext,
   type BatchItem,
 } from '../crypto/batch.js';
@@ -105,13 +104,8 @@ async function encrypt(ctx: TransitContext, req: LogicalRequest, input: EncryptI
   // A request whose every item is malformed is refused before upsert, so it creates no key.
   if (create && parsed.every((item) => item instanceof ItemError)) {
     const failures = parsed as ItemError[];
-    if (!batch) throw new BadRequestError(failures[0]!.message);
-    const tally = new BatchTally();
-    const batchResults = failures.map((failure, i) => {
-      tally.count(failure);
-      return { error: failure.message, reference: referenceOf(raw[i]!, input.reference) };
-    });
-    return batchResponse({ batch_results: batchResults }, [], tally, input.partial_failure_response_code);
+    if (!batch) onlyResult(failures[0]!);
+    return batchAnswer(raw, failures, input.reference, () => ({}), {}, [], input.partial_failure_response_code);
   }
 
   const warnings: string[] = [];
@@ -139,20 +133,9 @@ async function encrypt(ctx: TransitContext, req: LogicalRequest, input: EncryptI
   encryptBatch(ctx.wasm, policy, requests).forEach((result, k) => (results[slots[k]!] = result));
   logItemFailures(ctx.logger, policy.name, results);
 
-  if (!batch) {
-    const only = results[0]!;
-    if (only instanceof ItemError) throw only.internal ? new InternalError(only.message) : new BadRequestError(only.message);
-    return { data: { ciphertext: only.ciphertext, key_version: only.keyVersion }, ...(warnings.length ? { warnings } : {}) };
-  }
-  const tally = new BatchTally();
-  const batchResults = results.map((result, i) => {
-    tally.count(result);
-    const reference = referenceOf(raw[i]!, input.reference);
-    return result instanceof ItemError
-      ? { error: result.message, reference }
-      : { ciphertext: result.ciphertext, key_version: result.keyVersion, reference };
-  });
-  return batchResponse({ batch_results: batchResults }, warnings, tally, input.partial_failure_response_code);
+  const fields = (r: Encrypted) => ({ ciphertext: r.ciphertext, key_version: r.keyVersion });
+  if (!batch) return { data: fields(onlyResult(results[0]!)), ...(warnings.length ? { warnings } : {}) };
+  return batchAnswer(raw, results, input.reference, fields, {}, warnings, input.partial_failure_response_code);
 }
 
 /** The request's own fields as a batch item; a plaintext of "" is an empty plaintext, not a missing one. */

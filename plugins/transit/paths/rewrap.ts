@@ -2,21 +2,20 @@
  * `rewrap/:name`: decrypt and encrypt again with the latest (or a chosen) key version, without
  * ever returning the plaintext (spec §4 Rewrap, §3 rule 3, §7).
  */
-import { BadRequestError, InternalError } from '../../../core/errors.js';
+import { BadRequestError } from '../../../core/errors.js';
 import { definePath, type FieldValues, type LogicalResponse } from '../../../core/framework/index.js';
 import type { TransitContext } from '../context.js';
 import {
-  BatchTally,
   ItemError,
   RSA_PADDING_SCHEMES,
   batchItems,
-  batchResponse,
+  batchAnswer,
   checkAssociatedData,
   itemField,
   logItemFailures,
   paddingScheme,
   parseCiphertextItem,
-  referenceOf,
+  onlyResult,
   requireConsistentContext,
   type BatchItem,
   type PaddingScheme,
@@ -131,20 +130,9 @@ async function rewrap(ctx: TransitContext, input: RewrapInput): Promise<LogicalR
   for (const item of again) (item.plaintext as Buffer).fill(0);
   logItemFailures(ctx.logger, policy.name, results);
 
-  if (!batch) {
-    const only = results[0]!;
-    if (only instanceof ItemError) throw only.internal ? new InternalError(only.message) : new BadRequestError(only.message);
-    return { data: { ciphertext: only.ciphertext, key_version: only.keyVersion } };
-  }
-  const tally = new BatchTally();
-  const batchResults = results.map((result, i) => {
-    tally.count(result);
-    const reference = referenceOf(raw[i]!, input.reference);
-    return result instanceof ItemError
-      ? { error: result.message, reference }
-      : { ciphertext: result.ciphertext, key_version: result.keyVersion, reference };
-  });
-  return batchResponse({ batch_results: batchResults }, [], tally, input.partial_failure_response_code);
+  const fields = (r: Encrypted) => ({ ciphertext: r.ciphertext, key_version: r.keyVersion });
+  if (!batch) return { data: fields(onlyResult(results[0]!)) };
+  return batchAnswer(raw, results, input.reference, fields, {}, [], input.partial_failure_response_code);
 }
 
 const REWRAP_SYNOPSIS = 'Rewrap a ciphertext or a batch of ciphertexts with the latest version of a named key.';
