@@ -14,8 +14,8 @@ import { decodeBase64 } from './base64.js';
 export const HMAC_ALGORITHMS = ['sha1', 'sha2-224', 'sha2-256', 'sha2-384', 'sha2-512', 'sha3-224', 'sha3-256', 'sha3-384', 'sha3-512'] as const;
 export type HmacAlgorithmName = (typeof HMAC_ALGORITHMS)[number];
 
-/** node:crypto's name for each algorithm. */
-const NODE_NAMES: Readonly<Record<HmacAlgorithmName, string>> = {
+/** node:crypto's name for each algorithm (for sha2 and sha3 also the WASM core's). */
+export const NODE_HASH_NAMES: Readonly<Record<HmacAlgorithmName, string>> = {
   sha1: 'sha1',
   'sha2-224': 'sha224',
   'sha2-256': 'sha256',
@@ -50,7 +50,7 @@ export function computeHmacs(wasm: WasmCrypto, algorithm: HmacAlgorithmName, key
   if (inputs.length === 0) return [];
   const wasmName = WASM_NAMES[algorithm];
   if (wasmName) return wasm.hmacBatch(wasmName, key, inputs);
-  return inputs.map((input, i) => createHmac(NODE_NAMES[algorithm], Buffer.isBuffer(key) ? key : key[i]!).update(input).digest());
+  return inputs.map((input, i) => createHmac(NODE_HASH_NAMES[algorithm], Buffer.isBuffer(key) ? key : key[i]!).update(input).digest());
 }
 
 export function formatHmac(version: number, mac: Uint8Array): string {

@@ -5,20 +5,12 @@ import type { HashAlgorithm } from '../../../wasm/index.js';
 import type { TransitContext } from '../context.js';
 import { decodeBase64 } from '../crypto/base64.js';
 import { givenText } from './hmac.js';
+import { NODE_HASH_NAMES } from '../crypto/hmac.js';
 
 type HashInput = FieldValues<typeof HASH_FIELDS>;
 
-/** Vault's algorithm names → the WASM core's. sha1 is not offered here (Vault's hash path has none). */
-const ALGORITHMS: Readonly<Record<string, HashAlgorithm>> = {
-  'sha2-224': 'sha224',
-  'sha2-256': 'sha256',
-  'sha2-384': 'sha384',
-  'sha2-512': 'sha512',
-  'sha3-224': 'sha3-224',
-  'sha3-256': 'sha3-256',
-  'sha3-384': 'sha3-384',
-  'sha3-512': 'sha3-512',
-};
+/** Vault's algorithm names → the WASM core's (node's names). sha1 is not offered here (Vault's hash path has none). */
+const ALGORITHMS = Object.fromEntries(Object.entries(NODE_HASH_NAMES).filter(([name]) => name !== 'sha1')) as Readonly<Record<string, HashAlgorithm>>;
 
 const HASH_FIELDS = {
   algorithm: {
