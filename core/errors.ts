@@ -32,6 +32,14 @@ export class SealedError extends KeywardenError {
 }
 /** 503: a dependency (storage, upstream) is unavailable right now. */
 export class UnavailableError extends KeywardenError {}
+/**
+ * 503: a write reached a node that is not the active one of an HA cluster. On a standby the host
+ * catches it and forwards the request to the active node; a client sees it only when no active
+ * node can be reached.
+ */
+export class NotActiveError extends UnavailableError {
+  constructor(message = 'this node is not the active node') { super(message); }
+}
 /** 502: the cloud provider or another upstream answered with an error we cannot attribute to the user. */
 export class UpstreamError extends KeywardenError {}
 /**

@@ -25,3 +25,58 @@ export interface PhysicalStorage extends Storage {
   readonly kind: string;
   close(): Promise<void>;
 }
+
+/**
+ * A physical store several Keywarden nodes share (PostgreSQL). Each node caches what it reads, so
+ * the store tells every node which keys the others changed, and lets a node wait until it has
+ * heard of every change committed before a given moment.
+ */
+export interface SharedStorage extends PhysicalStorage {
+  /**
+   * `keys` were changed by another node (delivered after that node's commit, in commit order).
+   * `resync` instead of keys: changes may have been missed (the feed reconnected), so every cache
+   * must be dropped.
+   */
+  onRemoteChange(listener: (change: { keys: readonly string[] } | { resync: true }) => void): void;
+  /**
+   * Resolves once every change committed by any node before this call has reached the
+   * `onRemoteChange` listeners: a read after it sees every write acknowledged before it.
+   * @throws UnavailableError when the store cannot be reached (the reason in the message).
+   */
+  sync(): Promise<void>;
+  /** The election lock, when the store was configured with `ha_enabled`. */
+  readonly ha?: HaLock;
+}
+
+/** Who holds the active role, as the HA lock records it. */
+export interface LeaderInfo {
+  readonly nodeId: string;
+  readonly apiAddr: string;
+  readonly since: Date;
+}
+
+/** Holding the HA lock: this node is the active one until `lost` settles. */
+export interface Leadership {
+  /** Bumped at every change of leader; the store refuses writes made under an older epoch. */
+  readonly epoch: number;
+  /** Resolves with the reason when this node lost the lock (connection to the store lost). */
+  readonly lost: Promise<string>;
+  /** Gives the lock up (step-down, shutdown). */
+  release(): Promise<void>;
+}
+
+/** The election of one active node among those sharing a store. */
+export interface HaLock {
+  /** Takes the lock if nobody holds it; undefined when another node does. */
+  tryAcquire(self: { readonly nodeId: string; readonly apiAddr: string }): Promise<Leadership | undefined>;
+  /** The current holder, or undefined when no node holds the lock. */
+  leader(): Promise<LeaderInfo | undefined>;
+  /** Called when another node became active (so standbys learn the new address at once). */
+  onLeaderChange(listener: () => void): void;
+  close(): Promise<void>;
+}
+
+/** Whether a physical store is shared by several nodes. */
+export function isShared(storage: PhysicalStorage): storage is SharedStorage {
+  return typeof (storage as Partial<SharedStorage>).sync === 'function' && typeof (storage as Partial<SharedStorage>).onRemoteChange === 'function';
+}
