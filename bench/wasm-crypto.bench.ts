@@ -9,14 +9,17 @@
  *   - node (createHash): the older per-item hash API, for digests only,
  *   - noble: @noble/hashes per item; for AES-GCM @noble/ciphers when it is installed (it is not a
  *     dependency of the project; without it the column says n/a),
- * and the ratios to node, all measured in one run and printed as one markdown table. A second
+ * and the ratios to node (for digests also to createHash), all measured in one run and printed as
+ * one markdown table. A second
  * table measures sizes between the standard ones (break-even points for the size thresholds) and
  * a third small batches of 1, 2, 3, 4, 8 and 16 items at 64 B (the count rules).
  *
- * Usage: node dist/bench/wasm-crypto.bench.js [name-filter ...] [--ms=N]
+ * Usage: node dist/bench/wasm-crypto.bench.js [name-filter ...] [--ms=N] [--rounds=N]
  *   names: gcm-seal, gcm-open, gcm-seal-keys, sha256, sha512, sha3-256, hmac-sha256, hmac-sha512,
  *   hkdf; each filter keeps the rows whose name contains it. --ms is the time per measurement
- *   (default 150 ms, best of 3 interleaved slices; the whole run takes about a minute on 2 cores).
+ *   (default 150 ms, split into --rounds interleaved slices, default 3, of which each runner keeps
+ *   its best; the whole run takes about a minute on 2 cores). More rounds give steadier figures
+ *   while other work shares the cores.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
@@ -51,6 +54,8 @@ interface Runners {
 const args = process.argv.slice(2);
 const msArg = args.find((a) => a.startsWith('--ms='));
 const budgetMs = msArg === undefined ? 150 : Number(msArg.slice(5));
+const roundsArg = args.find((a) => a.startsWith('--rounds='));
+const ROUNDS = roundsArg === undefined ? 3 : Number(roundsArg.slice(9));
 const filters = args.filter((a) => !a.startsWith('--'));
 
 /** @noble/ciphers' AES-GCM, if installed (the name is a variable so TypeScript does not require it). */
@@ -186,8 +191,6 @@ function rates(runners: readonly (() => void)[], count: number): number[] {
   return best;
 }
 
-const ROUNDS = 3;
-
 function fmtRate(r: number | undefined): string {
   if (r === undefined) return 'n/a';
   if (r >= 1e6) return `${(r / 1e6).toFixed(2)} M`;
@@ -234,15 +237,15 @@ function measure(c: Case, size: number, count: number, withPeers: boolean): { ou
   };
 }
 
-console.log(`WASM crypto core, batches of ${BATCH} items, items/s (node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load ${loadavg()[0]!.toFixed(1)}, ${budgetMs} ms per cell)\n`);
-console.log('| primitive | item B | dispatch | ours | wasm | hybrid | node | node createHash | noble | ours/node | wasm/node | hybrid/node |');
-console.log('|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+console.log(`WASM crypto core, batches of ${BATCH} items, items/s (node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load ${loadavg()[0]!.toFixed(1)}, ${budgetMs} ms per cell in ${ROUNDS} slices)\n`);
+console.log('| primitive | item B | dispatch | ours | wasm | hybrid | node | node createHash | noble | ours/node | ours/createHash | wasm/node | hybrid/node |');
+console.log('|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const c of selected) {
   for (const size of SIZES) {
     const m = measure(c, size, BATCH, true);
     const noble = m.noble === undefined ? 'n/a' : fmtRate(m.noble);
     console.log(
-      `| ${c.name} | ${size} | ${dispatched(c, size, BATCH)} | ${fmtRate(m.ours)} | ${fmtRate(m.wasm)} | ${cell(m.hybrid)} | ${fmtRate(m.node)} | ${cell(m.alt)} | ${noble} | ${fmtRatio(m.ours / m.node)} | ${ratio(m.wasm, m.node)} | ${ratio(m.hybrid, m.node)} |`,
+      `| ${c.name} | ${size} | ${dispatched(c, size, BATCH)} | ${fmtRate(m.ours)} | ${fmtRate(m.wasm)} | ${cell(m.hybrid)} | ${fmtRate(m.node)} | ${cell(m.alt)} | ${noble} | ${fmtRatio(m.ours / m.node)} | ${m.alt === undefined ? '' : fmtRatio(m.ours / m.alt)} | ${ratio(m.wasm, m.node)} | ${ratio(m.hybrid, m.node)} |`,
     );
   }
 }

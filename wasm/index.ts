@@ -232,8 +232,7 @@ export class WasmCrypto {
       const scratch = align16(out + n * size);
       this.kernels.hmacBatch(id, table, n, shared ? 1 : 0, scratch);
       a.refresh();
-      const all = a.copyOut(out, out + n * size);
-      for (let k = 0; k < n; k++) results[run[k]!] = all.subarray(k * size, (k + 1) * size);
+      a.deliver(out, size, run, results);
       a.wipe(table, table + need);
     }
     return results;
@@ -254,19 +253,11 @@ export class WasmCrypto {
       const n = run.length;
       const table = a.base;
       a.ensure(table + need);
-      let p = table + n * Entry.SIZE;
-      for (let k = 0; k < n; k++) {
-        const input = inputs[run[k]!]!;
-        a.set(table, k, Entry.IN, p);
-        a.set(table, k, Entry.IN_LEN, input.length);
-        p = a.put(p, input);
-      }
-      const out = p;
-      for (let k = 0; k < n; k++) a.set(table, k, Entry.OUT, out + k * size);
+      const out = a.putAll(table, Entry.IN, run, inputs, table + n * Entry.SIZE);
+      a.setSpaced(table, Entry.OUT, n, out, size);
       this.kernels.hashBatch(id, table, n, align16(out + n * size));
       a.refresh();
-      const all = a.copyOut(out, out + n * size);
-      for (let k = 0; k < n; k++) results[run[k]!] = all.subarray(k * size, (k + 1) * size);
+      a.deliver(out, size, run, results);
       a.wipe(table, table + need);
     }
     return results;
@@ -334,8 +325,7 @@ export class WasmCrypto {
       for (let k = 0; k < n; k++) a.set(table, k, Entry.OUT, out + k * length);
       this.kernels.hkdfSha256Batch(table, n, saltAt, salt.length, length, shared ? 1 : 0, align16(out + n * length));
       a.refresh();
-      const all = a.copyOut(out, out + n * length);
-      for (let k = 0; k < n; k++) results[run[k]!] = all.subarray(k * length, (k + 1) * length);
+      a.deliver(out, length, run, results);
       a.wipe(table, table + need);
     }
     return results;

@@ -164,6 +164,30 @@ describe('wasm crypto core: differential tests against node:crypto', function ()
         });
       }
 
+      for (const alg of ['sha224', 'sha256'] as HashAlgorithm[]) {
+        it(`${alg} matches node:crypto on batches whose inputs all have one length, and on mixed lengths`, function () {
+          const digest = (m: Uint8Array): string => createHash(alg).update(m).digest('hex');
+          // Lengths around the padding boundaries: last block with message bytes and the length
+          // (1, 55, 65), with message bytes and a padding-only block after it (56, 63, 120), or
+          // padding only (0, 64, 128); counts that fill eight lanes, leave five to seven, or four or fewer.
+          for (const len of [0, 1, 55, 56, 63, 64, 65, 119, 120, 127, 128, 4097]) {
+            for (const count of [1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17]) {
+              const inputs = Array.from({ length: count }, (_, i) => new Uint8Array(len).map((_, k) => k * 31 + i * 7 + len));
+              expect(core.hashBatch(alg, inputs, opts).map(hex), `${count} × ${len} B`).to.deep.equal(inputs.map(digest));
+            }
+          }
+          const mixed = [0, 1, 55, 56, 63, 64, 65, 4097, 64, 64, 64, 64, 64, 64, 64, 64].map((len, i) => new Uint8Array(len).fill(i + 1));
+          expect(core.hashBatch(alg, mixed, opts).map(hex)).to.deep.equal(mixed.map(digest));
+          fc.assert(
+            fc.property(fc.nat({ max: 300 }), fc.integer({ min: 1, max: 40 }), fc.infiniteStream(fc.uint8Array({ minLength: 300, maxLength: 300 })), (len, count, stream) => {
+              const inputs = [...stream.take(count)].map((m) => m.subarray(0, len));
+              expect(core.hashBatch(alg, inputs, opts).map(hex)).to.deep.equal(inputs.map(digest));
+            }),
+            RUNS,
+          );
+        });
+      }
+
       const hmacKey = fc.oneof(bytes(200), fc.constantFrom(0, 64, 65, 127, 128, 129).chain((n) => fc.uint8Array({ minLength: n, maxLength: n })));
       for (const alg of ['sha256', 'sha384', 'sha512'] as HmacAlgorithm[]) {
         it(`HMAC-${alg} matches node:crypto with one key and with a key per item`, function () {

@@ -101,6 +101,8 @@ describe('wasm crypto core: arena', function () {
     core.gcmEncryptBatch(secret.subarray(0, 32), [{ nonce: secret.subarray(0, 12), plaintext: secret }], { path: 'hybrid' });
     core.gcmEncryptBatch([secret.subarray(0, 32)], [{ nonce: secret.subarray(0, 12), plaintext: secret }], { path: 'wasm' });
     core.hkdfSha256Batch(secret, [secret], 64, secret, { path: 'wasm' });
+    core.hashBatch('sha256', Array.from({ length: 9 }, () => secret), { path: 'wasm' });
+    core.hashBatch('sha256', [secret, secret.subarray(1)], { path: 'wasm' });
     const memory = (core as unknown as { kernels: { memory: { buffer: ArrayBuffer } } }).kernels.memory;
     const bytes = new Uint8Array(memory.buffer);
     let run = 0;
@@ -110,6 +112,25 @@ describe('wasm crypto core: arena', function () {
       longest = Math.max(longest, run);
     }
     expect(longest).to.be.lessThan(4);
+  });
+
+  it('returns results as Buffers of their own, which the next batch leaves alone', async function () {
+    const core = await loadCrypto();
+    const inputs = Array.from({ length: 9 }, (_, i) => new Uint8Array(64).fill(i));
+    const first = core.hashBatch('sha256', inputs, { path: 'wasm' });
+    const expected = inputs.map((m) => createHash('sha256').update(m).digest());
+    core.hashBatch('sha256', inputs.map((m) => m.map((b) => b ^ 0xff)), { path: 'wasm' });
+    for (const [i, d] of first.entries()) {
+      expect(Buffer.isBuffer(d)).to.equal(true);
+      expect(d).to.be.instanceOf(Buffer);
+      expect(d.length).to.equal(32);
+      expect(d.equals(expected[i]!)).to.equal(true);
+      expect(d.toString('base64')).to.equal(expected[i]!.toString('base64'));
+      expect(Buffer.isBuffer(d.subarray(1, 3))).to.equal(true);
+    }
+    expect(Buffer.concat(first).equals(Buffer.concat(expected))).to.equal(true);
+    first[0]!.fill(0);
+    expect(first[1]!.equals(expected[1]!)).to.equal(true);
   });
 
   it('refuses malformed arguments before touching the kernels', async function () {

@@ -24,6 +24,16 @@ describe('wasm crypto core: known-answer vectors', function () {
           expect(got.map((d) => d.toString('hex'))).to.deep.equal(vs.map((v) => v.digest.toString('hex')));
         }
       });
+
+      it('hashes batches of one SHA-224/256 vector repeated (the same-length kernel), in groups of eight and four', function () {
+        const small = HASH_VECTORS.filter((v) => (v.alg === 'sha224' || v.alg === 'sha256') && v.input.length < 1000);
+        for (const v of small) {
+          for (const count of [4, 5, 8, 9, 13]) {
+            const got = core.hashBatch(v.alg, Array.from({ length: count }, () => v.input), path === undefined ? {} : { path });
+            expect(got.map((d) => d.toString('hex')), `${v.source} × ${count}`).to.deep.equal(Array.from({ length: count }, () => v.digest.toString('hex')));
+          }
+        }
+      });
     });
 
     describe(`HMAC on the ${pathName(path)} path`, function () {

@@ -6,7 +6,8 @@
 import { JOB_SIZE, setJob } from './jobs';
 import { ALG_SHA3_224, ALG_SHA3_256, ALG_SHA3_384, ENTRY_SIZE, E_IN, E_IN_LEN, E_OUT, ensureMemory } from './layout';
 import { sha3Batch } from './keccak';
-import { digestSize, initialState, runJobs } from './sha2';
+import { digestSize, initialState, isSmall, runJobs } from './sha2';
+import { sha256SameLength } from './sha256';
 
 export { gcmCounters, gcmOpen, gcmSeal, gcmWasm } from './gcm';
 export { hkdfSha256Batch, hmacBatch } from './mac';
@@ -23,13 +24,27 @@ function sha3DigestSize(alg: i32): usize {
   return 64;
 }
 
+/** True when every entry's input has the same length as entry 0's. */
+function sameLength(table: usize, n: i32): bool {
+  const len = load<u32>(table, E_IN_LEN);
+  for (let i = 1; i < n; i++) {
+    if (load<u32>(table + <usize>i * ENTRY_SIZE, E_IN_LEN) != len) return false;
+  }
+  return true;
+}
+
 /**
  * Hashes every entry's input (E_IN, E_IN_LEN) into E_OUT with `alg` (layout.ts ALG_*).
- * SHA-2 uses n*32 bytes of scratch for its job table.
+ * SHA-2 uses n*32 bytes of scratch for its job table; SHA-224/256 batches whose inputs all have
+ * one length take sha256SameLength instead and use none.
  */
 export function hashBatch(alg: i32, table: usize, n: i32, scratch: usize): void {
   if (alg >= ALG_SHA3_224) {
     sha3Batch(table, n, sha3DigestSize(alg));
+    return;
+  }
+  if (isSmall(alg) && n > 0 && sameLength(table, n)) {
+    sha256SameLength(table, n, load<u32>(table, E_IN_LEN), initialState(alg), <u32>digestSize(alg));
     return;
   }
   const jobs = (scratch + 15) & ~(<usize>15);
