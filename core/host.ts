@@ -3,14 +3,21 @@
  * every logical request through the pipeline of DESIGN.md §3 — operation, sealed check, routing,
  * token, path match and existence check, authorization, handler, response shaping.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Barrier } from '../storage/barrier.js';
-import type { PhysicalStorage } from '../storage/storage.js';
+import type { PhysicalStorage, SharedStorage } from '../storage/storage.js';
+import { isShared } from '../storage/storage.js';
+import type { HaManager } from './ha/ha-manager.js';
+import { vouchedAddress } from './ha/forward.js';
+import { AUDIT_TABLE_KEY } from './audit/broker.js';
+import { MOUNT_TABLE_KEYS } from './mounts/mount-table.js';
 import { TOKENS } from './di/tokens.js';
 import { createRootContainer, registerValue, type DependencyContainer } from './di/container.js';
 import {
   BadRequestError,
+  NotActiveError,
   NotFoundError,
   PermissionDeniedError,
   SealedError,
@@ -76,7 +83,18 @@ export interface HostOptions {
   readonly periodicIntervalMs?: number;
   /** The loaded WASM crypto core, registered for plugins under TOKENS.WasmCrypto. */
   readonly wasm?: unknown;
+  /** HA over a shared store (`physical` must then be a SharedStorage). */
+  readonly ha?: HaManager;
 }
+
+/**
+ * Set while a standby runs a request itself: a write attempt marks it, and the host then forwards
+ * the request to the active node instead (even if a handler caught the refusal and answered).
+ */
+const standbyAttempt = new AsyncLocalStorage<{ wrote: boolean }>();
+
+/** Storage keys of the two mount tables. */
+const MOUNT_TABLES: ReadonlySet<string> = new Set(Object.values(MOUNT_TABLE_KEYS));
 
 const DEFAULT_TTL = 768 * 3600;
 
@@ -110,6 +128,11 @@ export class Host {
   private readonly defaults: { defaultLeaseTtl: number; maxLeaseTtl: number };
   private periodicTimer: NodeJS.Timeout | undefined;
   private periodicRunning = false;
+  readonly ha: HaManager | undefined;
+  private readonly shared: SharedStorage | undefined;
+  /** Cache invalidations still being applied (a keyring re-read, a mount table re-read). */
+  private readonly invalidating = new Set<Promise<unknown>>();
+  private forwardingKey: Buffer | undefined;
 
   constructor(options: HostOptions) {
     this.logger = options.logger;
@@ -154,11 +177,26 @@ export class Host {
         return openApiDocument(mounted, VERSION, (path) => authenticated || path.unauthenticated);
       },
       storageType: options.physical.kind,
+      ...(options.ha ? { ha: options.ha } : {}),
+      requireActive: () => this.refuseOnStandby(),
       version: VERSION,
       defaultLeaseTtl: this.defaults.defaultLeaseTtl,
       maxLeaseTtl: this.defaults.maxLeaseTtl,
     };
     this.system = createSystemBackend(services);
+
+    if (options.ha) {
+      if (!isShared(options.physical)) throw new Error('HA needs a shared physical store');
+      const ha = options.ha;
+      this.ha = ha;
+      this.shared = options.physical;
+      this.barrier.setWriteGuard(() => this.refuseOnStandby());
+      this.shared.onRemoteChange((change) => this.onRemoteChange(change));
+      ha.attach(
+        { promote: () => this.promote(), demote: (reason) => this.logger.info({ reason }, 'standby: writes are forwarded to the active node') },
+        { key: () => this.forwardKey() },
+      );
+    }
 
     const interval = options.periodicIntervalMs ?? 60_000;
     if (interval > 0) {
@@ -172,9 +210,13 @@ export class Host {
     return this.mountTable;
   }
 
-  /** Runs every backend's periodic hook and the token expiry sweep once (the timer calls this). */
+  /**
+   * Runs every backend's periodic hook and the token expiry sweep once (the timer calls this).
+   * In an HA cluster only the active node does: periodic work happens once per cluster.
+   */
   async runPeriodic(): Promise<void> {
     if (this.periodicRunning || !this.mountTable) return;
+    if (this.ha && this.ha.state !== 'active') return;
     this.periodicRunning = true;
     try {
       await this.mountTable.runPeriodic();
@@ -188,6 +230,39 @@ export class Host {
   }
 
   private async afterUnseal(): Promise<void> {
+    if (!this.ha) return this.loadState();
+    // A standby until elected: it loads without writing. On a fresh cluster there may be nothing
+    // to load yet (the first active node writes the built-in mounts); it then forwards everything
+    // until a change notification or its own election lets it load.
+    this.ha.enterStandby();
+    await this.loadStateReadOnly();
+    this.ha.join();
+  }
+
+  private async loadStateReadOnly(): Promise<void> {
+    try {
+      await this.loadState();
+    } catch (err) {
+      if (!(err instanceof NotActiveError)) throw err;
+      this.logger.info('standby: the cluster is not set up yet; forwarding every request to the active node until it is');
+    }
+  }
+
+  /** The node won the election: catch up with every change, then load what is missing. */
+  private async promote(): Promise<void> {
+    await this.shared!.sync();
+    await this.settled();
+    if (!this.mountTable) await this.loadState();
+  }
+
+  private loadState(): Promise<void> {
+    return this.loading ??= this.loadStateNow().finally(() => (this.loading = undefined));
+  }
+
+  private loading: Promise<void> | undefined;
+
+  private async loadStateNow(): Promise<void> {
+    if (this.mountTable) return;
     const table = new MountTable({
       root: this.container,
       storage: this.barrier,
@@ -228,6 +303,8 @@ export class Host {
   }
 
   private async beforeSeal(): Promise<void> {
+    await this.ha?.leave();
+    this.forwardingKey = undefined;
     const table = this.mountTable;
     this.mountTable = undefined;
     this.clusterInfo = undefined;
@@ -278,6 +355,12 @@ export class Host {
   async handle(request: HostRequest): Promise<HostResponse> {
     const id = randomUUID();
     try {
+      if (this.ha) {
+        // A standby of this cluster forwarded it: the client's address is the one it vouches for.
+        const vouched = this.barrier.sealed ? undefined : vouchedAddress(request, { key: () => this.forwardKey() });
+        if (vouched !== undefined) request = { ...request, remoteAddress: vouched };
+        if (this.ha.state === 'standby' && !this.isNodeLocal(request.path)) return await this.handleOnStandby(id, request, vouched !== undefined);
+      }
       return await this.dispatch(id, request);
     } catch (err) {
       const status = httpStatusOf(err);
@@ -286,6 +369,110 @@ export class Host {
       }
       return { status, body: { errors: [publicMessageOf(err)] } };
     }
+  }
+
+  /**
+   * A standby answers what it can from its own caches — after `sync`, so every change committed
+   * before the request arrived has been applied — and forwards to the active node any request
+   * that tries to write.
+   */
+  private async handleOnStandby(id: string, request: HostRequest, forwarded: boolean): Promise<HostResponse> {
+    const ha = this.ha!;
+    const again = () => new NotActiveError('this node is not the active node (the request was forwarded here during a change of leader); retry');
+    if (!this.mountTable) {
+      if (forwarded) throw again();
+      return ha.forward(request);
+    }
+    await this.shared!.sync();
+    await this.settled();
+    const attempt = { wrote: false };
+    let response: HostResponse | undefined;
+    try {
+      response = await standbyAttempt.run(attempt, () => this.dispatch(id, request));
+    } catch (err) {
+      if (!attempt.wrote) throw err;
+    }
+    if (!attempt.wrote) return response!;
+    if (forwarded) throw again();
+    return ha.forward(request);
+  }
+
+  /**
+   * Paths a node answers about itself, even as a standby that cannot reach the store: seal status,
+   * health, leader, and sealing this node.
+   */
+  private isNodeLocal(path: string): boolean {
+    if (path !== 'sys' && !path.startsWith('sys/')) return false;
+    const relative = path.slice('sys/'.length);
+    return relative === 'seal' || (this.system.isAvailableSealed?.(relative) ?? false);
+  }
+
+  /** On a standby: marks the request for forwarding and throws. Elsewhere: nothing. */
+  private refuseOnStandby(): void {
+    if (!this.ha || this.ha.mayWrite) return;
+    const attempt = standbyAttempt.getStore();
+    if (attempt) attempt.wrote = true;
+    throw new NotActiveError();
+  }
+
+  /** The key standbys and the active node authenticate forwarded requests with. */
+  private forwardKey(): Buffer | undefined {
+    if (this.barrier.sealed) return undefined;
+    return (this.forwardingKey ??= this.barrier.deriveKey('ha request forwarding'));
+  }
+
+  /** Resolves when every invalidation started so far has been applied. */
+  private async settled(): Promise<void> {
+    while (this.invalidating.size > 0) await Promise.all([...this.invalidating]);
+  }
+
+  private track(work: Promise<unknown>): void {
+    const tracked = work.catch((err: unknown) => {
+      this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'HA: applying a change from another node failed');
+    });
+    this.invalidating.add(tracked);
+    void tracked.finally(() => this.invalidating.delete(tracked));
+  }
+
+  /** Another node changed `keys` in the shared store: drop or re-read what this node holds of them. */
+  private onRemoteChange(change: { keys: readonly string[] } | { resync: true }): void {
+    if (this.barrier.sealed) return;
+    if (!this.mountTable) {
+      // Not loaded yet (a fresh cluster): perhaps it can be now.
+      if (this.ha?.state === 'standby') this.track(this.loadStateReadOnly());
+      return;
+    }
+    if ('resync' in change) {
+      this.track(this.resync());
+      return;
+    }
+    let mounts = false;
+    for (const key of change.keys) {
+      if (key === 'core/keyring') this.track(this.barrier.reloadKeyring());
+      else if (MOUNT_TABLES.has(key)) mounts = true;
+      else if (key === AUDIT_TABLE_KEY) this.track(this.audit.load());
+      else if (key === KEYS.cluster) this.track(this.loadClusterInfo().then((info) => (this.clusterInfo = info)));
+      else if (key.startsWith('sys/policy/')) this.policies.remoteChanged(key);
+      else if (key.startsWith('sys/token/')) this.tokens.remoteChanged(key);
+      else {
+        const inMount = /^(?:logical|auth)\/([^/]+)\/(.*)$/.exec(key);
+        if (inMount) this.mountTable.byUuid(inMount[1]!)?.backend?.invalidate?.(inMount[2]!);
+      }
+    }
+    if (mounts) this.track(this.mountTable.sync());
+  }
+
+  /** Changes may have been missed (the feed reconnected): drop every cache and rebuild every backend. */
+  private async resync(): Promise<void> {
+    const table = this.mountTable;
+    if (!table) return;
+    this.tokens.reset();
+    this.policies.reset();
+    await this.barrier.reloadKeyring();
+    await table.sync();
+    await table.reload(table.allMounts());
+    await this.audit.load();
+    this.logger.info('HA: caches rebuilt after the change feed reconnected');
   }
 
   private async dispatch(id: string, request: HostRequest): Promise<HostResponse> {
@@ -442,7 +629,14 @@ export class Host {
       if (!unauthenticated) throw new PermissionDeniedError();
       return undefined;
     }
-    const token = await this.tokens.lookup(id);
+    let token: ResolvedToken | undefined;
+    try {
+      token = await this.tokens.lookup(id);
+    } catch (err) {
+      // A path that needs no token (health, seal status, login) still answers when storage is down.
+      if (!unauthenticated) throw err;
+      return undefined;
+    }
     const usable = token && token.entry.numUses >= 0 && cidrAllows(token.entry.boundCidrs, request.remoteAddress);
     if (!usable) {
       // A bad token on an unauthenticated path (login, health) is ignored, as in Vault.

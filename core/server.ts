@@ -15,6 +15,9 @@ import { loadPluginDirectory } from './plugins/loader.js';
 import type { PhysicalStorage } from '../storage/storage.js';
 import { LevelDbStorage } from '../storage/leveldb.js';
 import { MemoryStorage } from '../storage/memory.js';
+import { PostgresStorage } from '../storage/postgresql.js';
+import { HaManager } from './ha/ha-manager.js';
+import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock.js';
 import { WasmCrypto } from '../wasm/index.js';
 import { TOKENS } from './di/tokens.js';
@@ -65,7 +68,12 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 
   // Loaded (and warmed up) once per server: every transit mount shares it.
   const wasm = await WasmCrypto.load();
-  const physical = options.physical ?? (await openStorage(config));
+  const nodeId = randomUUID();
+  const physical = options.physical ?? (await openStorage(config, nodeId, logger));
+  const ha =
+    physical instanceof PostgresStorage && physical.ha
+      ? new HaManager({ storage: physical, lock: physical.ha, apiAddr: config.apiAddr!, logger, nodeId })
+      : undefined;
   const host = new Host({
     physical,
     registry,
@@ -75,6 +83,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     maxLeaseTtl: config.maxLeaseTtl,
     periodicIntervalMs: config.periodicIntervalMs,
     wasm,
+    ...(ha ? { ha } : {}),
   });
   // Plugins read their server-wide settings from it (the cloud auth method: cloud_auth).
   registerValue(host.container, TOKENS.ServerConfig, config);
@@ -92,7 +101,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       ...(config.listener.readHeaderTimeoutMs !== undefined ? { readHeaderTimeoutMs: config.listener.readHeaderTimeoutMs } : {}),
       ...(config.listener.readTimeoutMs !== undefined ? { readTimeoutMs: config.listener.readTimeoutMs } : {}),
     });
-    logger.info({ address: listener.address, storage: physical.kind }, 'listening');
+    logger.info({ address: listener.address, storage: physical.kind, ...(ha ? { ha: 'enabled', node_id: nodeId, api_addr: config.apiAddr } : {}) }, 'listening');
     const bound = listener;
     let closing: Promise<void> | undefined;
     return {
@@ -115,9 +124,20 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   }
 }
 
-async function openStorage(config: ServerConfig): Promise<PhysicalStorage> {
-  if (config.storage.kind === 'inmem') return new MemoryStorage();
-  return LevelDbStorage.open(config.storage.path);
+async function openStorage(config: ServerConfig, nodeId: string, logger: Logger): Promise<PhysicalStorage> {
+  const storage = config.storage;
+  if (storage.kind === 'inmem') return new MemoryStorage();
+  if (storage.kind === 'postgresql') {
+    return PostgresStorage.open({
+      connectionUrl: storage.connectionUrl,
+      table: storage.table,
+      haEnabled: storage.haEnabled,
+      nodeId,
+      poolSize: storage.maxParallel,
+      onWarning: (message) => logger.warn(message),
+    });
+  }
+  return LevelDbStorage.open(storage.path);
 }
 
 interface DevState {

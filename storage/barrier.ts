@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { BadRequestError, IntegrityError, SealedError } from '../core/errors.js';
 import { AES256_KEY_LENGTH, GCM_NONCE_LENGTH, GCM_TAG_LENGTH, gcmOpen, gcmSealWithNonce, zeroize } from './aead.js';
 import type { BatchOp, Storage } from './storage.js';
@@ -68,6 +68,10 @@ export class Barrier implements Storage {
   /** Rotations run one at a time; two at once would both mint term N+1 with different keys. */
   private rotating: Promise<unknown> = Promise.resolve();
   private readonly random: (size: number) => Uint8Array;
+  /** Called before every write (HA: throws on a standby, whose writes go to the active node). */
+  private writeGuard: (() => void) | undefined;
+  /** A keyring re-read in flight (another node rotated): shared by every reader that needs it. */
+  private reloading: Promise<void> | undefined;
 
   constructor(private readonly physical: Storage, options: BarrierOptions = {}) {
     this.random = options.randomBytes ?? randomBytes;
@@ -142,6 +146,51 @@ export class Barrier implements Storage {
     return run;
   }
 
+  /** Installs the check every write runs first (see `writeGuard`). */
+  setWriteGuard(guard: (() => void) | undefined): void {
+    this.writeGuard = guard;
+  }
+
+  /**
+   * Re-reads the keyring with the root key held since unseal (another node of an HA cluster
+   * rotated it). Terms only ever get added, so the copy in memory stays usable meanwhile.
+   */
+  reloadKeyring(): Promise<void> {
+    this.reloading ??= (async () => {
+      try {
+        const ring = this.unsealedKeyring();
+        const generation = this.generation;
+        const stored = await this.physical.get(KEYRING_PATH);
+        if (stored === undefined || generation !== this.generation || this.rootKey === undefined) return;
+        const terms = this.decryptKeyring(stored, this.rootKey);
+        for (const [term, key] of terms) {
+          if (ring.terms.has(term)) {
+            zeroize(key.key);
+          } else {
+            ring.terms.set(term, key);
+            if (term > ring.active.term) {
+              ring.active = key;
+              ring.encryptions = 0;
+            }
+          }
+        }
+      } finally {
+        this.reloading = undefined;
+      }
+    })();
+    return this.reloading;
+  }
+
+  /**
+   * A key for a purpose named by `label`, the same on every node unsealed with this keyring
+   * (HMAC-SHA-256 of the label under the first term's key), and never stored.
+   */
+  deriveKey(label: string): Buffer {
+    const ring = this.unsealedKeyring();
+    const first = [...ring.terms.values()].reduce((a, b) => (b.term < a.term ? b : a));
+    return createHmac('sha256', first.key).update(`keywarden derived key: ${label}`).digest();
+  }
+
   /** @throws SealedError while sealed. */
   keyStatus(): KeyStatus {
     const ring = this.unsealedKeyring();
@@ -152,18 +201,25 @@ export class Barrier implements Storage {
     this.unsealedKeyring();
     refuseKeyring(key);
     const stored = await this.physical.get(key);
-    return stored === undefined ? undefined : this.decrypt(key, stored);
+    if (stored === undefined) return undefined;
+    if (stored.length >= TERM_LENGTH && !this.hasTerm(stored)) {
+      // Written under a term another node added since we read the keyring.
+      await this.reloadKeyring();
+    }
+    return this.decrypt(key, stored);
   }
 
   async put(key: string, value: Uint8Array): Promise<void> {
     this.unsealedKeyring();
     refuseKeyring(key);
+    this.writeGuard?.();
     await this.physical.put(key, this.encrypt(key, value));
   }
 
   async delete(key: string): Promise<void> {
     this.unsealedKeyring();
     refuseKeyring(key);
+    this.writeGuard?.();
     await this.physical.delete(key);
   }
 
@@ -175,6 +231,7 @@ export class Barrier implements Storage {
   async batch(ops: readonly BatchOp[]): Promise<void> {
     this.unsealedKeyring();
     for (const op of ops) refuseKeyring(op.key);
+    this.writeGuard?.();
     await this.physical.batch(ops.map((op) => (op.type === 'put'
       ? { type: 'put' as const, key: op.key, value: this.encrypt(op.key, op.value) }
       : op)));
@@ -182,6 +239,9 @@ export class Barrier implements Storage {
 
   private async rotateNow(): Promise<KeyStatus> {
     const ring = this.unsealedKeyring();
+    this.writeGuard?.();
+    // Another node may have rotated since we read the keyring: start from the stored one.
+    await this.reloadKeyring();
     const rootKey = this.rootKey!;
     const generation = this.generation;
     let newest = 0;
@@ -202,6 +262,11 @@ export class Barrier implements Storage {
     ring.active = next;
     ring.encryptions = 0;
     return this.keyStatus();
+  }
+
+  private hasTerm(stored: Uint8Array): boolean {
+    const term = ((stored[0]! << 24) | (stored[1]! << 16) | (stored[2]! << 8) | stored[3]!) >>> 0;
+    return this.keyring?.terms.has(term) ?? false;
   }
 
   private encrypt(path: string, plaintext: Uint8Array): Buffer {

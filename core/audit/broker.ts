@@ -32,7 +32,8 @@ export class AuditUnavailableError extends UnavailableError {
 }
 
 /** Storage key of the audit table, JSON `{ entries: AuditTableEntry[] }`: the devices to open at unseal. */
-const TABLE_KEY = 'core/audit';
+export const AUDIT_TABLE_KEY = 'core/audit';
+const TABLE_KEY = AUDIT_TABLE_KEY;
 /**
  * Each device's own storage, under its UUID rather than its path, so a path disabled and enabled
  * again gets a fresh salt and never inherits the old one.

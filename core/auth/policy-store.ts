@@ -28,6 +28,8 @@ export function normalizePolicyName(raw: string): string {
 export class PolicyStore {
   private readonly cache = new Map<string, Policy>();
   private readonly acls = new Map<string, ACL>();
+  /** Bumped by every invalidation: a load that started before it must not cache what it read. */
+  private generation = 0;
 
   constructor(private readonly storage: Storage) {}
 
@@ -42,11 +44,12 @@ export class PolicyStore {
     const cached = this.cache.get(name);
     if (cached) return cached;
     if (!NAME.test(name)) return undefined;
+    const generation = this.generation;
     const raw = await this.storage.get(KEYS.policy(name));
     if (!raw) return undefined;
     const stored = JSON.parse(Buffer.from(raw).toString('utf8')) as { name: string; raw: string };
     const policy = parsePolicy(name, stored.raw);
-    this.cache.set(name, policy);
+    if (generation === this.generation) this.cache.set(name, policy);
     return policy;
   }
 
@@ -83,8 +86,14 @@ export class PolicyStore {
   }
 
   private invalidate(name: string): void {
+    this.generation++;
     this.cache.delete(name);
     this.acls.clear();
+  }
+
+  /** Another node changed the stored entry at `key` (HA): forget what was cached from it. */
+  remoteChanged(key: string): void {
+    if (key.startsWith(KEYS.prefix)) this.invalidate(key.slice(KEYS.prefix.length));
   }
 
   /** The ACL of a set of policies (missing policies contribute nothing). */
@@ -93,6 +102,7 @@ export class PolicyStore {
     const key = `${[...names].sort().join(',')}|${identity?.key ?? identity?.entityId ?? ''}`;
     const cached = this.acls.get(key);
     if (cached) return cached;
+    const generation = this.generation;
     const policies: Policy[] = [];
     for (const name of names) {
       const policy = await this.get(name);
@@ -100,7 +110,7 @@ export class PolicyStore {
     }
     const acl = new ACL(policies, identity);
     if (this.acls.size > 1000) this.acls.clear();
-    this.acls.set(key, acl);
+    if (generation === this.generation) this.acls.set(key, acl);
     return acl;
   }
 

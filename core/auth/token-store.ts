@@ -128,6 +128,19 @@ export class TokenStore {
     this.cache.clear();
   }
 
+  /** Another node changed the stored entry at `key` (HA): forget what was cached from it. */
+  remoteChanged(key: string): void {
+    if (key.startsWith('sys/token/id/')) {
+      this.mutations++;
+      this.cache.delete(key.slice('sys/token/id/'.length));
+    } else if (key === KEYS.salt) {
+      this.salt = undefined;
+    } else if (key.startsWith('sys/token/')) {
+      // Other token indexes are read from storage each time; the batch-token key is kept once made.
+      this.mutations++;
+    }
+  }
+
   private remember(hash: string, entry: TokenEntry): void {
     this.mutations++;
     this.cache.delete(hash);

@@ -21,7 +21,18 @@ export interface ServerConfig {
     /** Milliseconds a client may take to send a whole request, body included (0: no limit; default 30 s). */
     readonly readTimeoutMs?: number;
   };
-  readonly storage: { readonly kind: 'leveldb'; readonly path: string } | { readonly kind: 'inmem' };
+  readonly storage:
+    | { readonly kind: 'leveldb'; readonly path: string }
+    | { readonly kind: 'inmem' }
+    | {
+        readonly kind: 'postgresql';
+        /** Holds the database password: never log it. */
+        readonly connectionUrl: string;
+        readonly table: string;
+        readonly haEnabled: boolean;
+        /** Connections in this node's pool. */
+        readonly maxParallel: number;
+      };
   /** Seconds. */
   readonly defaultLeaseTtl: number;
   readonly maxLeaseTtl: number;
@@ -84,6 +95,17 @@ const schema = {
       properties: {
         leveldb: { type: 'object', additionalProperties: false, required: ['path'], properties: { path: { type: 'string', minLength: 1 } } },
         inmem: { type: 'object' },
+        postgresql: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['connection_url'],
+          properties: {
+            connection_url: { type: 'string', minLength: 1 },
+            table: { type: 'string', minLength: 1 },
+            ha_enabled: bool,
+            max_parallel: { anyOf: [{ type: 'integer', minimum: 1, maximum: 1000 }, { type: 'string', pattern: '^[1-9][0-9]{0,2}$' }] },
+          },
+        },
       },
     },
     default_lease_ttl: duration,
@@ -152,9 +174,17 @@ export function parseConfig(doc: unknown, baseDir: string): ServerConfig {
     ? { kind: 'leveldb', path: path.resolve(baseDir, d.storage.leveldb.path) }
     : d.storage?.inmem
       ? { kind: 'inmem' }
-      : (() => {
-          throw new ConfigError('storage: a "leveldb" (with "path") or "inmem" block is required');
-        })();
+      : d.storage?.postgresql
+        ? postgresStorage(d.storage.postgresql)
+        : (() => {
+            throw new ConfigError('storage: a "leveldb" (with "path"), "postgresql" (with "connection_url") or "inmem" block is required');
+          })();
+  // Standbys forward writes to the active node's api_addr, so an HA node must advertise one.
+  const apiAddr = d.api_addr ?? process.env.KEYWARDEN_API_ADDR ?? process.env.VAULT_API_ADDR;
+  if (storage.kind === 'postgresql' && storage.haEnabled) {
+    if (!apiAddr) throw new ConfigError('api_addr is required with storage.postgresql.ha_enabled: standby nodes forward writes to the active node at this address');
+    if (!/^https?:\/\/[^/\s]+\/?$/.test(apiAddr)) throw new ConfigError(`api_addr must be a URL like "https://10.0.0.5:8200", got "${apiAddr}"`);
+  }
   return {
     listener: {
       address: tcp.address ?? '127.0.0.1:8200',
@@ -168,11 +198,29 @@ export function parseConfig(doc: unknown, baseDir: string): ServerConfig {
     storage,
     defaultLeaseTtl,
     maxLeaseTtl,
-    ...(d.api_addr ? { apiAddr: d.api_addr } : {}),
+    ...(apiAddr ? { apiAddr: apiAddr.replace(/\/$/, '') } : {}),
     logLevel: d.log_level === 'warning' ? 'warn' : (d.log_level ?? 'info'),
     ...(d.plugin_directory ? { pluginDirectory: path.resolve(baseDir, d.plugin_directory) } : {}),
     periodicIntervalMs: toMillis(d.periodic_interval, 'periodic_interval', 60_000),
     ...(d.cloud_auth ? { cloudAuth: { allowSha1Signatures: toBool(d.cloud_auth.allow_sha1_signatures) } } : {}),
+  };
+}
+
+function postgresStorage(block: Record<string, unknown>): ServerConfig['storage'] {
+  const table = (block.table as string | undefined) ?? 'keywarden_store';
+  if (!/^[a-z_][a-z0-9_]{0,50}$/.test(table)) {
+    throw new ConfigError(`storage.postgresql.table: "${table}" is not a plain table name (lower-case letters, digits and "_", at most 51 characters)`);
+  }
+  if (!/^postgres(ql)?:\/\//.test(block.connection_url as string)) {
+    // Not echoed back: the value may hold a password.
+    throw new ConfigError('storage.postgresql.connection_url must be a URL starting with postgres:// or postgresql://');
+  }
+  return {
+    kind: 'postgresql',
+    connectionUrl: block.connection_url as string,
+    table,
+    haEnabled: toBool(block.ha_enabled),
+    maxParallel: block.max_parallel === undefined ? 10 : Number(block.max_parallel),
   };
 }
 

@@ -29,6 +29,11 @@ export interface BackendHooks {
   cleanup?(): Promise<void>;
   /** For auth methods: a token minted from this backend's login is being renewed; throw to refuse. */
   renew?(req: LogicalRequest, auth: AuthResult): Promise<AuthResult>;
+  /**
+   * Another node of an HA cluster changed `key` (relative to this mount's storage): drop whatever
+   * is cached from it. Synchronous, so nothing can read the stale copy once the host has called it.
+   */
+  invalidate?(key: string): void;
 }
 
 export interface Backend extends BackendHooks {
@@ -79,12 +84,14 @@ export class FrameworkBackend implements Backend {
     if (options.periodic) this.periodic = () => options.periodic!();
     if (options.cleanup) this.cleanup = () => options.cleanup!();
     if (options.renew) this.renew = (req, auth) => options.renew!(req, auth);
+    if (options.invalidate) this.invalidate = (key) => options.invalidate!(key);
   }
 
   initialize?(): Promise<void>;
   periodic?(): Promise<void>;
   cleanup?(): Promise<void>;
   renew?(req: LogicalRequest, auth: AuthResult): Promise<AuthResult>;
+  invalidate?(key: string): void;
 
   private match(path: string): { path: CompiledPath; params: Record<string, string> } | undefined {
     let best: { path: CompiledPath; params: Record<string, string> } | undefined;

@@ -24,7 +24,7 @@ import {
 } from './mount-entry.js';
 
 /** Storage keys of the two tables (behind the barrier). */
-const TABLE_KEYS: Record<MountTableName, string> = {
+export const MOUNT_TABLE_KEYS: Readonly<Record<MountTableName, string>> = {
   // The secrets-engine table, JSON `{ entries: MountEntry[] }`.
   secret: 'core/mounts',
   // The auth-method table, same shape.
@@ -281,6 +281,56 @@ export class MountTable {
     });
   }
 
+  /**
+   * Re-reads both tables (another node of an HA cluster changed them) and brings the live mounts in
+   * line: new entries are built, removed ones torn down, a path mounted anew (another UUID)
+   * replaced, and changed settings (tune) taken over in place.
+   */
+  async sync(): Promise<void> {
+    await this.serialize(async () => {
+      const seen = new Set<string>();
+      for (const table of ['secret', 'auth'] as const) {
+        for (const entry of await this.readTable(table)) {
+          const prefix = routePrefixOf(entry);
+          seen.add(prefix);
+          const live = this.mounts.get(prefix);
+          if (live && live.entry.uuid === entry.uuid) {
+            live.entry = entry;
+            continue;
+          }
+          if (live) {
+            this.mounts.delete(prefix);
+            await this.stop(live);
+          }
+          const fresh = new LiveMount(entry, new StorageView(this.deps.storage, storagePrefixOf(entry)));
+          if (!entry.builtin) {
+            await this.start(fresh).catch((err: unknown) => {
+              fresh.failure = err instanceof Error ? err.message : String(err);
+              this.deps.logger.error({ mount: fresh.routePrefix, type: entry.type, err: fresh.failure }, 'mount failed to start');
+            });
+          }
+          this.mounts.set(prefix, fresh);
+        }
+      }
+      for (const [prefix, live] of [...this.mounts]) {
+        if (seen.has(prefix) || live.entry.builtin) continue;
+        this.mounts.delete(prefix);
+        await this.stop(live);
+      }
+    });
+  }
+
+  /** Every mount that has a plugin backend (not the built-in ones). */
+  allMounts(): LiveMount[] {
+    return [...this.mounts.values()].filter((m) => !m.entry.builtin);
+  }
+
+  /** The mount whose storage lives under `uuid`. */
+  byUuid(uuid: string): LiveMount | undefined {
+    for (const live of this.mounts.values()) if (live.entry.uuid === uuid) return live;
+    return undefined;
+  }
+
   /** The mount with an accessor (token renewal finds the auth method that issued a token). */
   byAccessor(accessor: string): LiveMount | undefined {
     return [...this.mounts.values()].find((m) => m.entry.accessor === accessor);
@@ -399,7 +449,7 @@ export class MountTable {
   }
 
   private async readTable(table: MountTableName): Promise<MountEntry[]> {
-    const raw = await this.deps.storage.get(TABLE_KEYS[table]);
+    const raw = await this.deps.storage.get(MOUNT_TABLE_KEYS[table]);
     if (!raw) return [];
     const parsed = JSON.parse(Buffer.from(raw).toString('utf8')) as { entries: MountEntry[] };
     return parsed.entries.map((e) => ({ ...e, table, config: { ...defaultMountConfig(), ...e.config } }));
@@ -407,7 +457,7 @@ export class MountTable {
 
   private async persist(table: MountTableName): Promise<void> {
     const entries = this.entries(table);
-    await this.deps.storage.put(TABLE_KEYS[table], Buffer.from(JSON.stringify({ entries }), 'utf8'));
+    await this.deps.storage.put(MOUNT_TABLE_KEYS[table], Buffer.from(JSON.stringify({ entries }), 'utf8'));
   }
 
   private serialize<T>(work: () => Promise<T>): Promise<T> {

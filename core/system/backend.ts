@@ -6,7 +6,7 @@ import { unsealPath } from './paths/unseal.js';
 import { sealStatusPath } from './paths/seal-status.js';
 import { sealPath } from './paths/seal.js';
 import { healthPath } from './paths/health.js';
-import { leaderPath } from './paths/leader.js';
+import { leaderPath, stepDownPath } from './paths/leader.js';
 import { keyStatusPath, rotatePath } from './paths/key-status.js';
 import { mountTablePaths } from './paths/mounts.js';
 import { pluginsReloadPath } from './paths/plugins-reload.js';
@@ -24,7 +24,8 @@ export function createSystemBackend(services: SystemServices): FrameworkBackend 
       sealStatusPath(services),
       sealPath(services),
       healthPath(services),
-      leaderPath(),
+      leaderPath(services),
+      stepDownPath(services),
       keyStatusPath(services),
       rotatePath(services),
       ...mountTablePaths(services, 'secret'),

@@ -8,6 +8,7 @@ import type { TokenEntry, TokenStore } from '../auth/token-store.js';
 import type { PolicyStore } from '../auth/policy-store.js';
 import type { ACL } from '../auth/policy/acl.js';
 import type { AuditBroker } from '../audit/broker.js';
+import type { HaManager } from '../ha/ha-manager.js';
 
 /** Tokens and policies, for the sys paths that report or change them. */
 export interface AuthzServices {
@@ -37,6 +38,13 @@ export interface SystemServices {
   /** `sys/seal-status` `storage_type`. */
   readonly storageType: string;
   readonly version: string;
+  /** HA over a shared store; undefined on a single node. */
+  readonly ha?: HaManager;
+  /**
+   * For operations only the active node may run (step-down): on a standby, throws the error that
+   * makes the host forward the request.
+   */
+  requireActive(): void;
   /** System TTL defaults in seconds. */
   readonly defaultLeaseTtl: number;
   readonly maxLeaseTtl: number;

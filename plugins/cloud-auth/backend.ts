@@ -88,6 +88,10 @@ export async function createCloudAuthBackend(plugin: PluginContext, options: Clo
       await tidier.drain();
       provider.flush();
     },
+    // HA: another node changed the client or STS configuration the cached SDK clients were built from.
+    invalidate: (key) => {
+      if (key.startsWith('config/')) provider.flush();
+    },
   });
 }
 

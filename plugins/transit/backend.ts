@@ -35,6 +35,11 @@ export async function createTransitBackend(plugin: PluginContext): Promise<Frame
     description: 'The transit engine: cryptography as a service with named, versioned keys.',
     paths,
     periodic: () => autoRotate(ctx),
+    // HA: another node wrote `policy/<name>` or `versions/<name>/<n>`.
+    invalidate: (key) => {
+      const match = /^(?:policy|versions)\/([^/]+)/.exec(key);
+      if (match) keys.forget(match[1]!);
+    },
   });
 }
 

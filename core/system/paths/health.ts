@@ -26,14 +26,21 @@ export function healthPath(services: SystemServices) {
         handler: async (_req, input) => {
           const status = await services.seal.status();
           const cluster = status.sealed ? undefined : services.cluster();
-          const httpStatus = !status.initialized ? input.uninitcode : status.sealed ? input.sealedcode : input.activecode;
+          const standby = !status.sealed && services.ha !== undefined && services.ha.state !== 'active';
+          const httpStatus = !status.initialized
+            ? input.uninitcode
+            : status.sealed
+              ? input.sealedcode
+              : standby && !input.standbyok
+                ? input.standbycode
+                : input.activecode;
           return {
             raw: {
               status: httpStatus,
               body: {
                 initialized: status.initialized,
                 sealed: status.sealed,
-                standby: false,
+                standby,
                 performance_standby: false,
                 replication_performance_mode: 'disabled',
                 replication_dr_mode: 'disabled',

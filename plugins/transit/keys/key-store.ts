@@ -23,6 +23,8 @@ export const KEYS = {
 export class KeyStore {
   private readonly cache: PolicyCache<KeyPolicy>;
   private readonly locks = new Map<string, Promise<unknown>>();
+  /** Bumped by `forget`: a load that started before it must not cache what it read. */
+  private generation = 0;
 
   constructor(
     private readonly storage: Storage,
@@ -50,6 +52,7 @@ export class KeyStore {
   async get(name: string): Promise<KeyPolicy | undefined> {
     const cached = this.cache.get(name);
     if (cached) return cached;
+    const generation = this.generation;
     const raw = await this.storage.get(KEYS.policy(name));
     if (!raw) return undefined;
     const settings = JSON.parse(Buffer.from(raw).toString('utf8')) as PolicySettings;
@@ -62,8 +65,17 @@ export class KeyStore {
     // Another request may have loaded (or changed) it meanwhile; the cached one wins.
     const raced = this.cache.get(name);
     if (raced) return raced;
-    this.cache.set(name, policy);
+    if (generation === this.generation) this.cache.set(name, policy);
     return policy;
+  }
+
+  /**
+   * Another node changed this key in storage: drop the cached copy, and keep any load already
+   * running from caching what it read before the change.
+   */
+  forget(name: string): void {
+    this.generation++;
+    this.cache.delete(name);
   }
 
   /**

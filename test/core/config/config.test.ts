@@ -78,7 +78,9 @@ describe('server configuration', () => {
     });
 
     it('is required', () => {
-      expect(refusal({ listener: { tcp: { tls_disable: true } } })).to.equal('storage: a "leveldb" (with "path") or "inmem" block is required');
+      expect(refusal({ listener: { tcp: { tls_disable: true } } })).to.equal(
+        'storage: a "leveldb" (with "path"), "postgresql" (with "connection_url") or "inmem" block is required',
+      );
     });
 
     it('takes exactly one backend', () => {
@@ -90,6 +92,33 @@ describe('server configuration', () => {
       expect(refusal(minimal({ storage: { raft: { path: 'd' } } }))).to.equal('invalid configuration at storage: must NOT have additional properties "raft"');
       expect(refusal(minimal({ storage: { leveldb: {} } }))).to.equal("invalid configuration at storage.leveldb: must have required property 'path'");
       expect(refusal(minimal({ storage: { leveldb: { path: '' } } }))).to.match(/^invalid configuration at storage\.leveldb\.path: /);
+    });
+  });
+
+  describe('postgresql storage', () => {
+    const pg = (block: Record<string, unknown>, extra: Record<string, unknown> = {}) => minimal({ storage: { postgresql: block }, ...extra });
+    const URL_ = 'postgres://kw:secret@db:5432/kw';
+
+    it('reads the connection URL, table, HA switch and pool size, with defaults', () => {
+      expect(parseConfig(pg({ connection_url: URL_ }), BASE).storage).to.deep.equal({
+        kind: 'postgresql', connectionUrl: URL_, table: 'keywarden_store', haEnabled: false, maxParallel: 10,
+      });
+      const config = parseConfig(pg({ connection_url: URL_, table: 'kw_prod', ha_enabled: 'true', max_parallel: '20' }, { api_addr: 'https://10.0.0.5:8200/' }), BASE);
+      expect(config.storage).to.deep.equal({ kind: 'postgresql', connectionUrl: URL_, table: 'kw_prod', haEnabled: true, maxParallel: 20 });
+      expect(config.apiAddr).to.equal('https://10.0.0.5:8200');
+    });
+
+    it('needs an api_addr URL with ha_enabled: standbys forward writes there', () => {
+      expect(refusal(pg({ connection_url: URL_, ha_enabled: true }))).to.match(/^api_addr is required with storage\.postgresql\.ha_enabled/);
+      expect(refusal(pg({ connection_url: URL_, ha_enabled: true }, { api_addr: '10.0.0.5:8200' }))).to.match(/^api_addr must be a URL/);
+    });
+
+    it('refuses an odd table name and a URL of another scheme without echoing the URL (it may hold a password)', () => {
+      expect(refusal(pg({ connection_url: URL_, table: 'Store; DROP' }))).to.match(/^storage\.postgresql\.table: "Store; DROP" is not a plain table name/);
+      const message = refusal(pg({ connection_url: 'mysql://kw:hunter2@db/kw' }));
+      expect(message).to.match(/connection_url must be a URL starting with postgres/);
+      expect(message).to.not.include('hunter2');
+      expect(refusal(pg({}))).to.equal("invalid configuration at storage.postgresql: must have required property 'connection_url'");
     });
   });
 

@@ -1,0 +1,312 @@
+/**
+ * Scale-out: three production servers (child processes) on one real PostgreSQL database with HA
+ * enabled. Each node reaches the database through its own cuttable TCP proxy.
+ */
+import { expect } from 'chai';
+import { createTestDatabase } from '../helpers/postgres.js';
+import { Cluster, sleep, type ClusterNode } from './cluster.js';
+import { TcpProxy } from './tcp-proxy.js';
+
+const b64 = (text: string) => Buffer.from(text).toString('base64');
+const plain = (encoded: string) => Buffer.from(encoded, 'base64').toString('utf8');
+
+describe('HA cluster on PostgreSQL (3 nodes)', function () {
+  this.timeout(120_000);
+  let cluster: Cluster;
+  let proxies: TcpProxy[];
+
+  before(async () => {
+    const url = new URL(await createTestDatabase());
+    proxies = [];
+    for (let i = 0; i < 3; i++) proxies.push(await TcpProxy.start({ host: url.hostname, port: Number(url.port) }));
+    cluster = await Cluster.start(3, url.toString(), (i) => {
+      const viaProxy = new URL(url.toString());
+      viaProxy.port = String(proxies[i]!.port);
+      return viaProxy.toString();
+    });
+    await cluster.initialize();
+    await cluster.active();
+    const mounted = await cluster.nodes[1]!.client.post('sys/mounts/ha-transit', { type: 'transit' });
+    expect(mounted.status, mounted.text).to.equal(204);
+  });
+
+  after(async () => {
+    if (cluster) await cluster.stop();
+    for (const proxy of proxies ?? []) await proxy.close();
+  });
+
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed' && cluster) console.log(cluster.output().slice(-6000));
+  });
+
+  it('elects exactly one active node, and every node says which one in sys/leader and sys/health', async () => {
+    const active = await cluster.active();
+    for (const node of cluster.nodes) {
+      const leader = await node.client.get('sys/leader');
+      expect(leader.body).to.include({ ha_enabled: true, is_self: node === active, leader_address: active.address });
+      const health = await node.client.get('sys/health');
+      expect(health.status).to.equal(node === active ? 200 : 429);
+      expect(health.body.standby).to.equal(node !== active);
+      expect((await node.client.get('sys/health?standbyok=true')).status).to.equal(200);
+    }
+  });
+
+  it('encrypts on any node and decrypts on any other', async () => {
+    const [a, b, c] = cluster.nodes as [ClusterNode, ClusterNode, ClusterNode];
+    expect((await b.client.post('ha-transit/keys/shared', {})).status).to.equal(200);
+    for (const from of [a, b, c]) {
+      const enc = await from.client.post('ha-transit/encrypt/shared', { plaintext: b64(`from ${from.name}`) });
+      expect(enc.status, enc.text).to.equal(200);
+      for (const to of [a, b, c]) {
+        if (to === from) continue;
+        const dec = await to.client.post('ha-transit/decrypt/shared', { ciphertext: enc.body.data.ciphertext });
+        expect(dec.status, dec.text).to.equal(200);
+        expect(plain(dec.body.data.plaintext)).to.equal(`from ${from.name}`);
+      }
+    }
+  });
+
+  it('uses a key rotated through one node at its new version in the very next encrypt on every other node', async () => {
+    const nodes = cluster.nodes;
+    expect((await nodes[0]!.client.post('ha-transit/keys/spinning', {})).status).to.equal(200);
+    for (let version = 2; version <= 7; version++) {
+      const via = nodes[version % 3]!;
+      const rotated = await via.client.post('ha-transit/keys/spinning/rotate', {});
+      expect(rotated.status, rotated.text).to.equal(200);
+      for (const node of nodes) {
+        const enc = await node.client.post('ha-transit/encrypt/spinning', { plaintext: b64('x') });
+        expect(enc.body.data.ciphertext, `${node.name} after rotation ${version} through ${via.name}`).to.match(new RegExp(`^vault:v${version}:`));
+      }
+    }
+  });
+
+  it('applies policies, tokens, tunes and new mounts written through one node on every other at once', async () => {
+    const [a, b, c] = cluster.nodes as [ClusterNode, ClusterNode, ClusterNode];
+    await a.client.put('sys/policies/acl/enc-only', { policy: 'path "ha-transit/encrypt/shared" { capabilities = ["update"] }' });
+    const created = await b.client.post('auth/token/create', { policies: ['enc-only'] });
+    expect(created.status, created.text).to.equal(200);
+    const token = created.body.auth.client_token as string;
+    const asUser = (node: ClusterNode) => node.client.post('ha-transit/encrypt/shared', { plaintext: b64('u') }, { token });
+    expect((await asUser(c)).status).to.equal(200);
+    // Narrow the policy through c: a and b deny at once.
+    await c.client.put('sys/policies/acl/enc-only', { policy: 'path "ha-transit/decrypt/*" { capabilities = ["update"] }' });
+    expect((await asUser(a)).status).to.equal(403);
+    expect((await asUser(b)).status).to.equal(403);
+    // Revoke through a: b and c refuse the token at once.
+    await c.client.put('sys/policies/acl/enc-only', { policy: 'path "ha-transit/encrypt/shared" { capabilities = ["update"] }' });
+    expect((await asUser(b)).status).to.equal(200);
+    expect((await a.client.post('auth/token/revoke', { token })).status).to.equal(204);
+    expect((await asUser(b)).status).to.equal(403);
+    expect((await asUser(c)).status).to.equal(403);
+    // A mount enabled through b is served by c at once; a tune through c shows on a.
+    expect((await b.client.post('sys/mounts/late-transit', { type: 'transit' })).status).to.equal(204);
+    expect((await c.client.post('late-transit/keys/k', {})).status).to.equal(200);
+    expect((await c.client.post('late-transit/encrypt/k', { plaintext: b64('late') })).status).to.equal(200);
+    expect((await c.client.post('sys/mounts/late-transit/tune', { max_lease_ttl: '2h' })).status).to.equal(204);
+    expect((await a.client.get('sys/mounts/late-transit/tune')).body.data.max_lease_ttl).to.equal(7200);
+    // Disabled through a: gone from b.
+    expect((await a.client.delete('sys/mounts/late-transit')).status).to.equal(204);
+    expect((await b.client.post('late-transit/encrypt/k', { plaintext: b64('late') })).status).to.equal(404);
+  });
+
+  it('serves encrypt, decrypt, hmac, sign and verify on standbys from their own caches while the active node is frozen', async () => {
+    const active = await cluster.active();
+    const standbys = cluster.standbys(active);
+    await active.client.post('ha-transit/keys/signer', { type: 'ed25519' });
+    await active.client.post('ha-transit/keys/shared/rotate', {});
+    // Warm each standby's cache of the key (as traffic would).
+    for (const node of standbys) await node.client.post('ha-transit/sign/signer', { input: b64('warm') });
+    active.process!.child.kill('SIGSTOP');
+    try {
+      for (const node of standbys) {
+        const enc = await node.client.post('ha-transit/encrypt/shared', { plaintext: b64('frozen') });
+        expect(enc.status, enc.text).to.equal(200);
+        const dec = await node.client.post('ha-transit/decrypt/shared', { ciphertext: enc.body.data.ciphertext });
+        expect(plain(dec.body.data.plaintext)).to.equal('frozen');
+        expect((await node.client.post('ha-transit/hmac/shared', { input: b64('m') })).status).to.equal(200);
+        const sig = await node.client.post('ha-transit/sign/signer', { input: b64('doc') });
+        expect(sig.status, sig.text).to.equal(200);
+        const ok = await node.client.post('ha-transit/verify/signer', { input: b64('doc'), signature: sig.body.data.signature });
+        expect(ok.body.data.valid).to.equal(true);
+        expect((await node.client.get('auth/token/lookup-self')).status).to.equal(200);
+      }
+    } finally {
+      active.process!.child.kill('SIGCONT');
+    }
+  });
+
+  it('a standby that loses the database refuses requests with a 503 that says why, and recovers when it is back', async () => {
+    const active = await cluster.active();
+    const standby = cluster.standbys(active)[0]!;
+    const index = cluster.nodes.indexOf(standby);
+    await proxies[index]!.cut();
+    try {
+      // The standby notices the broken feed within moments.
+      let write;
+      for (let i = 0; i < 40; i++) {
+        write = await standby.client.post('ha-transit/keys/shared/rotate', {});
+        if (write.status === 503) break;
+        await sleep(100);
+      }
+      expect(write!.status, write!.text).to.equal(503);
+      expect(write!.body.errors[0]).to.match(/PostgreSQL|storage/);
+      const read = await standby.client.post('ha-transit/encrypt/shared', { plaintext: b64('x') });
+      expect(read.status).to.equal(503);
+      expect(read.body.errors[0]).to.match(/PostgreSQL|storage/);
+      // It still answers about itself, and the other nodes go on serving writes.
+      expect((await standby.client.get('sys/health')).status).to.equal(429);
+      const other = cluster.standbys(active).find((n) => n !== standby)!;
+      expect((await other.client.post('ha-transit/keys/shared/rotate', {})).status).to.equal(200);
+    } finally {
+      await proxies[index]!.restore();
+    }
+    const latest = (await active.client.get('ha-transit/keys/shared')).body.data.latest_version as number;
+    let enc;
+    for (let i = 0; i < 100; i++) {
+      enc = await standby.client.post('ha-transit/encrypt/shared', { plaintext: b64('back') });
+      if (enc.status === 200) break;
+      await sleep(100);
+    }
+    expect(enc!.status, enc!.text).to.equal(200);
+    expect(enc!.body.data.ciphertext, 'a change made while it was cut off is seen after it reconnects').to.match(new RegExp(`^vault:v${latest}:`));
+  });
+
+  it('a sealed node serves nothing while the others go on', async () => {
+    const active = await cluster.active();
+    const standby = cluster.standbys(active)[0]!;
+    expect((await standby.client.put('sys/seal')).status).to.equal(204);
+    const refused = await standby.client.post('ha-transit/encrypt/shared', { plaintext: b64('x') });
+    expect(refused.status).to.equal(503);
+    expect(refused.body.errors[0]).to.equal('Vault is sealed');
+    expect((await active.client.post('ha-transit/encrypt/shared', { plaintext: b64('x') })).status).to.equal(200);
+    await cluster.unseal(standby);
+    expect((await standby.client.post('ha-transit/encrypt/shared', { plaintext: b64('x') })).status).to.equal(200);
+  });
+
+  it('runs periodic work on the active node only: expired tokens are swept by it, never by a standby', async () => {
+    const active = await cluster.active();
+    const before = cluster.nodes.map((n) => n.process!.output().split('expired tokens removed').length);
+    for (let i = 0; i < 3; i++) {
+      const res = await cluster.nodes[i]!.client.post('auth/token/create', { ttl: '1s', policies: ['default'] });
+      expect(res.status, res.text).to.equal(200);
+    }
+    // periodic_interval is 1s in these nodes' configuration.
+    let swept = false;
+    for (let i = 0; i < 50 && !swept; i++) {
+      await sleep(100);
+      swept = active.process!.output().split('expired tokens removed').length > before[cluster.nodes.indexOf(active)]!;
+    }
+    expect(swept, 'the active node swept the expired tokens').to.equal(true);
+    for (const node of cluster.standbys(active)) {
+      expect(node.process!.output().split('expired tokens removed').length, node.name).to.equal(before[cluster.nodes.indexOf(node)]);
+    }
+  });
+
+  it('hands the active role to another node on sys/step-down, sent to any node', async () => {
+    const before = await cluster.active();
+    const via = cluster.standbys(before)[0]!;
+    const res = await via.client.put('sys/step-down');
+    expect(res.status, res.text).to.equal(204);
+    const after = await cluster.active(15_000, cluster.standbys(before));
+    expect(after).to.not.equal(before);
+    expect((await before.client.get('sys/leader')).body).to.include({ is_self: false });
+    expect((await before.client.post('ha-transit/keys/after-step-down', {})).status).to.equal(200);
+    expect((await after.client.get('ha-transit/keys/after-step-down')).status).to.equal(200);
+  });
+
+  it('fails over when the active node is SIGKILLed under load: another node takes over, no acknowledged write is lost', async () => {
+    const active = await cluster.active();
+    const survivors = cluster.standbys(active);
+    const acknowledged = { keys: new Set<string>(), policies: new Set<string>(), ciphertexts: new Map<string, string>() };
+    let stop = false;
+    let killedAt = 0;
+    let failoverMs = -1;
+    let retried = 0;
+    const pick = () => {
+      const alive = cluster.nodes.filter((n) => n.process);
+      return alive[Math.floor(Math.random() * alive.length)]!;
+    };
+    // Each operation is retried through any node until it is acknowledged, as a client behind a
+    // load balancer would; an operation counts as acknowledged only on a 2xx answer.
+    const attempt = async (op: (node: ClusterNode) => Promise<{ status: number }>): Promise<boolean> => {
+      for (let tries = 0; tries < 200 && !stop; tries++) {
+        const res = await op(pick()).catch(() => ({ status: 0 }));
+        if (res.status >= 200 && res.status < 300) return true;
+        retried++;
+        await sleep(25);
+      }
+      return false;
+    };
+    const worker = async (w: number) => {
+      for (let i = 0; !stop; i++) {
+        const id = `w${w}-${i}`;
+        switch (i % 3) {
+          case 0:
+            if (await attempt((n) => n.client.post(`ha-transit/keys/${id}`, {}))) acknowledged.keys.add(id);
+            break;
+          case 1:
+            if (await attempt((n) => n.client.put(`sys/policies/acl/${id}`, { policy: `path "x/${id}" { capabilities = ["read"] }` }))) {
+              acknowledged.policies.add(id);
+            }
+            break;
+          default: {
+            let ciphertext = '';
+            const ok = await attempt(async (n) => {
+              const res = await n.client.post('ha-transit/encrypt/shared', { plaintext: b64(id) });
+              if (res.status === 200) ciphertext = res.body.data.ciphertext;
+              return res;
+            });
+            if (ok) acknowledged.ciphertexts.set(id, ciphertext);
+          }
+        }
+      }
+    };
+    const workers = [0, 1, 2, 3].map(worker);
+    await sleep(1500);
+    killedAt = Date.now();
+    await cluster.kill(active);
+    // Fail-over time: the kill until a write through a surviving node is acknowledged again.
+    for (let probe = 0; failoverMs < 0; probe++) {
+      const res = await survivors[probe % survivors.length]!.client.put(`sys/policies/acl/probe-${probe}`, { policy: 'path "p" { capabilities = ["read"] }' }).catch(() => undefined);
+      if (res?.status === 204) failoverMs = Date.now() - killedAt;
+      else await sleep(10);
+      if (Date.now() - killedAt > 30_000) throw new Error('no node took over within 30 s');
+    }
+    await sleep(1500);
+    stop = true;
+    await Promise.all(workers);
+
+    const successor = await cluster.active(15_000, survivors);
+    expect(successor).to.not.equal(active);
+    let checked = 0;
+    for (const node of survivors) {
+      for (const id of acknowledged.keys) {
+        expect((await node.client.get(`ha-transit/keys/${id}`)).status, `key ${id} on ${node.name}`).to.equal(200);
+        checked++;
+      }
+      for (const id of acknowledged.policies) {
+        expect((await node.client.get(`sys/policies/acl/${id}`)).status, `policy ${id} on ${node.name}`).to.equal(200);
+        checked++;
+      }
+      for (const [id, ciphertext] of acknowledged.ciphertexts) {
+        const dec = await node.client.post('ha-transit/decrypt/shared', { ciphertext });
+        expect(plain(dec.body.data.plaintext), `ciphertext ${id} on ${node.name}`).to.equal(id);
+        checked++;
+      }
+    }
+    // The killed node comes back as a standby and serves what was written while it was gone.
+    const index = cluster.nodes.indexOf(active);
+    await cluster.startNode(index);
+    await cluster.unseal(active);
+    const [someId, someCiphertext] = [...acknowledged.ciphertexts][acknowledged.ciphertexts.size - 1]!;
+    const dec = await active.client.post('ha-transit/decrypt/shared', { ciphertext: someCiphertext });
+    expect(plain(dec.body.data.plaintext)).to.equal(someId);
+    expect((await active.client.get('sys/leader')).body.is_self).to.equal(false);
+    console.log(
+      `      fail-over: ${failoverMs} ms from SIGKILL to the first acknowledged write on the new active node; ` +
+        `${acknowledged.keys.size} keys, ${acknowledged.policies.size} policies, ${acknowledged.ciphertexts.size} ciphertexts acknowledged, ` +
+        `${checked} checks on ${survivors.length} surviving nodes, ${retried} client retries`,
+    );
+    expect(acknowledged.keys.size + acknowledged.policies.size).to.be.greaterThan(10);
+  });
+});
