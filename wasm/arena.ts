@@ -132,7 +132,7 @@ export class Arena {
 
 /** A run of item indices processed in one kernel call, and the arena bytes it needs. */
 export interface Run {
-  readonly items: number[];
+  readonly items: readonly number[];
   readonly bytes: number;
 }
 
@@ -143,18 +143,18 @@ export interface Run {
  */
 export function chunk(items: readonly number[], capacity: number, fixedCost: number, costOf: (i: number) => number): Run[] {
   const runs: Run[] = [];
-  let run: number[] = [];
+  let start = 0;
   let used = fixedCost;
-  for (const i of items) {
-    const cost = costOf(i);
-    if (run.length > 0 && used + cost > capacity) {
-      runs.push({ items: run, bytes: used });
-      run = [];
+  for (let k = 0; k < items.length; k++) {
+    const cost = costOf(items[k]!);
+    if (k > start && used + cost > capacity) {
+      runs.push({ items: items.slice(start, k), bytes: used });
+      start = k;
       used = fixedCost;
     }
-    run.push(i);
     used += cost;
   }
-  if (run.length > 0) runs.push({ items: run, bytes: used });
+  // A batch that fits (the usual case) is one run over `items` itself, not a copy.
+  if (items.length > start) runs.push({ items: start === 0 ? items : items.slice(start), bytes: used });
   return runs;
 }

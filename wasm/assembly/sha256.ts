@@ -140,11 +140,14 @@ let nextJob: i32 = 0;
   return add3(h, kw, i32x4.add(bigS1, v128.bitselect(f, g, e)));
 }
 
-/** T2 of FIPS 180-4: Σ0(a) + Maj(a, b, c). */
+/**
+ * T2 of FIPS 180-4, Σ0(a) + Maj(a, b, c), given ab = a ^ b and bc = b ^ c: Maj is then
+ * b ^ (ab & bc), and this round's ab is the next round's bc, so Maj costs two operations.
+ */
 // @ts-ignore: decorator
-@inline function t2(a: v128, b: v128, c: v128): v128 {
+@inline function t2(a: v128, b: v128, ab: v128, bc: v128): v128 {
   const bigS0 = v128.xor(v128.xor(rotr(a, 2), rotr(a, 13)), rotr(a, 22));
-  return i32x4.add(bigS0, v128.bitselect(b, c, v128.xor(a, c)));
+  return i32x4.add(bigS0, v128.xor(b, v128.and(ab, bc)));
 }
 
 /**
@@ -161,31 +164,42 @@ function compressRounds(input: usize): void {
   let f = v128.load(STATE, 80);
   let g = v128.load(STATE, 96);
   let h = v128.load(STATE, 112);
+  // b ^ c for the first round's Maj; `ab` and `bc` then swap roles every round (t2).
+  let bc = v128.xor(b, c);
+  let ab = bc;
   for (let p = input; p < input + 64 * 16; p += 8 * 16) {
     let x = t1(e, f, g, h, v128.load(p, 0));
     d = i32x4.add(d, x);
-    h = i32x4.add(x, t2(a, b, c));
+    ab = v128.xor(a, b);
+    h = i32x4.add(x, t2(a, b, ab, bc));
     x = t1(d, e, f, g, v128.load(p, 16));
     c = i32x4.add(c, x);
-    g = i32x4.add(x, t2(h, a, b));
+    bc = v128.xor(h, a);
+    g = i32x4.add(x, t2(h, a, bc, ab));
     x = t1(c, d, e, f, v128.load(p, 32));
     b = i32x4.add(b, x);
-    f = i32x4.add(x, t2(g, h, a));
+    ab = v128.xor(g, h);
+    f = i32x4.add(x, t2(g, h, ab, bc));
     x = t1(b, c, d, e, v128.load(p, 48));
     a = i32x4.add(a, x);
-    e = i32x4.add(x, t2(f, g, h));
+    bc = v128.xor(f, g);
+    e = i32x4.add(x, t2(f, g, bc, ab));
     x = t1(a, b, c, d, v128.load(p, 64));
     h = i32x4.add(h, x);
-    d = i32x4.add(x, t2(e, f, g));
+    ab = v128.xor(e, f);
+    d = i32x4.add(x, t2(e, f, ab, bc));
     x = t1(h, a, b, c, v128.load(p, 80));
     g = i32x4.add(g, x);
-    c = i32x4.add(x, t2(d, e, f));
+    bc = v128.xor(d, e);
+    c = i32x4.add(x, t2(d, e, bc, ab));
     x = t1(g, h, a, b, v128.load(p, 96));
     f = i32x4.add(f, x);
-    b = i32x4.add(x, t2(c, d, e));
+    ab = v128.xor(c, d);
+    b = i32x4.add(x, t2(c, d, ab, bc));
     x = t1(f, g, h, a, v128.load(p, 112));
     e = i32x4.add(e, x);
-    a = i32x4.add(x, t2(b, c, d));
+    bc = v128.xor(b, c);
+    a = i32x4.add(x, t2(b, c, bc, ab));
   }
   v128.store(STATE, i32x4.add(a, v128.load(STATE, 0)), 0);
   v128.store(STATE, i32x4.add(b, v128.load(STATE, 16)), 16);
@@ -224,57 +238,78 @@ function compressRounds2(inA: usize, inB: usize): void {
   let F = v128.load(STATE2, 80);
   let G = v128.load(STATE2, 96);
   let H = v128.load(STATE2, 112);
+  // As in compressRounds: `ab`/`bc` and `AB`/`BC` carry Maj's b ^ c from round to round.
+  let bc = v128.xor(b, c);
+  let ab = bc;
+  let BC = v128.xor(B, C);
+  let AB = BC;
   for (let o: usize = 0; o < 64 * 16; o += 8 * 16) {
     const p = inA + o;
     const q = inB + o;
     let x = t1(e, f, g, h, v128.load(p, 0));
     let y = t1(E, F, G, H, v128.load(q, 0));
     d = i32x4.add(d, x);
-    h = i32x4.add(x, t2(a, b, c));
+    ab = v128.xor(a, b);
+    h = i32x4.add(x, t2(a, b, ab, bc));
     D = i32x4.add(D, y);
-    H = i32x4.add(y, t2(A, B, C));
+    AB = v128.xor(A, B);
+    H = i32x4.add(y, t2(A, B, AB, BC));
     x = t1(d, e, f, g, v128.load(p, 16));
     y = t1(D, E, F, G, v128.load(q, 16));
     c = i32x4.add(c, x);
-    g = i32x4.add(x, t2(h, a, b));
+    bc = v128.xor(h, a);
+    g = i32x4.add(x, t2(h, a, bc, ab));
     C = i32x4.add(C, y);
-    G = i32x4.add(y, t2(H, A, B));
+    BC = v128.xor(H, A);
+    G = i32x4.add(y, t2(H, A, BC, AB));
     x = t1(c, d, e, f, v128.load(p, 32));
     y = t1(C, D, E, F, v128.load(q, 32));
     b = i32x4.add(b, x);
-    f = i32x4.add(x, t2(g, h, a));
+    ab = v128.xor(g, h);
+    f = i32x4.add(x, t2(g, h, ab, bc));
     B = i32x4.add(B, y);
-    F = i32x4.add(y, t2(G, H, A));
+    AB = v128.xor(G, H);
+    F = i32x4.add(y, t2(G, H, AB, BC));
     x = t1(b, c, d, e, v128.load(p, 48));
     y = t1(B, C, D, E, v128.load(q, 48));
     a = i32x4.add(a, x);
-    e = i32x4.add(x, t2(f, g, h));
+    bc = v128.xor(f, g);
+    e = i32x4.add(x, t2(f, g, bc, ab));
     A = i32x4.add(A, y);
-    E = i32x4.add(y, t2(F, G, H));
+    BC = v128.xor(F, G);
+    E = i32x4.add(y, t2(F, G, BC, AB));
     x = t1(a, b, c, d, v128.load(p, 64));
     y = t1(A, B, C, D, v128.load(q, 64));
     h = i32x4.add(h, x);
-    d = i32x4.add(x, t2(e, f, g));
+    ab = v128.xor(e, f);
+    d = i32x4.add(x, t2(e, f, ab, bc));
     H = i32x4.add(H, y);
-    D = i32x4.add(y, t2(E, F, G));
+    AB = v128.xor(E, F);
+    D = i32x4.add(y, t2(E, F, AB, BC));
     x = t1(h, a, b, c, v128.load(p, 80));
     y = t1(H, A, B, C, v128.load(q, 80));
     g = i32x4.add(g, x);
-    c = i32x4.add(x, t2(d, e, f));
+    bc = v128.xor(d, e);
+    c = i32x4.add(x, t2(d, e, bc, ab));
     G = i32x4.add(G, y);
-    C = i32x4.add(y, t2(D, E, F));
+    BC = v128.xor(D, E);
+    C = i32x4.add(y, t2(D, E, BC, AB));
     x = t1(g, h, a, b, v128.load(p, 96));
     y = t1(G, H, A, B, v128.load(q, 96));
     f = i32x4.add(f, x);
-    b = i32x4.add(x, t2(c, d, e));
+    ab = v128.xor(c, d);
+    b = i32x4.add(x, t2(c, d, ab, bc));
     F = i32x4.add(F, y);
-    B = i32x4.add(y, t2(C, D, E));
+    AB = v128.xor(C, D);
+    B = i32x4.add(y, t2(C, D, AB, BC));
     x = t1(f, g, h, a, v128.load(p, 112));
     y = t1(F, G, H, A, v128.load(q, 112));
     e = i32x4.add(e, x);
-    a = i32x4.add(x, t2(b, c, d));
+    bc = v128.xor(b, c);
+    a = i32x4.add(x, t2(b, c, bc, ab));
     E = i32x4.add(E, y);
-    A = i32x4.add(y, t2(B, C, D));
+    BC = v128.xor(B, C);
+    A = i32x4.add(y, t2(B, C, BC, AB));
   }
   v128.store(STATE, i32x4.add(a, v128.load(STATE, 0)), 0);
   v128.store(STATE, i32x4.add(b, v128.load(STATE, 16)), 16);
