@@ -28,6 +28,7 @@ async function runServer(opts: ServerOptions): Promise<number> {
   const { loadConfigFile, ConfigError } = await import('../../config/config.js');
   const { devConfig, startServer } = await import('../../server.js');
   const { StorageLockedError } = await import('../../../storage/leveldb.js');
+  const { UnavailableError } = await import('../../errors.js');
   if (!opts.dev && !opts.config) {
     process.stderr.write('server: either -dev or -config FILE is required\n');
     return 2;
@@ -44,8 +45,9 @@ async function runServer(opts: ServerOptions): Promise<number> {
       server = await startServer({ config: loadConfigFile(opts.config!) });
     }
   } catch (err) {
-    // Known start-up failures (bad config, locked storage, port in use) read as one line, no stack.
-    const known = err instanceof ConfigError || err instanceof StorageLockedError || (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
+    // Known start-up failures (bad config, locked storage, database down, port in use) read as one line, no stack.
+    const known =
+      err instanceof ConfigError || err instanceof StorageLockedError || err instanceof UnavailableError || (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
     process.stderr.write(`Error starting the server: ${err instanceof Error ? err.message : String(err)}\n`);
     if (!known && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
     return 1;

@@ -78,6 +78,28 @@ describe('keywarden server (process)', function () {
     }
   });
 
+  it('fails to start with a clear one-line error when the PostgreSQL database cannot be reached, never printing the password', async () => {
+    const dir = await tempDir();
+    try {
+      const config = path.join(dir.path, 'config.json');
+      await writeFile(
+        config,
+        JSON.stringify({
+          storage: { postgresql: { connection_url: 'postgres://kw:hunter2@127.0.0.1:1/kw', ha_enabled: true } },
+          api_addr: 'http://127.0.0.1:8299',
+          listener: { tcp: { address: '127.0.0.1:0', tls_disable: true } },
+        }),
+      );
+      const proc = run(['server', '-config', config], dir.path);
+      expect(await proc.exited).to.equal(1);
+      expect(proc.output()).to.contain('PostgreSQL refused the connection (is the database running?)');
+      expect(proc.output()).to.not.match(/\n\s+at /);
+      expect(proc.output()).to.not.contain('hunter2');
+    } finally {
+      await dir.remove();
+    }
+  });
+
   it('refuses a config file with an unknown key, naming it', async () => {
     const dir = await tempDir();
     try {
