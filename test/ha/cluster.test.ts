@@ -3,10 +3,15 @@
  * enabled. Each node reaches the database through its own cuttable TCP proxy.
  */
 import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { createTestDatabase } from '../helpers/postgres.js';
 import { Cluster, sleep, type ClusterNode } from './cluster.js';
 import { TcpProxy } from './tcp-proxy.js';
 
+const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/keywarden.js');
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 const plain = (encoded: string) => Buffer.from(encoded, 'base64').toString('utf8');
 
@@ -49,6 +54,12 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
       expect(health.body.standby).to.equal(node !== active);
       expect((await node.client.get('sys/health?standbyok=true')).status).to.equal(200);
     }
+    // The CLI's status shows the role, as the vault CLI does.
+    const standby = cluster.standbys(active)[0]!;
+    const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'status'], { env: { ...process.env, VAULT_ADDR: standby.address } });
+    expect(stdout).to.match(/HA Enabled\s+true/);
+    expect(stdout).to.match(/HA Mode\s+standby/);
+    expect(stdout).to.contain(active.address);
   });
 
   it('encrypts on any node and decrypts on any other', async () => {

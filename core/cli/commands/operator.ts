@@ -4,7 +4,8 @@ import { UsageError } from '../client.js';
 import { clientFor, formatOf, withClientOptions, type CliContext, type GlobalOptions } from '../context.js';
 import { table } from '../output.js';
 
-function sealRows(s: any): [string, unknown][] { // eslint-disable-line @typescript-eslint/no-explicit-any
+function sealRows(s: any, leader?: any): [string, unknown][] { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const ha = leader?.ha_enabled === true;
   return [
     ['Seal Type', s.type],
     ['Initialized', s.initialized],
@@ -15,7 +16,11 @@ function sealRows(s: any): [string, unknown][] { // eslint-disable-line @typescr
     ['Version', s.version],
     ['Storage Type', s.storage_type],
     ...(s.cluster_name ? ([['Cluster Name', s.cluster_name], ['Cluster ID', s.cluster_id]] as [string, unknown][]) : []),
-    ['HA Enabled', false],
+    ['HA Enabled', ha],
+    // As the vault CLI shows it: the node's role, and where the active node is.
+    ...(ha && !s.sealed
+      ? ([['HA Mode', leader.is_self ? 'active' : 'standby'], ['Active Node Address', leader.leader_address || '<none>']] as [string, unknown][])
+      : []),
   ];
 }
 
@@ -72,7 +77,10 @@ export function registerOperator(program: Command, ctx: CliContext, setExit: (co
   withClientOptions(program.command('status').description('Seal status (exit code 2 when sealed)')).action(async (opts: GlobalOptions) => {
     const client = await clientFor(ctx, opts);
     const res = await client.read('sys/seal-status');
-    ctx.io.out(formatOf(opts) === 'json' ? `${JSON.stringify(res.body, null, 2)}\n` : table(sealRows(res.body)));
+    // HA details come from sys/leader; a server too old or too broken to answer it is shown without them.
+    const leader = await client.read('sys/leader').then((r) => r.body, () => undefined);
+    const merged = leader ? { ...res.body, ha_enabled: leader.ha_enabled, ...(leader.ha_enabled ? { is_self: leader.is_self, leader_address: leader.leader_address } : {}) } : res.body;
+    ctx.io.out(formatOf(opts) === 'json' ? `${JSON.stringify(merged, null, 2)}\n` : table(sealRows(res.body, leader)));
     if (res.body.sealed) setExit(2);
   });
 }
