@@ -477,6 +477,8 @@ export class WasmCrypto {
       this.gcmDecryptBatch(key, sealed.map((ciphertext, i) => ({ nonce: nonces[i]!, ciphertext })), fast(DISPATCH_RULES.gcm));
       this.gcmEncryptBatch(inputs.map(() => key), inputs.map((plaintext, i) => ({ nonce: nonces[i]!, plaintext })), { path: 'wasm' });
       this.hashBatch('sha256', inputs, fast(DISPATCH_RULES.sha256));
+      // One length for all: the same-length kernel, with eight lanes and then four.
+      this.hashBatch('sha256', inputs.slice(0, 12).map(() => inputs[6]!), fast(DISPATCH_RULES.sha256));
       this.hashBatch('sha512', inputs, fast(DISPATCH_RULES.sha512));
       this.hashBatch('sha3-256', inputs, fast(DISPATCH_RULES.sha3));
       this.hmacBatch('sha256', key, inputs, fast(DISPATCH_RULES['hmac-sha256']));
