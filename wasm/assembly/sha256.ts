@@ -71,16 +71,19 @@ let nextJob: i32 = 0;
   return i8x16.shuffle(x, y, 3, 2, 1, 0, 19, 18, 17, 16, 7, 6, 5, 4, 23, 22, 21, 20);
 }
 
+/** The same for words 2 and 3: [r0.w2, r1.w2, r0.w3, r1.w3]. */
 // @ts-ignore: decorator
 @inline function pairHigh(x: v128, y: v128): v128 {
   return i8x16.shuffle(x, y, 11, 10, 9, 8, 27, 26, 25, 24, 15, 14, 13, 12, 31, 30, 29, 28);
 }
 
+/** Low eight bytes of x, then low eight bytes of y. */
 // @ts-ignore: decorator
 @inline function halvesLow(x: v128, y: v128): v128 {
   return i8x16.shuffle(x, y, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
 }
 
+/** High eight bytes of x, then high eight bytes of y. */
 // @ts-ignore: decorator
 @inline function halvesHigh(x: v128, y: v128): v128 {
   return i8x16.shuffle(x, y, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
