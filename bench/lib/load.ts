@@ -27,3 +27,26 @@ export function rssMb(pid: number): number {
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
   return kb / 1024;
 }
+
+/** Rounds of `interleaved` (BENCH_ROUNDS, default 2). */
+export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+
+/**
+ * Measures every cell `rounds` times, round by round (a, b, c, a, b, c…) so that a burst of other
+ * work on the machine hits all cells alike, and keeps each cell's best figure (higher is better)
+ * and its range.
+ */
+export async function interleaved<K extends string>(
+  cells: Record<K, () => Promise<number>>,
+  rounds = ROUNDS,
+): Promise<Record<K, { best: number; low: number }>> {
+  const out = {} as Record<K, { best: number; low: number }>;
+  for (let round = 0; round < rounds; round++) {
+    for (const name of Object.keys(cells) as K[]) {
+      const value = await cells[name]();
+      const seen = out[name];
+      out[name] = seen ? { best: Math.max(seen.best, value), low: Math.min(seen.low, value) } : { best: value, low: value };
+    }
+  }
+  return out;
+}

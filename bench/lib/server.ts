@@ -17,12 +17,19 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
+/**
+ * Starts the server in a temporary directory. With `BENCH_PROFILE=<dir>` in the environment the
+ * server runs under `node --cpu-prof` and writes its CPU profile into that directory when it stops
+ * (open it in Chrome DevTools, or summarise it with bench/lib/profile-summary.ts).
+ */
 export async function startBenchServer(): Promise<BenchServer> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'keywarden-bench-'));
+  const profileDir = process.env.BENCH_PROFILE;
+  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [];
   const started = performance.now();
   const child = spawn(
     process.execPath,
-    [path.join(ROOT, 'bin/keywarden.js'), 'server', '-dev', '-dev-listen-address=127.0.0.1:0', `-dev-plugin-dir=${path.join(ROOT, 'dist/bench/plugins')}`],
+    [...profile, path.join(ROOT, 'bin/keywarden.js'), 'server', '-dev', '-dev-listen-address=127.0.0.1:0', `-dev-plugin-dir=${path.join(ROOT, 'dist/bench/plugins')}`],
     { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';

@@ -4,12 +4,23 @@
  *   echo/:name   — parses the batch, base64-decodes and re-encodes each item, builds the JSON: no crypto
  *   naive/:name  — what a straightforward implementation does: per item createCipheriv with a
  *                  randomBytes nonce (AES-256-GCM), `vault:v1:` output
+ *   naive-derived/:name — the same for a derived key: per item, the key from hkdfSync over the
+ *                  item's context (HKDF-SHA-256, no salt, as transit derives), then as naive
+ *   naive-decrypt/:name — per item createDecipheriv
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { FrameworkBackend, definePath } from '../../core/framework/index.js';
 import type { PluginManifest } from '../../core/plugins/plugin.js';
 
 const KEY = randomBytes(32);
+const NO_SALT = Buffer.alloc(0);
+
+function naiveSeal(key: Uint8Array, plaintext: Buffer): string {
+  const nonce = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, nonce);
+  const out = Buffer.concat([nonce, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
+  return `vault:v1:${out.toString('base64')}`;
+}
 
 function items(batch: Record<string, unknown>[] | undefined, field: string): Buffer[] {
   return (batch ?? []).map((item) => Buffer.from(String(item[field] ?? ''), 'base64'));
@@ -58,18 +69,38 @@ const manifest: PluginManifest = {
               summary: 'Encrypt each item with its own createCipheriv call.',
               handler: async (_req, input) => ({
                 data: {
-                  batch_results: items(input.batch_input, 'plaintext').map((plaintext) => {
-                    const nonce = randomBytes(12);
-                    const cipher = createCipheriv('aes-256-gcm', KEY, nonce);
-                    const out = Buffer.concat([nonce, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
-                    return { ciphertext: `vault:v1:${out.toString('base64')}`, key_version: 1 };
-                  }),
+                  batch_results: items(input.batch_input, 'plaintext').map((plaintext) => ({ ciphertext: naiveSeal(KEY, plaintext), key_version: 1 })),
                 },
               }),
             },
           },
           synopsis: 'Naive per-item floor.',
           description: 'Per-item node:crypto AES-256-GCM.',
+        }),
+        definePath({
+          pattern: 'naive-derived/:name',
+          fields: {
+            name: { type: 'string', description: 'Ignored.', required: true },
+            batch_input: { type: 'object-list', description: 'Items with plaintext and context.' },
+          },
+          operations: {
+            update: {
+              summary: 'Derive a key per item with hkdfSync, then encrypt it with its own createCipheriv call.',
+              handler: async (_req, input) => {
+                const contexts = items(input.batch_input, 'context');
+                return {
+                  data: {
+                    batch_results: items(input.batch_input, 'plaintext').map((plaintext, i) => {
+                      const key = new Uint8Array(hkdfSync('sha256', KEY, NO_SALT, contexts[i]!, 32));
+                      return { ciphertext: naiveSeal(key, plaintext), key_version: 1 };
+                    }),
+                  },
+                };
+              },
+            },
+          },
+          synopsis: 'Naive per-item derived-key floor.',
+          description: 'Per-item HKDF-SHA-256 (node:crypto hkdfSync) and AES-256-GCM.',
         }),
         definePath({
           pattern: 'naive-decrypt/:name',
