@@ -16,7 +16,7 @@ import { constants, createCipheriv, createDecipheriv, privateDecrypt, publicEncr
 import { WasmCrypto } from '../../../wasm/index.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';
-import { decodeBase64, encodeBase64 } from './base64.js';
+import { decodeBase64, encodeBase64Batch } from './base64.js';
 import { ItemError, type PaddingScheme } from './batch.js';
 import { MISSING_CONTEXT, counterModeKdf } from './derive.js';
 
@@ -181,11 +181,18 @@ function encryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly E
   }
 
   const sealed = seal(wasm, policy, work, nonces, items);
-  work.forEach((w, k) => {
-    // 12 bytes are a whole number of base64 quanta, so base64(nonce) ‖ base64(sealed) = base64(nonce ‖ sealed).
-    const body = w.convergent === 1 ? encodeBase64(sealed[k]!) : encodeBase64(nonces[k]!) + encodeBase64(sealed[k]!);
-    results[w.index] = { ciphertext: versionPrefix(w.version.version) + body, keyVersion: w.version.version };
-  });
+  const bodies = encodeBase64Batch(
+    work.map((w, k) => (w.convergent === 1 ? undefined : nonces[k])),
+    sealed,
+  );
+  // A batch is nearly always of one version: its prefix is built once, not once per item.
+  let prefixOf = 0;
+  let prefix = '';
+  for (let k = 0; k < work.length; k++) {
+    const version = work[k]!.version.version;
+    if (version !== prefixOf) prefix = versionPrefix((prefixOf = version));
+    results[work[k]!.index] = { ciphertext: prefix + bodies[k]!, keyVersion: version };
+  }
 }
 
 function decryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly DecryptItem[], results: (Buffer | ItemError)[]): void {
@@ -273,7 +280,10 @@ function attachKeys(
   const s = policy.settings;
   const keyBytes = policy.info.keyBytes!;
   const ready: Work[] = [];
-  const groups = new Map<string, { ikm: Uint8Array; length: number; members: Work[]; infos: Uint8Array[] }>();
+  type Group = { ikm: Uint8Array; length: number; members: Work[]; infos: Uint8Array[] };
+  const groups = new Map<string, Group>();
+  // Consecutive items nearly always share a version and length: the last group is reused without a lookup.
+  let last: { version: number; length: number; group: Group } | undefined;
   for (const w of work) {
     const material = w.version.key;
     if (!material) {
@@ -306,9 +316,16 @@ function attachKeys(
       ready.push(w);
       continue;
     }
-    const id = `${w.version.version}/${length}`;
-    let group = groups.get(id);
-    if (!group) groups.set(id, (group = { ikm: material, length, members: [], infos: [] }));
+    let group: Group;
+    if (last !== undefined && last.version === w.version.version && last.length === length) {
+      group = last.group;
+    } else {
+      const id = `${w.version.version}/${length}`;
+      const found = groups.get(id);
+      group = found ?? { ikm: material, length, members: [], infos: [] };
+      if (!found) groups.set(id, group);
+      last = { version: w.version.version, length, group };
+    }
     group.members.push(w);
     group.infos.push(context);
   }
