@@ -60,7 +60,7 @@ export const DISPATCH_RULES: Readonly<Record<Primitive, DispatchRule>> = {
   // SHA-256 vs crypto.hash, batches of one length (sha256SameLength; 10 slices per cell, load 5–7):
   // 2.8–5.0× at 16 B, 2.9–3.7× at 64 B, 2.0–2.6× at 128 B. Mixed lengths take the multi-buffer
   // engine, about 1.6× the same-length cost at 64 B, which measured 0.96–1.16× at 256 B (5 blocks);
-  // ≤ 240 B is at most 4 blocks. Counts at 64 B: 3 items 0.75–1.1×, 4 items 1.1–1.3×.
+  // ≤ 240 B is at most 4 blocks. Counts at 64 B: 3 items 0.75–1.2×, 4 items 1.1–1.5×.
   sha256: { paths: ['wasm'], fast: 'wasm', maxItemBytes: 240, minItems: 4 },
   // SHA-512 vs crypto.hash: 1.7–2.1× at 64 B (1 block), 0.96–1.2× at 128 B (2 blocks), 0.9–1.2×
   // at 256 B (3 blocks); ≤ 111 B is one block. Counts: 2 items 0.9–1.3×, 4 items 1.2–1.5×.
