@@ -120,6 +120,28 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
     expect((await b.client.post('late-transit/encrypt/k', { plaintext: b64('late') })).status).to.equal(404);
   });
 
+  it('keeps the client address through forwarding for bound_cidrs, and ignores forwarding headers a client forges', async () => {
+    const active = await cluster.active();
+    const standby = cluster.standbys(active)[0]!;
+    await active.client.post('auth/token/roles/here', { token_bound_cidrs: ['127.0.0.1/32'] });
+    await active.client.post('auth/token/roles/elsewhere', { token_bound_cidrs: ['10.9.9.9/32'] });
+    const bound = await active.client.post('auth/token/create/here', { ttl: '1h' });
+    const elsewhere = await active.client.post('auth/token/create/elsewhere', {});
+    expect((await standby.client.get('auth/token/lookup-self', { token: elsewhere.body.auth.client_token })).status).to.equal(403);
+    // A write through a standby is forwarded; the active node checks the client's address, not the standby's.
+    const renewed = await standby.client.put('auth/token/renew-self', {}, { token: bound.body.auth.client_token });
+    expect(renewed.status, renewed.text).to.equal(200);
+    const forged = {
+      'X-Keywarden-Forwarded-For': '10.9.9.9',
+      'X-Keywarden-Forwarded-At': String(Date.now()),
+      'X-Keywarden-Forwarded-Mac': '00'.repeat(32),
+    };
+    for (const node of [active, standby]) {
+      const res = await node.client.get('auth/token/lookup-self', { token: elsewhere.body.auth.client_token, headers: forged });
+      expect(res.status, `${node.name}: a forged forwarding header must not change the client address`).to.equal(403);
+    }
+  });
+
   it('serves encrypt, decrypt, hmac, sign and verify on standbys from their own caches while the active node is frozen', async () => {
     const active = await cluster.active();
     const standbys = cluster.standbys(active);
