@@ -36,7 +36,9 @@ async function hammer(urls: readonly string[], token: string, body: string, conn
   );
   let requests = 0;
   for (const [i, r] of results.entries()) {
-    if (r.non2xx > 0 || r.errors > 0) throw new Error(`${urls[i]}: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
+    if (r.non2xx > 0 || r.errors > 0) {
+      throw new Error(`${urls[i]}: ${r.non2xx} non-2xx answers (${JSON.stringify(r.statusCodeStats)}), ${r.errors} errors`);
+    }
     requests += r.requests.total / (r.duration || SECONDS);
   }
   return { requestsPerSecond: requests, p50Ms: Math.max(...results.map((r) => r.latency.p50)) };

@@ -438,8 +438,9 @@ export class Host {
   private onRemoteChange(change: { keys: readonly string[] } | { resync: true }): void {
     if (this.barrier.sealed) return;
     if (!this.mountTable) {
-      // Not loaded yet (a fresh cluster): perhaps it can be now.
-      if (this.ha?.state === 'standby') this.track(this.loadStateReadOnly());
+      // Not loaded yet (a fresh cluster): perhaps it can be now. A load already running may have
+      // read the tables before this change, so whatever it loaded is read again afterwards.
+      if (this.ha?.state === 'standby') this.track(this.loadStateReadOnly().then(() => this.rereadLoadedState()));
       return;
     }
     if ('resync' in change) {
@@ -460,6 +461,14 @@ export class Host {
       }
     }
     if (mounts) this.track(this.mountTable.sync());
+  }
+
+  /** Reads again what loading reads (mount tables, audit devices, cluster info), when loaded. */
+  private async rereadLoadedState(): Promise<void> {
+    if (!this.mountTable) return;
+    await this.mountTable.sync();
+    await this.audit.load();
+    this.clusterInfo = await this.loadClusterInfo();
   }
 
   /** Changes may have been missed (the feed reconnected): drop every cache and rebuild every backend. */

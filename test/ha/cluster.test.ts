@@ -33,6 +33,12 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
     await cluster.active();
     const mounted = await cluster.nodes[1]!.client.post('sys/mounts/ha-transit', { type: 'transit' });
     expect(mounted.status, mounted.text).to.equal(204);
+    // At once, while standbys may still be loading the fresh cluster's tables: every node serves the new mount.
+    expect((await cluster.nodes[2]!.client.post('ha-transit/keys/first', {})).status).to.equal(200);
+    for (const node of cluster.nodes) {
+      const enc = await node.client.post('ha-transit/encrypt/first', { plaintext: b64('first') });
+      expect(enc.status, `${node.name}: ${enc.text}`).to.equal(200);
+    }
   });
 
   after(async () => {
