@@ -199,6 +199,10 @@ export class WasmCrypto {
     checkKeys(key, inputs.length, 'hmacBatch');
     const { id, size } = HASHES[alg];
     const rule = alg === 'sha256' ? DISPATCH_RULES['hmac-sha256'] : DISPATCH_RULES['hmac-sha512'];
+    if (options.path === undefined && inputs.length < rule.minItems) {
+      // Too few for the batch path: straight to node:crypto (see hashBatch).
+      return inputs.map((input, i) => nodeHmac(alg, keyAt(key, i), input));
+    }
     const plan = planBatch(rule, inputs.length, (i) => inputs[i]!.length, options.path);
     const results = new Array<Buffer>(inputs.length);
     for (const i of plan.node) results[i] = nodeHmac(alg, keyAt(key, i), inputs[i]!);
@@ -241,7 +245,12 @@ export class WasmCrypto {
   /** Digest of every input with `alg`. */
   hashBatch(alg: HashAlgorithm, inputs: readonly Uint8Array[], options: BatchOptions = {}): Buffer[] {
     const { id, size } = HASHES[alg];
-    const plan = planBatch(hashRule(alg), inputs.length, (i) => inputs[i]!.length, options.path);
+    const rule = hashRule(alg);
+    if (options.path === undefined && inputs.length < rule.minItems) {
+      // Too few for any batch path: straight to node:crypto, so a one-item call costs what node's does.
+      return inputs.map((input) => nodeHash(alg, input));
+    }
+    const plan = planBatch(rule, inputs.length, (i) => inputs[i]!.length, options.path);
     const results = new Array<Buffer>(inputs.length);
     for (const i of plan.node) results[i] = nodeHash(alg, inputs[i]!);
     if (plan.fast.length === 0) return results;
