@@ -78,12 +78,23 @@ function retryable(status: number): boolean {
   return status === 429 || (status >= 500 && status !== 501);
 }
 
+/**
+ * Connections to the STS endpoint are kept and reused: a login then costs one request, not a TCP
+ * (and, against real STS, a TLS) handshake as well. The endpoint is the configured one, never a
+ * host the client names, so a pooled connection only ever serves that endpoint.
+ */
+const AGENTS = {
+  'http:': new http.Agent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 16 }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 16 }),
+};
+
 function send(target: URL, method: string, headers: Record<string, string | string[]>, body: Buffer, timeoutMs: number): Promise<Answer> {
   const transport = target.protocol === 'https:' ? https : http;
+  const agent = target.protocol === 'https:' ? AGENTS['https:'] : AGENTS['http:'];
   return new Promise((resolve, reject) => {
     const req = transport.request(
       target,
-      { method, headers, timeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs), agent: false },
+      { method, headers, timeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs), agent },
       (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
