@@ -153,11 +153,17 @@ export class Host {
     registerValue(this.container, TOKENS.PluginRegistry, this.registry);
     if (options.wasm) registerValue(this.container, TOKENS.WasmCrypto, options.wasm);
 
-    this.seal = new SealManager(options.physical, this.barrier, {
-      afterUnseal: () => this.afterUnseal(),
-      beforeSeal: () => this.beforeSeal(),
-      createRootToken: () => this.tokens.createRootToken(),
-    });
+    const shared = isShared(options.physical) ? options.physical : undefined;
+    this.seal = new SealManager(
+      options.physical,
+      this.barrier,
+      {
+        afterUnseal: () => this.afterUnseal(),
+        beforeSeal: () => this.beforeSeal(),
+        createRootToken: () => this.tokens.createRootToken(),
+      },
+      shared ? (name, work) => shared.exclusive(name, work) : undefined,
+    );
     this.authz = { tokens: this.tokens, policies: this.policies, aclFor: (entry) => this.aclFor(entry) };
     const services: SystemServices = {
       seal: this.seal,

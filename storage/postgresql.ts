@@ -165,6 +165,28 @@ export class PostgresStorage implements SharedStorage {
     }
   }
 
+  async exclusive<T>(name: string, work: () => Promise<T>): Promise<T> {
+    const client = await this.pool.connect().catch((err: unknown) => {
+      throw unavailable('lock', err);
+    });
+    const keys = lockKeys(`keywarden exclusive ${this.table} ${name}`);
+    try {
+      await client.query('SELECT pg_advisory_lock($1, $2)', keys);
+    } catch (err) {
+      client.release(true);
+      throw unavailable('lock', err);
+    }
+    try {
+      return await work();
+    } finally {
+      // A failed unlock ends the session, which releases the lock too.
+      await client.query('SELECT pg_advisory_unlock($1, $2)', keys).then(
+        () => client.release(),
+        () => client.release(true),
+      );
+    }
+  }
+
   /** See the class comment. Concurrent callers share round trips. */
   sync(): Promise<void> {
     if (this.feedDown !== undefined) return Promise.reject(this.feedUnavailable());

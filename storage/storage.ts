@@ -46,6 +46,11 @@ export interface SharedStorage extends PhysicalStorage {
   sync(): Promise<void>;
   /** The election lock, when the store was configured with `ha_enabled`. */
   readonly ha?: HaLock;
+  /**
+   * Runs `work` while holding a cluster-wide lock named `name` (init: two nodes initializing at
+   * once would each write a keyring, and one set of shares would open nothing).
+   */
+  exclusive<T>(name: string, work: () => Promise<T>): Promise<T>;
 }
 
 /** Who holds the active role, as the HA lock records it. */

@@ -67,6 +67,8 @@ export class SealManager {
     private readonly physical: Storage,
     private readonly barrier: Barrier,
     private readonly hooks: SealHooks,
+    /** A lock shared by every node on the store (HA); init runs under it. */
+    private readonly clusterLock?: <T>(name: string, work: () => Promise<T>) => Promise<T>,
   ) {}
 
   private async loadConfig(): Promise<SealConfig | undefined> {
@@ -96,8 +98,13 @@ export class SealManager {
 
   /** `sys/init`: creates the key hierarchy and the root token; leaves the server sealed. */
   async initialize(shares: number, threshold: number): Promise<InitResult> {
+    validateShamirConfig(shares, threshold);
+    if (this.clusterLock) return this.clusterLock('init', () => this.initializeNow(shares, threshold));
+    return this.initializeNow(shares, threshold);
+  }
+
+  private initializeNow(shares: number, threshold: number): Promise<InitResult> {
     return this.exclusive(async () => {
-      validateShamirConfig(shares, threshold);
       if (await this.isInitialized()) throw new BadRequestError('Vault is already initialized');
       // A crash during an earlier init may have left a keyring without a seal config: start over.
       if (await this.barrier.isInitialized()) await this.physical.delete('core/keyring');

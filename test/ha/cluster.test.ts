@@ -349,3 +349,26 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
     expect(acknowledged.keys.size + acknowledged.policies.size).to.be.greaterThan(10);
   });
 });
+
+describe('HA cluster on PostgreSQL: initialization', function () {
+  this.timeout(60_000);
+
+  it('initializes once when two nodes are asked at the same moment: one answers the shares, the other "already initialized"', async () => {
+    const cluster = await Cluster.start(2, await createTestDatabase());
+    try {
+      const [a, b] = cluster.nodes as [ClusterNode, ClusterNode];
+      const answers = await Promise.all([a, b].map((n) => n.client.put('sys/init', { secret_shares: 1, secret_threshold: 1 })));
+      const statuses = answers.map((r) => r.status).sort();
+      expect(statuses, answers.map((r) => r.text).join('\n')).to.deep.equal([200, 400]);
+      const winner = answers.find((r) => r.status === 200)!;
+      expect(answers.find((r) => r.status === 400)!.body.errors[0]).to.match(/already initialized/);
+      // The shares handed out unseal both nodes: only one keyring was written.
+      for (const node of [a, b]) {
+        const res = await node.client.put('sys/unseal', { key: winner.body.keys[0] });
+        expect(res.body.sealed, node.name).to.equal(false);
+      }
+    } finally {
+      await cluster.stop();
+    }
+  });
+});
