@@ -259,6 +259,7 @@ export class Host {
     await this.shared!.sync();
     await this.settled();
     if (!this.mountTable) await this.loadState();
+    await this.tokens.ensureSecrets();
   }
 
   private loadState(): Promise<void> {
@@ -389,6 +390,12 @@ export class Host {
       if (forwarded) throw again();
       return ha.forward(request);
     }
+    if (this.mintsServiceToken(request.path)) {
+      // A login that will store a service token would be run twice (its provider calls too):
+      // it goes to the active node at once.
+      if (forwarded) throw again();
+      return ha.forward(request);
+    }
     await this.shared!.sync();
     await this.settled();
     const attempt = { wrote: false };
@@ -401,6 +408,19 @@ export class Host {
     if (!attempt.wrote) return response!;
     if (forwarded) throw again();
     return ha.forward(request);
+  }
+
+  /**
+   * Whether a request is a login whose token is a service token (stored, so written on the active
+   * node). Logins that mint batch tokens (`token_type` batch or default-batch) write nothing
+   * themselves and are answered by the standby.
+   */
+  private mintsServiceToken(path: string): boolean {
+    const found = this.mountTable?.resolve(path);
+    if (!found || found.mount.entry.table !== 'auth' || found.mount.entry.builtin) return false;
+    if (!found.mount.backend?.isUnauthenticated(found.relative)) return false;
+    const type = found.mount.entry.config.token_type ?? 'default-service';
+    return type !== 'batch' && type !== 'default-batch';
   }
 
   /**

@@ -128,6 +128,15 @@ export class TokenStore {
     this.cache.clear();
   }
 
+  /**
+   * Creates the per-server secrets (hash salt, batch-token key) now if they are missing. The HA
+   * active node calls it when it takes the role, so a standby never has to write them on first use.
+   */
+  async ensureSecrets(): Promise<void> {
+    this.salt = await this.secret(KEYS.salt, this.salt);
+    this.batchKey = await this.secret(KEYS.batchKey, this.batchKey);
+  }
+
   /** Another node changed the stored entry at `key` (HA): forget what was cached from it. */
   remoteChanged(key: string): void {
     if (key.startsWith('sys/token/id/')) {

@@ -10,6 +10,8 @@ import { promisify } from 'node:util';
 import { createTestDatabase } from '../helpers/postgres.js';
 import { Cluster, sleep, type ClusterNode } from './cluster.js';
 import { TcpProxy } from './tcp-proxy.js';
+import { CANARY_PRINCIPAL, startCanary } from '../reliability/support/canary.js';
+import { iamLogin } from '../reliability/support/cloud.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/keywarden.js');
 const b64 = (text: string) => Buffer.from(text).toString('base64');
@@ -145,6 +147,35 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
     for (const node of [active, standby]) {
       const res = await node.client.get('auth/token/lookup-self', { token: elsewhere.body.auth.client_token, headers: forged });
       expect(res.status, `${node.name}: a forged forwarding header must not change the client address`).to.equal(403);
+    }
+  });
+
+  it('logs in through a standby with one call to the provider: service-token logins go to the active node, batch-token logins stay on the standby', async () => {
+    const provider = await startCanary('sts-identity');
+    try {
+      const active = await cluster.active();
+      const standby = cluster.standbys(active)[0]!;
+      expect((await standby.client.post('sys/auth/ha-cloud', { type: 'cloud' })).status).to.equal(204);
+      await standby.client.post('auth/ha-cloud/config/client', { access_key: 'AKIAHA', secret_key: 'ha-secret', sts_endpoint: provider.url, sts_region: 'us-east-1', max_retries: 0 });
+      await standby.client.post('auth/ha-cloud/role/ha', { auth_type: 'iam', bound_iam_principal_arn: [CANARY_PRINCIPAL.arn], resolve_cloud_unique_ids: false, token_policies: ['default'] });
+      const before = provider.requests.length;
+      const service = await standby.client.post('auth/ha-cloud/login', { ...iamLogin(), role: 'ha' }, { token: '' });
+      expect(service.status, service.text).to.equal(200);
+      expect(service.body.auth.client_token).to.match(/^hvs\./);
+      expect(provider.requests.length - before, 'STS calls for one service-token login').to.equal(1);
+      expect((await cluster.standbys(active)[1]!.client.get('auth/token/lookup-self', { token: service.body.auth.client_token })).status).to.equal(200);
+
+      expect((await active.client.post('sys/auth/ha-cloud/tune', { token_type: 'batch' })).status).to.equal(204);
+      const again = provider.requests.length;
+      const batch = await standby.client.post('auth/ha-cloud/login', { ...iamLogin(), role: 'ha' }, { token: '' });
+      expect(batch.status, batch.text).to.equal(200);
+      expect(batch.body.auth.client_token).to.match(/^hvb\./);
+      expect(provider.requests.length - again, 'STS calls for one batch-token login').to.equal(1);
+      for (const node of cluster.nodes) {
+        expect((await node.client.get('auth/token/lookup-self', { token: batch.body.auth.client_token })).status, node.name).to.equal(200);
+      }
+    } finally {
+      await provider.close();
     }
   });
 
