@@ -45,6 +45,10 @@ export class HaManager {
   private storeProblem: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
+  /** Whether this node is in the middle of taking the active role (writes are allowed then). */
+  private promoting = false;
+  /** After a step-down, this node does not try to take the role again before this time (ms). */
+  private pauseUntil = 0;
   private hooks: HaHooks | undefined;
   private signer: ForwardSigner | undefined;
   private readonly lock: HaLock;
@@ -70,8 +74,6 @@ export class HaManager {
     return this.current !== 'standby' || this.promoting;
   }
 
-  /** Whether this node is in the middle of taking the active role. */
-  private promoting = false;
 
   /** Called by the host once it is built. */
   attach(hooks: HaHooks, signer: ForwardSigner): void {
@@ -120,8 +122,6 @@ export class HaManager {
     await held.release();
   }
 
-  private pauseUntil = 0;
-
   /** `sys/leader`. */
   async leaderStatus(): Promise<{ isSelf: boolean; leaderAddress: string; activeTime: Date | undefined }> {
     if (this.current === 'active') return { isSelf: true, leaderAddress: this.apiAddr, activeTime: this.activeSince };
@@ -134,7 +134,7 @@ export class HaManager {
     if (this.storeProblem !== undefined) {
       throw new UnavailableError(`this standby node cannot reach the storage (${this.storeProblem}), so it does not forward writes; retry on another node`);
     }
-    let leader = this.known ?? (await this.refreshLeader());
+    const leader = this.known ?? (await this.refreshLeader());
     if (!leader || leader.nodeId === this.nodeId) {
       throw new UnavailableError('no active node: the cluster is electing one; retry shortly');
     }
@@ -143,7 +143,7 @@ export class HaManager {
     } catch (err) {
       // The leader we knew may be gone: look again, and tell the client to retry.
       this.known = undefined;
-      leader = await this.refreshLeader().catch(() => undefined);
+      await this.refreshLeader();
       throw new UnavailableError(
         `the active node could not be reached to forward this request (${err instanceof Error ? err.message : String(err)}); retry shortly`,
       );
