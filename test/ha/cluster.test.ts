@@ -241,6 +241,31 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
     expect(enc!.body.data.ciphertext, 'a change made while it was cut off is seen after it reconnects').to.match(new RegExp(`^vault:v${latest}:`));
   });
 
+  it('an active node that loses the database gives the role up: another node takes over, and the old one rejoins as a standby', async () => {
+    const active = await cluster.active();
+    const index = cluster.nodes.indexOf(active);
+    const others = cluster.standbys(active);
+    await proxies[index]!.cut();
+    let successor: ClusterNode | undefined;
+    try {
+      successor = await cluster.active(15_000, others);
+      expect((await successor.client.post('ha-transit/keys/after-cut', {})).status).to.equal(200);
+      const refused = await active.client.post('ha-transit/keys/on-the-cut-node', {});
+      expect(refused.status, refused.text).to.equal(503);
+      expect((await active.client.get('sys/leader')).body.is_self, 'the cut-off node no longer claims the role').to.equal(false);
+    } finally {
+      await proxies[index]!.restore();
+    }
+    let rejoined;
+    for (let i = 0; i < 100; i++) {
+      rejoined = await active.client.post('ha-transit/keys/after-cut/rotate', {});
+      if (rejoined.status === 200) break;
+      await sleep(100);
+    }
+    expect(rejoined!.status, rejoined!.text).to.equal(200);
+    expect((await active.client.get('sys/leader')).body).to.include({ is_self: false, leader_address: successor!.address });
+  });
+
   it('a sealed node serves nothing while the others go on', async () => {
     const active = await cluster.active();
     const standby = cluster.standbys(active)[0]!;
