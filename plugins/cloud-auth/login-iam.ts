@@ -6,7 +6,8 @@
 import { BadRequestError, PermissionDeniedError } from '../../core/errors.js';
 import type { AuthResult, LogicalRequest } from '../../core/framework/index.js';
 import { cidrAllows } from '../../core/auth/cidr.js';
-import { ArnError, canonicalArn, displayNameOf, globMatches, parseIamArn, type IamEntity } from './arn.js';
+import { globbedStringsMatch } from '../../core/framework/glob.js';
+import { ArnError, canonicalArn, displayNameOf, parseIamArn, type IamEntity } from './arn.js';
 import type { CloudAuthContext } from './context.js';
 import { readClientConfig } from './client-config.js';
 import { checkAllowedHeaders, checkServerIdHeader, parseLoginRequest, stsEndpointFor, type IamLoginFields } from './iam-request.js';
@@ -134,7 +135,7 @@ export async function principalMatches(ctx: CloudAuthContext, role: RoleEntry, e
     ctx.arnCache.set(callerUniqueId, fullArn);
   }
   const arn = fullArn;
-  return wildcards.some((pattern) => globMatches(pattern, arn));
+  return wildcards.some((pattern) => globbedStringsMatch(pattern, arn));
 }
 
 /** Inferencing: the session name is the instance ID; it must run in the inferred region and meet the instance constraints. */

@@ -5,6 +5,7 @@
  * of the `+` rules.
  */
 import { InternalError } from '../../errors.js';
+import { globbedStringsMatch } from '../../framework/glob.js';
 import type { Operation } from '../../framework/request.js';
 import { ROOT_POLICY_NAME } from './builtin.js';
 import { mergePathRules, type Capability, type PathRule, type Policy } from './policy.js';
@@ -382,23 +383,12 @@ function listItems(value: unknown): readonly unknown[] | undefined {
 function matchesAny(value: unknown, list: readonly unknown[]): boolean {
   for (const entry of list) {
     if (typeof entry === 'string') {
-      if (typeof value === 'string' && globMatch(entry, value)) return true;
+      if (typeof value === 'string' && globbedStringsMatch(entry, value)) return true;
     } else if (deepEqual(entry, value)) {
       return true;
     }
   }
   return false;
-}
-
-/** Vault's GlobbedStringsMatch: a lone `*` (shorter than two characters) matches only itself. */
-function globMatch(pattern: string, value: string): boolean {
-  if (pattern.length < 2) return pattern === value;
-  const leading = pattern.startsWith('*');
-  const trailing = pattern.endsWith('*');
-  if (leading && trailing) return value.includes(pattern.slice(1, -1));
-  if (leading) return value.endsWith(pattern.slice(1));
-  if (trailing) return value.startsWith(pattern.slice(0, -1));
-  return value === pattern;
 }
 
 function deepEqual(a: unknown, b: unknown): boolean {

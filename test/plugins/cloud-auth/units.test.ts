@@ -1,6 +1,7 @@
 /** Pure pieces of the cloud auth method: ARN parsing and globs, request decoding, the STS answer, regions. */
 import { expect } from 'chai';
-import { ArnError, canonicalArn, displayNameOf, globMatches, parseIamArn, prefixOrExactMatches } from '../../../plugins/cloud-auth/arn.js';
+import { globbedStringsMatch as globMatches } from '../../../core/framework/glob.js';
+import { ArnError, canonicalArn, displayNameOf, parseIamArn, prefixOrExactMatches } from '../../../plugins/cloud-auth/arn.js';
 import { HeaderList, decodeBase64, parseForm, stsEndpointFor, type CallerIdentityRequest } from '../../../plugins/cloud-auth/iam-request.js';
 import { parseCallerIdentity } from '../../../plugins/cloud-auth/sts.js';
 import { iamRegionForPartition, regionalStsEndpoint } from '../../../plugins/cloud-auth/regions.js';
