@@ -265,8 +265,7 @@ export class Barrier implements Storage {
   }
 
   private hasTerm(stored: Uint8Array): boolean {
-    const term = ((stored[0]! << 24) | (stored[1]! << 16) | (stored[2]! << 8) | stored[3]!) >>> 0;
-    return this.keyring?.terms.has(term) ?? false;
+    return this.keyring?.terms.has(termOf(stored)) ?? false;
   }
 
   private encrypt(path: string, plaintext: Uint8Array): Buffer {
@@ -342,12 +341,17 @@ function frame(term: number, key: Uint8Array, nonce: Uint8Array, path: string, p
   return Buffer.concat([header, gcmSealWithNonce(key, nonce, plaintext, Buffer.from(path, 'utf8'))]);
 }
 
+/** The keyring term a stored value was written under (its first four bytes, big-endian). */
+function termOf(stored: Uint8Array): number {
+  return Buffer.from(stored.buffer, stored.byteOffset, TERM_LENGTH).readUInt32BE(0);
+}
+
 function unframe(stored: Uint8Array, path: string, keyFor: (term: number) => Uint8Array | undefined): Buffer {
   if (stored.length < MIN_VALUE_LENGTH) {
     throw new IntegrityError(`cannot decrypt "${path}": value too short`);
   }
   const view = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
-  const term = view.readUInt32BE(0);
+  const term = termOf(view);
   if (view[TERM_LENGTH] !== VERSION_PATH_AAD) {
     throw new IntegrityError(`cannot decrypt "${path}": version bytes mis-match`);
   }

@@ -57,8 +57,7 @@ export class PostgresHaLock implements HaLock {
       const epoch = Number(row.rows[0]!.epoch);
       return this.hold(client, epoch);
     } catch (err) {
-      this.drop(client, reasonOf(err));
-      throw new UnavailableError(`HA lock: PostgreSQL ${reasonOf(err)}`, { cause: err });
+      throw this.failed(client, err);
     }
   }
 
@@ -76,8 +75,7 @@ export class PostgresHaLock implements HaLock {
       if (!row || !row.held || row.node_id === '') return undefined;
       return { nodeId: row.node_id, apiAddr: row.api_addr, since: row.since };
     } catch (err) {
-      this.drop(client, reasonOf(err));
-      throw new UnavailableError(`HA lock: PostgreSQL ${reasonOf(err)}`, { cause: err });
+      throw this.failed(client, err);
     }
   }
 
@@ -122,6 +120,12 @@ export class PostgresHaLock implements HaLock {
     clearInterval(held.timer);
     this.setEpoch(undefined);
     held.lose(reason);
+  }
+
+  /** A query on the lock connection failed: drop the connection and say why. */
+  private failed(client: pg.Client, err: unknown): UnavailableError {
+    this.drop(client, reasonOf(err));
+    return new UnavailableError(`HA lock: PostgreSQL ${reasonOf(err)}`, { cause: err });
   }
 
   /** Forgets a broken connection; if it held the lock, leadership is lost (the server frees it). */

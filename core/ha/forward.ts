@@ -40,8 +40,7 @@ export function forwardRequest(apiAddr: string, request: HostRequest, signer: Fo
     method = 'GET';
     query.set('list', 'true');
   }
-  const search = query.toString();
-  const path = `/v1/${request.path.split('/').map(encodeURIComponent).join('/')}${search ? `?${search}` : ''}`;
+  const path = apiPath(request.path, query);
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(request.headers)) {
     if (value !== undefined && !NOT_FORWARDED.has(name.toLowerCase())) headers[name] = value;
@@ -107,15 +106,19 @@ export function vouchedAddress(request: HostRequest, signer: ForwardSigner, now 
   if (!forwardedFor || !at || !given) return undefined;
   const key = signer.key();
   if (!key || !/^\d{1,15}$/.test(at) || Math.abs(now - Number(at)) > MAX_AGE_MS) return undefined;
-  // The path as it was signed: the raw request path is not available here, so rebuild it as the
-  // standby built it from the same parts.
-  const method = request.method;
-  const query = new URLSearchParams(request.query).toString();
-  const path = `/v1/${request.path.split('/').map(encodeURIComponent).join('/')}${query ? `?${query}` : ''}`;
-  const expected = Buffer.from(mac(key, forwardedFor, at, method, path), 'hex');
+  // The path as it was signed: the raw request path is not available here, so it is rebuilt as the
+  // standby built it, from the same parts.
+  const path = apiPath(request.path, new URLSearchParams(request.query));
+  const expected = Buffer.from(mac(key, forwardedFor, at, request.method, path), 'hex');
   const actual = Buffer.from(given, 'hex');
   if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) return undefined;
   return forwardedFor;
+}
+
+/** `/v1/<path>?<query>`, each segment percent-encoded: what the standby sends and signs. */
+function apiPath(path: string, query: URLSearchParams): string {
+  const search = query.toString();
+  return `/v1/${path.split('/').map(encodeURIComponent).join('/')}${search ? `?${search}` : ''}`;
 }
 
 function mac(key: Buffer, forwardedFor: string, at: string, method: string, path: string): string {
