@@ -37,6 +37,34 @@ export class ItemError {
   }
 }
 
+/**
+ * The items of a batch that go on to the cipher: `admit` turns each parsed item into a request
+ * (checking it against the key); an item that failed to parse, or that `admit` throws for, fails
+ * alone. `results` already holds those failures; `place` puts the cipher's answers beside them.
+ */
+export function admitItems<P, Q, R>(
+  parsed: readonly (P | ItemError)[],
+  admit: (item: P, index: number) => Q,
+): { results: (R | ItemError)[]; requests: Q[]; place: (answers: readonly (R | ItemError)[]) => void } {
+  const results = new Array<R | ItemError>(parsed.length);
+  const requests: Q[] = [];
+  const slots: number[] = [];
+  parsed.forEach((item, i) => {
+    if (item instanceof ItemError) {
+      results[i] = item;
+      return;
+    }
+    try {
+      requests.push(admit(item, i));
+      slots.push(i);
+    } catch (err) {
+      results[i] = ItemError.of(err);
+    }
+  });
+  const place = (answers: readonly (R | ItemError)[]) => answers.forEach((answer, k) => (results[slots[k]!] = answer));
+  return { results, requests, place };
+}
+
 export const RSA_PADDING_SCHEMES = ['oaep', 'pkcs1v15'] as const;
 export type PaddingScheme = (typeof RSA_PADDING_SCHEMES)[number];
 

@@ -4,7 +4,6 @@ import { definePath, type FieldValues, type LogicalResponse } from '../../../cor
 import type { TransitContext } from '../context.js';
 import { encodeBase64 } from '../crypto/base64.js';
 import {
-  ItemError,
   RSA_PADDING_SCHEMES,
   batchItems,
   batchAnswer,
@@ -15,6 +14,8 @@ import {
   onlyResult,
   requireConsistentContext,
   type BatchItem,
+  admitItems,
+  type ParsedCiphertextItem,
 } from '../crypto/batch.js';
 import { decryptBatch, type DecryptItem } from '../crypto/cipher.js';
 
@@ -65,24 +66,12 @@ async function decrypt(ctx: TransitContext, input: DecryptInput): Promise<Logica
   const policy = await ctx.keys.get(input.name);
   if (!policy) throw new BadRequestError('encryption key not found');
 
-  const results = new Array<Buffer | ItemError>(raw.length);
-  const requests: DecryptItem[] = [];
-  const slots: number[] = [];
-  parsed.forEach((item, i) => {
-    if (item instanceof ItemError) {
-      results[i] = item;
-      return;
-    }
-    try {
-      const padding = paddingScheme(item.paddingText, policy.info, batch ? `'[${i}].padding_scheme'` : 'padding_scheme');
-      checkAssociatedData(item.aad, policy.info, i);
-      requests.push(padding ? { ...item, padding } : item);
-      slots.push(i);
-    } catch (err) {
-      results[i] = ItemError.of(err);
-    }
+  const { results, requests, place } = admitItems<ParsedCiphertextItem, DecryptItem, Buffer>(parsed, (item, i) => {
+    const padding = paddingScheme(item.paddingText, policy.info, batch ? `'[${i}].padding_scheme'` : 'padding_scheme');
+    checkAssociatedData(item.aad, policy.info, i);
+    return padding ? { ...item, padding } : item;
   });
-  decryptBatch(ctx.wasm, policy, requests).forEach((result, k) => (results[slots[k]!] = result));
+  place(decryptBatch(ctx.wasm, policy, requests));
   logItemFailures(ctx.logger, policy.name, results);
 
   const fields = (plaintext: Buffer) => ({ plaintext: encodeBase64(plaintext) });

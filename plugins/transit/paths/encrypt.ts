@@ -21,6 +21,7 @@ import {
   onlyResult,
   requireConsistentContext,
   type BatchItem,
+  admitItems,
 } from '../crypto/batch.js';
 import { NONCE_NOT_ALLOWED, encryptBatch, nonceAllowed, type Encrypted, type EncryptItem } from '../crypto/cipher.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
@@ -112,25 +113,13 @@ async function encrypt(ctx: TransitContext, req: LogicalRequest, input: EncryptI
   const policy = create ? await upsert(ctx, input, raw, contextSet, warnings) : await ctx.keys.get(input.name);
   if (!policy) throw new BadRequestError('encryption key not found');
 
-  const results = new Array<Encrypted | ItemError>(raw.length);
-  const requests: EncryptItem[] = [];
-  const slots: number[] = [];
-  parsed.forEach((item, i) => {
-    if (item instanceof ItemError) {
-      results[i] = item;
-      return;
-    }
-    try {
-      if (item.nonce !== undefined && !nonceAllowed(policy)) throw new BadRequestError(NONCE_NOT_ALLOWED);
-      const padding = paddingScheme(item.paddingText, policy.info, batch ? `'[${i}].padding_scheme'` : 'padding_scheme');
-      checkAssociatedData(item.aad, policy.info, i);
-      requests.push(padding ? { ...item, padding } : item);
-      slots.push(i);
-    } catch (err) {
-      results[i] = ItemError.of(err);
-    }
+  const { results, requests, place } = admitItems<ParsedItem, EncryptItem, Encrypted>(parsed, (item, i) => {
+    if (item.nonce !== undefined && !nonceAllowed(policy)) throw new BadRequestError(NONCE_NOT_ALLOWED);
+    const padding = paddingScheme(item.paddingText, policy.info, batch ? `'[${i}].padding_scheme'` : 'padding_scheme');
+    checkAssociatedData(item.aad, policy.info, i);
+    return padding ? { ...item, padding } : item;
   });
-  encryptBatch(ctx.wasm, policy, requests).forEach((result, k) => (results[slots[k]!] = result));
+  place(encryptBatch(ctx.wasm, policy, requests));
   logItemFailures(ctx.logger, policy.name, results);
 
   const fields = (r: Encrypted) => ({ ciphertext: r.ciphertext, key_version: r.keyVersion });

@@ -19,6 +19,8 @@ import {
   requireConsistentContext,
   type BatchItem,
   type PaddingScheme,
+  admitItems,
+  type ParsedCiphertextItem,
 } from '../crypto/batch.js';
 import { NONCE_NOT_ALLOWED, decryptBatch, encryptBatch, nonceAllowed, type DecryptItem, type Encrypted, type EncryptItem } from '../crypto/cipher.js';
 
@@ -88,46 +90,30 @@ async function rewrap(ctx: TransitContext, input: RewrapInput): Promise<LogicalR
   const policy = await ctx.keys.get(input.name);
   if (!policy) throw new BadRequestError('encryption key not found');
 
-  const results = new Array<Encrypted | ItemError>(raw.length);
-  const items: RewrapItem[] = [];
-  const slots: number[] = [];
-  parsed.forEach((item, i) => {
-    if (item instanceof ItemError) {
-      results[i] = item;
-      return;
-    }
+  const admitted = admitItems<ParsedCiphertextItem, RewrapItem, Encrypted>(parsed, (item, i) => {
     const at = (field: string) => (batch ? `'[${i}].${field}'` : field);
-    try {
-      const source = raw[i]!;
-      if (item.nonce !== undefined && !nonceAllowed(policy)) throw new BadRequestError(NONCE_NOT_ALLOWED);
-      checkAssociatedData(item.aad, policy.info, i);
-      items.push({
-        ...item,
-        padding: paddingScheme(itemField(source, 'decrypt_padding_scheme', 'string'), policy.info, at('decrypt_padding_scheme')),
-        encryptPadding: paddingScheme(itemField(source, 'encrypt_padding_scheme', 'string'), policy.info, at('encrypt_padding_scheme')),
-        keyVersion: itemField(source, 'key_version', 'int') ?? 0,
-      });
-      slots.push(i);
-    } catch (err) {
-      results[i] = ItemError.of(err);
-    }
+    const source = raw[i]!;
+    if (item.nonce !== undefined && !nonceAllowed(policy)) throw new BadRequestError(NONCE_NOT_ALLOWED);
+    checkAssociatedData(item.aad, policy.info, i);
+    return {
+      ...item,
+      padding: paddingScheme(itemField(source, 'decrypt_padding_scheme', 'string'), policy.info, at('decrypt_padding_scheme')),
+      encryptPadding: paddingScheme(itemField(source, 'encrypt_padding_scheme', 'string'), policy.info, at('encrypt_padding_scheme')),
+      keyVersion: itemField(source, 'key_version', 'int') ?? 0,
+    };
   });
+  const { results, requests: items } = admitted;
 
-  // Both steps run as whole batches; the plaintexts live only between them.
+  // Both steps run as whole batches; the plaintexts live only between them. Items that fail to
+  // open fail alone; the rest are encrypted again.
   const opened = decryptBatch(ctx.wasm, policy, items);
-  const again: EncryptItem[] = [];
-  const againSlots: number[] = [];
-  opened.forEach((plaintext, k) => {
-    if (plaintext instanceof ItemError) {
-      results[slots[k]!] = plaintext;
-      return;
-    }
-    const item = items[k]!;
-    again.push({ plaintext, context: item.context, nonce: item.nonce, aad: item.aad, keyVersion: item.keyVersion, padding: item.encryptPadding });
-    againSlots.push(slots[k]!);
-  });
-  encryptBatch(ctx.wasm, policy, again).forEach((result, k) => (results[againSlots[k]!] = result));
-  for (const item of again) (item.plaintext as Buffer).fill(0);
+  const again = admitItems<{ plaintext: Buffer; item: RewrapItem }, EncryptItem, Encrypted>(
+    opened.map((plaintext, k) => (plaintext instanceof ItemError ? plaintext : { plaintext, item: items[k]! })),
+    ({ plaintext, item }) => ({ plaintext, context: item.context, nonce: item.nonce, aad: item.aad, keyVersion: item.keyVersion, padding: item.encryptPadding }),
+  );
+  again.place(encryptBatch(ctx.wasm, policy, again.requests));
+  admitted.place(again.results);
+  for (const item of again.requests) (item.plaintext as Buffer).fill(0);
   logItemFailures(ctx.logger, policy.name, results);
 
   const fields = (r: Encrypted) => ({ ciphertext: r.ciphertext, key_version: r.keyVersion });
