@@ -18,6 +18,7 @@
 import { createCipheriv, randomFillSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Arena, Entry, align16, chunk, type WasmMemory } from './arena.js';
+import { encodeRuns } from './base64.js';
 import { DISPATCH_RULES, planBatch, type BatchPath, type BatchPlan, type CryptoPath, type DispatchRule } from './dispatch.js';
 import { ecbCipherName, gcmCipherName, nodeGcmOpen, nodeGcmSeal, nodeHash, nodeHkdfSha256, nodeHmac } from './node-paths.js';
 
@@ -41,6 +42,20 @@ export interface GcmOpenItem {
   readonly ciphertext: Uint8Array;
   readonly aad?: Uint8Array;
 }
+
+/** One AES-GCM encryption whose nonce comes from a block of nonces (gcmSealBase64). */
+export interface GcmTextItem {
+  readonly plaintext: Uint8Array;
+  readonly aad?: Uint8Array | undefined;
+}
+
+/**
+ * Where runGcm's results go: each item's view (null for a failed open) through `deliver`, or, when
+ * sealing with the nonces of one block, each item's base64 of nonce ‖ ciphertext ‖ tag in `texts`.
+ */
+type GcmOutput =
+  | { readonly kind: 'views'; readonly deliver: (i: number, out: Buffer | null) => void }
+  | { readonly kind: 'base64'; readonly nonces: Uint8Array; readonly texts: string[] };
 
 /** Per-call options of the batch methods. */
 export interface BatchOptions {
@@ -95,7 +110,7 @@ const DEFAULT_ARENA = 32 * 1024 * 1024;
 const GCM_TAG = 16;
 const GCM_NONCE = 12;
 /** Bytes of a prepared GHASH key (wasm/assembly/ghash.ts HKEY_SIZE). */
-const GHASH_KEY = 288;
+const GHASH_KEY = 3184;
 /** Bytes of one key's bitsliced round keys (wasm/assembly/aes.ts ROUND_KEYS_SIZE). */
 const ROUND_KEYS = 15 * 128;
 /** Largest HKDF-SHA-256 output (RFC 5869: 255 blocks). */
@@ -112,6 +127,33 @@ function hashRule(alg: HashAlgorithm): DispatchRule {
 /** Key for item `i`: the shared key, or the i-th of per-item keys. */
 function keyAt(key: Uint8Array | readonly Uint8Array[], i: number): Uint8Array {
   return key instanceof Uint8Array ? key : key[i]!;
+}
+
+/** Bytes of the shared pool small nonce requests draw from. */
+const NONCE_POOL_BYTES = 16 * 1024;
+let noncePool = Buffer.alloc(0);
+let noncePoolUsed = 0;
+
+/**
+ * `length` random bytes. A request of up to a quarter of the pool takes the next unused bytes of
+ * a pool filled by one randomFillSync (each call of which costs ~2–5 µs, as much as encrypting a
+ * small item); larger ones get a fill of their own. A used pool is replaced, never refilled in
+ * place, so bytes handed out never change or repeat. Nonces are public once used; what matters is
+ * that they come from the CSPRNG and are never handed out twice.
+ */
+function randomPooled(length: number): Buffer {
+  if (length > NONCE_POOL_BYTES / 4) return randomFillSync(Buffer.allocUnsafe(length));
+  if (noncePoolUsed + length > noncePool.length) {
+    noncePool = randomFillSync(Buffer.allocUnsafe(NONCE_POOL_BYTES));
+    noncePoolUsed = 0;
+  }
+  const out = noncePool.subarray(noncePoolUsed, noncePoolUsed + length);
+  noncePoolUsed += length;
+  return out;
+}
+
+function checkNonces(items: readonly { readonly nonce: Uint8Array }[]): void {
+  for (const item of items) if (item.nonce.length !== GCM_NONCE) throw new RangeError('GCM nonce must be 12 bytes');
 }
 
 function checkKeys(key: Uint8Array | readonly Uint8Array[], count: number, what: string): void {
@@ -143,10 +185,15 @@ export class WasmCrypto {
     return crypto;
   }
 
-  /** `count` random 12-byte GCM nonces from one `randomFillSync` call. */
+  /** `count` random 12-byte GCM nonces (views into one randomNonceBlock). */
   static randomNonces(count: number): Buffer[] {
-    const all = randomFillSync(Buffer.alloc(count * GCM_NONCE));
+    const all = WasmCrypto.randomNonceBlock(count);
     return Array.from({ length: count }, (_, i) => all.subarray(i * GCM_NONCE, (i + 1) * GCM_NONCE));
+  }
+
+  /** `count` random 12-byte GCM nonces back to back: one `randomFillSync` for a batch, a shared pool for a few. */
+  static randomNonceBlock(count: number): Buffer {
+    return randomPooled(count * GCM_NONCE);
   }
 
   /**
@@ -154,18 +201,43 @@ export class WasmCrypto {
    * `key[i]` for item i (derived keys). Returns ciphertext‖tag per item, in order.
    */
   gcmEncryptBatch(key: Uint8Array | readonly Uint8Array[], items: readonly GcmSealItem[], options: BatchOptions = {}): Buffer[] {
-    const plan = this.planGcm(key, items, (i) => items[i]!.plaintext.length + (items[i]!.aad?.length ?? 0), options);
+    checkNonces(items);
+    const plan = this.planGcm(key, items.length, (i) => items[i]!.plaintext.length + (items[i]!.aad?.length ?? 0), options);
     const results = new Array<Buffer>(items.length);
     for (const i of plan.node) {
       const item = items[i]!;
       results[i] = nodeGcmSeal(keyAt(key, i), item.nonce, item.plaintext, item.aad);
     }
     if (plan.fast.length > 0) {
-      this.runGcm(plan.path, key, plan.fast, (i) => items[i]!.plaintext, (i) => items[i]!, false, (i, out) => {
-        results[i] = out!;
+      this.runGcm(plan.path, key, plan.fast, (i) => items[i]!.plaintext, (i) => items[i]!, false, {
+        kind: 'views',
+        deliver: (i, out) => (results[i] = out!),
       });
     }
     return results;
+  }
+
+  /**
+   * AES-GCM encryption of every item under `key` (or `key[i]`), item i with the nonce at bytes 12i..12i+11 of
+   * `nonces`, answered as the standard base64 of nonce ‖ ciphertext ‖ tag per item: the payload
+   * of a transit ciphertext. The same as gcmEncryptBatch followed by an encoding, without a
+   * Buffer per nonce, per result or per encoding: on the batch paths each item's nonce and output
+   * sit together in the arena at offsets that are multiples of 3, so one base64 encoding per
+   * 32 KB serves every item in it (wasm/base64.ts).
+   */
+  gcmSealBase64(key: Uint8Array | readonly Uint8Array[], items: readonly GcmTextItem[], nonces: Uint8Array, options: BatchOptions = {}): string[] {
+    if (nonces.length !== items.length * GCM_NONCE) throw new RangeError(`gcmSealBase64: ${nonces.length} nonce bytes for ${items.length} items (12 each)`);
+    const plan = this.planGcm(key, items.length, (i) => items[i]!.plaintext.length + (items[i]!.aad?.length ?? 0), options);
+    const texts = new Array<string>(items.length);
+    for (const i of plan.node) {
+      const item = items[i]!;
+      const nonce = nonces.subarray(i * GCM_NONCE, (i + 1) * GCM_NONCE);
+      texts[i] = Buffer.concat([nonce, nodeGcmSeal(keyAt(key, i), nonce, item.plaintext, item.aad)]).toString('base64');
+    }
+    if (plan.fast.length > 0) {
+      this.runGcm(plan.path, key, plan.fast, (i) => items[i]!.plaintext, (i) => items[i]!, false, { kind: 'base64', nonces, texts });
+    }
+    return texts;
   }
 
   /**
@@ -179,14 +251,16 @@ export class WasmCrypto {
     items.forEach((item, i) => {
       if (item.ciphertext.length >= GCM_TAG) valid.push(i);
     });
-    const plan = this.planGcm(key, items, (i) => items[i]!.ciphertext.length + (items[i]!.aad?.length ?? 0), options, valid);
+    checkNonces(items);
+    const plan = this.planGcm(key, items.length, (i) => items[i]!.ciphertext.length + (items[i]!.aad?.length ?? 0), options, valid);
     for (const i of plan.node) {
       const item = items[i]!;
       results[i] = nodeGcmOpen(keyAt(key, i), item.nonce, item.ciphertext, item.aad);
     }
     if (plan.fast.length > 0) {
-      this.runGcm(plan.path, key, plan.fast, (i) => items[i]!.ciphertext, (i) => items[i]!, true, (i, out) => {
-        results[i] = out;
+      this.runGcm(plan.path, key, plan.fast, (i) => items[i]!.ciphertext, (i) => items[i]!, true, {
+        kind: 'views',
+        deliver: (i, out) => (results[i] = out),
       });
     }
     return results;
@@ -352,19 +426,22 @@ export class WasmCrypto {
    */
   private planGcm(
     key: Uint8Array | readonly Uint8Array[],
-    items: readonly { readonly nonce: Uint8Array }[],
+    count: number,
     sizeOf: (i: number) => number,
     options: BatchOptions,
     subset?: readonly number[],
   ): BatchPlan {
-    checkKeys(key, items.length, 'AES-GCM batch');
-    for (const item of items) if (item.nonce.length !== GCM_NONCE) throw new RangeError('GCM nonce must be 12 bytes');
+    checkKeys(key, count, 'AES-GCM batch');
     const keys = key instanceof Uint8Array ? [key] : key;
     for (const k of keys) gcmCipherName(k);
     const rule = key instanceof Uint8Array ? DISPATCH_RULES.gcm : DISPATCH_RULES['gcm-keys'];
-    const ids = subset ?? items.map((_, i) => i);
-    const planned = planBatch(rule, ids.length, (k) => sizeOf(ids[k]!), options.path);
-    const plan = { path: planned.path, fast: planned.fast.map((k) => ids[k]!), node: planned.node.map((k) => ids[k]!) };
+    let plan: BatchPlan;
+    if (subset === undefined) {
+      plan = planBatch(rule, count, sizeOf, options.path);
+    } else {
+      const planned = planBatch(rule, subset.length, (k) => sizeOf(subset[k]!), options.path);
+      plan = { path: planned.path, fast: planned.fast.map((k) => subset[k]!), node: planned.node.map((k) => subset[k]!) };
+    }
     const bitsliced = keys.every((k) => (k.length === 16 || k.length === 32) && k.length === keys[0]!.length);
     if (plan.path === 'wasm' && !bitsliced) {
       if (options.path === 'wasm') throw new RangeError("the 'wasm' GCM path needs AES-128 or AES-256 keys, all of one length");
@@ -377,19 +454,20 @@ export class WasmCrypto {
    * The batch AES-GCM paths for items `indices`. Hybrid: counter blocks from the kernel, one
    * native ECB call per key over them (in place), then XOR, GHASH and tag (or verification) in
    * the kernel. WASM: the same in one kernel call with bitsliced AES, keys copied into the arena.
-   * `text(i)` is the plaintext, or ciphertext‖tag when `open`.
+   * `text(i)` is the plaintext, or ciphertext‖tag when `open`. Results go out as `output` says.
    */
   private runGcm(
     path: BatchPath,
     key: Uint8Array | readonly Uint8Array[],
     indices: readonly number[],
     text: (i: number) => Uint8Array,
-    item: (i: number) => { readonly nonce: Uint8Array; readonly aad?: Uint8Array | undefined },
+    item: (i: number) => { readonly nonce?: Uint8Array; readonly aad?: Uint8Array | undefined },
     open: boolean,
-    deliver: (i: number, out: Buffer | null) => void,
+    output: GcmOutput,
   ): void {
     const shared = key instanceof Uint8Array;
     const tagIn = open ? GCM_TAG : 0;
+    const packed = output.kind === 'base64' ? output : undefined;
     const a = this.arena;
     const perKeyBlocks = shared ? 0 : 1;
     const blocksOf = (len: number): number => ((len + 15) >>> 4) + 1 + perKeyBlocks;
@@ -397,9 +475,10 @@ export class WasmCrypto {
     // The WASM path also holds the keys, their round keys (ROUND_KEYS) and a key pointer per block.
     const keyBytes = wasm ? align16(keyAt(key, 0).length) + ROUND_KEYS : 0;
     const fixed = 128 + 16 + GHASH_KEY + (shared ? keyBytes : 0);
+    // Packed output: up to 2 zero bytes after each item, to the next multiple of 3.
     const costOf = (i: number): number => {
       const len = text(i).length - tagIn;
-      return Entry.SIZE + 2 * len + 2 * GCM_TAG + GCM_NONCE + (item(i).aad?.length ?? 0) + (wasm ? 20 : 16) * blocksOf(len) + (shared ? 0 : keyBytes);
+      return Entry.SIZE + 2 * len + 2 * GCM_TAG + GCM_NONCE + 2 + (item(i).aad?.length ?? 0) + (wasm ? 20 : 16) * blocksOf(len) + (shared ? 0 : keyBytes);
     };
     for (const { items: run, bytes: need } of chunk(indices, a.capacity, fixed, costOf)) {
       const n = run.length;
@@ -413,45 +492,81 @@ export class WasmCrypto {
         a.set(table, k, Entry.IN, p);
         a.set(table, k, Entry.IN_LEN, input.length - tagIn);
         p = a.put(p, input);
-        a.set(table, k, Entry.A, p);
         a.set(table, k, Entry.A_LEN, GCM_NONCE);
-        p = a.put(p, nonce);
+        if (!packed) {
+          a.set(table, k, Entry.A, p);
+          p = a.put(p, nonce!);
+        }
         a.set(table, k, Entry.B, p);
         a.set(table, k, Entry.B_LEN, aad?.length ?? 0);
         if (aad !== undefined) p = a.put(p, aad);
       }
       const out = p;
-      for (let k = 0; k < n; k++) {
-        a.set(table, k, Entry.OUT, p);
-        p += a.get(table, k, Entry.IN_LEN) + (open ? 0 : GCM_TAG);
+      if (packed) {
+        // Each item's nonce, then its ciphertext ‖ tag, at offsets from `out` that are multiples of 3.
+        const u8 = a.u8;
+        let at = 0;
+        for (let k = 0; k < n; k++) {
+          const i = run[k]!;
+          const slot = out + at;
+          for (let b = 0, from = i * GCM_NONCE; b < GCM_NONCE; b++) u8[slot + b] = packed.nonces[from + b]!;
+          a.set(table, k, Entry.A, slot);
+          a.set(table, k, Entry.OUT, slot + GCM_NONCE);
+          const length = GCM_NONCE + a.get(table, k, Entry.IN_LEN) + GCM_TAG;
+          at += Math.ceil(length / 3) * 3;
+          // The (at most 2) bytes up to the next multiple of 3 must be zero; a loop, as fill() is a native call per item.
+          for (let z = slot + length; z < out + at; z++) u8[z] = 0;
+        }
+        p = out + at;
+      } else {
+        for (let k = 0; k < n; k++) {
+          a.set(table, k, Entry.OUT, p);
+          p += a.get(table, k, Entry.IN_LEN) + (open ? 0 : GCM_TAG);
+        }
       }
       const outEnd = p;
+      let end: number;
       if (wasm) {
         const keys = p;
         for (let k = 0; k < (shared ? 1 : n); k++) p = a.put(p, keyAt(key, run[k]!));
         this.kernels.gcmWasm(open ? 1 : 0, table, n, keys, keyAt(key, 0).length, shared ? 0 : 1, align16(p));
-        this.deliverGcm(table, run, out, outEnd, open, deliver);
-        a.wipe(table, table + need);
-        continue;
-      }
-      const ctr = align16(p);
-      const ctrEnd = this.kernels.gcmCounters(table, n, ctr, shared ? 0 : 1);
-      if (shared) {
-        this.keystream(key, ctr, ctrEnd);
+        end = table + need;
       } else {
-        let from = ctr;
-        for (let k = 0; k < n; k++) {
-          const to = from + 16 * blocksOf(a.get(table, k, Entry.IN_LEN));
-          this.keystream(keyAt(key, run[k]!), from, to);
-          from = to;
+        const ctr = align16(p);
+        const ctrEnd = this.kernels.gcmCounters(table, n, ctr, shared ? 0 : 1);
+        if (shared) {
+          this.keystream(key, ctr, ctrEnd);
+        } else {
+          let from = ctr;
+          for (let k = 0; k < n; k++) {
+            const to = from + 16 * blocksOf(a.get(table, k, Entry.IN_LEN));
+            this.keystream(keyAt(key, run[k]!), from, to);
+            from = to;
+          }
         }
+        const hashKey = align16(ctrEnd);
+        if (open) this.kernels.gcmOpen(table, n, ctr, shared ? 0 : 1, hashKey);
+        else this.kernels.gcmSeal(table, n, ctr, shared ? 0 : 1, hashKey);
+        end = hashKey + GHASH_KEY;
       }
-      const hashKey = align16(ctrEnd);
-      if (open) this.kernels.gcmOpen(table, n, ctr, shared ? 0 : 1, hashKey);
-      else this.kernels.gcmSeal(table, n, ctr, shared ? 0 : 1, hashKey);
-      this.deliverGcm(table, run, out, outEnd, open, deliver);
-      a.wipe(table, hashKey + GHASH_KEY);
+      if (output.kind === 'base64') this.encodeGcm(table, run, out, output.texts);
+      else this.deliverGcm(table, run, out, outEnd, open, output.deliver);
+      a.wipe(table, end);
     }
+  }
+
+  /** The base64 of each packed item (nonce ‖ ciphertext ‖ tag, see runGcm) of a run, straight from the arena. */
+  private encodeGcm(table: number, run: readonly number[], out: number, texts: string[]): void {
+    const a = this.arena;
+    a.refresh();
+    const n = run.length;
+    const starts = new Array<number>(n);
+    const lengths = new Array<number>(n);
+    for (let k = 0; k < n; k++) {
+      starts[k] = a.get(table, k, Entry.A) - out;
+      lengths[k] = GCM_NONCE + a.get(table, k, Entry.IN_LEN) + GCM_TAG;
+    }
+    encodeRuns(a.u8, out, starts, lengths, n, texts, (k) => run[k]!);
   }
 
   /** Copies a GCM run's outputs out of the arena in one go and hands each item its view (or null). */

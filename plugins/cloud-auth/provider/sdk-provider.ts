@@ -5,15 +5,8 @@
  * and account until `flush()`, which the configuration paths call on every change.
  */
 import type { EC2Client, Instance } from '@aws-sdk/client-ec2';
-import {
-  CreateAccessKeyCommand,
-  DeleteAccessKeyCommand,
-  GetInstanceProfileCommand,
-  GetRoleCommand,
-  GetUserCommand,
-  IAMClient,
-} from '@aws-sdk/client-iam';
-import { AssumeRoleCommand, GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import type { IAMClient } from '@aws-sdk/client-iam';
+import type { STSClient } from '@aws-sdk/client-sts';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { ClientConfig } from '../client-config.js';
 import { baseCredentials, defaultRegion, type Credentials, type CredentialsProvider } from './credentials.js';
@@ -46,11 +39,19 @@ const ASSUMED_EXPIRY_MARGIN_MS = 5 * 60 * 1000;
 type AnyClient = EC2Client | IAMClient | STSClient;
 
 /**
- * The EC2 client module, loaded on first use: it is by far the largest SDK client (about 0.5 s and
- * 90 MB when imported), and only ec2 logins and inferred iam logins need it.
+ * The SDK client modules, each loaded on first use: EC2 is by far the largest (about 0.5 s and
+ * 90 MB when imported) and only ec2 logins and inferred iam logins need it; IAM and STS (about 4
+ * and 3 MB of heap, more in code and young space at start-up) serve only unique-ID resolution,
+ * access-key rotation and cross-account roles, and an iam login itself never uses them (its
+ * GetCallerIdentity goes out as the client signed it, sts.ts). A server that never calls the
+ * provider does not pay for them in start-up time or memory.
  */
 let ec2Module: Promise<typeof import('@aws-sdk/client-ec2')> | undefined;
 const loadEc2 = () => (ec2Module ??= import('@aws-sdk/client-ec2'));
+let iamModule: Promise<typeof import('@aws-sdk/client-iam')> | undefined;
+const loadIam = () => (iamModule ??= import('@aws-sdk/client-iam'));
+let stsModule: Promise<typeof import('@aws-sdk/client-sts')> | undefined;
+const loadSts = () => (stsModule ??= import('@aws-sdk/client-sts'));
 
 export class SdkCloudProvider implements CloudProvider {
   private readonly clients = new Map<string, AnyClient>();
@@ -79,6 +80,7 @@ export class SdkCloudProvider implements CloudProvider {
 
   async getUser(target: ProviderTarget, userName: string): Promise<IamIdentity> {
     const client = await this.client('iam', target);
+    const { GetUserCommand } = await loadIam();
     const out = await call('GetUser', () => client.send(new GetUserCommand({ UserName: userName })));
     if (!out.User?.UserId || !out.User.Arn) throw new ProviderUnavailableError('GetUser answered without a user');
     return { uniqueId: out.User.UserId, arn: out.User.Arn };
@@ -86,6 +88,7 @@ export class SdkCloudProvider implements CloudProvider {
 
   async getRole(target: ProviderTarget, roleName: string): Promise<IamIdentity> {
     const client = await this.client('iam', target);
+    const { GetRoleCommand } = await loadIam();
     const out = await call('GetRole', () => client.send(new GetRoleCommand({ RoleName: roleName })));
     if (!out.Role?.RoleId || !out.Role.Arn) throw new ProviderUnavailableError('GetRole answered without a role');
     return { uniqueId: out.Role.RoleId, arn: out.Role.Arn };
@@ -93,6 +96,7 @@ export class SdkCloudProvider implements CloudProvider {
 
   async getInstanceProfile(target: ProviderTarget, profileName: string): Promise<InstanceProfile> {
     const client = await this.client('iam', target);
+    const { GetInstanceProfileCommand } = await loadIam();
     const out = await call('GetInstanceProfile', () => client.send(new GetInstanceProfileCommand({ InstanceProfileName: profileName })));
     const profile = out.InstanceProfile;
     if (!profile?.InstanceProfileId || !profile.Arn) throw new ProviderUnavailableError('GetInstanceProfile answered without a profile');
@@ -107,17 +111,20 @@ export class SdkCloudProvider implements CloudProvider {
     const client = this.keyClient(key);
     return {
       async currentUserName() {
+        const { GetUserCommand } = await loadIam();
         const out = await call('GetUser', () => client.then((c) => c.send(new GetUserCommand({}))));
         if (!out.User?.UserName) throw new ProviderUnavailableError('GetUser answered without a user name');
         return out.User.UserName;
       },
       async createAccessKey(userName) {
+        const { CreateAccessKeyCommand } = await loadIam();
         const out = await call('CreateAccessKey', () => client.then((c) => c.send(new CreateAccessKeyCommand({ UserName: userName }))));
         const created = out.AccessKey;
         if (!created?.AccessKeyId || !created.SecretAccessKey) throw new ProviderUnavailableError('CreateAccessKey answered without a key');
         return { accessKeyId: created.AccessKeyId, secretAccessKey: created.SecretAccessKey };
       },
       async deleteAccessKey(userName, accessKeyId) {
+        const { DeleteAccessKeyCommand } = await loadIam();
         await call('DeleteAccessKey', () => client.then((c) => c.send(new DeleteAccessKeyCommand({ UserName: userName, AccessKeyId: accessKeyId }))));
       },
       close() {
@@ -140,7 +147,7 @@ export class SdkCloudProvider implements CloudProvider {
     const client =
       kind === 'ec2'
         ? new (await loadEc2()).EC2Client({ ...settings, ...(config?.endpoint ? { endpoint: config.endpoint } : {}) })
-        : new IAMClient({ ...settings, ...(config?.iam_endpoint ? { endpoint: config.iam_endpoint } : {}) });
+        : new (await loadIam()).IAMClient({ ...settings, ...(config?.iam_endpoint ? { endpoint: config.iam_endpoint } : {}) });
     if (generation === this.generation && !this.clients.has(key)) this.clients.set(key, client);
     return client;
   }
@@ -162,7 +169,8 @@ export class SdkCloudProvider implements CloudProvider {
     if (!this.defaultAccount) {
       const generation = this.generation;
       const lookup = (async () => {
-        const sts = this.stsClient(config, base);
+        const { GetCallerIdentityCommand } = await loadSts();
+        const sts = await this.stsClient(config, base);
         try {
           const out = await call('GetCallerIdentity', () => sts.send(new GetCallerIdentityCommand({})));
           if (!out.Account) throw new ProviderUnavailableError('GetCallerIdentity answered without an account');
@@ -188,7 +196,8 @@ export class SdkCloudProvider implements CloudProvider {
     let current: Credentials | undefined;
     const provider: CredentialsProvider = async () => {
       if (current?.expiration && current.expiration.getTime() - Date.now() > ASSUMED_EXPIRY_MARGIN_MS) return current;
-      const sts = this.stsClient(config, base);
+      const { AssumeRoleCommand } = await loadSts();
+      const sts = await this.stsClient(config, base);
       try {
         const out = await call(`AssumeRole of ${roleArn}`, () =>
           sts.send(new AssumeRoleCommand({ RoleArn: roleArn, RoleSessionName: `keywarden-${Date.now()}` })),
@@ -210,14 +219,16 @@ export class SdkCloudProvider implements CloudProvider {
     return provider;
   }
 
-  private stsClient(config: ClientConfig | undefined, credentials: CredentialsProvider): STSClient {
+  private async stsClient(config: ClientConfig | undefined, credentials: CredentialsProvider): Promise<STSClient> {
     const region = config?.sts_region || defaultRegion(this.options.env);
+    const { STSClient } = await loadSts();
     return new STSClient({ ...this.settings(config, region, credentials), ...(config?.sts_endpoint ? { endpoint: config.sts_endpoint } : {}) });
   }
 
   private async keyClient(key: AccessKey): Promise<IAMClient> {
     const config = await this.options.loadConfig();
     const credentials = { accessKeyId: key.accessKeyId, secretAccessKey: key.secretAccessKey };
+    const { IAMClient } = await loadIam();
     return new IAMClient({
       ...this.settings(config, defaultRegion(this.options.env), async () => credentials),
       ...(config?.iam_endpoint ? { endpoint: config.iam_endpoint } : {}),

@@ -4,6 +4,7 @@
  * mistake into wrong data instead of a 400.
  */
 import { BadRequestError } from '../../../core/errors.js';
+import { encodeRuns } from '../../../wasm/base64.js';
 
 /** Any character outside the standard alphabet; a negated class scans far faster than an anchored pattern. */
 const INVALID = /[^A-Za-z0-9+/=]/;
@@ -43,51 +44,28 @@ export function encodeBase64(bytes: Uint8Array): string {
 }
 
 /**
- * Bytes encoded per call of encodeBase64Batch. Measured on 1,000 items: with one call for the
- * whole batch, a text past ~128 KB lands in V8's large-object space and slicing it and then
- * serializing the slices costs more than encoding item by item (1,000 × 124 B: 1.3× slower);
- * in 32 KB pieces the batch encoder is 1.1–1.3× faster than an encoding per item up to ~120-byte
- * items and even with it above (1 KB items).
- */
-const BATCH_ENCODE_BYTES = 32 * 1024;
-
-/**
  * The base64 of each item, `heads[k]` ‖ `bodies[k]` (a head may be missing), with one encoding
- * call per 32 KB of items instead of one per item: each item is written at an offset that is a
- * multiple of 3 into one zero-filled buffer, so its base64 is a slice of the buffer's base64 (the
- * zero bytes after it encode exactly as the padding bits of its last quantum) plus its own "="
- * padding. The strings share their piece's text, which lives as long as any of them does.
+ * call per 32 KB of items instead of one per item (wasm/base64.ts encodeRuns): each item is
+ * written at an offset that is a multiple of 3 into one zero-filled buffer.
  */
 export function encodeBase64Batch(heads: readonly (Uint8Array | undefined)[], bodies: readonly Uint8Array[]): string[] {
   const count = bodies.length;
   const out = new Array<string>(count);
   const starts = new Array<number>(count);
   const lengths = new Array<number>(count);
-  for (let first = 0; first < count; ) {
-    let end = first;
-    let total = 0;
-    while (end < count && (end === first || total < BATCH_ENCODE_BYTES)) {
-      const length = (heads[end]?.length ?? 0) + bodies[end]!.length;
-      starts[end] = total;
-      lengths[end] = length;
-      total += Math.ceil(length / 3) * 3;
-      end++;
-    }
-    const bytes = Buffer.alloc(total);
-    for (let k = first; k < end; k++) {
-      const head = heads[k];
-      if (head !== undefined) bytes.set(head, starts[k]!);
-      bytes.set(bodies[k]!, starts[k]! + (head?.length ?? 0));
-    }
-    const text = bytes.toString('base64');
-    for (let k = first; k < end; k++) {
-      const length = lengths[k]!;
-      const from = (starts[k]! / 3) * 4;
-      const tail = length % 3;
-      const encoded = text.slice(from, from + Math.floor(length / 3) * 4 + (tail === 0 ? 0 : tail + 1));
-      out[k] = tail === 0 ? encoded : tail === 1 ? `${encoded}==` : `${encoded}=`;
-    }
-    first = end;
+  let total = 0;
+  for (let k = 0; k < count; k++) {
+    const length = (heads[k]?.length ?? 0) + bodies[k]!.length;
+    starts[k] = total;
+    lengths[k] = length;
+    total += Math.ceil(length / 3) * 3;
   }
+  const bytes = Buffer.alloc(total);
+  for (let k = 0; k < count; k++) {
+    const head = heads[k];
+    if (head !== undefined) bytes.set(head, starts[k]!);
+    bytes.set(bodies[k]!, starts[k]! + (head?.length ?? 0));
+  }
+  encodeRuns(bytes, 0, starts, lengths, count, out);
   return out;
 }

@@ -155,6 +155,44 @@ function encryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly E
   const work = attachKeys(wasm, policy, pending, (i) => items[i]!.context, true, results);
   if (work.length === 0) return;
 
+  const bodies =
+    policy.info.family !== 'chacha' && work.every((w) => w.convergent === 0) ? sealRandom(wasm, policy, work, items) : sealOther(wasm, policy, work, items);
+  // A batch is nearly always of one version: its prefix is built once, not once per item.
+  let prefixOf = 0;
+  let prefix = '';
+  for (let k = 0; k < work.length; k++) {
+    const version = work[k]!.version.version;
+    if (version !== prefixOf) prefix = versionPrefix((prefixOf = version));
+    results[work[k]!.index] = { ciphertext: prefix + bodies[k]!, keyVersion: version };
+  }
+}
+
+/**
+ * The usual batch, AES-GCM with random nonces: the base64 payload (nonce ‖ ciphertext ‖ tag) of
+ * each work item, with one randomFillSync for all nonces and one sealing call per key that
+ * returns the text directly (no Buffer per nonce or per result).
+ */
+function sealRandom(wasm: WasmCrypto, policy: KeyPolicy, work: readonly Work[], items: readonly EncryptItem[]): string[] {
+  const nonces = WasmCrypto.randomNonceBlock(work.length);
+  const out = new Array<string>(work.length);
+  for (const [key, positions] of byKey(policy, work)) {
+    let block = nonces;
+    if (positions.length !== work.length) {
+      block = Buffer.allocUnsafe(positions.length * NONCE_BYTES);
+      positions.forEach((k, j) => nonces.copy(block, j * NONCE_BYTES, k * NONCE_BYTES, (k + 1) * NONCE_BYTES));
+    }
+    const texts = wasm.gcmSealBase64(key, positions.map((k) => items[work[k]!.index]!), block);
+    positions.forEach((k, j) => (out[k] = texts[j]!));
+  }
+  return out;
+}
+
+/**
+ * The base64 payload of each work item of any other batch: ChaCha20-Poly1305, or convergent
+ * nonces (given by the caller for version 1, and then not stored in the payload; derived from
+ * the plaintext by one HMAC batch for versions 2 and 3), possibly mixed with random ones.
+ */
+function sealOther(wasm: WasmCrypto, policy: KeyPolicy, work: readonly Work[], items: readonly EncryptItem[]): string[] {
   // Nonces, by position in `work`: random ones from one randomFillSync, convergent ones from one HMAC batch.
   const nonces = new Array<Uint8Array>(work.length);
   let randomCount = 0;
@@ -181,18 +219,10 @@ function encryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly E
   }
 
   const sealed = seal(wasm, policy, work, nonces, items);
-  const bodies = encodeBase64Batch(
+  return encodeBase64Batch(
     work.map((w, k) => (w.convergent === 1 ? undefined : nonces[k])),
     sealed,
   );
-  // A batch is nearly always of one version: its prefix is built once, not once per item.
-  let prefixOf = 0;
-  let prefix = '';
-  for (let k = 0; k < work.length; k++) {
-    const version = work[k]!.version.version;
-    if (version !== prefixOf) prefix = versionPrefix((prefixOf = version));
-    results[work[k]!.index] = { ciphertext: prefix + bodies[k]!, keyVersion: version };
-  }
 }
 
 function decryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly DecryptItem[], results: (Buffer | ItemError)[]): void {

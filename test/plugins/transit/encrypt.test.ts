@@ -368,13 +368,13 @@ describe('transit encrypt', () => {
       await h.write('keys/k/rotate');
       const wasm = await sharedWasm();
       const calls = { gcm: 0, nonces: 0 };
-      const gcm = wasm.gcmEncryptBatch;
-      const nonces = WasmCrypto.randomNonces;
-      wasm.gcmEncryptBatch = function (this: WasmCrypto, ...args: Parameters<WasmCrypto['gcmEncryptBatch']>) {
+      const gcm = wasm.gcmSealBase64;
+      const nonces = WasmCrypto.randomNonceBlock;
+      wasm.gcmSealBase64 = function (this: WasmCrypto, ...args: Parameters<WasmCrypto['gcmSealBase64']>) {
         calls.gcm++;
         return gcm.apply(this, args);
       };
-      WasmCrypto.randomNonces = (count: number) => {
+      WasmCrypto.randomNonceBlock = (count: number) => {
         calls.nonces++;
         return nonces(count);
       };
@@ -387,8 +387,8 @@ describe('transit encrypt', () => {
         expect(mixed.status).to.equal(200);
         expect(calls).to.deep.equal({ gcm: 3, nonces: 2 });
       } finally {
-        delete (wasm as Partial<WasmCrypto>).gcmEncryptBatch;
-        WasmCrypto.randomNonces = nonces;
+        delete (wasm as Partial<WasmCrypto>).gcmSealBase64;
+        WasmCrypto.randomNonceBlock = nonces;
       }
     });
 
@@ -396,9 +396,9 @@ describe('transit encrypt', () => {
       await h.write('keys/d', { derived: true });
       const wasm = await sharedWasm();
       const calls = { gcm: 0, hkdf: 0 };
-      const gcm = wasm.gcmEncryptBatch;
+      const gcm = wasm.gcmSealBase64;
       const hkdf = wasm.hkdfSha256Batch;
-      wasm.gcmEncryptBatch = function (this: WasmCrypto, ...args: Parameters<WasmCrypto['gcmEncryptBatch']>) {
+      wasm.gcmSealBase64 = function (this: WasmCrypto, ...args: Parameters<WasmCrypto['gcmSealBase64']>) {
         calls.gcm++;
         return gcm.apply(this, args);
       };
@@ -412,7 +412,7 @@ describe('transit encrypt', () => {
         expect(res.status).to.equal(200);
         expect(calls).to.deep.equal({ gcm: 1, hkdf: 1 });
       } finally {
-        delete (wasm as Partial<WasmCrypto>).gcmEncryptBatch;
+        delete (wasm as Partial<WasmCrypto>).gcmSealBase64;
         delete (wasm as Partial<WasmCrypto>).hkdfSha256Batch;
       }
     });
