@@ -70,6 +70,10 @@ export function compileFields(fields: FieldSpecs): CompiledFields {
   }
   const validate: ValidateFunction = ajv.compile({ type: 'object', properties, required, additionalProperties: true });
   const known = new Set(Object.keys(fields));
+  // Defaults that are objects are copied for each request (a handler may change its input); primitives need no copy.
+  const defaults = Object.entries(fields)
+    .filter(([, spec]) => spec.default !== undefined)
+    .map(([name, spec]) => [name, spec.default, typeof spec.default === 'object' && spec.default !== null] as const);
 
   return {
     parse(raw) {
@@ -85,8 +89,8 @@ export function compileFields(fields: FieldSpecs): CompiledFields {
       if (!validate(input)) {
         throw new BadRequestError(describeError(validate.errors?.[0]));
       }
-      for (const [name, spec] of Object.entries(fields)) {
-        if (input[name] === undefined && spec.default !== undefined) input[name] = structuredClone(spec.default);
+      for (const [name, value, copy] of defaults) {
+        if (input[name] === undefined) input[name] = copy ? structuredClone(value) : value;
       }
       return { input, unknown: unknown.sort() };
     },
