@@ -1,7 +1,9 @@
 /**
  * End-to-end batch encrypt and decrypt over HTTP against the real server (dev mode, LevelDB, its
  * own process), beside two floors served by the same server and pipeline: `echo` (the same JSON
- * and base64 work, no cryptography) and `naive` (per-item createCipheriv with a randomBytes nonce).
+ * and base64 work, no cryptography; for decrypt, `echo-decrypt`: ciphertexts decoded and
+ * plaintext-sized bytes encoded back) and `naive` (per-item createCipheriv with a randomBytes nonce,
+ * createDecipheriv for decrypt).
  * Reported as items/s and ratios measured in this one run; each cell is measured in interleaved
  * rounds (BENCH_ROUNDS, default 2) and its best figure kept, as the machine is shared.
  */
@@ -13,6 +15,8 @@ import { startBenchServer, type BenchServer } from './lib/server.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 5);
 const CONNECTIONS = 4;
+/** Seconds each cell runs once, uncounted, before the measured rounds. */
+const WARM_UP_S = 1;
 
 interface Shape {
   readonly label: string;
@@ -25,17 +29,27 @@ const SHAPES: Shape[] = [
   { label: '100 × 1 KB', items: 100, bytes: 1024 },
 ];
 
-async function itemsPerSecond(server: BenchServer, path: string, body: string, items: number): Promise<number> {
+async function itemsPerSecond(server: BenchServer, path: string, body: string, items: number, seconds = DURATION_S): Promise<number> {
   const result = await autocannon({
     url: `${server.address}/v1/${path}`,
     method: 'POST',
     connections: CONNECTIONS,
-    duration: DURATION_S,
+    duration: seconds,
     headers: { 'X-Vault-Token': server.token, 'Content-Type': 'application/json' },
     body,
   });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  return (result.requests.total / (result.duration || DURATION_S)) * items;
+  return (result.requests.total / (result.duration || seconds)) * items;
+}
+
+/** Each cell's measurement: items/s of POSTing its body to its path (for `seconds`). */
+function measure<K extends string>(server: BenchServer, cells: Record<K, readonly [string, string]>, items: number, seconds = DURATION_S): Record<K, () => Promise<number>> {
+  const out = {} as Record<K, () => Promise<number>>;
+  for (const name of Object.keys(cells) as K[]) {
+    const [path, body] = cells[name];
+    out[name] = () => itemsPerSecond(server, path, body, items, seconds);
+  }
+  return out;
 }
 
 function row(operation: string, shape: Shape, m: Record<'ours' | 'naive' | 'echo', { best: number; low: number }>): Row {
@@ -68,22 +82,24 @@ async function main(): Promise<void> {
         batch_input: naiveCiphertexts.data.batch_results.map((r: { ciphertext: string }) => ({ ciphertext: r.ciphertext })),
       });
 
-      const enc = await interleaved({
-        echo: () => itemsPerSecond(server, 'floor/echo/bench', encryptBody, shape.items),
-        naive: () => itemsPerSecond(server, 'floor/naive/bench', encryptBody, shape.items),
-        ours: () => itemsPerSecond(server, 'transit/encrypt/bench', encryptBody, shape.items),
-      });
+      const encCells = {
+        echo: ['floor/echo/bench', encryptBody],
+        naive: ['floor/naive/bench', encryptBody],
+        ours: ['transit/encrypt/bench', encryptBody],
+      } as const;
+      const enc = await interleaved(measure(server, encCells, shape.items), ROUNDS, measure(server, encCells, shape.items, WARM_UP_S));
       rows.push(row('encrypt', shape, enc));
 
-      const dec = await interleaved({
-        naive: () => itemsPerSecond(server, 'floor/naive-decrypt/bench', naiveDecryptBody, shape.items),
-        ours: () => itemsPerSecond(server, 'transit/decrypt/bench', decryptBody, shape.items),
-        echo: () => itemsPerSecond(server, 'floor/echo/bench', decryptBody, shape.items),
-      });
+      const decCells = {
+        naive: ['floor/naive-decrypt/bench', naiveDecryptBody],
+        ours: ['transit/decrypt/bench', decryptBody],
+        echo: ['floor/echo-decrypt/bench', decryptBody],
+      } as const;
+      const dec = await interleaved(measure(server, decCells, shape.items), ROUNDS, measure(server, decCells, shape.items, WARM_UP_S));
       rows.push(row('decrypt', shape, dec));
     }
     report('transit-http', rows, [
-      `${CONNECTIONS} connections, ${DURATION_S} s per cell, best of ${ROUNDS} interleaved rounds (the range beside it), ` +
+      `${CONNECTIONS} connections, ${DURATION_S} s per cell after a ${WARM_UP_S} s warm-up, best of ${ROUNDS} interleaved rounds (the range beside it), ` +
         'one server process (dev mode, LevelDB) on this machine; vs naive > 1 means faster than per-item createCipheriv; ' +
         'vs echo is the share of the no-crypto ceiling reached.',
     ]);

@@ -14,6 +14,8 @@ import { startBenchServer } from './lib/server.js';
 import { interleaved, load, rssMb, ROUNDS } from './lib/load.js';
 
 const SECONDS = Number(process.env.BENCH_DURATION ?? 5);
+/** Seconds each interleaved cell runs once, uncounted, before the measured rounds. */
+const WARM_UP_S = 1;
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 async function startKoaEcho(): Promise<{ url: string; stop: () => void }> {
@@ -40,13 +42,11 @@ async function main(): Promise<void> {
     const derivedBody = JSON.stringify({
       batch_input: Array.from({ length: 1000 }, (_, i) => ({ plaintext: randomBytes(64).toString('base64'), context: Buffer.from(`tenant-${i}`).toString('base64') })),
     });
-    const itemsPerSecond = async (p: string) => (await load(url(p), { body: derivedBody, headers, connections: 4, seconds: SECONDS })).requestsPerSecond * 1000;
-    const d = await interleaved({
-      ours: () => itemsPerSecond('transit/encrypt/derived'),
-      naiveDerived: () => itemsPerSecond('floor/naive-derived/x'),
-      naive: () => itemsPerSecond('floor/naive/x'),
-      echo: () => itemsPerSecond('floor/echo/x'),
-    });
+    const itemsPerSecond = async (p: string, seconds = SECONDS) => (await load(url(p), { body: derivedBody, headers, connections: 4, seconds })).requestsPerSecond * 1000;
+    const derivedCells = { ours: 'transit/encrypt/derived', naiveDerived: 'floor/naive-derived/x', naive: 'floor/naive/x', echo: 'floor/echo/x' } as const;
+    const cellsOf = (seconds: number) =>
+      Object.fromEntries(Object.entries(derivedCells).map(([name, p]) => [name, () => itemsPerSecond(p, seconds)])) as Record<keyof typeof derivedCells, () => Promise<number>>;
+    const d = await interleaved(cellsOf(SECONDS), ROUNDS, cellsOf(WARM_UP_S));
     const echo = d.echo.best;
     const derivedRow = (against: string, floor: { best: number; low: number }): Row => ({
       measure: 'derived-key batch encrypt 1,000 × 64 B (items/s)',
@@ -64,9 +64,19 @@ async function main(): Promise<void> {
     const single = JSON.stringify({ plaintext: randomBytes(64).toString('base64') });
     const koa = await startKoaEcho();
     try {
-      const bare = await load(koa.url, { body: single, connections: 64, seconds: SECONDS });
-      const ours = await load(url('transit/encrypt/plain'), { body: single, headers, connections: 64, seconds: SECONDS });
-      rows.push({ measure: 'single-item encrypt, 64 connections (req/s)', keywarden: ours.requestsPerSecond, 'compared with': bare.requestsPerSecond, against: 'bare koa echo', ratio: ours.requestsPerSecond / bare.requestsPerSecond });
+      const singleCells = (seconds: number) => ({
+        bare: async () => (await load(koa.url, { body: single, connections: 64, seconds })).requestsPerSecond,
+        ours: async () => (await load(url('transit/encrypt/plain'), { body: single, headers, connections: 64, seconds })).requestsPerSecond,
+      });
+      const s = await interleaved(singleCells(SECONDS), ROUNDS, singleCells(WARM_UP_S));
+      rows.push({
+        measure: 'single-item encrypt, 64 connections (req/s)',
+        keywarden: s.ours.best,
+        'compared with': s.bare.best,
+        against: 'bare koa echo',
+        ratio: s.ours.best / s.bare.best,
+        'ranges (keywarden, compared)': `${Math.round(s.ours.low / 100) / 10}k–${Math.round(s.ours.best / 100) / 10}k, ${Math.round(s.bare.low / 100) / 10}k–${Math.round(s.bare.best / 100) / 10}k`,
+      });
     } finally {
       koa.stop();
     }
@@ -93,7 +103,7 @@ async function main(): Promise<void> {
     await server.stop();
   }
   report('transit-ops', rows, [
-    `${SECONDS} s per cell; batch cells use 4 connections; derived-key cells: best of ${ROUNDS} interleaved rounds (the range beside it); one server process (dev mode, LevelDB).`,
+    `${SECONDS} s per cell; batch cells use 4 connections; derived-key and single-item cells: best of ${ROUNDS} interleaved rounds after a ${WARM_UP_S} s warm-up (the range beside it); one server process (dev mode, LevelDB).`,
   ]);
 }
 

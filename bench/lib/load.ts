@@ -28,19 +28,23 @@ export function rssMb(pid: number): number {
   return kb / 1024;
 }
 
-/** Rounds of `interleaved` (BENCH_ROUNDS, default 2). */
-export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+/** Rounds of `interleaved` (BENCH_ROUNDS, default 3). */
+export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 /**
  * Measures every cell `rounds` times, round by round (a, b, c, a, b, c…) so that a burst of other
  * work on the machine hits all cells alike, and keeps each cell's best figure (higher is better)
- * and its range.
+ * and its range. `warmUp`, when given, runs first for each cell and is not counted: the first
+ * seconds of a cell otherwise measure V8 compiling the path and the heap growing, which the
+ * first cell of a run paid alone (its first round measured 5–10 % below its later ones).
  */
 export async function interleaved<K extends string>(
   cells: Record<K, () => Promise<number>>,
   rounds = ROUNDS,
+  warmUp?: Record<K, () => Promise<unknown>>,
 ): Promise<Record<K, { best: number; low: number }>> {
   const out = {} as Record<K, { best: number; low: number }>;
+  if (warmUp) for (const name of Object.keys(warmUp) as K[]) await warmUp[name]();
   for (let round = 0; round < rounds; round++) {
     for (const name of Object.keys(cells) as K[]) {
       const value = await cells[name]();

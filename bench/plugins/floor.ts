@@ -2,6 +2,8 @@
  * Floors for the transit benchmarks, mounted in the real server so they pay exactly the same HTTP,
  * token, ACL and audit costs as transit itself:
  *   echo/:name   — parses the batch, base64-decodes and re-encodes each item, builds the JSON: no crypto
+ *   echo-decrypt/:name — the same work shaped as a decrypt: decodes each `vault:v1:` ciphertext and
+ *                  answers the bytes a plaintext would have (without nonce and tag) as `plaintext`
  *   naive/:name  — what a straightforward implementation does: per item createCipheriv with a
  *                  randomBytes nonce (AES-256-GCM), `vault:v1:` output
  *   naive-derived/:name — the same for a derived key: per item, the key from hkdfSync over the
@@ -57,6 +59,28 @@ const manifest: PluginManifest = {
           },
           synopsis: 'No-crypto floor.',
           description: 'The same parsing and encoding work as a batch encrypt, without cryptography.',
+        }),
+        definePath({
+          pattern: 'echo-decrypt/:name',
+          fields: {
+            name: { type: 'string', description: 'Ignored.', required: true },
+            batch_input: { type: 'object-list', description: 'Items with ciphertext.' },
+          },
+          operations: {
+            update: {
+              summary: 'Echo a decrypt batch through base64 and JSON only.',
+              handler: async (_req, input) => ({
+                data: {
+                  batch_results: (input.batch_input ?? []).map((item) => {
+                    const raw = Buffer.from(String(item.ciphertext ?? '').slice('vault:v1:'.length), 'base64');
+                    return { plaintext: raw.subarray(12, Math.max(12, raw.length - 16)).toString('base64') };
+                  }),
+                },
+              }),
+            },
+          },
+          synopsis: 'No-crypto decrypt floor.',
+          description: 'The same parsing and encoding work as a batch decrypt, without cryptography.',
         }),
         definePath({
           pattern: 'naive/:name',
