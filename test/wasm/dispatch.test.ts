@@ -148,4 +148,16 @@ describe('wasm crypto core: arena', function () {
     expect(nonces.every((n) => n.length === 12)).to.equal(true);
     expect(new Set(nonces.map((n) => n.toString('hex'))).size).to.equal(1000);
   });
+
+  it('hands out pooled nonces once: distinct across pool refills, and earlier ones never change', function () {
+    // Single nonces come from a 16 KB pool (~1,365 per fill); 5,000 of them cross several refills.
+    const singles = Array.from({ length: 5000 }, () => WasmCrypto.randomNonceBlock(1));
+    const copies = singles.map((n) => Buffer.from(n).toString('hex'));
+    const blocks = [WasmCrypto.randomNonceBlock(300), WasmCrypto.randomNonceBlock(2000)];
+    const more = Array.from({ length: 2000 }, () => WasmCrypto.randomNonceBlock(1).toString('hex'));
+    expect(singles.map((n) => n.toString('hex'))).to.deep.equal(copies);
+    const all = [...copies, ...more, ...blocks.flatMap((b) => Array.from({ length: b.length / 12 }, (_, i) => b.subarray(i * 12, i * 12 + 12).toString('hex')))];
+    expect(all).to.have.length(5000 + 2000 + 2300);
+    expect(new Set(all).size).to.equal(all.length);
+  });
 });
