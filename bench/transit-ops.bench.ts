@@ -2,7 +2,8 @@
  * Transit beyond plain batch encryption, over HTTP against the real server: derived-key batch
  * encrypt (a different context per item) beside the naive floors (per-item HKDF + createCipheriv,
  * and per-item createCipheriv under one key) and the echo floor; single-item encrypt at
- * 64 connections beside a bare koa JSON echo; HMAC, sign (ed25519, ecdsa-p256) and verify batches;
+ * 64 connections beside a bare koa JSON echo and Keywarden's HTTP layer alone (bench/lib/app-echo.ts);
+ * HMAC, sign (ed25519, ecdsa-p256) and verify batches;
  * start-up time and resident memory after the load. Ratios measured in this one run.
  */
 import { spawn } from 'node:child_process';
@@ -18,10 +19,11 @@ const SECONDS = Number(process.env.BENCH_DURATION ?? 5);
 const WARM_UP_S = 1;
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-async function startKoaEcho(): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, [path.join(here, 'lib/koa-echo.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
+/** Starts a helper server (bench/lib/<script>) that prints its port on stdout. */
+async function startHelper(script: string, urlPath: string): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(process.execPath, [path.join(here, 'lib', script)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<string>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim())));
-  return { url: `http://127.0.0.1:${port}/`, stop: () => child.kill('SIGTERM') };
+  return { url: `http://127.0.0.1:${port}${urlPath}`, stop: () => child.kill('SIGTERM') };
 }
 
 async function main(): Promise<void> {
@@ -60,25 +62,39 @@ async function main(): Promise<void> {
     rows.push(derivedRow('naive per-item, one key (no derivation)', d.naive));
     rows.push(derivedRow('echo floor', d.echo));
 
-    // Single-item encrypt at 64 connections vs a bare koa JSON echo.
+    // Single-item encrypt at 64 connections vs a bare koa JSON echo; beside them Keywarden's HTTP
+    // layer alone (bench/lib/app-echo.ts: the same koa app, router, LIST wrapper, body reading and
+    // envelope, with a host that answers at once), which bounds what the full pipeline can reach.
     const single = JSON.stringify({ plaintext: randomBytes(64).toString('base64') });
-    const koa = await startKoaEcho();
+    const koa = await startHelper('koa-echo.js', '/');
+    const app = await startHelper('app-echo.js', '/v1/transit/encrypt/plain');
     try {
       const singleCells = (seconds: number) => ({
         bare: async () => (await load(koa.url, { body: single, connections: 64, seconds })).requestsPerSecond,
+        layer: async () => (await load(app.url, { body: single, connections: 64, seconds })).requestsPerSecond,
         ours: async () => (await load(url('transit/encrypt/plain'), { body: single, headers, connections: 64, seconds })).requestsPerSecond,
       });
       const s = await interleaved(singleCells(SECONDS), ROUNDS, singleCells(WARM_UP_S));
+      const k = (c: { best: number; low: number }) => `${Math.round(c.low / 100) / 10}k–${Math.round(c.best / 100) / 10}k`;
       rows.push({
         measure: 'single-item encrypt, 64 connections (req/s)',
         keywarden: s.ours.best,
         'compared with': s.bare.best,
         against: 'bare koa echo',
         ratio: s.ours.best / s.bare.best,
-        'ranges (keywarden, compared)': `${Math.round(s.ours.low / 100) / 10}k–${Math.round(s.ours.best / 100) / 10}k, ${Math.round(s.bare.low / 100) / 10}k–${Math.round(s.bare.best / 100) / 10}k`,
+        'ranges (keywarden, compared)': `${k(s.ours)}, ${k(s.bare)}`,
+      });
+      rows.push({
+        measure: "Keywarden's HTTP layer alone, a host that answers at once (req/s)",
+        keywarden: s.layer.best,
+        'compared with': s.bare.best,
+        against: 'bare koa echo',
+        ratio: s.layer.best / s.bare.best,
+        'ranges (keywarden, compared)': `${k(s.layer)}, ${k(s.bare)}`,
       });
     } finally {
       koa.stop();
+      app.stop();
     }
 
     // HMAC, sign and verify batches of 1,000 × 64 B.

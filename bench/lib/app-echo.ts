@@ -1,0 +1,25 @@
+/**
+ * Keywarden's HTTP layer with nothing behind it, on 127.0.0.1 (port printed on stdout): the real
+ * koa app, router, LIST-verb wrapper, body reading and Vault envelope (core/http), in front of a
+ * host that answers every request at once with an encrypt-shaped response. Beside the bare koa
+ * echo it shows what the HTTP layer alone costs a single-item request, before any of the
+ * pipeline (token, ACL, routing, validation, crypto, audit) runs.
+ */
+import { pino } from 'pino';
+import { createApp } from '../../core/http/app.js';
+import { listen } from '../../core/http/listener.js';
+import type { Host, HostRequest, HostResponse } from '../../core/host.js';
+
+const answering = {
+  async handle(req: HostRequest): Promise<HostResponse> {
+    const plaintext = (req.body as { plaintext?: string } | undefined)?.plaintext ?? '';
+    return {
+      status: 200,
+      body: { request_id: 'bench', lease_id: '', renewable: false, lease_duration: 0, data: { ciphertext: `vault:v1:${plaintext}`, key_version: 1 }, wrap_info: null, warnings: null, auth: null },
+    };
+  },
+} as unknown as Host;
+
+const listener = await listen(createApp(answering, { logger: pino({ level: 'silent' }) }), { host: '127.0.0.1', port: 0 });
+process.stdout.write(`${listener.port}\n`);
+process.on('SIGTERM', () => void listener.close().then(() => process.exit(0)));
