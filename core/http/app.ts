@@ -28,14 +28,17 @@ export function createApp(host: Host, options: AppOptions): Koa {
   const limit = options.maxRequestSize ?? DEFAULT_MAX_REQUEST_SIZE;
 
   app.use(async (ctx, next) => {
-    const started = process.hrtime.bigint();
+    // The request log line is built only when debug logging is on (it parses the URL and times the request).
+    const started = options.logger.isLevelEnabled('debug') ? process.hrtime.bigint() : undefined;
     ctx.res.on('finish', () => {
       const socket = ctx.req.socket as unknown;
       if (socket instanceof ListVerbStream) socket.expectRequest();
-      options.logger.debug(
-        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Number(process.hrtime.bigint() - started) / 1e6 },
-        'request',
-      );
+      if (started !== undefined) {
+        options.logger.debug(
+          { method: ctx.method, path: ctx.path, status: ctx.status, ms: Number(process.hrtime.bigint() - started) / 1e6 },
+          'request',
+        );
+      }
     });
     await next();
   });
@@ -90,7 +93,8 @@ function send(ctx: Koa.Context, response: HostResponse): void {
     ctx.status = response.status;
     return;
   }
-  ctx.body = Buffer.from(JSON.stringify(response.body), 'utf8');
-  // Set after the body: koa would otherwise add "; charset=utf-8", which hvac does not accept.
+  // Set as a raw header before the body: koa then keeps it as it is (its type setter would add
+  // "; charset=utf-8", which hvac does not accept) and skips guessing a type for the Buffer.
   ctx.set('Content-Type', 'application/json');
+  ctx.body = Buffer.from(JSON.stringify(response.body), 'utf8');
 }
