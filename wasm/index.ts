@@ -23,6 +23,7 @@ import { DISPATCH_RULES, planBatch, type BatchPath, type BatchPlan, type CryptoP
 import { ecbCipherName, gcmCipherName, nodeGcmOpen, nodeGcmSeal, nodeHash, nodeHkdfSha256, nodeHmac } from './node-paths.js';
 
 export { DISPATCH_RULES, planBatch, type BatchPath, type BatchPlan, type CryptoPath, type DispatchRule, type Primitive } from './dispatch.js';
+export { encodeRuns } from './base64.js';
 
 /** Hash functions of `hashBatch` and `hash`. */
 export type HashAlgorithm = 'sha224' | 'sha256' | 'sha384' | 'sha512' | 'sha3-224' | 'sha3-256' | 'sha3-384' | 'sha3-512';

@@ -4,7 +4,7 @@
  * mistake into wrong data instead of a 400.
  */
 import { BadRequestError } from '../../../core/errors.js';
-import { encodeRuns } from '../../../wasm/base64.js';
+import { encodeRuns } from '../../../wasm/index.js';
 
 /** Any character outside the standard alphabet; a negated class scans far faster than an anchored pattern. */
 const INVALID = /[^A-Za-z0-9+/=]/;
@@ -45,7 +45,7 @@ export function encodeBase64(bytes: Uint8Array): string {
 
 /**
  * The base64 of each item, `heads[k]` ‖ `bodies[k]` (a head may be missing), with one encoding
- * call per 32 KB of items instead of one per item (wasm/base64.ts encodeRuns): each item is
+ * call per 32 KB of items instead of one per item (encodeRuns of the WASM core): each item is
  * written at an offset that is a multiple of 3 into one zero-filled buffer.
  */
 export function encodeBase64Batch(heads: readonly (Uint8Array | undefined)[], bodies: readonly Uint8Array[]): string[] {
