@@ -5,18 +5,16 @@
  * plaintext-sized bytes encoded back) and `naive` (per-item createCipheriv with a randomBytes nonce,
  * createDecipheriv for decrypt).
  * Reported as items/s and ratios measured in this one run; each cell is measured in interleaved
- * rounds (BENCH_ROUNDS, default 2) and its best figure kept, as the machine is shared.
+ * rounds (BENCH_ROUNDS, default 3) after an uncounted warm-up, and its best figure kept, as the machine is shared.
  */
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
-import { interleaved, ROUNDS } from './lib/load.js';
+import { interleaved, rangeText, ROUNDS, WARM_UP_S, type Measured } from './lib/load.js';
 import { report, type Row } from './lib/report.js';
 import { startBenchServer, type BenchServer } from './lib/server.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 5);
 const CONNECTIONS = 4;
-/** Seconds each cell runs once, uncounted, before the measured rounds. */
-const WARM_UP_S = 1;
 
 interface Shape {
   readonly label: string;
@@ -29,7 +27,7 @@ const SHAPES: Shape[] = [
   { label: '100 × 1 KB', items: 100, bytes: 1024 },
 ];
 
-async function itemsPerSecond(server: BenchServer, path: string, body: string, items: number, seconds = DURATION_S): Promise<number> {
+async function itemsPerSecond(server: BenchServer, path: string, body: string, items: number, seconds: number): Promise<number> {
   const result = await autocannon({
     url: `${server.address}/v1/${path}`,
     method: 'POST',
@@ -43,7 +41,7 @@ async function itemsPerSecond(server: BenchServer, path: string, body: string, i
 }
 
 /** Each cell's measurement: items/s of POSTing its body to its path (for `seconds`). */
-function measure<K extends string>(server: BenchServer, cells: Record<K, readonly [string, string]>, items: number, seconds = DURATION_S): Record<K, () => Promise<number>> {
+function measure<K extends string>(server: BenchServer, cells: Record<K, readonly [string, string]>, items: number, seconds: number): Record<K, () => Promise<number>> {
   const out = {} as Record<K, () => Promise<number>>;
   for (const name of Object.keys(cells) as K[]) {
     const [path, body] = cells[name];
@@ -52,8 +50,7 @@ function measure<K extends string>(server: BenchServer, cells: Record<K, readonl
   return out;
 }
 
-function row(operation: string, shape: Shape, m: Record<'ours' | 'naive' | 'echo', { best: number; low: number }>): Row {
-  const range = (c: { best: number; low: number }) => `${Math.round(c.low / 1000)}k–${Math.round(c.best / 1000)}k`;
+function row(operation: string, shape: Shape, m: Record<'ours' | 'naive' | 'echo', Measured>): Row {
   return {
     operation,
     batch: shape.label,
@@ -62,7 +59,7 @@ function row(operation: string, shape: Shape, m: Record<'ours' | 'naive' | 'echo
     'echo floor items/s': m.echo.best,
     'vs naive': m.ours.best / m.naive.best,
     'vs echo': m.ours.best / m.echo.best,
-    'ranges (keywarden, naive, echo)': `${range(m.ours)}, ${range(m.naive)}, ${range(m.echo)}`,
+    'ranges (keywarden, naive, echo)': `${rangeText(m.ours)}, ${rangeText(m.naive)}, ${rangeText(m.echo)}`,
   };
 }
 
@@ -87,7 +84,7 @@ async function main(): Promise<void> {
         naive: ['floor/naive/bench', encryptBody],
         ours: ['transit/encrypt/bench', encryptBody],
       } as const;
-      const enc = await interleaved(measure(server, encCells, shape.items), ROUNDS, measure(server, encCells, shape.items, WARM_UP_S));
+      const enc = await interleaved((seconds) => measure(server, encCells, shape.items, seconds), DURATION_S);
       rows.push(row('encrypt', shape, enc));
 
       const decCells = {
@@ -95,7 +92,7 @@ async function main(): Promise<void> {
         ours: ['transit/decrypt/bench', decryptBody],
         echo: ['floor/echo-decrypt/bench', decryptBody],
       } as const;
-      const dec = await interleaved(measure(server, decCells, shape.items), ROUNDS, measure(server, decCells, shape.items, WARM_UP_S));
+      const dec = await interleaved((seconds) => measure(server, decCells, shape.items, seconds), DURATION_S);
       rows.push(row('decrypt', shape, dec));
     }
     report('transit-http', rows, [

@@ -12,11 +12,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { report, type Row } from './lib/report.js';
 import { startBenchServer } from './lib/server.js';
-import { interleaved, load, rssMb, ROUNDS } from './lib/load.js';
+import { interleaved, load, rangeText, rssMb, ROUNDS, WARM_UP_S, type Measured } from './lib/load.js';
 
 const SECONDS = Number(process.env.BENCH_DURATION ?? 5);
-/** Seconds each interleaved cell runs once, uncounted, before the measured rounds. */
-const WARM_UP_S = 1;
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 /** Starts a helper server (bench/lib/<script>) that prints its port on stdout. */
@@ -24,6 +22,18 @@ async function startHelper(script: string, urlPath: string): Promise<{ url: stri
   const child = spawn(process.execPath, [path.join(here, 'lib', script)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<string>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim())));
   return { url: `http://127.0.0.1:${port}${urlPath}`, stop: () => child.kill('SIGTERM') };
+}
+
+/** A row of one of our figures against a floor's, both measured in interleaved rounds, with their ranges. */
+function compared(measure: string, ours: Measured, against: string, floor: Measured): Row {
+  return {
+    measure,
+    keywarden: ours.best,
+    'compared with': floor.best,
+    against,
+    ratio: ours.best / floor.best,
+    'ranges (keywarden, compared)': `${rangeText(ours)}, ${rangeText(floor)}`,
+  };
 }
 
 async function main(): Promise<void> {
@@ -48,19 +58,12 @@ async function main(): Promise<void> {
     const derivedCells = { ours: 'transit/encrypt/derived', naiveDerived: 'floor/naive-derived/x', naive: 'floor/naive/x', echo: 'floor/echo/x' } as const;
     const cellsOf = (seconds: number) =>
       Object.fromEntries(Object.entries(derivedCells).map(([name, p]) => [name, () => itemsPerSecond(p, seconds)])) as Record<keyof typeof derivedCells, () => Promise<number>>;
-    const d = await interleaved(cellsOf(SECONDS), ROUNDS, cellsOf(WARM_UP_S));
+    const d = await interleaved(cellsOf, SECONDS);
     const echo = d.echo.best;
-    const derivedRow = (against: string, floor: { best: number; low: number }): Row => ({
-      measure: 'derived-key batch encrypt 1,000 × 64 B (items/s)',
-      keywarden: d.ours.best,
-      'compared with': floor.best,
-      against,
-      ratio: d.ours.best / floor.best,
-      'ranges (keywarden, compared)': `${Math.round(d.ours.low / 1000)}k–${Math.round(d.ours.best / 1000)}k, ${Math.round(floor.low / 1000)}k–${Math.round(floor.best / 1000)}k`,
-    });
-    rows.push(derivedRow('naive per-item (hkdfSync + createCipheriv)', d.naiveDerived));
-    rows.push(derivedRow('naive per-item, one key (no derivation)', d.naive));
-    rows.push(derivedRow('echo floor', d.echo));
+    const derived = 'derived-key batch encrypt 1,000 × 64 B (items/s)';
+    rows.push(compared(derived, d.ours, 'naive per-item (hkdfSync + createCipheriv)', d.naiveDerived));
+    rows.push(compared(derived, d.ours, 'naive per-item, one key (no derivation)', d.naive));
+    rows.push(compared(derived, d.ours, 'echo floor', d.echo));
 
     // Single-item encrypt at 64 connections vs a bare koa JSON echo; beside them Keywarden's HTTP
     // layer alone (bench/lib/app-echo.ts: the same koa app, router, LIST wrapper, body reading and
@@ -74,24 +77,9 @@ async function main(): Promise<void> {
         layer: async () => (await load(app.url, { body: single, connections: 64, seconds })).requestsPerSecond,
         ours: async () => (await load(url('transit/encrypt/plain'), { body: single, headers, connections: 64, seconds })).requestsPerSecond,
       });
-      const s = await interleaved(singleCells(SECONDS), ROUNDS, singleCells(WARM_UP_S));
-      const k = (c: { best: number; low: number }) => `${Math.round(c.low / 100) / 10}k–${Math.round(c.best / 100) / 10}k`;
-      rows.push({
-        measure: 'single-item encrypt, 64 connections (req/s)',
-        keywarden: s.ours.best,
-        'compared with': s.bare.best,
-        against: 'bare koa echo',
-        ratio: s.ours.best / s.bare.best,
-        'ranges (keywarden, compared)': `${k(s.ours)}, ${k(s.bare)}`,
-      });
-      rows.push({
-        measure: "Keywarden's HTTP layer alone, a host that answers at once (req/s)",
-        keywarden: s.layer.best,
-        'compared with': s.bare.best,
-        against: 'bare koa echo',
-        ratio: s.layer.best / s.bare.best,
-        'ranges (keywarden, compared)': `${k(s.layer)}, ${k(s.bare)}`,
-      });
+      const s = await interleaved(singleCells, SECONDS);
+      rows.push(compared('single-item encrypt, 64 connections (req/s)', s.ours, 'bare koa echo', s.bare));
+      rows.push(compared("Keywarden's HTTP layer alone, a host that answers at once (req/s)", s.layer, 'bare koa echo', s.bare));
     } finally {
       koa.stop();
       app.stop();

@@ -31,20 +31,31 @@ export function rssMb(pid: number): number {
 /** Rounds of `interleaved` (BENCH_ROUNDS, default 3). */
 export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
+/** Seconds each interleaved cell runs once, uncounted, before the measured rounds. */
+export const WARM_UP_S = 1;
+
+/** A cell's best figure over the rounds (higher is better) and its lowest. */
+export interface Measured {
+  readonly best: number;
+  readonly low: number;
+}
+
 /**
- * Measures every cell `rounds` times, round by round (a, b, c, a, b, c…) so that a burst of other
- * work on the machine hits all cells alike, and keeps each cell's best figure (higher is better)
- * and its range. `warmUp`, when given, runs first for each cell and is not counted: the first
- * seconds of a cell otherwise measure V8 compiling the path and the heap growing, which the
- * first cell of a run paid alone (its first round measured 5–10 % below its later ones).
+ * Measures every cell of `cellsFor(seconds)` `rounds` times, round by round (a, b, c, a, b, c…)
+ * so that a burst of other work on the machine hits all cells alike, and keeps each cell's best
+ * figure and its range. Each cell first runs once for WARM_UP_S, not counted: the first seconds of
+ * a cell otherwise measure V8 compiling the path and the heap growing, which the first cell of a
+ * run paid alone (its first round measured 5–10 % below its later ones).
  */
 export async function interleaved<K extends string>(
-  cells: Record<K, () => Promise<number>>,
+  cellsFor: (seconds: number) => Record<K, () => Promise<number>>,
+  seconds: number,
   rounds = ROUNDS,
-  warmUp?: Record<K, () => Promise<unknown>>,
-): Promise<Record<K, { best: number; low: number }>> {
-  const out = {} as Record<K, { best: number; low: number }>;
-  if (warmUp) for (const name of Object.keys(warmUp) as K[]) await warmUp[name]();
+): Promise<Record<K, Measured>> {
+  const warmUp = cellsFor(WARM_UP_S);
+  for (const name of Object.keys(warmUp) as K[]) await warmUp[name]();
+  const cells = cellsFor(seconds);
+  const out = {} as Record<K, Measured>;
   for (let round = 0; round < rounds; round++) {
     for (const name of Object.keys(cells) as K[]) {
       const value = await cells[name]();
@@ -53,4 +64,10 @@ export async function interleaved<K extends string>(
     }
   }
   return out;
+}
+
+/** "low–best" in thousands, with a decimal below 100k (the ranges columns). */
+export function rangeText(cell: Measured): string {
+  const k = (v: number) => (v >= 100_000 ? `${Math.round(v / 1000)}k` : `${Math.round(v / 100) / 10}k`);
+  return `${k(cell.low)}–${k(cell.best)}`;
 }
