@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestDatabase } from '../helpers/postgres.js';
-import { Cluster, sleep, type ClusterNode } from './cluster.js';
+import { Cluster, sleep, untilStatus, type ClusterNode } from './cluster.js';
 import { TcpProxy } from './tcp-proxy.js';
 import { CANARY_PRINCIPAL, startCanary } from '../reliability/support/canary.js';
 import { iamLogin } from '../reliability/support/cloud.js';
@@ -212,14 +212,9 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
     await proxies[index]!.cut();
     try {
       // The standby notices the broken feed within moments.
-      let write;
-      for (let i = 0; i < 40; i++) {
-        write = await standby.client.post('ha-transit/keys/shared/rotate', {});
-        if (write.status === 503) break;
-        await sleep(100);
-      }
-      expect(write!.status, write!.text).to.equal(503);
-      expect(write!.body.errors[0]).to.match(/PostgreSQL|storage/);
+      const write = await untilStatus(() => standby.client.post('ha-transit/keys/shared/rotate', {}), 503, 40);
+      expect(write.status, write.text).to.equal(503);
+      expect(write.body.errors[0]).to.match(/PostgreSQL|storage/);
       const read = await standby.client.post('ha-transit/encrypt/shared', { plaintext: b64('x') });
       expect(read.status).to.equal(503);
       expect(read.body.errors[0]).to.match(/PostgreSQL|storage/);
@@ -231,14 +226,9 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
       await proxies[index]!.restore();
     }
     const latest = (await active.client.get('ha-transit/keys/shared')).body.data.latest_version as number;
-    let enc;
-    for (let i = 0; i < 100; i++) {
-      enc = await standby.client.post('ha-transit/encrypt/shared', { plaintext: b64('back') });
-      if (enc.status === 200) break;
-      await sleep(100);
-    }
-    expect(enc!.status, enc!.text).to.equal(200);
-    expect(enc!.body.data.ciphertext, 'a change made while it was cut off is seen after it reconnects').to.match(new RegExp(`^vault:v${latest}:`));
+    const enc = await untilStatus(() => standby.client.post('ha-transit/encrypt/shared', { plaintext: b64('back') }), 200, 100);
+    expect(enc.status, enc.text).to.equal(200);
+    expect(enc.body.data.ciphertext, 'a change made while it was cut off is seen after it reconnects').to.match(new RegExp(`^vault:v${latest}:`));
   });
 
   it('an active node that loses the database gives the role up: another node takes over, and the old one rejoins as a standby', async () => {
@@ -256,13 +246,8 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
     } finally {
       await proxies[index]!.restore();
     }
-    let rejoined;
-    for (let i = 0; i < 100; i++) {
-      rejoined = await active.client.post('ha-transit/keys/after-cut/rotate', {});
-      if (rejoined.status === 200) break;
-      await sleep(100);
-    }
-    expect(rejoined!.status, rejoined!.text).to.equal(200);
+    const rejoined = await untilStatus(() => active.client.post('ha-transit/keys/after-cut/rotate', {}), 200, 100);
+    expect(rejoined.status, rejoined.text).to.equal(200);
     expect((await active.client.get('sys/leader')).body).to.include({ is_self: false, leader_address: successor!.address });
   });
 

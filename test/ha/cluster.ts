@@ -132,3 +132,13 @@ export class Cluster {
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
+
+/** Sends `request` up to `tries` times, 100 ms apart, until it is answered with `status`; returns the last answer. */
+export async function untilStatus<T extends { status: number }>(request: () => Promise<T>, status: number, tries: number): Promise<T> {
+  let answer = await request();
+  for (let i = 1; i < tries && answer.status !== status; i++) {
+    await sleep(100);
+    answer = await request();
+  }
+  return answer;
+}
