@@ -29,6 +29,7 @@ import { sha256, sha512 } from '@noble/hashes/sha2.js';
 import { sha3_256 } from '@noble/hashes/sha3.js';
 import { DISPATCH_RULES, WasmCrypto, planBatch, type BatchPath, type CryptoPath, type Primitive } from '../wasm/index.js';
 import { nodeGcmOpen, nodeGcmSeal, nodeHash, nodeHkdfSha256, nodeHmac } from '../wasm/node-paths.js';
+import { writeResults, type Row } from './lib/report.js';
 
 const SIZES = [16, 64, 256, 1024, 16384];
 const BATCH = 1000;
@@ -248,9 +249,20 @@ function measure(c: Case, size: number, count: number, withPeers: boolean): { ou
 console.log(`WASM crypto core, batches of ${BATCH} items, items/s (node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load ${loadavg()[0]!.toFixed(1)}, ${budgetMs} ms per cell in ${ROUNDS} slices)\n`);
 console.log('| primitive | item B | dispatch | ours | wasm | hybrid | node | node createHash | noble | ours/node | ours/createHash | wasm/node | hybrid/node |');
 console.log('|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+// The measured rates, as printed, also go to bench/results/wasm-crypto.json (items/s; 'table' says which table).
+const results: Row[] = [];
+const record = (table: string, c: Case, size: number, count: number, m: Record<string, number | undefined>): void => {
+  const rates = Object.fromEntries(
+    Object.entries(m)
+      .filter((e): e is [string, number] => e[1] !== undefined)
+      .map(([way, rate]) => [way === 'alt' ? 'node createHash' : way, rate]),
+  );
+  results.push({ table, primitive: c.name, 'item B': size, items: count, dispatch: dispatched(c, size, count), ...rates });
+};
 for (const c of selected) {
   for (const size of SIZES) {
     const m = measure(c, size, BATCH, true);
+    record('sizes', c, size, BATCH, m);
     const noble = m.noble === undefined ? 'n/a' : fmtRate(m.noble);
     console.log(
       `| ${c.name} | ${size} | ${dispatched(c, size, BATCH)} | ${fmtRate(m.ours)} | ${fmtRate(m.wasm)} | ${cell(m.hybrid)} | ${fmtRate(m.node)} | ${cell(m.alt)} | ${noble} | ${fmtRatio(m.ours / m.node)} | ${m.alt === undefined ? '' : fmtRatio(m.ours / m.alt)} | ${ratio(m.wasm, m.node)} | ${ratio(m.hybrid, m.node)} |`,
@@ -264,6 +276,7 @@ console.log('|---|---:|---|---:|---:|---:|');
 for (const c of selected) {
   for (const size of [128, 384, 512, 768]) {
     const m = measure(c, size, BATCH, false);
+    record('break-even', c, size, BATCH, m);
     console.log(`| ${c.name} | ${size} | ${dispatched(c, size, BATCH)} | ${fmtRatio(m.ours / m.node)} | ${ratio(m.wasm, m.node)} | ${ratio(m.hybrid, m.node)} |`);
   }
 }
@@ -274,6 +287,8 @@ console.log('|---|---:|---|---:|---:|---:|');
 for (const c of selected) {
   for (const count of [1, 2, 3, 4, 8, 16]) {
     const m = measure(c, 64, count, false);
+    record('small batches', c, 64, count, m);
     console.log(`| ${c.name} | ${count} | ${dispatched(c, 64, count)} | ${fmtRatio(m.ours / m.node)} | ${ratio(m.wasm, m.node)} | ${ratio(m.hybrid, m.node)} |`);
   }
 }
+writeResults('wasm-crypto', results, [`${budgetMs} ms per cell in ${ROUNDS} slices, load ${loadavg()[0]!.toFixed(1)}`]);

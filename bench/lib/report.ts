@@ -24,10 +24,15 @@ function formatNumber(v: number): string {
   return v >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(2);
 }
 
-/** Prints the table and writes `{ name, date, node, rows }` to bench/results/<name>.json. */
+/** Prints the table and writes it as JSON (writeResults). */
 export function report(name: string, rows: readonly Row[], notes: readonly string[] = []): void {
   process.stdout.write(`\n### ${name}\n\n${markdownTable(rows)}\n`);
   for (const note of notes) process.stdout.write(`\n${note}\n`);
+  writeResults(name, rows, notes);
+}
+
+/** Writes `{ name, date, node, cpus, rows, notes }` to bench/results/<name>.json. */
+export function writeResults(name: string, rows: readonly Row[], notes: readonly string[] = []): void {
   mkdirSync(RESULTS_DIR, { recursive: true });
   writeFileSync(
     path.join(RESULTS_DIR, `${name}.json`),
