@@ -1,0 +1,31 @@
+/** A token's ACL: its policies, with identity templating filled in from its entity and aliases. */
+import type { ACL, IdentityContext } from './policy/acl.js';
+import type { IdentityStore } from './identity/identity-store.js';
+import type { PolicyStore } from './policy-store.js';
+import type { TokenEntry } from './token-store.js';
+
+export class TokenAcls {
+  constructor(
+    private readonly policies: PolicyStore,
+    private readonly identity: IdentityStore,
+  ) {}
+
+  async aclFor(entry: TokenEntry): Promise<ACL> {
+    let identity: (IdentityContext & { key: string }) | undefined;
+    if (entry.entityId && !entry.policies.includes('root')) {
+      const context = await this.identity.context(entry.entityId);
+      if (context) {
+        identity = {
+          key: `${context.entity.id}@${context.aliases.map((a) => a.last_update_time).join(',')}`,
+          entityId: context.entity.id,
+          entityName: context.entity.name,
+          entityMetadata: { ...(context.entity.metadata ?? {}) },
+          aliases: Object.fromEntries(
+            context.aliases.map((a) => [a.mount_accessor, { id: a.id, name: a.name, metadata: { ...a.metadata } }]),
+          ),
+        };
+      }
+    }
+    return this.policies.acl(entry.policies, identity);
+  }
+}

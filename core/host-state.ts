@@ -1,0 +1,164 @@
+/**
+ * What an unsealed host holds beyond the barrier: the mount table with its built-in mounts (sys,
+ * identity, token), the audit devices, the default policy and the cluster's identity. Loaded on
+ * unseal (or, on an HA standby, read without writing), dropped on seal, re-read when another node
+ * changes it.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Barrier } from '../storage/barrier.js';
+import type { AuditBroker } from './audit/broker.js';
+import type { IdentityStore } from './auth/identity/identity-store.js';
+import { createIdentityBackend } from './auth/identity/backend.js';
+import type { PolicyStore } from './auth/policy-store.js';
+import type { TokenStore } from './auth/token-store.js';
+import { createTokenBackend } from './auth/token/backend.js';
+import { renewToken } from './auth/token/renew-token.js';
+import type { Clock } from './clock.js';
+import type { DependencyContainer } from './di/container.js';
+import { NotActiveError } from './errors.js';
+import { MountTable } from './mounts/mount-table.js';
+import type { PluginRegistry } from './plugins/registry.js';
+import type { ClusterInfo } from './system/services.js';
+
+/** Storage key of the cluster's name and id, created on first unseal; shown by seal-status and health. */
+export const CLUSTER_INFO_KEY = 'core/cluster/info';
+
+export interface HostStateOptions {
+  readonly container: DependencyContainer;
+  readonly barrier: Barrier;
+  readonly registry: PluginRegistry;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly defaults: { readonly defaultLeaseTtl: number; readonly maxLeaseTtl: number };
+  readonly tokens: TokenStore;
+  readonly policies: PolicyStore;
+  readonly identity: IdentityStore;
+  readonly audit: AuditBroker;
+}
+
+export class HostState {
+  private table: MountTable | undefined;
+  private clusterInfo: ClusterInfo | undefined;
+  private loading: Promise<void> | undefined;
+
+  constructor(private readonly options: HostStateOptions) {}
+
+  /** The live mount table; undefined while sealed (or on a standby of a cluster not set up yet). */
+  get mounts(): MountTable | undefined {
+    return this.table;
+  }
+
+  get cluster(): ClusterInfo | undefined {
+    return this.clusterInfo;
+  }
+
+  /** Loads once; concurrent callers share the load in progress. */
+  load(): Promise<void> {
+    return (this.loading ??= this.loadNow().finally(() => (this.loading = undefined)));
+  }
+
+  /**
+   * On a standby: loads what is there without writing. On a fresh cluster there may be nothing yet
+   * (the first active node writes the built-in mounts); the standby then forwards everything.
+   */
+  async loadReadOnly(): Promise<void> {
+    try {
+      await this.load();
+    } catch (err) {
+      if (!(err instanceof NotActiveError)) throw err;
+      this.options.logger.info('standby: the cluster is not set up yet; forwarding every request to the active node until it is');
+    }
+  }
+
+  /** Drops everything loaded (before sealing). */
+  async unload(): Promise<void> {
+    const { audit, tokens, policies } = this.options;
+    const table = this.table;
+    this.table = undefined;
+    this.clusterInfo = undefined;
+    await table?.unload();
+    await audit.close();
+    tokens.reset();
+    policies.reset();
+  }
+
+  /** Reads the cluster identity again (another node created it). */
+  async reloadCluster(): Promise<void> {
+    this.clusterInfo = await this.readClusterInfo();
+  }
+
+  /** Reads again what loading reads (mount tables, audit devices, cluster info), when loaded. */
+  async reread(): Promise<void> {
+    if (!this.table) return;
+    await this.table.sync();
+    await this.options.audit.load();
+    await this.reloadCluster();
+  }
+
+  /** Changes may have been missed: drops every cache and rebuilds every backend. */
+  async resync(): Promise<void> {
+    const table = this.table;
+    if (!table) return;
+    const { barrier, audit, tokens, policies, logger } = this.options;
+    tokens.reset();
+    policies.reset();
+    await barrier.reloadKeyring();
+    await table.sync();
+    await table.reload(table.allMounts());
+    await audit.load();
+    logger.info('HA: caches rebuilt after the change feed reconnected');
+  }
+
+  private async loadNow(): Promise<void> {
+    if (this.table) return;
+    const { container, barrier, registry, logger, clock, defaults, tokens, policies, identity, audit } = this.options;
+    const table = new MountTable({
+      root: container,
+      storage: barrier,
+      registry,
+      logger,
+      clock,
+      defaults,
+      onDisable: async (_entry, prefix) => {
+        const revoked = await tokens.revokeByPathPrefix(prefix);
+        if (revoked > 0) logger.info({ mount: prefix, revoked }, 'tokens of a disabled auth method revoked');
+      },
+    });
+    // Load first: ensureBuiltin persists the table, which must already hold the stored entries.
+    await table.load();
+    await table.ensureBuiltin('secret', 'sys/', 'system', 'system endpoints used for control, policy and debugging');
+    await table.ensureBuiltin('secret', 'identity/', 'identity', 'identity store', createIdentityBackend(identity));
+    await table.ensureBuiltin(
+      'auth',
+      'token/',
+      'token',
+      'token based credentials',
+      createTokenBackend({
+        store: tokens,
+        storage: barrier,
+        mountTtls: () => {
+          const view = table.systemViewFor(table.live('auth', 'token/'));
+          return { defaultTtl: view.defaultLeaseTtl(), maxTtl: view.maxLeaseTtl() };
+        },
+        policyExists: (name) => policies.exists(name),
+        renew: (token, increment, req) => renewToken(tokens, this.table, token, increment, req),
+      }),
+    );
+    await policies.ensureDefault();
+    await audit.load();
+    this.clusterInfo = await this.readClusterInfo();
+    this.table = table;
+    logger.info({ mounts: table.entries('secret').length + table.entries('auth').length }, 'unsealed');
+  }
+
+  private async readClusterInfo(): Promise<ClusterInfo> {
+    const { barrier } = this.options;
+    const raw = await barrier.get(CLUSTER_INFO_KEY);
+    if (raw) return JSON.parse(Buffer.from(raw).toString('utf8')) as ClusterInfo;
+    const id = randomUUID();
+    const info: ClusterInfo = { name: `keywarden-cluster-${id.slice(0, 8)}`, id };
+    await barrier.put(CLUSTER_INFO_KEY, Buffer.from(JSON.stringify(info)));
+    return info;
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * Stages 7 and 10, audit request and audit response: each request that reaches a mounted path is
+ * recorded before it runs and its outcome after, by every enabled device (the broker refuses the
+ * request when none can record it). Requests refused before they run — a bad token, a denied
+ * policy — are recorded too, request and error, so guessing leaves a trace. Paths served while
+ * sealed are not audited (the devices are closed then).
+ */
+import type { AuditBroker } from '../audit/broker.js';
+import type { AuditInput } from '../audit/entry.js';
+import type { ResolvedToken } from '../auth/token-store.js';
+import { publicMessageOf } from '../errors.js';
+import type { LogicalResponse, Operation } from '../framework/request.js';
+import type { Barrier } from '../../storage/barrier.js';
+import type { ReadRequest, Route } from './types.js';
+
+/** One request's audit trail; the pipeline tells it who called and what ran as it learns them. */
+export interface RequestAudit {
+  /** The authenticated caller, once known. */
+  caller: ResolvedToken | undefined;
+  /** The operation after the existence check (create or update), once known. */
+  operation: Operation;
+  /** Logs the request before it runs. */
+  request(): Promise<void>;
+  /** The request was refused before it ran: logs the request and the error. */
+  refused(error: unknown): Promise<void>;
+  /** The request ran and failed: logs the error (never masks the failure itself). */
+  failed(error: unknown): Promise<void>;
+  /** The request ran: logs the response. */
+  succeeded(response: LogicalResponse | null): Promise<void>;
+}
+
+const UNAUDITED: RequestAudit = {
+  caller: undefined,
+  operation: 'read',
+  request: async () => {},
+  refused: async () => {},
+  failed: async () => {},
+  succeeded: async () => {},
+};
+
+export class AuditStage {
+  constructor(
+    private readonly broker: AuditBroker,
+    private readonly barrier: Barrier,
+  ) {}
+
+  /** The trail of one routed request; a shared no-op when nothing is audited. */
+  begin(request: ReadRequest, route: Route): RequestAudit {
+    if (!this.broker.hasDevices() || this.barrier.sealed || route.availableSealed) return UNAUDITED;
+    return new Trail(this.broker, request, route);
+  }
+}
+
+class Trail implements RequestAudit {
+  caller: ResolvedToken | undefined;
+  operation: Operation;
+
+  constructor(
+    private readonly broker: AuditBroker,
+    private readonly read: ReadRequest,
+    private readonly route: Route,
+  ) {
+    this.operation = read.operation;
+  }
+
+  request(): Promise<void> {
+    return this.broker.logRequest(this.input());
+  }
+
+  async refused(error: unknown): Promise<void> {
+    await this.broker.logRequest(this.input());
+    await this.broker.logResponse({ ...this.input(), error: publicMessageOf(error) });
+  }
+
+  async failed(error: unknown): Promise<void> {
+    await this.broker.logResponse({ ...this.input(), error: publicMessageOf(error) }).catch(() => undefined);
+  }
+
+  succeeded(response: LogicalResponse | null): Promise<void> {
+    return this.broker.logResponse({
+      ...this.input(),
+      response: { data: response?.data ?? null, warnings: response?.warnings ?? null, auth: response?.tokenAuth ?? null },
+    });
+  }
+
+  private input(): AuditInput {
+    const { read, route, caller } = this;
+    const mount = route.live?.entry;
+    const clientToken = read.clientToken;
+    return {
+      request: {
+        id: read.id,
+        operation: this.operation,
+        path: read.path,
+        data: read.data,
+        ...(clientToken ? { clientToken } : {}),
+        ...(caller ? { clientTokenAccessor: caller.entry.accessor } : {}),
+        mountPoint: route.live ? route.live.routePrefix : 'sys/',
+        mountType: mount ? mount.type : 'system',
+        mountAccessor: mount ? mount.accessor : 'system',
+        remoteAddress: read.http.remoteAddress,
+      },
+      ...(caller
+        ? {
+            auth: {
+              ...(clientToken ? { clientToken } : {}),
+              accessor: caller.entry.accessor,
+              displayName: caller.entry.displayName,
+              policies: caller.entry.policies,
+              tokenPolicies: caller.entry.policies,
+              metadata: caller.entry.meta ?? {},
+              entityId: caller.entry.entityId,
+              tokenType: caller.entry.type,
+              tokenTtl: caller.entry.ttl,
+              tokenIssueTime: new Date(caller.entry.creationTime * 1000).toISOString(),
+            },
+          }
+        : {}),
+      nonHmacRequestKeys: mount?.config.audit_non_hmac_request_keys ?? [],
+      nonHmacResponseKeys: mount?.config.audit_non_hmac_response_keys ?? [],
+    };
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * Stage 9, mint login token: an auth method answers a login with an auth result (policies, TTLs,
+ * alias); this stage resolves the identity alias and issues the token, with TTLs from the result,
+ * the mount's tune and the system defaults. Only auth mounts may answer with an auth result.
+ */
+import type { IdentityStore } from '../auth/identity/identity-store.js';
+import type { TokenStore } from '../auth/token-store.js';
+import { authBlock, issueToken } from '../auth/token/issue.js';
+import type { AuthResult, LogicalResponse } from '../framework/request.js';
+import type { MountTable } from '../mounts/mount-table.js';
+import type { Route } from './types.js';
+
+export class LoginStage {
+  constructor(
+    private readonly tokens: TokenStore,
+    private readonly identity: IdentityStore,
+    private readonly mounts: () => MountTable | undefined,
+  ) {}
+
+  /** A response carrying a login's auth result gets its token; any other passes unchanged. */
+  async mint(route: Route, path: string, response: LogicalResponse | null): Promise<LogicalResponse | null> {
+    if (!response?.auth) return response;
+    const live = route.live;
+    if (!live || live.entry.table !== 'auth') throw new Error('only auth methods may return an auth result');
+    const minted = await this.issue(route, path, response.auth);
+    const warnings = [...(response.warnings ?? []), ...minted.warnings];
+    const { warnings: _previous, ...rest } = response;
+    return { ...rest, auth: undefined, tokenAuth: minted.block, ...(warnings.length > 0 ? { warnings } : {}) };
+  }
+
+  private async issue(route: Route, path: string, result: AuthResult): Promise<{ block: Record<string, unknown>; warnings: string[] }> {
+    const live = route.live!;
+    const entry = live.entry;
+    const view = this.mounts()!.systemViewFor(live);
+    let entityId = '';
+    if (result.alias) {
+      const resolved = await this.identity.resolveAlias({
+        mountAccessor: entry.accessor,
+        mountType: entry.type,
+        mountPath: live.routePrefix,
+        name: result.alias.name,
+        ...(result.alias.metadata ? { metadata: result.alias.metadata } : {}),
+      });
+      entityId = resolved.entityId;
+    }
+    const tune = entry.config.token_type ?? 'default-service';
+    const asked = result.tokenType ?? 'default';
+    const type = tune === 'service' || tune === 'batch' ? tune : asked === 'default' ? (tune === 'default-batch' ? 'batch' : 'service') : asked;
+    const prefix = entry.path.replace(/\/$/, '').replace(/\//g, '-');
+    const issued = await issueToken(this.tokens, {
+      policies: result.policies,
+      noDefaultPolicy: result.noDefaultPolicy ?? false,
+      meta: result.metadata ?? null,
+      displayName: result.displayName ? `${prefix}-${result.displayName}` : prefix,
+      numUses: result.numUses ?? 0,
+      ttl: result.ttl ?? 0,
+      explicitMaxTtl: result.explicitMaxTtl ?? 0,
+      period: result.period ?? 0,
+      roleMaxTtl: result.maxTtl ?? 0,
+      renewable: result.renewable ?? true,
+      type,
+      boundCidrs: result.boundCidrs ?? [],
+      entityId,
+      role: '',
+      path,
+      parent: undefined,
+      origin: {
+        mountAccessor: entry.accessor,
+        mountPath: live.routePrefix,
+        policies: result.policies,
+        ...(result.internalData ? { internalData: result.internalData } : {}),
+        ...(result.metadata ? { metadata: result.metadata } : {}),
+        ...(result.displayName ? { displayName: result.displayName } : {}),
+      },
+      mountDefault: view.defaultLeaseTtl(),
+      mountMax: view.maxLeaseTtl(),
+    });
+    return { block: authBlock(issued.id, issued.entry), warnings: issued.warnings };
+  }
+}

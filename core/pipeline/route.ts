@@ -1,0 +1,53 @@
+/**
+ * Stage 3, route: the sys backend is always there; every other path needs the unsealed mount
+ * table. A mounted backend is held (`acquire`) until the request is done, so a reload or unmount
+ * waits for the requests already inside it.
+ */
+import { NotFoundError, SealedError } from '../errors.js';
+import type { Backend } from '../framework/backend.js';
+import type { MountTable } from '../mounts/mount-table.js';
+import type { Barrier } from '../../storage/barrier.js';
+import type { Route } from './types.js';
+
+const nothingToRelease = (): void => {};
+
+export class RouteStage {
+  constructor(
+    private readonly system: Backend,
+    private readonly barrier: Barrier,
+    private readonly mounts: () => MountTable | undefined,
+  ) {}
+
+  route(path: string): Route {
+    if (path === 'sys' || path.startsWith('sys/')) {
+      const relative = path.slice('sys/'.length);
+      const availableSealed = this.system.isAvailableSealed?.(relative) ?? false;
+      if (this.barrier.sealed && !availableSealed) throw new SealedError();
+      return {
+        backend: this.system,
+        relative,
+        live: undefined,
+        unauthenticated: this.system.isUnauthenticated(relative),
+        availableSealed,
+        release: nothingToRelease,
+      };
+    }
+    if (this.barrier.sealed) throw new SealedError();
+    const found = this.mounts()?.resolve(path);
+    if (!found) throw new NotFoundError(`no handler for route ${JSON.stringify(path)}. route entry not found.`);
+    const { backend, release } = found.mount.acquire();
+    try {
+      return {
+        backend,
+        relative: found.relative,
+        live: found.mount,
+        unauthenticated: backend.isUnauthenticated(found.relative),
+        availableSealed: false,
+        release,
+      };
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * The HA strategy around the pipeline. On the active node it only trusts the client address a
+ * standby vouched for. On a standby it answers what it can from its own caches — after a `sync`,
+ * so every change committed before the request arrived has been applied — and forwards to the
+ * active node any request that tries to write (the barrier's write guard marks the attempt), any
+ * login that would store a service token (it would otherwise run twice, provider calls included),
+ * and everything while the cluster is not set up yet.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { NotActiveError } from '../errors.js';
+import type { Backend } from '../framework/backend.js';
+import { vouchedAddress } from '../ha/forward.js';
+import type { HaManager } from '../ha/ha-manager.js';
+import type { RemoteChanges } from '../ha/remote-changes.js';
+import type { HostState } from '../host-state.js';
+import type { Barrier } from '../../storage/barrier.js';
+import type { SharedStorage } from '../../storage/storage.js';
+import type { HostRequest, HostResponse } from './types.js';
+
+export interface StandbyOptions {
+  readonly ha: HaManager;
+  readonly shared: SharedStorage;
+  readonly barrier: Barrier;
+  readonly state: HostState;
+  readonly changes: RemoteChanges;
+  readonly system: Backend;
+}
+
+export class StandbyStrategy {
+  /** Set while a standby runs a request itself: a write attempt marks it for forwarding. */
+  private readonly attempt = new AsyncLocalStorage<{ wrote: boolean }>();
+  private forwardingKey: Buffer | undefined;
+
+  constructor(private readonly options: StandbyOptions) {}
+
+  /**
+   * Runs a request: locally on the active node (with the vouched client address of a forwarded
+   * one), or the standby's way.
+   */
+  async run(request: HostRequest, local: (request: HostRequest) => Promise<HostResponse>): Promise<HostResponse> {
+    const vouched = this.options.barrier.sealed ? undefined : vouchedAddress(request, { key: () => this.key() });
+    if (vouched !== undefined) request = { ...request, remoteAddress: vouched };
+    if (this.options.ha.state !== 'standby' || this.isNodeLocal(request.path)) return local(request);
+    return this.onStandby(request, vouched !== undefined, local);
+  }
+
+  /** The barrier's write guard and sys step-down: on a standby, marks the request for forwarding and throws. */
+  refuseWrites(): void {
+    if (this.options.ha.mayWrite) return;
+    const attempt = this.attempt.getStore();
+    if (attempt) attempt.wrote = true;
+    throw new NotActiveError();
+  }
+
+  /** The key standbys and the active node authenticate forwarded requests with; undefined while sealed. */
+  key(): Buffer | undefined {
+    if (this.options.barrier.sealed) return undefined;
+    return (this.forwardingKey ??= this.options.barrier.deriveKey('ha request forwarding'));
+  }
+
+  /** Sealing: the key goes with the keyring. */
+  forgetKey(): void {
+    this.forwardingKey = undefined;
+  }
+
+  private async onStandby(request: HostRequest, forwarded: boolean, local: (request: HostRequest) => Promise<HostResponse>): Promise<HostResponse> {
+    const { ha, shared, state, changes } = this.options;
+    const again = () => new NotActiveError('this node is not the active node (the request was forwarded here during a change of leader); retry');
+    if (!state.mounts || this.mintsServiceToken(request.path)) {
+      if (forwarded) throw again();
+      return ha.forward(request);
+    }
+    await shared.sync();
+    await changes.settled();
+    const attempt = { wrote: false };
+    let response: HostResponse | undefined;
+    try {
+      response = await this.attempt.run(attempt, () => local(request));
+    } catch (err) {
+      if (!attempt.wrote) throw err;
+    }
+    if (!attempt.wrote) return response!;
+    if (forwarded) throw again();
+    return ha.forward(request);
+  }
+
+  /**
+   * Whether a request is a login whose token is a service token (stored, so written on the active
+   * node). Logins that mint batch tokens (`token_type` batch or default-batch) write nothing
+   * themselves and are answered by the standby.
+   */
+  private mintsServiceToken(path: string): boolean {
+    const found = this.options.state.mounts?.resolve(path);
+    if (!found || found.mount.entry.table !== 'auth' || found.mount.entry.builtin) return false;
+    if (!found.mount.backend?.isUnauthenticated(found.relative)) return false;
+    const type = found.mount.entry.config.token_type ?? 'default-service';
+    return type !== 'batch' && type !== 'default-batch';
+  }
+
+  /**
+   * Paths a node answers about itself, even as a standby that cannot reach the store: seal status,
+   * health, leader, and sealing this node.
+   */
+  private isNodeLocal(path: string): boolean {
+    if (path !== 'sys' && !path.startsWith('sys/')) return false;
+    const relative = path.slice('sys/'.length);
+    return relative === 'seal' || (this.options.system.isAvailableSealed?.(relative) ?? false);
+  }
+}

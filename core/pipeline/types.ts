@@ -1,0 +1,51 @@
+/**
+ * What the HTTP layer hands the pipeline and gets back, and what the stages pass each other. A
+ * request is read once into a `ReadRequest`; routing adds a `Route`; authentication a caller.
+ */
+import type { LiveMount } from '../mounts/mount-table.js';
+import type { Backend } from '../framework/backend.js';
+import type { Operation } from '../framework/request.js';
+
+/** A request as the HTTP layer hands it over. */
+export interface HostRequest {
+  readonly method: string;
+  /** The path after `/v1/`, without the query. */
+  readonly path: string;
+  readonly query: Readonly<Record<string, string>>;
+  /** Parsed body (JSON or form), or undefined for none. */
+  readonly body: unknown;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly remoteAddress: string;
+}
+
+export interface HostResponse {
+  readonly status: number;
+  /** JSON-serializable; undefined means no body. */
+  readonly body?: unknown;
+}
+
+/** The request after the read stage: its operation, checked path, data and client token. */
+export interface ReadRequest {
+  readonly id: string;
+  readonly http: HostRequest;
+  readonly operation: Operation;
+  /** The full logical path; a list's ends in `/`. */
+  readonly path: string;
+  readonly data: Record<string, unknown>;
+  /** `?help=1`: answer the path's help instead of running it. */
+  readonly wantsHelp: boolean;
+  readonly clientToken: string | undefined;
+}
+
+/** Where a request goes: a backend and the path relative to it, held until `release`. */
+export interface Route {
+  readonly backend: Backend;
+  readonly relative: string;
+  /** Undefined for the sys backend. */
+  readonly live: LiveMount | undefined;
+  /** The path needs no token (login, health). */
+  readonly unauthenticated: boolean;
+  /** Served while sealed (seal status, unseal, health): never audited. */
+  readonly availableSealed: boolean;
+  release(): void;
+}
