@@ -16,6 +16,7 @@ import type { MountTable } from '../mounts/mount-table.js';
 import type { Barrier } from '../../storage/barrier.js';
 import { StorageView } from '../../storage/view.js';
 import { readRequest } from './read.js';
+import { checkHeaders } from './headers.js';
 import { RouteStage } from './route.js';
 import { AuthenticateStage } from './authenticate.js';
 import { AuthorizeStage, type TokenUse } from './authorize.js';
@@ -79,11 +80,11 @@ export class Pipeline {
 
   private async run(id: string, http: HostRequest): Promise<HostResponse> {
     const request = readRequest(id, http);
+    checkHeaders(request);
     const route = this.routes.route(request.path);
     try {
       const audit = this.audit.begin(request, route);
-      const caller = await this.authentication.authenticate(request, route);
-      audit.caller = caller;
+      const caller = await this.authentication.authenticate(request, route, audit);
       if (request.wantsHelp) return { status: 200, body: route.backend.help(route.relative) };
 
       const auth = caller ? requestAuth(caller) : undefined;

@@ -48,14 +48,24 @@ const LEGACY_POLICY_CAPABILITIES: Readonly<Record<string, readonly Capability[]>
 };
 
 /**
- * Keys a path statement may hold. `mfa_methods` and `control_group` are Vault Enterprise features
- * that Vault's community edition accepts and does not enforce; Keywarden does the same, so a
- * policy written for Vault still loads. `comment` is documentation only.
+ * Keys a path statement may hold. `comment` is documentation only. `min_wrapping_ttl` and
+ * `max_wrapping_ttl` hold once response wrapping exists; until then every wrapping request is
+ * refused, so they cannot be bypassed.
  */
 const PATH_KEYS = new Set([
   'capabilities', 'policy', 'allowed_parameters', 'denied_parameters', 'required_parameters',
-  'min_wrapping_ttl', 'max_wrapping_ttl', 'mfa_methods', 'control_group', 'comment',
+  'min_wrapping_ttl', 'max_wrapping_ttl', 'comment',
 ]);
+
+/**
+ * Vault Enterprise keys that Vault's community edition accepts and silently does not enforce. A
+ * policy carrying one would grant its path without the MFA or approval its author asked for, so
+ * Keywarden refuses it (a documented deviation) instead of loading a weaker policy.
+ */
+const UNENFORCED_KEYS: Readonly<Record<string, string>> = {
+  mfa_methods: 'MFA on a policy path is a Vault Enterprise feature Keywarden does not enforce; remove it (the path would be granted without MFA)',
+  control_group: 'control groups are a Vault Enterprise feature Keywarden does not enforce; remove it (the path would be granted without approval)',
+};
 
 /**
  * Parses and validates a policy document.
@@ -158,6 +168,8 @@ function parsePathStatement(statement: PathStatement): PathRule {
   let maxWrappingTtl: number | undefined;
 
   for (const item of statement.body.items) {
+    const unenforced = UNENFORCED_KEYS[item.key];
+    if (unenforced) fail(item.keyPos, `${where}: ${JSON.stringify(item.key)}: ${unenforced}`);
     if (!PATH_KEYS.has(item.key)) fail(item.keyPos, `${where}: unknown key ${JSON.stringify(item.key)}`);
     if (seen.has(item.key)) fail(item.keyPos, `${where}: duplicate key ${JSON.stringify(item.key)}`);
     seen.add(item.key);
@@ -192,12 +204,6 @@ function parsePathStatement(statement: PathStatement): PathRule {
         break;
       case 'max_wrapping_ttl':
         maxWrappingTtl = wrappingTtl(value, where, item.key);
-        break;
-      case 'mfa_methods':
-        stringList(value, where, item.key);
-        break;
-      case 'control_group':
-        if (value.kind !== 'object') fail(value.pos, `${where}: expected an object for "control_group", got ${describeHclValue(value)}`);
         break;
       case 'comment':
         expectString(value, where, item.key);

@@ -46,8 +46,6 @@ describe('policy documents', () => {
         min_wrapping_ttl = "1s"
         max_wrapping_ttl = 90
         comment = "documentation only"
-        mfa_methods = ["totp"]
-        control_group = { factor "ops" { identity { group_names = ["ops"] } } }
       }`)).to.deep.equal({
       path: 'secret/foo',
       capabilities: ['create', 'sudo', 'update'],
@@ -152,6 +150,16 @@ describe('policy documents', () => {
         name: 'an unknown path key, naming it',
         text: 'path "a" {\n  capabilities = ["read"]\n  allowed_parameter = {}\n}',
         message: 'line 3, column 3: path "a": unknown key "allowed_parameter"',
+      },
+      {
+        name: 'Vault Enterprise MFA on a path, which it would not enforce',
+        text: 'path "a" {\n  capabilities = ["read"]\n  mfa_methods = ["totp"]\n}',
+        message: 'line 3, column 3: path "a": "mfa_methods": MFA on a policy path is a Vault Enterprise feature Keywarden does not enforce; remove it (the path would be granted without MFA)',
+      },
+      {
+        name: 'a Vault Enterprise control group, which it would not enforce',
+        text: 'path "a" { control_group = { factor "ops" { identity { group_names = ["ops"] } } } }',
+        message: 'line 1, column 12: path "a": "control_group": control groups are a Vault Enterprise feature Keywarden does not enforce; remove it (the path would be granted without approval)',
       },
       { name: 'OpenBao-only path keys', text: 'path "a" { pagination_limit = 5 }', message: 'line 1, column 12: path "a": unknown key "pagination_limit"' },
       { name: 'an unknown top-level key', text: 'paths "a" {}', message: 'line 1, column 1: unknown key "paths" (a policy holds only "name" and "path")' },
