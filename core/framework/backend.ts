@@ -4,7 +4,7 @@
  * so the order paths are declared in never matters; two patterns that could match the same path
  * with equal specificity are refused when the backend is built.
  */
-import { NotFoundError, UnsupportedOperationError } from '../errors.js';
+import { BadRequestError, NotFoundError, UnsupportedOperationError } from '../errors.js';
 import { compileFields, type CompiledFields } from './schema.js';
 import type { FieldSpecs, FieldValues } from './fields.js';
 import { PathPattern, type AnyPathDefinition } from './path.js';
@@ -112,6 +112,7 @@ export class FrameworkBackend implements Backend {
 
     // Path segments win over body fields of the same name, as in Vault.
     const { input, unknown } = path.fields.parse({ ...req.data, ...params });
+    if (unknown.length > 0 && def.refusedFields) refuseUnhonoured(def.refusedFields, unknown);
     let operation = req.operation;
     if (operation === 'update' && def.existenceCheck) {
       operation = (await def.existenceCheck(req, input as FieldValues<FieldSpecs>)) ? 'update' : 'create';
@@ -156,6 +157,13 @@ export class FrameworkBackend implements Backend {
   /** The hooks passed at construction, for hosts that wrap a backend. */
   get lifecycle(): BackendHooks {
     return this.hooks;
+  }
+}
+
+/** A field Vault defines here and Keywarden does not honour: 400, naming it and why. */
+function refuseUnhonoured(refused: Readonly<Record<string, string>>, given: readonly string[]): void {
+  for (const name of given) {
+    if (Object.hasOwn(refused, name)) throw new BadRequestError(`field "${name}" is not supported here: ${refused[name]}`);
   }
 }
 

@@ -31,6 +31,12 @@ export interface PathDefinition<F extends FieldSpecs = FieldSpecs> {
    * `create`; without a check it is always `update`. Receives the coerced input.
    */
   readonly existenceCheck?: (req: LogicalRequest, input: FieldValues<F>) => Promise<boolean>;
+  /**
+   * Fields Vault defines on this path that Keywarden does not honour, each with the reason a
+   * client reads. A request that sets one is refused with a 400 naming it, never run as if the
+   * field had been honoured. (Fields Vault does not know either are only warned about, as Vault does.)
+   */
+  readonly refusedFields?: Readonly<Record<string, string>>;
   /** Reachable without a token (logins, health). */
   readonly unauthenticated?: boolean;
   /** Needs `sudo` in the caller's policy (root-protected). */

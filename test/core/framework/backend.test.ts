@@ -397,6 +397,29 @@ describe('FrameworkBackend', () => {
     });
   });
 
+  describe('fields Vault defines that the path does not honour', () => {
+    let ran = false;
+    const partial = definePath({
+      pattern: 'partial', fields: { known: { type: 'string', description: 'Known.' } },
+      refusedFields: { nonce: 'Keywarden always draws its own nonce' },
+      operations: { update: { summary: 'u', handler: async () => ((ran = true), null) } }, synopsis: 's', description: 'd',
+    });
+    const backend = backendOf([partial]);
+
+    it('refuses a request that sets one, naming the field and why, before the handler runs', async () => {
+      ran = false;
+      const err = await rejection(send(backend, 'partial', 'update', { known: 'x', nonce: 'AAAA' }));
+      expect(err).to.be.instanceOf(BadRequestError);
+      expect(err.message).to.equal('field "nonce" is not supported here: Keywarden always draws its own nonce');
+      expect(ran).to.equal(false);
+    });
+
+    it('still only warns about a field Vault does not define either', async () => {
+      const { response } = await send(backend, 'partial', 'update', { other: 1 });
+      expect(response?.warnings).to.deep.equal(['Endpoint ignored these unrecognized parameters: [other]']);
+    });
+  });
+
   describe('help', () => {
     const documented = definePath({
       pattern: 'keys/:name',
