@@ -6,23 +6,13 @@
  * HMAC, sign (ed25519, ecdsa-p256) and verify batches;
  * start-up time and resident memory after the load. Ratios measured in this one run.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { report, type Row } from './lib/report.js';
 import { startBenchServer } from './lib/server.js';
+import { startHelper } from './lib/helper-process.js';
 import { interleaved, load, rangeText, rssMb, ROUNDS, WARM_UP_S, type Measured } from './lib/load.js';
 
 const SECONDS = Number(process.env.BENCH_DURATION ?? 5);
-const here = path.dirname(fileURLToPath(import.meta.url));
-
-/** Starts a helper server (bench/lib/<script>) that prints its port on stdout. */
-async function startHelper(script: string, urlPath: string): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, [path.join(here, 'lib', script)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<string>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim())));
-  return { url: `http://127.0.0.1:${port}${urlPath}`, stop: () => child.kill('SIGTERM') };
-}
 
 /** A row of one of our figures against a floor's, both measured in interleaved rounds, with their ranges. */
 function compared(measure: string, ours: Measured, against: string, floor: Measured): Row {
