@@ -49,6 +49,16 @@ export interface Backend extends BackendHooks {
   describePaths(): readonly PathHelp[];
 }
 
+/** How many paths `match` remembers, and the longest it remembers. */
+const MATCH_CACHE_SIZE = 1024;
+const MATCH_CACHE_MAX_PATH = 256;
+
+/** A path matched to its definition; `params` is shared by every request of that path and never changed. */
+interface PathMatch {
+  readonly path: CompiledPath;
+  readonly params: Readonly<Record<string, string>>;
+}
+
 interface CompiledPath {
   readonly definition: AnyPathDefinition;
   readonly pattern: PathPattern;
@@ -93,8 +103,26 @@ export class FrameworkBackend implements Backend {
   renew?(req: LogicalRequest, auth: AuthResult): Promise<AuthResult>;
   invalidate?(key: string): void;
 
-  private match(path: string): { path: CompiledPath; params: Record<string, string> } | undefined {
-    let best: { path: CompiledPath; params: Record<string, string> } | undefined;
+  /**
+   * Recent matches by path: routing is a pure function of the path, a request matches twice (its
+   * token check asks whether the path is unauthenticated, then `prepare`), and a mount sees the same
+   * few paths again and again. Bounded, and only short paths are kept, since clients choose them.
+   */
+  private readonly recentMatches = new Map<string, PathMatch | null>();
+
+  private match(path: string): PathMatch | undefined {
+    const cached = this.recentMatches.get(path);
+    if (cached !== undefined) return cached ?? undefined;
+    const found = this.matchAll(path);
+    if (path.length <= MATCH_CACHE_MAX_PATH) {
+      if (this.recentMatches.size >= MATCH_CACHE_SIZE) this.recentMatches.clear();
+      this.recentMatches.set(path, found ?? null);
+    }
+    return found;
+  }
+
+  private matchAll(path: string): PathMatch | undefined {
+    let best: PathMatch | undefined;
     for (const candidate of this.compiled) {
       const params = candidate.pattern.match(path);
       if (params && (!best || candidate.pattern.specificity > best.path.pattern.specificity)) {
