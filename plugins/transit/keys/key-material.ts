@@ -13,6 +13,7 @@ import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import forge from 'node-forge';
 import { BadRequestError } from '../../../core/errors.js';
 import { ed25519FromSeed, ed25519RawPublic } from '../crypto/derive.js';
+import { checkImportedRsaStrength, publicKeyOfPrivate } from './key-consistency.js';
 import type { KeyTypeInfo } from './key-types.js';
 import type { KeyVersion } from './key-version.js';
 
@@ -119,8 +120,11 @@ function withNewline(text: string): string {
 // ---------------------------------------------------------------------------------------------
 // Import encodings
 
-/** The key material carried by an import ciphertext, checked against the key type. */
-export function materialFromImport(info: KeyTypeInfo, bytes: Buffer): ImportedMaterial {
+/**
+ * The key material carried by an import ciphertext, checked against the key type. An asymmetric
+ * key's public key is derived from its private part, never taken from the structure it came in.
+ */
+export async function materialFromImport(info: KeyTypeInfo, bytes: Buffer): Promise<ImportedMaterial> {
   switch (info.family) {
     case 'aes-gcm':
     case 'chacha':
@@ -136,7 +140,8 @@ export function materialFromImport(info: KeyTypeInfo, bytes: Buffer): ImportedMa
     default: {
       const privateKey = parsePrivateKeyDer(info, bytes);
       checkKeyMatchesType(info, privateKey);
-      return { privateKey, publicKey: createPublicKey(privateKey) };
+      checkImportedRsaStrength(info, privateKey);
+      return { privateKey, publicKey: await publicKeyOfPrivate(info, privateKey, 'invalid key') };
     }
   }
 }
@@ -157,6 +162,7 @@ export function publicKeyFromImport(info: KeyTypeInfo, text: string): KeyObject 
     }
   }
   checkKeyMatchesType(info, publicKey);
+  checkImportedRsaStrength(info, publicKey);
   return publicKey;
 }
 

@@ -8,7 +8,7 @@ import { BadRequestError, InternalError } from '../../../core/errors.js';
 import { definePath, type FieldValues, type LogicalResponse } from '../../../core/framework/index.js';
 import type { TransitContext } from '../context.js';
 import { decodeBase64, encodeBase64 } from '../crypto/base64.js';
-import { ItemError, RSA_PADDING_SCHEMES, logItemFailures, paddingScheme } from '../crypto/batch.js';
+import { ItemError, RSA_PADDING_SCHEMES, checkAssociatedData, logItemFailures, paddingScheme } from '../crypto/batch.js';
 import { NONCE_NOT_ALLOWED, encryptBatch, nonceAllowed } from '../crypto/cipher.js';
 
 const DATAKEY_FIELDS = {
@@ -19,6 +19,10 @@ const DATAKEY_FIELDS = {
   },
   name: { type: 'name', description: 'Name of the key that encrypts the data key.', required: true },
   context: { type: 'string', description: 'Base64 context the key is derived from; required for derived keys, ignored by others.' },
+  associated_data: {
+    type: 'string',
+    description: 'Base64 associated data the data key is sealed with, as encrypt does: decrypt needs it again. AEAD key types only (AES-GCM, ChaCha20-Poly1305).',
+  },
   nonce: { type: 'string', description: 'Base64 12-byte nonce, for convergent keys made by Vault 0.6.1 only (convergent version 1); refused for other keys.' },
   bits: { type: 'int', description: 'Length of the data key in bits: 128, 256 (the default) or 512.', default: 256 },
   key_version: { type: 'int', description: 'Version to encrypt the data key with: 0 is the latest; otherwise at least min_encryption_version.', default: 0 },
@@ -43,16 +47,18 @@ async function datakey(ctx: TransitContext, input: DatakeyInput): Promise<Logica
   if (input.type !== 'plaintext' && input.type !== 'wrapped') throw new BadRequestError("Invalid path, must be 'plaintext' or 'wrapped'");
   const context = input.context === undefined ? undefined : decodeBase64(input.context, 'context');
   const nonce = input.nonce === undefined ? undefined : decodeBase64(input.nonce, 'nonce');
+  const aad = input.associated_data === undefined ? undefined : decodeBase64(input.associated_data, 'associated_data');
   if (!DATA_KEY_BITS.includes(input.bits)) throw new BadRequestError('invalid bit length');
 
   const policy = await ctx.keys.get(input.name);
   if (!policy) throw new BadRequestError('encryption key not found');
   const padding = paddingScheme(input.padding_scheme, policy.info, 'padding_scheme');
   if (nonce !== undefined && !nonceAllowed(policy)) throw new BadRequestError(NONCE_NOT_ALLOWED);
+  checkAssociatedData(aad, policy.info, 0);
 
   const key = randomBytes(input.bits / 8);
   try {
-    const results = encryptBatch(ctx.wasm, policy, [{ plaintext: key, context, nonce, keyVersion: input.key_version, padding }]);
+    const results = encryptBatch(ctx.wasm, policy, [{ plaintext: key, context, nonce, aad, keyVersion: input.key_version, padding }]);
     logItemFailures(ctx.logger, policy.name, results);
     const sealed = results[0]!;
     if (sealed instanceof ItemError) throw sealed.internal ? new InternalError(sealed.message) : new BadRequestError(sealed.message);
@@ -67,6 +73,7 @@ async function datakey(ctx: TransitContext, input: DatakeyInput): Promise<Logica
 const DATAKEY_SYNOPSIS = 'Generate a data key encrypted with a named key.';
 const DATAKEY_DESCRIPTION = `
 Generates a random data key of 128, 256 (default) or 512 bits and encrypts it with the named key,
-like encrypt would. datakey/plaintext/:name returns the base64 data key with its ciphertext, for
-immediate use; datakey/wrapped/:name returns the ciphertext only, to be decrypted later through
-decrypt. The ciphertext and the key version are returned either way.`;
+like encrypt would, sealed with associated_data when given (decrypt then needs the same value).
+datakey/plaintext/:name returns the base64 data key with its ciphertext, for immediate use;
+datakey/wrapped/:name returns the ciphertext only, to be decrypted later through decrypt. The
+ciphertext and the key version are returned either way.`;

@@ -100,7 +100,10 @@ export function importPaths(ctx: TransitContext) {
     synopsis: 'Import externally generated key material as a new key.',
     description:
       'Creates a key from wrapped key material (ciphertext, wrapped for wrapping_key) or, for asymmetric types, from a public ' +
-      'key alone (verification and encryption only, until import_version adds the private key). Refused for an existing key.',
+      'key alone (verification and encryption only, until import_version adds the private key). Refused for an existing key. ' +
+      'An asymmetric key must be consistent: its public key is derived from the private part, and an embedded public key ' +
+      'or RSA value that disagrees is refused; RSA keys need exactly the modulus size of their type and an odd public ' +
+      'exponent of at least 65537.',
   });
 
   const importVersion = definePath({
@@ -215,7 +218,7 @@ async function readMaterial(ctx: TransitContext, info: KeyTypeInfo, fields: KeyF
   }
   const bytes = unwrapKeyMaterial(wrapping.versions.get(wrapping.settings.latestVersion)!.privateKey!, blob, hash);
   try {
-    return { material: materialFromImport(info, bytes), isPrivate: true };
+    return { material: await materialFromImport(info, bytes), isPrivate: true };
   } finally {
     bytes.fill(0);
   }

@@ -7,6 +7,8 @@ import { BadRequestError } from '../../../core/errors.js';
 import { CoercionError, coerceField, definePath } from '../../../core/framework/index.js';
 import type { TransitContext } from '../context.js';
 import { decodeBackup } from '../keys/backup-format.js';
+import { publicKeyOfPrivate } from '../keys/key-consistency.js';
+import type { KeyPolicy } from '../keys/key-policy.js';
 
 export function restorePath(ctx: TransitContext) {
   return definePath({
@@ -22,6 +24,7 @@ export function restorePath(ctx: TransitContext) {
         handler: async (_req, input) => {
           if (!input.backup) throw new BadRequestError("'backup' must be supplied");
           const restored = decodeBackup(input.backup);
+          await checkPrivateKeys(restored);
           const name = checkedName(input.name || restored.name);
           await ctx.keys.withLock(name, async () => {
             if ((await ctx.keys.get(name)) && !input.force) {
@@ -39,6 +42,17 @@ export function restorePath(ctx: TransitContext) {
       'Takes the output of backup/:name (from this service or from Vault) and writes the key with all its versions under its ' +
       'own name or the one given. Refused for an existing key unless force is set.',
   });
+}
+
+/**
+ * A backup's private keys pass the checks an imported key does: a blob is key material from
+ * outside like any other, and an RSA key whose d or CRT values are off still signs here (OpenSSL
+ * uses whichever of the two is right) but fails wherever it is exported to.
+ */
+async function checkPrivateKeys(policy: KeyPolicy): Promise<void> {
+  for (const version of policy.versions.values()) {
+    if (version.privateKey) await publicKeyOfPrivate(policy.info, version.privateKey, `key version ${version.version}`);
+  }
 }
 
 function checkedName(name: string): string {

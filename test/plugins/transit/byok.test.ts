@@ -7,8 +7,8 @@ import { expect } from 'chai';
 import { constants, createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, generateKeyPairSync, privateDecrypt, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
 import forge from 'node-forge';
 import { TransitHarness } from './harness.js';
+import { ok, snapshot, wrapFor } from './byok-helpers.js';
 import { wrapKeyMaterial, type OaepHash } from '../../../plugins/transit/crypto/byok.js';
-import type { Storage } from '../../../storage/storage.js';
 import { startUnsealedServer } from '../../helpers/server.js';
 import type { RunningServer } from '../../../core/server.js';
 import type { TestClient } from '../../helpers/http.js';
@@ -16,29 +16,6 @@ import type { TestClient } from '../../helpers/http.js';
 const b64 = (data: string | Buffer) => Buffer.from(data).toString('base64');
 const pkcs8 = (key: KeyObject) => key.export({ type: 'pkcs8', format: 'der' });
 const spkiPem = (key: KeyObject) => key.export({ type: 'spki', format: 'pem' }).toString();
-
-/** Every stored entry of a mount, to show a refused request changed nothing. */
-async function snapshot(storage: Storage, prefix = ''): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const entry of await storage.list(prefix)) {
-    if (entry.endsWith('/')) Object.assign(out, await snapshot(storage, prefix + entry));
-    else out[prefix + entry] = Buffer.from((await storage.get(prefix + entry))!).toString('base64');
-  }
-  return out;
-}
-
-/** Wraps material for a harness's wrapping key, as a client (or Vault's CLI) does. */
-async function wrapFor(h: TransitHarness, material: Uint8Array, hash: OaepHash = 'sha256'): Promise<string> {
-  const res = await h.read('wrapping_key');
-  expect(res.status, res.error).to.equal(200);
-  return wrapKeyMaterial(createPublicKey(res.data.public_key), material, hash).toString('base64');
-}
-
-async function ok(res: Promise<{ status: number; error?: string; data: any }>, status = 200): Promise<any> {
-  const r = await res;
-  expect(r.status, r.error).to.equal(status);
-  return r.data;
-}
 
 async function signature(h: TransitHarness, name: string, input: string): Promise<string> {
   return (await ok(h.write(`sign/${name}`, { input: b64(input) }))).signature;

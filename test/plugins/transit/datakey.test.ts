@@ -106,8 +106,54 @@ describe('transit datakey', () => {
     expect(res.error).to.equal('message encryption not supported for key type ed25519');
   });
 
+  it('seals the data key with associated_data: decrypt opens it only with the same associated_data', async () => {
+    const aad = b64('tenant-42');
+    for (const type of ['aes256-gcm96', 'aes128-gcm96', 'chacha20-poly1305']) {
+      await h.write(`keys/${type}`, { type });
+      const res = await h.write(`datakey/plaintext/${type}`, { associated_data: aad });
+      expect(res.status, res.error).to.equal(200);
+      const without = await h.write(`decrypt/${type}`, { ciphertext: res.data.ciphertext });
+      expect(without.status, type).to.equal(400);
+      expect(without.error, type).to.match(/message authentication failed$/);
+      const wrong = await h.write(`decrypt/${type}`, { ciphertext: res.data.ciphertext, associated_data: b64('tenant-43') });
+      expect(wrong.status, type).to.equal(400);
+      expect(wrong.error, type).to.match(/message authentication failed$/);
+      const right = await h.write(`decrypt/${type}`, { ciphertext: res.data.ciphertext, associated_data: aad });
+      expect(right.status, type).to.equal(200);
+      expect(right.data.plaintext, type).to.equal(res.data.plaintext);
+    }
+  });
+
+  it('seals a wrapped data key of a derived key with associated_data too', async () => {
+    await h.write('keys/d', { derived: true });
+    const context = b64('ctx');
+    const res = await h.write('datakey/wrapped/d', { context, associated_data: b64('aad') });
+    expect(res.status, res.error).to.equal(200);
+    expect((await h.write('decrypt/d', { ciphertext: res.data.ciphertext, context })).status).to.equal(400);
+    const opened = await h.write('decrypt/d', { ciphertext: res.data.ciphertext, context, associated_data: b64('aad') });
+    expect(opened.status, opened.error).to.equal(200);
+    expect(Buffer.from(opened.data.plaintext, 'base64')).to.have.length(32);
+  });
+
+  it('without associated_data, decrypt opens the data key without it, and refuses one given only there', async () => {
+    const res = await h.write('datakey/plaintext/k');
+    expect((await h.write('decrypt/k', { ciphertext: res.data.ciphertext })).data.plaintext).to.equal(res.data.plaintext);
+    expect((await h.write('decrypt/k', { ciphertext: res.data.ciphertext, associated_data: b64('x') })).status).to.equal(400);
+  });
+
+  it('refuses associated_data for key types without AEAD, and associated_data that is not base64', async function () {
+    this.timeout(60000);
+    await h.write('keys/r', { type: 'rsa-2048' });
+    const rsa = await h.write('datakey/plaintext/r', { associated_data: b64('aad') });
+    expect(rsa.status).to.equal(400);
+    expect(rsa.error).to.equal("'[0].associated_data' provided for non-AEAD cipher suite rsa-2048");
+    const bad = await h.write('datakey/plaintext/k', { associated_data: 'no good' });
+    expect(bad.status).to.equal(400);
+    expect(bad.error).to.match(/^unable to decode associated_data as base64/);
+  });
+
   it('describes every field it accepts', () => {
     const fields = Object.keys((h.backend.help('datakey/plaintext/k').openapi as any).paths['datakey/{type}/{name}'].fields);
-    expect(fields).to.include.members(['type', 'name', 'context', 'nonce', 'bits', 'key_version']);
+    expect(fields).to.include.members(['type', 'name', 'context', 'associated_data', 'nonce', 'bits', 'key_version']);
   });
 });
