@@ -44,7 +44,7 @@ export async function verifiedIdentityDocument(ctx: CloudAuthContext, proof: Ec2
     const der = decodePkcs7Text(pkcs7);
     if (!der) throw new BadRequestError('failed to decode the PEM encoded PKCS#7 signature: not base64');
     try {
-      document = verifyPkcs7(der, await trustedCertificates(ctx.storage, 'pkcs7'), { allowSha1: ctx.allowSha1Signatures }).content;
+      document = verifyPkcs7(der, await trustedCertificates(ctx.storage, 'pkcs7'), { allowSha1: ctx.allowSha1Signatures, now: ctx.clock.now() }).content;
     } catch (err) {
       if (err instanceof SignatureError) throw new BadRequestError(`failed to verify the signature: ${err.message}`);
       throw err;
@@ -55,7 +55,7 @@ export async function verifiedIdentityDocument(ctx: CloudAuthContext, proof: Ec2
     const sig = decodeBase64(signature.replace(/\s+/g, ''));
     if (!sig || sig.length === 0) throw new BadRequestError('failed to base64 decode the SHA256 RSA signature of the instance identity document');
     try {
-      verifyIdentitySignature(doc, sig, await trustedCertificates(ctx.storage, 'identity'));
+      verifyIdentitySignature(doc, sig, await trustedCertificates(ctx.storage, 'identity'), ctx.clock.now());
     } catch (err) {
       if (err instanceof SignatureError) throw new BadRequestError(err.message);
       throw err;

@@ -5,7 +5,10 @@
  * looked up by issuer and serial number, never taken from the message — and must have signed
  * the content: its messageDigest attribute must be the content's hash, its signature must verify
  * over the DER of the signed attributes, and its signing time must fall within the certificate's
- * validity. SHA-1 (the DSA `pkcs7` document) verifies only when the operator allows it.
+ * validity. That signing time is the signer's own claim (and a message may have none), so the
+ * certificate must also be valid now, by the server's clock, give or take CERTIFICATE_EXPIRY_GRACE_MS;
+ * the same holds for the RSA signature of the plain document. SHA-1 (the DSA `pkcs7` document)
+ * verifies only when the operator allows it.
  */
 import { createHash, verify } from 'node:crypto';
 import forge from 'node-forge';
@@ -23,7 +26,18 @@ export type DigestName = 'sha1' | 'sha256' | 'sha384' | 'sha512';
 export interface Pkcs7Options {
   /** Accept SHA-1 digests and signatures (the DSA-SHA1 `pkcs7` document); off unless the server config says so. */
   readonly allowSha1: boolean;
+  /** The server's clock at login: the signer's certificate must be valid then (see CERTIFICATE_EXPIRY_GRACE_MS). */
+  readonly now: Date;
 }
+
+/**
+ * How long after its notAfter a trusted certificate still verifies a login. Not zero, because a
+ * provider rolls its signing certificates over: for a while around the old certificate's expiry,
+ * instances may still be served documents it signed, and operators need time to register the
+ * successor through config/certificate; clocks also drift. A day covers that; far longer would let
+ * a retired (perhaps compromised) key keep logging instances in.
+ */
+export const CERTIFICATE_EXPIRY_GRACE_MS = 24 * 3600 * 1000;
 
 export interface VerifiedPkcs7 {
   /** The signed content: the identity document, byte for byte. */
@@ -96,14 +110,13 @@ export function verifyPkcs7(der: Buffer, trusted: readonly TrustedCertificate[],
 
 /**
  * RSA PKCS#1 v1.5 with SHA-256 over the exact document bytes (the `signature` document), tried
- * against every trusted RSA key; returns the certificate that verified it.
+ * against every trusted RSA key; returns the certificate that verified it, which must be valid at `now`.
  */
-export function verifyIdentitySignature(document: Buffer, signature: Buffer, trusted: readonly TrustedCertificate[]): TrustedCertificate {
-  for (const certificate of trusted) {
-    if (certificate.publicKey.asymmetricKeyType !== 'rsa') continue;
-    if (verifies('sha256', document, certificate, signature)) return certificate;
-  }
-  throw new SignatureError('instance identity verification using SHA256 RSA signature is unsuccessful');
+export function verifyIdentitySignature(document: Buffer, signature: Buffer, trusted: readonly TrustedCertificate[], now: Date): TrustedCertificate {
+  const rsa = trusted.filter((certificate) => certificate.publicKey.asymmetricKeyType === 'rsa');
+  const certificate = firstVerifying(rsa, now, (c) => verifies('sha256', document, c, signature));
+  if (!certificate) throw new SignatureError('instance identity verification using SHA256 RSA signature is unsuccessful');
+  return validNow(certificate, now);
 }
 
 function verifySigner(message: SignedData, signer: SignerInfo, trusted: readonly TrustedCertificate[], options: Pkcs7Options): TrustedCertificate {
@@ -148,7 +161,7 @@ function verifySigner(message: SignedData, signer: SignerInfo, trusted: readonly
     signed = derOf(forge.asn1.create(forge.asn1.Class.UNIVERSAL, forge.asn1.Type.SET, true, [...signer.attributes]));
   }
 
-  const certificate = usable.find((c) => verifies(digest, signed, c, signer.signature));
+  const certificate = firstVerifying(usable, options.now, (c) => verifies(digest, signed, c, signer.signature));
   if (!certificate) throw new SignatureError(`${algorithm.key.toUpperCase()} signature verification failed`);
   if (signingTime && (signingTime < certificate.notBefore || signingTime > certificate.notAfter)) {
     throw new SignatureError(
@@ -156,7 +169,31 @@ function verifySigner(message: SignedData, signer: SignerInfo, trusted: readonly
         `(${certificate.notBefore.toISOString()} to ${certificate.notAfter.toISOString()})`,
     );
   }
-  return certificate;
+  return validNow(certificate, options.now);
+}
+
+/**
+ * The first certificate whose key verifies, trying those valid at `now` first: a renewed
+ * certificate may keep its predecessor's key, and the expired one must not win then.
+ */
+function firstVerifying(certificates: readonly TrustedCertificate[], now: Date, verifiesWith: (c: TrustedCertificate) => boolean): TrustedCertificate | undefined {
+  const valid = certificates.filter((c) => isValidAt(c, now));
+  return valid.find(verifiesWith) ?? certificates.filter((c) => !valid.includes(c)).find(verifiesWith);
+}
+
+function isValidAt(certificate: TrustedCertificate, now: Date): boolean {
+  return certificate.notBefore <= now && now.getTime() <= certificate.notAfter.getTime() + CERTIFICATE_EXPIRY_GRACE_MS;
+}
+
+/** The certificate, if valid at `now` (expiry grace included); else a SignatureError saying why not. */
+function validNow(certificate: TrustedCertificate, now: Date): TrustedCertificate {
+  if (isValidAt(certificate, now)) return certificate;
+  throw new SignatureError(
+    now < certificate.notBefore
+      ? `the signer's certificate (${certificate.source}) is not valid before ${certificate.notBefore.toISOString()}`
+      : `the signer's certificate (${certificate.source}) expired at ${certificate.notAfter.toISOString()}, more than ` +
+          `${CERTIFICATE_EXPIRY_GRACE_MS / 3_600_000}h (the grace for certificate rollover) before this login at ${now.toISOString()}`,
+  );
 }
 
 function verifies(digest: DigestName, data: Buffer, certificate: TrustedCertificate, signature: Buffer): boolean {

@@ -5,8 +5,10 @@
  *   v1:<nonce>:r=<role>:d=<bool>:m=<bool>[:p=<policies>][:i=<instance_id>][:t=<max_ttl seconds>]:<hmac>
  *
  * where the HMAC is HMAC-SHA-256, keyed with the role's `hmac_key`, over everything before the
- * last `:`, in standard base64. A tag is checked by re-serialising what was parsed and comparing
- * HMACs, so only a tag this server wrote, unchanged, verifies.
+ * last `:`, in standard base64. The HMAC is checked over the canonical re-serialisation of what was
+ * parsed, so a rewritten spelling of a tag (items reordered or repeated, `d=0`, padded policies,
+ * `:t=0`) would carry a valid HMAC; such a spelling is refused outright (verifyRoleTag), and the
+ * deny list is keyed by the canonical form (deny-list.ts), so no spelling slips past it.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { CoercionError, parseBool } from '../../core/framework/index.js';
@@ -124,9 +126,27 @@ export function parseRoleTag(value: string): RoleTag & { readonly hmac: string }
   return { nonce: items[1]!, role, disallowReauthentication, allowInstanceMigration, policies, instanceId, maxTtl, hmac };
 }
 
-/** Parses a tag, loads the role it names and checks the HMAC with that role's key. */
+/** The one spelling of a tag that this server writes and accepts: its canonical plaintext and its HMAC. */
+export function canonicalRoleTag(value: string): string {
+  return canonicalSpelling(parseRoleTag(value));
+}
+
+function canonicalSpelling(parsed: RoleTag & { readonly hmac: string }): string {
+  return `${roleTagPlaintext(parsed)}:${parsed.hmac}`;
+}
+
+/**
+ * Parses a tag, refuses any spelling but the canonical one, loads the role it names and checks the
+ * HMAC with that role's key.
+ */
 export async function verifyRoleTag(storage: Storage, value: string): Promise<{ tag: RoleTag; role: RoleEntry }> {
   const parsed = parseRoleTag(value);
+  if (value !== canonicalSpelling(parsed)) {
+    throw new RoleTagError(
+      'the role tag is not in its canonical form (as role/<role>/tag wrote it: items r, d, m, p, i, t in that order and each ' +
+        'at most once, d and m as true or false, policies sorted and unique without spaces, no empty p= and no t=0)',
+    );
+  }
   const role = await readRole(storage, parsed.role);
   if (!role) throw new RoleTagError(`entry not found for "${parsed.role}"`);
   const expected = Buffer.from(roleTagHmac(roleTagPlaintext(parsed), role.hmac_key), 'utf8');

@@ -26,6 +26,12 @@ export const STORAGE_KEYS = {
    * can hold `/`, which would make a key a folder of the storage listing.
    */
   denyListPrefix: 'blacklist/roletag/',
+  /**
+   * Present once every deny-list entry is keyed by its tag's canonical form (deny-list.ts): until
+   * then, entries written by earlier versions under another spelling are found by scanning the list.
+   * Outside denyListPrefix, so it is never listed as a tag.
+   */
+  denyListKeyedCanonically: 'blacklist/roletag-keyed-canonically',
 } as const;
 
 export async function readJson<T>(storage: Storage, key: string): Promise<T | undefined> {

@@ -6,7 +6,7 @@
  */
 import type { CloudAuthContext } from './context.js';
 import { deleteAccessListEntry, listAccessList, readAccessListEntry } from './access-list.js';
-import { deleteDenyListEntry, listDenyList, readDenyListEntry } from './deny-list.js';
+import { deleteDenyListEntry, listDenyList, migrateDenyList, readDenyListEntry } from './deny-list.js';
 import { DEFAULT_SAFETY_BUFFER, readTidyConfig, type TidyList } from './tidy-config.js';
 
 /** The host's timer runs far more often; a periodic tidy of each list runs at most this often. */
@@ -30,11 +30,18 @@ export class Tidier {
     return true;
   }
 
-  /** The periodic hook: once an hour, each list whose tidy config does not disable it, with its safety buffer. */
+  /**
+   * The periodic hook: once an hour, each list whose tidy config does not disable it, with its
+   * safety buffer. Each run first makes sure deny-list entries of earlier versions are under their
+   * canonical keys (one read once that is done); the host runs periodic hooks on the active node
+   * only, where writes are allowed.
+   */
   async periodic(): Promise<void> {
     const now = this.ctx.clock.now().getTime();
     if (now < this.nextPeriodicTidy) return;
     this.nextPeriodicTidy = now + PERIODIC_TIDY_INTERVAL_MS;
+    const moved = await migrateDenyList(this.ctx.storage);
+    if (moved > 0) this.ctx.logger.info({ moved }, 'deny-list entries of earlier versions moved under their canonical keys');
     for (const list of ['accesslist', 'denylist'] as const) {
       const config = await readTidyConfig(this.ctx.storage, list);
       if (config?.disable_periodic_tidy) continue;

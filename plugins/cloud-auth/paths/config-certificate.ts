@@ -44,7 +44,9 @@ export function configCertificatePaths(ctx: CloudAuthContext): AnyPathDefinition
     synopsis: 'Register a public certificate for verifying ec2 identity documents.',
     description:
       'The certificate is given as PEM text or base64 of it, one CERTIFICATE block. type pkcs7 serves PKCS#7 signatures ' +
-      '(the pkcs7 and rsa2048 metadata endpoints); type identity serves RSA signatures of the plain document.',
+      '(the pkcs7 and rsa2048 metadata endpoints); type identity serves RSA signatures of the plain document. A certificate ' +
+      'verifies logins only while it is valid by the server clock, and for 24h past its notAfter (the grace for provider ' +
+      'certificate rollover): register the successor before then.',
   });
 
   async function write(input: { cert_name: string; cloud_public_cert?: string | undefined; aws_public_cert?: string | undefined; type?: string | undefined }) {

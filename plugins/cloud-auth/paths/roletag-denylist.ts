@@ -1,7 +1,9 @@
 /**
  * `roletag-denylist/:role_tag` (deny-list, read, delete) and `LIST roletag-denylist`, and their
  * pre-1.7 names under `roletag-blacklist`. The tag is given in the path as is or base64-encoded,
- * for every operation (Vault decodes it only on write).
+ * for every operation (Vault decodes it only on write). Entries are keyed by the tag's canonical
+ * form (deny-list.ts): read and delete find a tag under any spelling, a write takes only the
+ * canonical one (as login does), and the list shows canonical tags.
  */
 import { definePath, listResponse, type AnyPathDefinition } from '../../../core/framework/index.js';
 import { BadRequestError } from '../../../core/errors.js';
@@ -45,7 +47,8 @@ function entryPath(ctx: CloudAuthContext, name: string): AnyPathDefinition {
     description:
       'A deny-listed role tag can no longer be used to log in; tokens already issued with it stay valid. The entry expires ' +
       "when no token from the tag can be alive any more (the longest of the tag's, the role's and the mount's max TTL) and is " +
-      'removed by tidy after the safety buffer.' +
+      'removed by tidy after the safety buffer. Only a tag in its canonical form (exactly as role/<role>/tag returned it) can ' +
+      'be deny-listed; reading or deleting an entry finds it by any spelling of the tag.' +
       (name === DEPRECATED ? ` Deprecated name of ${CURRENT}/:role_tag.` : ''),
   });
 

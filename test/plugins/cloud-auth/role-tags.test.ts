@@ -1,13 +1,15 @@
 /**
  * Role tags over HTTP (spec §2.7, reference §5): creating them, logging in with one on the
- * instance (it narrows policies, max TTL and reauthentication), forged and misplaced tags, and
- * the deny list under its current and deprecated names.
+ * instance (it narrows policies, max TTL and reauthentication), forged and misplaced tags, the
+ * deny list under its current and deprecated names, and rewritten spellings of a tag (which parse
+ * to the same fields, so carry a valid HMAC): refused, and unable to slip past the deny list.
  */
 import { expect } from 'chai';
 import { startCloudHarness, MAIN_ACCOUNT, type CloudHarness } from './harness.js';
 import { TestClient, type TestResponse } from '../../helpers/http.js';
 import type { Instance } from '../../fixtures/cloud/world.js';
 import { parseRoleTag } from '../../../plugins/cloud-auth/role-tag.js';
+import { STORAGE_KEYS } from '../../../plugins/cloud-auth/storage.js';
 
 describe('cloud auth role tags', () => {
   let h: CloudHarness;
@@ -28,6 +30,7 @@ describe('cloud auth role tags', () => {
   const tagged = (value: string, fields: Partial<Instance> = {}) =>
     h.world.addInstance({ accountId: MAIN_ACCOUNT, region, imageId: AMI, tags: { [TAG_KEY]: value }, ...fields });
   const login = async (instance: Instance, role = 'tagged') => h.ec2Login(instance, { role });
+  const denyListed = async () => ((await h.root.list('auth/cloud/roletag-denylist')).body.data?.keys ?? []) as string[];
 
   before(async () => {
     h = await startCloudHarness();
@@ -183,6 +186,100 @@ describe('cloud auth role tags', () => {
       expectError(await h.root.post(`auth/cloud/roletag-denylist/${forged}`), 400, 'failed to verify the role tag and parse it: role tag signature verification failed');
       expectError(await h.root.post('auth/cloud/roletag-denylist/garbage'), 400, 'failed to verify the role tag and parse it: invalid tag');
       expect((await h.root.list('auth/cloud/roletag-denylist')).body.data?.keys ?? []).not.to.include(forged);
+    });
+  });
+
+  describe('rewritten spellings', () => {
+    const NOT_CANONICAL =
+      'the role tag is not in its canonical form (as role/<role>/tag wrote it: items r, d, m, p, i, t in that order and each ' +
+      'at most once, d and m as true or false, policies sorted and unique without spaces, no empty p= and no t=0)';
+    const withHmac = (value: string, rewrite: (plaintext: string) => string) => {
+      const at = value.lastIndexOf(':');
+      return `${rewrite(value.slice(0, at))}${value.slice(at)}`;
+    };
+    /** Each parses to the fields of `value` (so its HMAC verifies over their canonical form) but is spelled otherwise. */
+    const rewritings = (value: string): Record<string, string> => {
+      expect(value).to.match(/^v1:[^:]+:r=tagged:d=false:m=false:p=api,web:[^:]+$/);
+      return {
+        'items reordered': withHmac(value, (t) => t.replace(':d=false:m=false', ':m=false:d=false')),
+        'd=0': withHmac(value, (t) => t.replace(':d=false', ':d=0')),
+        'm=F': withHmac(value, (t) => t.replace(':m=false', ':m=F')),
+        'an item repeated': withHmac(value, (t) => t.replace(':r=tagged', ':r=tagged:r=tagged')),
+        'policies padded': withHmac(value, (t) => t.replace(':p=api,web', ':p= api,web')),
+        'policies repeated': withHmac(value, (t) => t.replace(':p=api,web', ':p=api,api,web')),
+        'an extra t=0': withHmac(value, (t) => `${t}:t=0`),
+      };
+    };
+    const createWebApiTag = async () => (await createTag('tagged', { policies: 'web,api' })).data.tag_value;
+
+    it('refuses every rewritten spelling of a deny-listed tag at login, and writes no access-list entry', async () => {
+      const value = await createWebApiTag();
+      expect((await h.root.post(`auth/cloud/roletag-denylist/${value}`)).status).to.equal(204);
+      expectError(await login(tagged(value)), 400, 'role tag is deny listed');
+      for (const [form, rewritten] of Object.entries(rewritings(value))) {
+        expect(parseRoleTag(rewritten), form).to.deep.equal(parseRoleTag(value));
+        const instance = tagged(rewritten);
+        const res = await login(instance);
+        expect(res.status, `${form}: ${res.text}`).to.equal(400);
+        expect(res.body.errors, form).to.deep.equal([`invalid role tag on the instance: ${NOT_CANONICAL}`]);
+        expect((await h.root.get(`auth/cloud/identity-accesslist/${instance.instanceId}`)).status, form).to.equal(404);
+      }
+    });
+
+    it('logs in only with the canonical spelling of a tag that is not deny-listed', async () => {
+      const value = await createWebApiTag();
+      for (const [form, rewritten] of Object.entries(rewritings(value))) {
+        const res = await login(tagged(rewritten));
+        expect(res.status, `${form}: ${res.text}`).to.equal(400);
+        expect(res.body.errors, form).to.deep.equal([`invalid role tag on the instance: ${NOT_CANONICAL}`]);
+      }
+      const res = await login(tagged(value));
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.auth.policies).to.deep.equal(['api', 'default', 'web']);
+    });
+
+    it('refuses to deny-list a rewritten spelling, and finds and removes an entry by any spelling', async () => {
+      const value = await createWebApiTag();
+      const spellings = rewritings(value);
+      for (const [form, rewritten] of Object.entries(spellings)) {
+        const res = await h.root.post(`auth/cloud/roletag-denylist/${Buffer.from(rewritten).toString('base64url')}`);
+        expect(res.status, `${form}: ${res.text}`).to.equal(400);
+        expect(res.body.errors, form).to.deep.equal([`failed to verify the role tag and parse it: ${NOT_CANONICAL}`]);
+      }
+      expect(await denyListed()).not.to.include(value);
+      expect((await h.root.post(`auth/cloud/roletag-denylist/${value}`)).status).to.equal(204);
+      for (const [form, rewritten] of Object.entries(spellings)) {
+        expect((await h.root.get(`auth/cloud/roletag-denylist/${Buffer.from(rewritten).toString('base64url')}`)).status, form).to.equal(200);
+      }
+      expect((await denyListed()).filter((tag) => parseRoleTag(tag).nonce === parseRoleTag(value).nonce)).to.deep.equal([value]);
+      expect((await h.root.delete(`auth/cloud/roletag-denylist/${Buffer.from(spellings['an extra t=0']!).toString('base64url')}`)).status).to.equal(204);
+      expect((await h.root.get(`auth/cloud/roletag-denylist/${value}`)).status).to.equal(404);
+      expect((await login(tagged(value))).status).to.equal(200);
+    });
+
+    it('keeps denying a tag that an earlier version deny-listed under a rewritten spelling, until the periodic hook moves the entry under the canonical key', async () => {
+      const value = await createWebApiTag();
+      const rewritten = rewritings(value)['policies padded']!;
+      // What an earlier version stored for `roletag-denylist/<rewritten>`: the entry keyed by the spelling as given.
+      const storage = h.server.host.mounts!.live('auth', 'cloud/').storage;
+      const legacyKey = STORAGE_KEYS.denyListPrefix + Buffer.from(rewritten, 'utf8').toString('base64url');
+      const canonicalKey = STORAGE_KEYS.denyListPrefix + Buffer.from(value, 'utf8').toString('base64url');
+      const entry = { creation_time: '2025-01-01T00:00:00.000Z', expiration_time: '2125-01-01T00:00:00.000Z' };
+      await storage.put(legacyKey, Buffer.from(JSON.stringify(entry), 'utf8'));
+
+      expectError(await login(tagged(value)), 400, 'role tag is deny listed');
+      const read = await h.root.get(`auth/cloud/roletag-denylist/${value}`);
+      expect(read.status, read.text).to.equal(200);
+      expect(read.body.data).to.deep.equal(entry);
+      expect(await denyListed()).to.include(value).and.not.include(rewritten);
+
+      await h.server.host.runPeriodic();
+      expect(await storage.get(legacyKey)).to.equal(undefined);
+      expect(JSON.parse(Buffer.from((await storage.get(canonicalKey))!).toString('utf8'))).to.deep.equal(entry);
+      expectError(await login(tagged(value)), 400, 'role tag is deny listed');
+
+      expect((await h.root.delete(`auth/cloud/roletag-denylist/${value}`)).status).to.equal(204);
+      expect((await login(tagged(value))).status).to.equal(200);
     });
   });
 });

