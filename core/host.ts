@@ -299,6 +299,8 @@ export class Host {
           return { defaultTtl: view.defaultLeaseTtl(), maxTtl: view.maxLeaseTtl() };
         },
         policyExists: (name) => this.policies.exists(name),
+        entityForAlias: async (name, mount) =>
+          (await this.identity.resolveAlias({ mountAccessor: mount.accessor, mountType: mount.type, mountPath: mount.path, name })).entityId,
         renew: (token, increment, req) => this.renewToken(token, increment, req),
       }),
     );
