@@ -142,6 +142,8 @@ export class HostState {
           return { defaultTtl: view.defaultLeaseTtl(), maxTtl: view.maxLeaseTtl() };
         },
         policyExists: (name) => policies.exists(name),
+        entityForAlias: async (name, mount) =>
+          (await identity.resolveAlias({ mountAccessor: mount.accessor, mountType: mount.type, mountPath: mount.path, name })).entityId,
         renew: (token, increment, req) => renewToken(tokens, this.table, token, increment, req),
       }),
     );

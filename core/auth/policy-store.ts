@@ -1,13 +1,15 @@
 /**
  * ACL policies: stored behind the barrier, parsed once and cached, with the built-in `root` (every
- * capability, never stored) and `default` (created at unseal when missing, never overwritten).
- * ACLs built from a token's policies are cached by policy set and identity.
+ * capability, never stored), `default` (created at unseal when missing, never overwritten) and the
+ * reserved names (`builtin.ts`), which can be neither written nor deleted; `response-wrapping`
+ * always reads as its fixed text. ACLs built from a token's policies are cached by policy set and
+ * identity.
  */
 import type { Storage } from '../../storage/storage.js';
 import { BadRequestError } from '../errors.js';
 import { ACL, type IdentityContext } from './policy/acl.js';
 import { parsePolicy, type Policy } from './policy/policy.js';
-import { DEFAULT_POLICY } from './policy/builtin.js';
+import { DEFAULT_POLICY, RESERVED_POLICY_NAMES, RESPONSE_WRAPPING_POLICY, RESPONSE_WRAPPING_POLICY_NAME, ROOT_POLICY_NAME } from './policy/builtin.js';
 
 /** Storage keys (behind the barrier). */
 const KEYS = {
@@ -28,6 +30,7 @@ export function normalizePolicyName(raw: string): string {
 export class PolicyStore {
   private readonly cache = new Map<string, Policy>();
   private readonly acls = new Map<string, ACL>();
+  private responseWrapping: Policy | undefined;
   /** Bumped by every invalidation: a load that started before it must not cache what it read. */
   private generation = 0;
 
@@ -40,7 +43,10 @@ export class PolicyStore {
 
   async get(rawName: string): Promise<Policy | undefined> {
     const name = rawName.trim().toLowerCase();
-    if (name === 'root') return undefined;
+    // A reserved name never comes from storage, so an entry written before names were reserved
+    // cannot redefine it.
+    if (name === RESPONSE_WRAPPING_POLICY_NAME) return (this.responseWrapping ??= parsePolicy(name, RESPONSE_WRAPPING_POLICY));
+    if (RESERVED_POLICY_NAMES.has(name)) return undefined;
     const cached = this.cache.get(name);
     if (cached) return cached;
     if (!NAME.test(name)) return undefined;
@@ -54,25 +60,25 @@ export class PolicyStore {
   }
 
   async exists(name: string): Promise<boolean> {
-    return name === 'root' || (await this.get(name)) !== undefined;
+    return name === ROOT_POLICY_NAME || (await this.get(name)) !== undefined;
   }
 
-  /** Names of the stored policies (root not included). */
+  /** Names of the stored policies; reserved names are never listed, as in Vault. */
   async list(): Promise<string[]> {
-    return (await this.storage.list(KEYS.prefix)).filter((k) => !k.endsWith('/')).sort();
+    return (await this.storage.list(KEYS.prefix)).filter((k) => !k.endsWith('/') && !RESERVED_POLICY_NAMES.has(k)).sort();
   }
 
   /** Parses (400 on any error) and stores a policy. */
   async set(rawName: string, text: string): Promise<{ name: string; renamed: boolean }> {
     const name = normalizePolicyName(rawName);
-    if (name === 'root') throw new BadRequestError('cannot update "root" policy');
+    if (RESERVED_POLICY_NAMES.has(name)) throw new BadRequestError(`cannot update "${name}" policy`);
     await this.write(name, text);
     return { name, renamed: name !== rawName };
   }
 
   async delete(rawName: string): Promise<void> {
     const name = rawName.trim().toLowerCase();
-    if (name === 'root') throw new BadRequestError('cannot delete "root" policy');
+    if (RESERVED_POLICY_NAMES.has(name)) throw new BadRequestError(`cannot delete "${name}" policy`);
     if (name === 'default') throw new BadRequestError('cannot delete default policy');
     await this.storage.delete(KEYS.policy(name));
     this.invalidate(name);

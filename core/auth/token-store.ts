@@ -7,7 +7,7 @@
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Storage } from '../../storage/storage.js';
 import { gcmOpen, gcmSeal } from '../../storage/aead.js';
-import { IntegrityError } from '../errors.js';
+import { BadRequestError, IntegrityError } from '../errors.js';
 import type { Clock } from '../clock.js';
 
 /** Storage keys (behind the barrier). */
@@ -221,7 +221,7 @@ export class TokenStore {
     const id = requestedId ?? generateServiceTokenId();
     const full: TokenEntry = { ...entry, accessor: base62(24) };
     const hash = await this.hashToken(id);
-    if (await this.storage.get(KEYS.id(hash))) throw new Error('token id already in use');
+    if (await this.storage.get(KEYS.id(hash))) throw new BadRequestError('cannot create a token with a duplicate ID');
     const accessorHash = await this.hashAccessor(full.accessor);
     await this.storage.batch([
       { type: 'put', key: KEYS.id(hash), value: encode({ ...full, hash }) },

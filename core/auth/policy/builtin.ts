@@ -1,7 +1,8 @@
 /**
  * The built-in policies (core-api §3.5). `root` has no text: an ACL holding it allows everything.
  * `default` is written to storage once, at the first unseal, and never overwritten afterwards, so
- * an operator's edits survive upgrades. `response-wrapping` is fixed and never listed.
+ * an operator's edits survive upgrades. `response-wrapping` is fixed and never listed; `control-group`
+ * is a reserved name with no policy behind it.
  */
 
 /** The policy that allows everything; it cannot be changed, deleted or combined with others. */
@@ -13,8 +14,14 @@ export const DEFAULT_POLICY_NAME = 'default';
 /** Attached only to response-wrapping tokens. */
 export const RESPONSE_WRAPPING_POLICY_NAME = 'response-wrapping';
 
-/** Names no one may write or delete through `sys/policy` or `sys/policies/acl`. */
-export const RESERVED_POLICY_NAMES: ReadonlySet<string> = new Set([ROOT_POLICY_NAME, RESPONSE_WRAPPING_POLICY_NAME]);
+/** Vault reserves this name for control-group requests; reserved here so a Vault policy set imports unchanged. */
+export const CONTROL_GROUP_POLICY_NAME = 'control-group';
+
+/**
+ * Names no one may write or delete through `sys/policy` or `sys/policies/acl`. Apart from `root`
+ * (which only a root parent may pass on), no token may be created holding one of them.
+ */
+export const RESERVED_POLICY_NAMES: ReadonlySet<string> = new Set([ROOT_POLICY_NAME, RESPONSE_WRAPPING_POLICY_NAME, CONTROL_GROUP_POLICY_NAME]);
 
 /**
  * What a token may always do about itself: Vault's default grants, in HCL, for the paths Keywarden

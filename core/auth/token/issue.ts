@@ -5,6 +5,7 @@
 import { BadRequestError } from '../../errors.js';
 import type { ResolvedToken, TokenAuthOrigin, TokenEntry, TokenStore, TokenType } from '../token-store.js';
 import { resolveTokenTtl } from '../ttl.js';
+import { RESERVED_POLICY_NAMES, ROOT_POLICY_NAME } from '../policy/builtin.js';
 
 export interface IssueRequest {
   readonly policies: readonly string[];
@@ -25,6 +26,7 @@ export interface IssueRequest {
   readonly path: string;
   /** Undefined for an orphan. */
   readonly parent: ResolvedToken | undefined;
+  /** Present exactly when the token comes from a login through an auth method. */
   readonly origin?: TokenAuthOrigin;
   readonly id?: string;
   /** Effective TTLs of the mount the token is issued through. */
@@ -35,16 +37,23 @@ export interface IssueRequest {
 /** Lower-cased, trimmed, unique and sorted; `default` added unless refused; `root` stands alone. */
 export function sanitizePolicies(policies: readonly string[], addDefault: boolean): string[] {
   const set = new Set(policies.map((p) => p.trim().toLowerCase()).filter((p) => p !== ''));
-  if (set.has('root')) return ['root'];
+  if (set.has(ROOT_POLICY_NAME)) return [ROOT_POLICY_NAME];
   if (addDefault) set.add('default');
   return [...set].sort();
 }
 
+/**
+ * Mints a token. Whoever asks, no token may hold a reserved policy other than root, and a login
+ * may not produce a root token (Vault refuses both, on token creation and on login alike).
+ */
 export async function issueToken(store: TokenStore, request: IssueRequest): Promise<{ id: string; entry: TokenEntry; warnings: string[] }> {
   const policies = sanitizePolicies(request.policies, !request.noDefaultPolicy);
   if (policies.length === 0) throw new BadRequestError('token must have at least one policy');
+  const reserved = policies.find((p) => p !== ROOT_POLICY_NAME && RESERVED_POLICY_NAMES.has(p));
+  if (reserved) throw new BadRequestError(`cannot assign policy "${reserved}"`);
+  const isRoot = policies.includes(ROOT_POLICY_NAME);
+  if (isRoot && request.origin) throw new BadRequestError('auth methods cannot create root tokens');
   if (request.numUses < 0) throw new BadRequestError('number of uses cannot be negative');
-  const isRoot = policies.includes('root');
   if (request.type === 'batch') {
     if (isRoot) throw new BadRequestError('batch tokens cannot be root tokens');
     if (request.period > 0) throw new BadRequestError('batch tokens cannot be periodic');
@@ -142,8 +151,8 @@ export function lookupData(id: string, entry: TokenEntry, now: number): Record<s
   };
 }
 
-/** `token-<name>` with characters outside [A-Za-z0-9-] replaced, as Vault stores display names. */
+/** `token-<name>` with characters outside [A-Za-z0-9-] replaced and one trailing `-` dropped, as Vault stores display names. */
 export function tokenDisplayName(name: string | undefined): string {
   if (!name) return 'token';
-  return `token-${name.replace(/[^A-Za-z0-9-]/g, '-')}`;
+  return `token-${name}`.replace(/[^A-Za-z0-9-]/g, '-').replace(/-$/, '');
 }

@@ -1,6 +1,6 @@
 /** What the token store's paths need from the host. */
 import type { Storage } from '../../../storage/storage.js';
-import type { LogicalRequest } from '../../framework/request.js';
+import type { LogicalRequest, MountRef } from '../../framework/request.js';
 import type { ResolvedToken, TokenEntry, TokenStore } from '../token-store.js';
 import { PermissionDeniedError } from '../../errors.js';
 
@@ -11,6 +11,8 @@ export interface TokenServices {
   /** Effective TTLs of the token/ mount. */
   mountTtls(): { defaultTtl: number; maxTtl: number };
   policyExists(name: string): Promise<boolean>;
+  /** The entity behind an alias on the token mount, found or created (`entity_alias` on a role). */
+  entityForAlias(name: string, mount: MountRef): Promise<string>;
   /** Renews a token, asking the auth method that issued it when there is one. */
   renew(token: ResolvedToken, increment: number, req: LogicalRequest): Promise<{ entry: TokenEntry; warnings: string[] }>;
 }

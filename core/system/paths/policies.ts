@@ -63,7 +63,9 @@ export function policyPaths(getStore: () => PolicyStore): AnyPathDefinition[] {
         },
       },
       synopsis: 'Read, write or delete an ACL policy.',
-      description: 'Write with policy (or the legacy rules) in HCL or JSON; an unparsable document is refused with the line and what was expected.',
+      description:
+        'Write with policy (or the legacy rules) in HCL or JSON; an unparsable document is refused with the line and what was expected. ' +
+        'root, response-wrapping and control-group cannot be written or deleted; default cannot be deleted.',
     }),
     definePath({
       pattern: 'policies/acl/',
@@ -96,7 +98,7 @@ export function policyPaths(getStore: () => PolicyStore): AnyPathDefinition[] {
         },
       },
       synopsis: 'Read, write or delete an ACL policy.',
-      description: 'root cannot be written or deleted; default cannot be deleted.',
+      description: 'root, response-wrapping and control-group cannot be written or deleted; default cannot be deleted.',
     }),
   ];
 }

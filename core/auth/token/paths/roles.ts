@@ -2,7 +2,23 @@
 import { definePath, listResponse, type AnyPathDefinition } from '../../../framework/index.js';
 import { BadRequestError } from '../../../errors.js';
 import type { TokenServices } from '../services.js';
-import { ROLES_PREFIX, readRole, roleKey, type TokenRole } from '../roles.js';
+import { ROLES_PREFIX, lowerUnique, readRole, roleKey, type TokenRole } from '../roles.js';
+
+/**
+ * Vault refuses a role fixed to batch tokens that would also make them children, periodic,
+ * renewable or bound by an explicit max TTL; a use count is refused too, as batch tokens keep none.
+ */
+function refuseBatchConflicts(role: TokenRole): void {
+  const conflicts: ReadonlyArray<readonly [boolean, string]> = [
+    [!role.orphan, 'non-orphan tokens'],
+    [role.token_period > 0, 'periodic tokens'],
+    [role.renewable, 'renewable tokens'],
+    [role.token_explicit_max_ttl > 0, 'tokens with an explicit max TTL'],
+    [role.token_num_uses > 0, 'tokens with a limited number of uses'],
+  ];
+  const conflict = conflicts.find(([applies]) => applies);
+  if (conflict) throw new BadRequestError(`'token_type' cannot be 'batch' when role is set to generate ${conflict[1]}`);
+}
 
 export function rolePaths(services: TokenServices): AnyPathDefinition[] {
   const role = definePath({
@@ -16,7 +32,10 @@ export function rolePaths(services: TokenServices): AnyPathDefinition[] {
       orphan: { type: 'bool', description: 'Tokens of this role are orphans.' },
       renewable: { type: 'bool', description: 'Tokens of this role can be renewed.' },
       path_suffix: { type: 'string', description: 'Appended to the token path (auth/token/create/<role>/<suffix>).' },
-      allowed_entity_aliases: { type: 'comma-string-list', description: 'Not supported; must be empty.' },
+      allowed_entity_aliases: {
+        type: 'comma-string-list',
+        description: 'Entity aliases (names or globs, compared lower-cased) a caller may attach to tokens of this role with entity_alias.',
+      },
       token_period: { type: 'duration', description: 'Tokens are periodic with this period.' },
       token_ttl: { type: 'duration', description: 'Default TTL of tokens of this role; the mount default when 0.' },
       token_max_ttl: { type: 'duration', description: 'Maximum TTL of tokens of this role; the mount maximum when 0.' },
@@ -48,7 +67,6 @@ export function rolePaths(services: TokenServices): AnyPathDefinition[] {
       update: {
         summary: 'Create or update a role.',
         handler: async (_req, input) => {
-          if (input.allowed_entity_aliases && input.allowed_entity_aliases.length > 0) throw new BadRequestError('allowed_entity_aliases is not supported');
           const existing = await readRole(services.storage, input.role_name);
           const next: TokenRole = {
             name: input.role_name,
@@ -59,7 +77,7 @@ export function rolePaths(services: TokenServices): AnyPathDefinition[] {
             orphan: input.orphan ?? existing?.orphan ?? false,
             renewable: input.renewable ?? existing?.renewable ?? true,
             path_suffix: input.path_suffix ?? existing?.path_suffix ?? '',
-            allowed_entity_aliases: [],
+            allowed_entity_aliases: input.allowed_entity_aliases ? lowerUnique(input.allowed_entity_aliases) : (existing?.allowed_entity_aliases ?? []),
             token_period: input.token_period ?? input.period ?? existing?.token_period ?? 0,
             token_ttl: input.token_ttl ?? existing?.token_ttl ?? 0,
             token_max_ttl: input.token_max_ttl ?? existing?.token_max_ttl ?? 0,
@@ -71,9 +89,7 @@ export function rolePaths(services: TokenServices): AnyPathDefinition[] {
           };
           if (next.token_max_ttl > 0 && next.token_ttl > next.token_max_ttl) throw new BadRequestError('token_ttl cannot be greater than token_max_ttl');
           if (next.path_suffix.includes('..')) throw new BadRequestError('path_suffix cannot contain ".."');
-          if (next.token_type === 'batch' && (next.token_period > 0 || next.token_num_uses > 0 || next.token_explicit_max_ttl > 0)) {
-            throw new BadRequestError('batch tokens cannot be periodic, have a limited number of uses or an explicit max TTL');
-          }
+          if (next.token_type === 'batch') refuseBatchConflicts(next);
           await services.storage.put(roleKey(next.name), Buffer.from(JSON.stringify(next)));
           return null;
         },

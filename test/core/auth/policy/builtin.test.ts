@@ -46,9 +46,9 @@ describe('built-in policies', () => {
     expect(acl.capabilities('cubbyhole/other')).to.deep.equal(['deny']);
   });
 
-  it('reserves root and response-wrapping, but not default', () => {
+  it('reserves root, response-wrapping and control-group (as Vault does), but not default', () => {
     expect(ROOT_POLICY_NAME).to.equal('root');
-    expect([...RESERVED_POLICY_NAMES].sort()).to.deep.equal(['response-wrapping', 'root']);
+    expect([...RESERVED_POLICY_NAMES].sort()).to.deep.equal(['control-group', 'response-wrapping', 'root']);
     expect(RESERVED_POLICY_NAMES.has(DEFAULT_POLICY_NAME)).to.equal(false);
   });
 });
