@@ -2,7 +2,7 @@
  * Starting and stopping a whole server: storage, host, HTTP listener, plugins, dev mode.
  * The CLI's `server` command and the tests use the same entry point.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import { Host } from './host.js';
@@ -22,6 +22,7 @@ import type { Clock } from './clock.js';
 import { WasmCrypto } from '../wasm/index.js';
 import { TOKENS } from './di/tokens.js';
 import { registerValue } from './di/container.js';
+import { ensurePrivateDirectory, writePrivateFile } from './private-files.js';
 
 export interface StartOptions {
   readonly config: ServerConfig;
@@ -137,7 +138,7 @@ async function openStorage(config: ServerConfig, nodeId: string, logger: Logger)
       onWarning: (message) => logger.warn(message),
     });
   }
-  return LevelDbStorage.open(storage.path);
+  return LevelDbStorage.open(storage.path, { onWarning: (message) => logger.warn(message) });
 }
 
 interface DevState {
@@ -151,6 +152,7 @@ interface DevState {
  * unseal with the kept key.
  */
 async function bootDev(host: Host, registry: PluginRegistry, stateFile: string, logger: Logger): Promise<string> {
+  await ensurePrivateDirectory(path.dirname(stateFile), 'dev data directory', (message) => logger.warn(message));
   let state: DevState;
   if (await host.seal.isInitialized()) {
     let text: string;
@@ -164,8 +166,7 @@ async function bootDev(host: Host, registry: PluginRegistry, stateFile: string, 
   } else {
     const result = await host.seal.initialize(1, 1);
     state = { unseal_key: result.keys[0]!.toString('hex'), root_token: result.rootToken };
-    await mkdir(path.dirname(stateFile), { recursive: true });
-    await writeFile(stateFile, JSON.stringify(state), { mode: 0o600 });
+    await writePrivateFile(stateFile, JSON.stringify(state));
     await host.seal.unsealWithKey(result.keys[0]!);
     for (const mount of DEV_MOUNTS) {
       if (!registry.has(mount.type)) continue;

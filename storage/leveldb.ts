@@ -1,6 +1,6 @@
-import { mkdir } from 'node:fs/promises';
 import { Level, type KeyIterator } from 'level';
 import { UnavailableError } from '../core/errors.js';
+import { ensurePrivateDirectory } from '../core/private-files.js';
 import { afterFolder, prefixEnd, validateOp } from './keys.js';
 import type { BatchOp, PhysicalStorage } from './storage.js';
 
@@ -19,6 +19,11 @@ const LIST_CHUNK = 256;
 
 type Db = Level<string, Uint8Array>;
 
+export interface LevelDbOptions {
+  /** Told when an existing directory open to group or others had to be made private. */
+  readonly onWarning?: (message: string) => void;
+}
+
 /**
  * The embedded physical store: LevelDB through `level`. Keys are UTF-8, values raw bytes. Every
  * error from LevelDB is rethrown as a Keywarden error so nothing LevelDB-specific reaches callers
@@ -30,16 +35,15 @@ export class LevelDbStorage implements PhysicalStorage {
   private constructor(private readonly db: Db, readonly path: string) {}
 
   /**
-   * Opens (creating if needed) the store in directory `path`.
+   * Opens (creating if needed) the store in directory `path`. The directory is made 0700 first:
+   * LevelDB creates its files with the process's umask, and a private directory keeps them out of
+   * reach whatever that umask is.
    * @throws StorageLockedError when another process has the directory open.
-   * @throws UnavailableError for any other failure to open.
+   * @throws UnavailableError for any other failure to open, and for a directory open to group or
+   *   others that cannot be made private (see ensurePrivateDirectory).
    */
-  static async open(path: string): Promise<LevelDbStorage> {
-    try {
-      await mkdir(path, { recursive: true });
-    } catch (err) {
-      throw new UnavailableError(`cannot create storage directory "${path}": ${messageOf(err)}`, { cause: err });
-    }
+  static async open(path: string, options: LevelDbOptions = {}): Promise<LevelDbStorage> {
+    await ensurePrivateDirectory(path, 'storage directory', options.onWarning ?? (() => undefined));
     const db: Db = new Level<string, Uint8Array>(path, { keyEncoding: 'utf8', valueEncoding: 'view' });
     try {
       await db.open();

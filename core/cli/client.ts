@@ -2,9 +2,10 @@
  * The CLI's HTTP client: address and token from flags, KEYWARDEN_* or VAULT_* variables, or the
  * token helper file; errors typed so the CLI can pick its exit code.
  */
-import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { readFile, mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { writePrivateFile } from '../private-files.js';
 
 /** The server answered with an error status. */
 export class RequestError extends Error {
@@ -49,8 +50,9 @@ export async function storedToken(env: NodeJS.ProcessEnv): Promise<string | unde
 
 export async function saveToken(env: NodeJS.ProcessEnv, token: string): Promise<string> {
   const file = tokenFile(env);
-  await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, token, { mode: 0o600 });
+  // A directory it creates is private; an existing one (usually $HOME) is the user's to decide.
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  await writePrivateFile(file, token);
   return file;
 }
 

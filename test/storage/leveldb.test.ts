@@ -1,11 +1,12 @@
 import { expect } from 'chai';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chown, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UnavailableError } from '../../core/errors.js';
 import { LevelDbStorage, StorageLockedError } from '../../storage/leveldb.js';
 import { bytes, caught, text } from './helpers.js';
 import { describeStorageContract } from './storage-contract.js';
+import { canChown, expectPrivateTree, modesUnder, octal, openUp } from '../helpers/files.js';
 
 async function tempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'keywarden-leveldb-'));
@@ -46,10 +47,58 @@ describe('LevelDbStorage', () => {
     expect((await openAt(dir)).kind).to.equal('leveldb');
   });
 
-  it('open creates a missing directory, parents included', async () => {
-    const storage = await openAt(join(dir, 'nested', 'data'));
+  it('open creates a missing directory, parents included, with mode 0700 whatever the umask', async () => {
+    const previous = process.umask(0o022);
+    let storage: LevelDbStorage;
+    try {
+      storage = await openAt(join(dir, 'nested', 'data'));
+    } finally {
+      process.umask(previous);
+    }
     await storage.put('k', bytes('v'));
     expect(text(await storage.get('k'))).to.equal('v');
+    expect(octal((await stat(join(dir, 'nested'))).mode & 0o7777)).to.equal('0700');
+    expect(octal((await stat(join(dir, 'nested', 'data'))).mode & 0o7777)).to.equal('0700');
+  });
+
+  it('open makes a directory left open to group and others private, files included, and reports its path and old mode', async () => {
+    const data = join(dir, 'data');
+    await (await LevelDbStorage.open(data)).close();
+    await openUp(data);
+    const warnings: string[] = [];
+    // With the umask `keywarden server` sets, so that what LevelDB creates on opening is private too
+    // and any file left open to others is one the old store had.
+    const previous = process.umask(0o077);
+    try {
+      await (await LevelDbStorage.open(data, { onWarning: (message) => warnings.push(message) })).close();
+    } finally {
+      process.umask(previous);
+    }
+    await expectPrivateTree(data);
+    expect(warnings).to.have.length(1);
+    expect(warnings[0]).to.match(new RegExp(`^storage directory "${data}" was open to group or others \\(mode 0755\\): changed it to 0700 and removed group and other access from \\d+ file\\(s\\) in it$`));
+  });
+
+  it('open leaves a private directory alone and warns about nothing', async () => {
+    const warnings: string[] = [];
+    await (await LevelDbStorage.open(dir, { onWarning: (message) => warnings.push(message) })).close();
+    await (await LevelDbStorage.open(dir, { onWarning: (message) => warnings.push(message) })).close();
+    expect(warnings).to.deep.equal([]);
+  });
+
+  it('open refuses a directory open to others that belongs to another user, and leaves it as it was', async function () {
+    if (!canChown()) this.skip();
+    const data = join(dir, 'data');
+    await mkdir(data, { mode: 0o755 });
+    await chown(data, 65534, 65534);
+    const before = await modesUnder(data);
+    const err = await caught(LevelDbStorage.open(data));
+    expect(err).to.be.instanceOf(UnavailableError);
+    expect(err.message).to.equal(
+      `storage directory "${data}" is open to group or others (mode 0755) and belongs to user 65534, not to this process's user 0: ` +
+        'make it private (chmod 700) or run as its owner',
+    );
+    expect(await modesUnder(data)).to.deep.equal(before);
   });
 
   it('a reopened store sees what was written before it was closed', async () => {

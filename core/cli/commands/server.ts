@@ -33,6 +33,10 @@ async function runServer(opts: ServerOptions): Promise<number> {
     process.stderr.write('server: either -dev or -config FILE is required\n');
     return 2;
   }
+  // Everything the server creates without an explicit mode (LevelDB's own files, which take none)
+  // is then private to its user. Set here, not in startServer: the umask is process-wide, and
+  // programs embedding the server keep their own.
+  process.umask(0o077);
   let server: RunningServer;
   try {
     if (opts.dev) {

@@ -51,6 +51,26 @@ describe('file audit device', () => {
     expect((await stat(file)).mode & 0o777).to.equal(0o640);
   });
 
+  it('without a mode option, narrows an existing file open to group and others to 0600', async () => {
+    const file = join(dir, 'loose.log');
+    await writeFile(file, '');
+    await chmod(file, 0o644);
+    const device = await opened({ file_path: file });
+    await device.write(entry('x'));
+    expect((await stat(file)).mode & 0o777).to.equal(0o600);
+  });
+
+  it('creates a new file with the configured mode even under the strict umask `keywarden server` sets', async () => {
+    const file = join(dir, 'shared.log');
+    const previous = process.umask(0o077);
+    try {
+      await opened({ file_path: file, mode: '0640' });
+    } finally {
+      process.umask(previous);
+    }
+    expect((await stat(file)).mode & 0o777).to.equal(0o640);
+  });
+
   it('with mode "0000", leaves an existing file\'s mode alone', async () => {
     const file = join(dir, 'kept-mode.log');
     await writeFile(file, '', { mode: 0o644 });

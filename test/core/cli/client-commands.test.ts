@@ -1,12 +1,13 @@
 /** The CLI as a user runs it (a subprocess) against a real server, for every command group. */
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestServer, tempDir } from '../../helpers/server.js';
 import type { RunningServer } from '../../../core/server.js';
 import type { TestClient } from '../../helpers/http.js';
+import { octal } from '../../helpers/files.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../bin/keywarden.js');
 
@@ -78,6 +79,23 @@ describe('keywarden CLI commands', function () {
     expect((await readFile(path.join(home.path, '.keywarden-token'), 'utf8')).trim()).to.equal(rootToken);
     const bad = await cli(['login', 'hvs.nottherighttoken0000000'], undefined, { KEYWARDEN_TOKEN_FILE: path.join(home.path, 'other-token') });
     expect(bad.code).to.equal(1);
+  });
+
+  it('login keeps the token file 0600, also one that already existed with mode 0644', async () => {
+    const file = path.join(home.path, 'shared-token');
+    await writeFile(file, 'an older token', { mode: 0o644 });
+    const login = await cli(['login', rootToken], undefined, { KEYWARDEN_TOKEN_FILE: file });
+    expect(login.code, login.stderr).to.equal(0);
+    expect((await readFile(file, 'utf8')).trim()).to.equal(rootToken);
+    expect(octal((await stat(file)).mode & 0o7777)).to.equal('0600');
+  });
+
+  it('login creates a missing token file directory 0700 and the file in it 0600', async () => {
+    const file = path.join(home.path, 'new-dir', 'token');
+    const login = await cli(['login', rootToken], undefined, { KEYWARDEN_TOKEN_FILE: file });
+    expect(login.code, login.stderr).to.equal(0);
+    expect(octal((await stat(path.dirname(file))).mode & 0o7777)).to.equal('0700');
+    expect(octal((await stat(file)).mode & 0o7777)).to.equal('0600');
   });
 
   it('secrets enable/list/disable and auth list', async () => {
