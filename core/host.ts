@@ -10,7 +10,7 @@ import { Barrier } from '../storage/barrier.js';
 import type { PhysicalStorage, SharedStorage } from '../storage/storage.js';
 import { isShared } from '../storage/storage.js';
 import type { HaManager } from './ha/ha-manager.js';
-import { vouchedAddress } from './ha/forward.js';
+import { checkForwarded, ForwardNonces, type ForwardSigner } from './ha/forward.js';
 import { AUDIT_TABLE_KEY } from './audit/broker.js';
 import { MOUNT_TABLE_KEYS } from './mounts/mount-table.js';
 import { TOKENS } from './di/tokens.js';
@@ -63,6 +63,11 @@ export interface HostRequest {
   readonly body: unknown;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly remoteAddress: string;
+  /**
+   * The body's bytes as received, kept only for a request with a forwarding MAC (which covers
+   * them); undefined for every other request.
+   */
+  readonly rawBody?: Buffer;
 }
 
 export interface HostResponse {
@@ -133,6 +138,9 @@ export class Host {
   /** Cache invalidations still being applied (a keyring re-read, a mount table re-read). */
   private readonly invalidating = new Set<Promise<unknown>>();
   private forwardingKey: Buffer | undefined;
+  private readonly forwardSigner: ForwardSigner = { key: () => this.forwardKey() };
+  /** Not cleared on seal: a request accepted before a seal stays refused after the unseal until it ages out. */
+  private readonly forwardedNonces = new ForwardNonces();
 
   constructor(options: HostOptions) {
     this.logger = options.logger;
@@ -200,7 +208,7 @@ export class Host {
       this.shared.onRemoteChange((change) => this.onRemoteChange(change));
       ha.attach(
         { promote: () => this.promote(), demote: (reason) => this.logger.info({ reason }, 'standby: writes are forwarded to the active node') },
-        { key: () => this.forwardKey() },
+        this.forwardSigner,
       );
     }
 
@@ -363,10 +371,9 @@ export class Host {
     const id = randomUUID();
     try {
       if (this.ha) {
-        // A standby of this cluster forwarded it: the client's address is the one it vouches for.
-        const vouched = this.barrier.sealed ? undefined : vouchedAddress(request, { key: () => this.forwardKey() });
-        if (vouched !== undefined) request = { ...request, remoteAddress: vouched };
-        if (this.ha.state === 'standby' && !this.isNodeLocal(request.path)) return await this.handleOnStandby(id, request, vouched !== undefined);
+        const forwarded = this.acceptForwarded(request);
+        if (forwarded) request = forwarded;
+        if (this.ha.state === 'standby' && !this.isNodeLocal(request.path)) return await this.handleOnStandby(id, request, forwarded !== undefined);
       }
       return await this.dispatch(id, request);
     } catch (err) {
@@ -439,6 +446,22 @@ export class Host {
     const attempt = standbyAttempt.getStore();
     if (attempt) attempt.wrote = true;
     throw new NotActiveError();
+  }
+
+  /**
+   * A request a standby of this cluster forwarded, as that standby received it (the client's
+   * address is the one it vouches for); undefined for a request without forwarding headers, or on
+   * a sealed node, which trusts nothing. Forwarding headers that do not verify are refused rather
+   * than ignored: only a standby sets them, so a failure is a probe, a replay or a misconfigured
+   * cluster, and each should be seen.
+   */
+  private acceptForwarded(request: HostRequest): HostRequest | undefined {
+    const check = checkForwarded(request, this.forwardSigner, this.forwardedNonces);
+    if (check && 'refused' in check) {
+      this.logger.warn({ remote_address: request.remoteAddress, reason: check.refused }, 'refused a request whose forwarding headers do not verify');
+      throw new PermissionDeniedError('the X-Keywarden-Forwarded-* headers do not verify: only a standby of this cluster sets them, once per request');
+    }
+    return check?.request;
   }
 
   /** The key standbys and the active node authenticate forwarded requests with. */
