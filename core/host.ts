@@ -137,7 +137,7 @@ export class Host {
       const ha = options.ha;
       this.ha = ha;
       const changes = new RemoteChanges({ barrier: this.barrier, state: this.state, audit: this.audit, policies: this.policies, tokens: this.tokens, ha, logger: this.logger });
-      const standby = new StandbyStrategy({ ha, shared, barrier: this.barrier, state: this.state, changes, system: this.system });
+      const standby = new StandbyStrategy({ ha, shared, barrier: this.barrier, state: this.state, changes, system: this.system, logger: this.logger });
       this.standby = standby;
       this.barrier.setWriteGuard(() => standby.refuseWrites());
       shared.onRemoteChange((change) => changes.apply(change));
@@ -152,7 +152,7 @@ export class Host {
           },
           demote: (reason) => this.logger.info({ reason }, 'standby: writes are forwarded to the active node'),
         },
-        { key: () => standby.key() },
+        standby.signer,
       );
     }
 

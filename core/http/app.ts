@@ -10,6 +10,7 @@ import type { Host, HostResponse } from '../host.js';
 import { BadRequestError, httpStatusOf, publicMessageOf } from '../errors.js';
 import { DEFAULT_MAX_REQUEST_SIZE, parseBody, readBody } from './body.js';
 import { ListVerbStream, METHOD_HEADER } from './list-method.js';
+import { FORWARDED_MAC } from '../ha/forward.js';
 
 export interface AppOptions {
   /** Bytes; negative turns the limit off. */
@@ -47,7 +48,8 @@ export function createApp(host: Host, options: AppOptions): Koa {
     let response: HostResponse;
     try {
       const method = ctx.method === 'GET' && ctx.get(METHOD_HEADER).toUpperCase() === 'LIST' ? 'LIST' : ctx.method;
-      const body = METHODS_WITHOUT_BODY.has(ctx.method) ? undefined : parseBody(await readBody(ctx.req, limit), ctx.get('content-type'));
+      const raw = METHODS_WITHOUT_BODY.has(ctx.method) ? undefined : await readBody(ctx.req, limit);
+      const body = raw === undefined ? undefined : parseBody(raw, ctx.get('content-type'));
       const query: Record<string, string> = {};
       for (const [key, value] of Object.entries(ctx.query)) {
         const first = Array.isArray(value) ? value[0] : value;
@@ -60,6 +62,8 @@ export function createApp(host: Host, options: AppOptions): Koa {
         body,
         headers: ctx.headers,
         remoteAddress: ctx.req.socket.remoteAddress ?? '',
+        // A standby's MAC covers the exact bytes it sent; no other request keeps them.
+        rawBody: ctx.headers[FORWARDED_MAC] === undefined ? undefined : raw,
       });
     } catch (err) {
       response = { status: httpStatusOf(err), body: { errors: [publicMessageOf(err)] } };

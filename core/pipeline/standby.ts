@@ -1,15 +1,16 @@
 /**
- * The HA strategy around the pipeline. On the active node it only trusts the client address a
- * standby vouched for. On a standby it answers what it can from its own caches — after a `sync`,
+ * The HA strategy around the pipeline. On the active node it trusts the client address a standby
+ * vouched for only when the forwarding MAC (core/ha/forward.ts) verifies and its nonce is fresh. On a standby it answers what it can from its own caches — after a `sync`,
  * so every change committed before the request arrived has been applied — and forwards to the
  * active node any request that tries to write (the barrier's write guard marks the attempt), any
  * login that would store a service token (it would otherwise run twice, provider calls included),
  * and everything while the cluster is not set up yet.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { NotActiveError } from '../errors.js';
+import type { Logger } from 'pino';
+import { NotActiveError, PermissionDeniedError } from '../errors.js';
 import type { Backend } from '../framework/backend.js';
-import { vouchedAddress } from '../ha/forward.js';
+import { checkForwarded, ForwardNonces, type ForwardSigner } from '../ha/forward.js';
 import type { HaManager } from '../ha/ha-manager.js';
 import type { RemoteChanges } from '../ha/remote-changes.js';
 import type { HostState } from '../host-state.js';
@@ -24,12 +25,17 @@ export interface StandbyOptions {
   readonly state: HostState;
   readonly changes: RemoteChanges;
   readonly system: Backend;
+  readonly logger: Logger;
 }
 
 export class StandbyStrategy {
   /** Set while a standby runs a request itself: a write attempt marks it for forwarding. */
   private readonly attempt = new AsyncLocalStorage<{ wrote: boolean }>();
   private forwardingKey: Buffer | undefined;
+  /** What standbys and the active node sign and check forwarded requests with. */
+  readonly signer: ForwardSigner = { key: () => this.key() };
+  /** Not cleared on seal: a request accepted before a seal stays refused after the unseal until it ages out. */
+  private readonly forwardedNonces = new ForwardNonces();
 
   constructor(private readonly options: StandbyOptions) {}
 
@@ -38,10 +44,10 @@ export class StandbyStrategy {
    * one), or the standby's way.
    */
   async run(request: HostRequest, local: (request: HostRequest) => Promise<HostResponse>): Promise<HostResponse> {
-    const vouched = this.options.barrier.sealed ? undefined : vouchedAddress(request, { key: () => this.key() });
-    if (vouched !== undefined) request = { ...request, remoteAddress: vouched };
+    const forwarded = this.acceptForwarded(request);
+    if (forwarded) request = forwarded;
     if (this.options.ha.state !== 'standby' || this.isNodeLocal(request.path)) return local(request);
-    return this.onStandby(request, vouched !== undefined, local);
+    return this.onStandby(request, forwarded !== undefined, local);
   }
 
   /** The barrier's write guard and sys step-down: on a standby, marks the request for forwarding and throws. */
@@ -56,6 +62,22 @@ export class StandbyStrategy {
   key(): Buffer | undefined {
     if (this.options.barrier.sealed) return undefined;
     return (this.forwardingKey ??= this.options.barrier.deriveKey('ha request forwarding'));
+  }
+
+  /**
+   * A request a standby of this cluster forwarded, as that standby received it (the client's
+   * address is the one it vouches for); undefined for a request without forwarding headers, or on
+   * a sealed node, which trusts nothing. Forwarding headers that do not verify are refused rather
+   * than ignored: only a standby sets them, so a failure is a probe, a replay or a misconfigured
+   * cluster, and each should be seen.
+   */
+  private acceptForwarded(request: HostRequest): HostRequest | undefined {
+    const check = checkForwarded(request, this.signer, this.forwardedNonces);
+    if (check && 'refused' in check) {
+      this.options.logger.warn({ remote_address: request.remoteAddress, reason: check.refused }, 'refused a request whose forwarding headers do not verify');
+      throw new PermissionDeniedError('the X-Keywarden-Forwarded-* headers do not verify: only a standby of this cluster sets them, once per request');
+    }
+    return check?.request;
   }
 
   /** Sealing: the key goes with the keyring. */

@@ -16,6 +16,11 @@ export interface HostRequest {
   readonly body: unknown;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly remoteAddress: string;
+  /**
+   * The body's bytes as received, kept only for a request with a forwarding MAC (which covers
+   * them); undefined for every other request.
+   */
+  readonly rawBody?: Buffer;
 }
 
 export interface HostResponse {

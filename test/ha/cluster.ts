@@ -29,9 +29,15 @@ export class Cluster {
 
   /**
    * Starts `count` nodes on `connectionUrl`; `urlFor(i)` may give a node another URL (through a
-   * proxy the test can cut).
+   * proxy the test can cut), and `apiAddrFor(i, address)` another `api_addr` than its listener's
+   * address (through a proxy that sees what the other nodes send it).
    */
-  static async start(count: number, connectionUrl: string, urlFor?: (index: number) => string | undefined): Promise<Cluster> {
+  static async start(
+    count: number,
+    connectionUrl: string,
+    urlFor?: (index: number) => string | undefined,
+    apiAddrFor?: (index: number, address: string) => Promise<string>,
+  ): Promise<Cluster> {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'keywarden-ha-'));
     const nodes: ClusterNode[] = [];
     const configs: string[] = [];
@@ -44,7 +50,7 @@ export class Cluster {
         JSON.stringify({
           listener: { tcp: { address: `127.0.0.1:${port}`, tls_disable: true } },
           storage: { postgresql: { connection_url: urlFor?.(i) ?? connectionUrl, ha_enabled: true, max_parallel: 8 } },
-          api_addr: address,
+          api_addr: (await apiAddrFor?.(i, address)) ?? address,
           log_level: 'info',
           periodic_interval: '1s',
         }),

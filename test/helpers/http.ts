@@ -15,6 +15,8 @@ export interface RequestOptions {
   /** Sent as is, instead of JSON-encoding `body`. */
   readonly rawBody?: string | Buffer;
   readonly headers?: Record<string, string>;
+  /** The local address to connect from (any 127.x.y.z on Linux), to appear as another client. */
+  readonly localAddress?: string;
 }
 
 export function request(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> {
@@ -26,7 +28,7 @@ export function request(baseUrl: string, method: string, path: string, options: 
   if (options.token) headers['X-Vault-Token'] = options.token;
   if (payload !== undefined) headers['Content-Length'] = String(Buffer.byteLength(payload));
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: base.hostname, port: base.port, path: rawPath, method, headers, agent: false }, (res) => {
+    const req = http.request({ host: base.hostname, port: base.port, path: rawPath, method, headers, agent: false, localAddress: options.localAddress }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
