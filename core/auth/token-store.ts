@@ -4,7 +4,7 @@
  * expiry index the periodic timer sweeps. Batch tokens are self-contained: the entry encrypted
  * under a key kept behind the barrier, never persisted, not renewable, not revocable.
  */
-import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Storage } from '../../storage/storage.js';
 import { gcmOpen, gcmSeal } from '../../storage/aead.js';
 import { BadRequestError, IntegrityError } from '../errors.js';
@@ -186,8 +186,9 @@ export class TokenStore {
   }
 
   private async hashOf(text: string): Promise<string> {
-    this.salt = await this.secret(KEYS.salt, this.salt);
-    return createHash('sha256').update(this.salt).update(text, 'utf8').digest('hex');
+    // Every request hashes its token: once the salt is loaded, no further await, and one-shot hashing.
+    const salt = this.salt ?? (this.salt = await this.secret(KEYS.salt, this.salt));
+    return hash('sha256', Buffer.concat([salt, Buffer.from(text, 'utf8')]), 'hex');
   }
 
   /** The salted hash of a token id, as stored in `parent`. */

@@ -138,9 +138,20 @@ export class FrameworkBackend implements Backend {
     const { path, params } = found;
     const def = path.definition;
 
-    // Path segments win over body fields of the same name, as in Vault.
-    const { input, unknown } = path.fields.parse({ ...req.data, ...params });
-    if (unknown.length > 0 && def.refusedFields) refuseUnhonoured(def.refusedFields, unknown);
+    // Path segments win over body fields of the same name, as in Vault. Invalid input is answered
+    // only once the caller is authorized (`execute` throws it), so a caller without access learns
+    // nothing about a path's fields from a 400: as in Vault, permission is checked first. No
+    // existence check can run on invalid input; the request's own operation is authorized then.
+    let parsed: ReturnType<CompiledFields['parse']>;
+    try {
+      parsed = path.fields.parse({ ...req.data, ...params });
+      if (parsed.unknown.length > 0 && def.refusedFields) refuseUnhonoured(def.refusedFields, parsed.unknown);
+    } catch (err) {
+      if (!(err instanceof BadRequestError)) throw err;
+      if (!def.operations[req.operation] && !(req.operation === 'update' && def.operations.create)) throw new UnsupportedOperationError();
+      return { operation: req.operation, pattern: def.pattern, sudo: def.sudo ?? false, execute: () => Promise.reject(err) };
+    }
+    const { input, unknown } = parsed;
     let operation = req.operation;
     if (operation === 'update' && def.existenceCheck) {
       operation = (await def.existenceCheck(req, input as FieldValues<FieldSpecs>)) ? 'update' : 'create';
