@@ -4,12 +4,13 @@
  * so the order paths are declared in never matters; two patterns that could match the same path
  * with equal specificity are refused when the backend is built.
  */
-import { BadRequestError, NotFoundError, UnsupportedOperationError } from '../errors.js';
+import { NotFoundError, UnsupportedOperationError } from '../errors.js';
 import { compileFields, type CompiledFields } from './schema.js';
 import type { FieldSpecs, FieldValues } from './fields.js';
 import { PathPattern, type AnyPathDefinition } from './path.js';
 import type { AuthResult, LogicalRequest, LogicalResponse, Operation } from './request.js';
 import { renderHelp, type PathHelp } from './help.js';
+import { refuseUnhonoured } from './refused-fields.js';
 
 /** A request matched to a path and an operation, ready to be authorized and run. */
 export interface PreparedRequest {
@@ -75,6 +76,9 @@ export class FrameworkBackend implements Backend {
       for (const [name, spec] of Object.entries(definition.fields as FieldSpecs)) {
         if (!spec.description) throw new Error(`path "${definition.pattern}": field "${name}" has no description`);
       }
+      for (const name of Object.keys(definition.refusedFields ?? {})) {
+        if (name in definition.fields) throw new Error(`path "${definition.pattern}": field "${name}" is both declared and refused`);
+      }
       if (Object.keys(definition.operations).length === 0) throw new Error(`path "${definition.pattern}": no operations`);
       return { definition, pattern, fields: compileFields(definition.fields) };
     });
@@ -110,9 +114,14 @@ export class FrameworkBackend implements Backend {
     const { path, params } = found;
     const def = path.definition;
 
+    // Before the schema, so a refused field is what the answer names even when others are missing.
+    const refused = def.refusedFields ?? {};
+    refuseUnhonoured(refused, req.data);
     // Path segments win over body fields of the same name, as in Vault.
-    const { input, unknown } = path.fields.parse({ ...req.data, ...params });
-    if (unknown.length > 0 && def.refusedFields) refuseUnhonoured(def.refusedFields, unknown);
+    const parsed = path.fields.parse({ ...req.data, ...params });
+    const input = parsed.input;
+    // A refused field that got this far asks for nothing: Vault knows it, so it is not "unrecognized".
+    const unknown = parsed.unknown.filter((name) => !Object.hasOwn(refused, name));
     let operation = req.operation;
     if (operation === 'update' && def.existenceCheck) {
       operation = (await def.existenceCheck(req, input as FieldValues<FieldSpecs>)) ? 'update' : 'create';
@@ -160,13 +169,6 @@ export class FrameworkBackend implements Backend {
   }
 }
 
-/** A field Vault defines here and Keywarden does not honour: 400, naming it and why. */
-function refuseUnhonoured(refused: Readonly<Record<string, string>>, given: readonly string[]): void {
-  for (const name of given) {
-    if (Object.hasOwn(refused, name)) throw new BadRequestError(`field "${name}" is not supported here: ${refused[name]}`);
-  }
-}
-
 function describe(path: CompiledPath): PathHelp {
   const def = path.definition;
   return {
@@ -177,6 +179,7 @@ function describe(path: CompiledPath): PathHelp {
     unauthenticated: def.unauthenticated ?? false,
     sudo: def.sudo ?? false,
     createSupported: Boolean(def.existenceCheck && def.operations.create),
+    refusedFields: { ...(def.refusedFields ?? {}) },
     operations: Object.fromEntries(
       Object.entries(def.operations).map(([op, spec]) => [op, { summary: (spec as { summary: string }).summary }]),
     ),
