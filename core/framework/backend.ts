@@ -10,6 +10,7 @@ import type { FieldSpecs, FieldValues } from './fields.js';
 import { PathPattern, type AnyPathDefinition } from './path.js';
 import type { AuthResult, LogicalRequest, LogicalResponse, Operation } from './request.js';
 import { renderHelp, type PathHelp } from './help.js';
+import { refuseUnhonoured } from './refused-fields.js';
 
 /** A request matched to a path and an operation, ready to be authorized and run. */
 export interface PreparedRequest {
@@ -85,6 +86,9 @@ export class FrameworkBackend implements Backend {
       for (const [name, spec] of Object.entries(definition.fields as FieldSpecs)) {
         if (!spec.description) throw new Error(`path "${definition.pattern}": field "${name}" has no description`);
       }
+      for (const name of Object.keys(definition.refusedFields ?? {})) {
+        if (name in definition.fields) throw new Error(`path "${definition.pattern}": field "${name}" is both declared and refused`);
+      }
       if (Object.keys(definition.operations).length === 0) throw new Error(`path "${definition.pattern}": no operations`);
       return { definition, pattern, fields: compileFields(definition.fields) };
     });
@@ -142,16 +146,21 @@ export class FrameworkBackend implements Backend {
     // only once the caller is authorized (`execute` throws it), so a caller without access learns
     // nothing about a path's fields from a 400: as in Vault, permission is checked first. No
     // existence check can run on invalid input; the request's own operation is authorized then.
+    // Refused fields are checked before the schema, so a refused field is what the answer names
+    // even when others are missing.
+    const refused = def.refusedFields;
     let parsed: ReturnType<CompiledFields['parse']>;
     try {
+      if (refused) refuseUnhonoured(refused, req.data);
       parsed = path.fields.parse({ ...req.data, ...params });
-      if (parsed.unknown.length > 0 && def.refusedFields) refuseUnhonoured(def.refusedFields, parsed.unknown);
     } catch (err) {
       if (!(err instanceof BadRequestError)) throw err;
       if (!def.operations[req.operation] && !(req.operation === 'update' && def.operations.create)) throw new UnsupportedOperationError();
       return { operation: req.operation, pattern: def.pattern, sudo: def.sudo ?? false, execute: () => Promise.reject(err) };
     }
-    const { input, unknown } = parsed;
+    const input = parsed.input;
+    // A refused field that got this far asks for nothing: Vault knows it, so it is not "unrecognized".
+    const unknown = refused ? parsed.unknown.filter((name) => !Object.hasOwn(refused, name)) : parsed.unknown;
     let operation = req.operation;
     if (operation === 'update' && def.existenceCheck) {
       operation = (await def.existenceCheck(req, input as FieldValues<FieldSpecs>)) ? 'update' : 'create';
@@ -199,13 +208,6 @@ export class FrameworkBackend implements Backend {
   }
 }
 
-/** A field Vault defines here and Keywarden does not honour: 400, naming it and why. */
-function refuseUnhonoured(refused: Readonly<Record<string, string>>, given: readonly string[]): void {
-  for (const name of given) {
-    if (Object.hasOwn(refused, name)) throw new BadRequestError(`field "${name}" is not supported here: ${refused[name]}`);
-  }
-}
-
 function describe(path: CompiledPath): PathHelp {
   const def = path.definition;
   return {
@@ -216,6 +218,7 @@ function describe(path: CompiledPath): PathHelp {
     unauthenticated: def.unauthenticated ?? false,
     sudo: def.sudo ?? false,
     createSupported: Boolean(def.existenceCheck && def.operations.create),
+    refusedFields: { ...(def.refusedFields ?? {}) },
     operations: Object.fromEntries(
       Object.entries(def.operations).map(([op, spec]) => [op, { summary: (spec as { summary: string }).summary }]),
     ),

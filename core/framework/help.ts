@@ -18,6 +18,8 @@ export interface PathHelp {
   readonly createSupported: boolean;
   readonly operations: Readonly<Record<string, { readonly summary: string }>>;
   readonly fields: Readonly<Record<string, FieldHelp>>;
+  /** Fields Vault defines here that are refused when set, with the reason. */
+  readonly refusedFields: Readonly<Record<string, string>>;
 }
 
 export function renderHelp(path: PathHelp): string {
@@ -40,6 +42,12 @@ export function renderHelp(path: PathHelp): string {
       const allowed = field.allowedValues ? ` One of: ${field.allowedValues.map((v) => `\`${v}\``).join(', ')}.` : '';
       lines.push(`- \`${name}\` (${notes}): ${field.description}${dflt}${allowed}`);
     }
+    lines.push('');
+  }
+  const refused = Object.entries(path.refusedFields);
+  if (refused.length > 0) {
+    lines.push('### Refused parameters', '');
+    for (const [name, reason] of refused) lines.push(`- \`${name}\`: ${reason}`);
     lines.push('');
   }
   return lines.join('\n');

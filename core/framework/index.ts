@@ -3,4 +3,5 @@ export * from './path.js';
 export * from './request.js';
 export * from './backend.js';
 export * from './help.js';
+export * from './refused-fields.js';
 export { compileFields } from './schema.js';

@@ -34,7 +34,9 @@ export interface PathDefinition<F extends FieldSpecs = FieldSpecs> {
   /**
    * Fields Vault defines on this path that Keywarden does not honour, each with the reason a
    * client reads. A request that sets one is refused with a 400 naming it, never run as if the
-   * field had been honoured. (Fields Vault does not know either are only warned about, as Vault does.)
+   * field had been honoured; one that sends it with a zero value (`false`, `""`, `0`, `[]`, null)
+   * asks for nothing and passes without a warning. (Fields Vault does not know either are only
+   * warned about, as Vault does.) Listed in help and in the OpenAPI document.
    */
   readonly refusedFields?: Readonly<Record<string, string>>;
   /** Reachable without a token (logins, health). */

@@ -1,7 +1,8 @@
 /**
  * The OpenAPI 3.0 document of `sys/internal/specs/openapi`, generated from the framework's path
  * definitions of the sys backend and every mounted backend (fields, types, descriptions,
- * operations), with Vault's extensions (x-vault-sudo, x-vault-unauthenticated, x-vault-createSupported).
+ * operations), with Vault's extensions (x-vault-sudo, x-vault-unauthenticated, x-vault-createSupported)
+ * and x-keywarden-refused-fields: the fields Vault defines on a path that are refused here, with why.
  */
 import type { PathHelp, FieldHelp } from '../framework/help.js';
 
@@ -57,6 +58,7 @@ export function openApiDocument(mounts: readonly MountedPaths[], version: string
         ...(path.sudo ? { 'x-vault-sudo': true } : {}),
         ...(path.unauthenticated ? { 'x-vault-unauthenticated': true } : {}),
         ...(path.createSupported ? { 'x-vault-createSupported': true } : {}),
+        ...(Object.keys(path.refusedFields).length > 0 ? { 'x-keywarden-refused-fields': path.refusedFields } : {}),
         parameters: inPath.map(([name, f]) => ({ name, in: 'path', required: true, description: f.description, schema: schemaOf(f) })),
       };
       for (const [op, spec] of Object.entries(path.operations)) {

@@ -30,6 +30,7 @@ export function capabilityPaths(getAuthz: () => AuthzServices): AnyPathDefinitio
     definePath({
       pattern: 'capabilities-self',
       fields: PATHS,
+      refusedFields: { token: 'capabilities-self reports on the calling token; sys/capabilities reports on another' },
       operations: { update: { summary: "The calling token's capabilities.", handler: self } },
       synopsis: "Report the calling token's capabilities on paths.",
       description: 'Capabilities are sorted; "deny" when nothing is granted, "root" for root tokens.',

@@ -15,6 +15,8 @@ export function healthPath(services: SystemServices) {
       standbycode: code('Status code when unsealed and standby.', 429),
       drsecondarycode: code('Status code for a DR secondary (never the case here).', 472),
       performancestandbycode: code('Status code for a performance standby (never the case here).', 473),
+      haunhealthycode: code('Status code for a standby that has lost touch with the active node (never reported here).', 474),
+      removedcode: code('Status code for a node removed from its Raft cluster (never the case here: there is no Raft).', 530),
       sealedcode: code('Status code when sealed.', 503),
       uninitcode: code('Status code when not initialized.', 501),
     },

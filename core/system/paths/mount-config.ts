@@ -3,32 +3,66 @@
  * coercions so `""`/null mean unset and durations may be strings, exactly like top-level fields.
  */
 import { BadRequestError } from '../../errors.js';
-import { compileFields, type FieldSpecs } from '../../framework/index.js';
-import type { MountConfig, MountEntry } from '../../mounts/mount-entry.js';
+import { compileFields, refuseUnhonoured, type FieldSpecs } from '../../framework/index.js';
+import type { MountConfig, MountEntry, MountTableName } from '../../mounts/mount-entry.js';
+import type { PluginRegistry } from '../../plugins/registry.js';
 
 export const MOUNT_CONFIG_FIELDS = {
   default_lease_ttl: { type: 'duration', description: 'Default lease TTL for this mount; "" or 0 means the system default.' },
   max_lease_ttl: { type: 'duration', description: 'Maximum lease TTL for this mount; "" or 0 means the system maximum.' },
-  force_no_cache: { type: 'bool', description: 'Disable caching for this mount.' },
   audit_non_hmac_request_keys: { type: 'comma-string-list', description: 'Request keys the audit log records without HMAC.' },
   audit_non_hmac_response_keys: { type: 'comma-string-list', description: 'Response keys the audit log records without HMAC.' },
-  listing_visibility: { type: 'string', description: 'Visibility in unauthenticated mount listings.', allowedValues: ['', 'unauth', 'hidden'] },
-  passthrough_request_headers: { type: 'comma-string-list', description: 'Request headers passed to the backend.' },
-  allowed_response_headers: { type: 'comma-string-list', description: 'Response headers the backend may set.' },
+  listing_visibility: {
+    type: 'string',
+    description: 'Visibility in the unauthenticated mount listing: "" or "hidden" (this server serves no such listing, so "unauth" is refused).',
+    allowedValues: ['', 'unauth', 'hidden'],
+  },
+  passthrough_request_headers: { type: 'comma-string-list', description: 'Request headers passed to the backend (every backend here receives all request headers).' },
   token_type: {
     type: 'string',
     description: 'Auth mounts: the type of token logins issue.',
     allowedValues: ['default-service', 'default-batch', 'service', 'batch'],
   },
-  options: { type: 'map', description: 'Ignored here; the top-level options field configures the mount.' },
-  plugin_version: { type: 'string', description: 'Accepted for compatibility; the registered version always runs.' },
+  plugin_version: { type: 'string', description: 'The plugin version to run: only the registered version of the type can run here.' },
 } as const satisfies FieldSpecs;
+
+/**
+ * Config fields Vault reads (from `config` on enable, at the top level on tune) that no mount here
+ * honours, with why. force_no_cache and allowed_response_headers are Vault CE fields too: backends
+ * here keep their caches, and set no response headers for an allow-list to let through.
+ */
+const REFUSED_CONFIG = {
+  allowed_managed_keys: 'managed keys are a Vault Enterprise feature; no managed-key registry exists here',
+  allowed_response_headers: 'backends here set no response headers, so there are none to allow',
+  delegated_auth_accessors: 'no backend here requests delegated authentication',
+  force_no_cache: 'backends here keep their caches (transit sizes its key cache with cache-config)',
+  identity_token_key: 'plugin identity tokens (workload identity federation) are not issued here',
+  options: 'mount options are set by the top-level options field (Vault ignores them inside config)',
+  trim_request_trailing_slashes: 'request paths are routed as sent; trailing slashes are never trimmed',
+  user_lockout_config: 'user lockout applies to userpass, ldap and approle logins, which this server does not serve',
+} as const satisfies Readonly<Record<string, string>>;
+
+const { allowed_managed_keys, allowed_response_headers, delegated_auth_accessors, identity_token_key, trim_request_trailing_slashes, user_lockout_config } =
+  REFUSED_CONFIG;
+
+/** The refused fields of `sys/<table>/:path/tune`: those Vault's tune of that table defines. */
+export const REFUSED_TUNE_FIELDS: Readonly<Record<MountTableName, Readonly<Record<string, string>>>> = {
+  secret: { allowed_managed_keys, allowed_response_headers, delegated_auth_accessors, identity_token_key, trim_request_trailing_slashes, user_lockout_config },
+  auth: { allowed_response_headers, identity_token_key, trim_request_trailing_slashes, user_lockout_config },
+};
 
 const parser = compileFields(MOUNT_CONFIG_FIELDS);
 
-/** Parses a `config` object into the fields it sets. */
-export function parseMountConfig(raw: Record<string, unknown> | undefined, table: 'secret' | 'auth'): Partial<MountConfig> {
-  if (!raw) return {};
+/**
+ * Parses a `config` object into the fields it sets, refusing the fields no mount here honours.
+ * Its plugin_version is for the caller to check (checkPluginVersion); it is not stored.
+ */
+export function parseMountConfig(
+  raw: Record<string, unknown> | undefined,
+  table: MountTableName,
+): { config: Partial<MountConfig>; pluginVersion?: string } {
+  if (!raw) return { config: {} };
+  refuseUnhonoured(REFUSED_CONFIG, raw, 'config: ');
   let parsed: Record<string, unknown>;
   try {
     parsed = parser.parse(raw).input;
@@ -36,11 +70,26 @@ export function parseMountConfig(raw: Record<string, unknown> | undefined, table
     if (err instanceof BadRequestError) throw new BadRequestError(`config: ${err.message}`);
     throw err;
   }
-  const { options: _options, plugin_version: _version, ...config } = parsed;
+  const { plugin_version: pluginVersion, ...config } = parsed;
   if (table === 'secret' && config.token_type !== undefined) {
     throw new BadRequestError('config: token_type can only be set on auth mounts');
   }
-  return config as Partial<MountConfig>;
+  if (config.listing_visibility === 'unauth') {
+    throw new BadRequestError('config: listing_visibility "unauth" is not supported here: this server serves no unauthenticated mount listing (sys/internal/ui/mounts)');
+  }
+  return { config: config as Partial<MountConfig>, ...(pluginVersion !== undefined ? { pluginVersion: pluginVersion as string } : {}) };
+}
+
+/**
+ * A requested plugin_version must be the registered one (with or without Vault's leading "v"):
+ * only that version can run, and running it under another version's name would be a lie.
+ */
+export function checkPluginVersion(registry: PluginRegistry, type: string, table: MountTableName, requested: string | undefined): void {
+  if (requested === undefined) return;
+  const registered = registry.get(type, table).version;
+  if (requested.replace(/^v/, '') !== registered) {
+    throw new BadRequestError(`plugin_version "${requested}" is not available for type "${type}": the registered version is "${registered}"`);
+  }
 }
 
 /** Checks the effective TTLs of a mount against each other and the system maximum. */

@@ -6,7 +6,7 @@ import { BadRequestError } from '../../errors.js';
 import { definePath, type AnyPathDefinition } from '../../framework/index.js';
 import { defaultMountConfig, type MountTableName } from '../../mounts/mount-entry.js';
 import { unsealedMounts, type SystemServices } from '../services.js';
-import { checkLeaseTtls, mountInfo, parseMountConfig, parseOptions, tuneInfo, MOUNT_CONFIG_FIELDS } from './mount-config.js';
+import { checkLeaseTtls, checkPluginVersion, mountInfo, parseMountConfig, parseOptions, tuneInfo, MOUNT_CONFIG_FIELDS, REFUSED_TUNE_FIELDS } from './mount-config.js';
 
 interface TableWording {
   readonly prefix: 'mounts' | 'auth';
@@ -51,11 +51,17 @@ export function mountTablePaths(services: SystemServices, table: MountTableName)
       description: { type: 'string', description: 'A human-friendly description.' },
       config: { type: 'map', description: `Configuration: ${Object.keys(MOUNT_CONFIG_FIELDS).join(', ')}.` },
       options: { type: 'map', description: 'Plugin-specific options (string values).' },
-      local: { type: 'bool', description: 'Accepted for compatibility: every mount is local to this cluster.', default: false },
-      seal_wrap: { type: 'bool', description: 'Accepted for compatibility: every value is encrypted by the barrier.', default: false },
-      external_entropy_access: { type: 'bool', description: 'Accepted for compatibility; not supported.', default: false },
+      local: {
+        type: 'bool',
+        description: 'Whether the mount is left out of replication: there is no replication here, so every mount is local either way.',
+        default: false,
+      },
+      external_entropy_access: { type: 'bool', description: 'Not supported (Vault Enterprise): must be false.', default: false },
       plugin_name: { type: 'string', description: 'Deprecated alias of type.', deprecated: true },
-      plugin_version: { type: 'string', description: 'Accepted for compatibility; the registered version always runs.' },
+      plugin_version: { type: 'string', description: 'The plugin version to run: only the registered version of the type can run here.' },
+    },
+    refusedFields: {
+      seal_wrap: 'seal wrapping is a Vault Enterprise feature; values here are encrypted by the barrier only',
     },
     sudo: w.sudo,
     operations: {
@@ -72,7 +78,9 @@ export function mountTablePaths(services: SystemServices, table: MountTableName)
           const type = input.type ?? input.plugin_name;
           if (!type) throw new BadRequestError('missing required field "type"');
           if (input.external_entropy_access) throw new BadRequestError('external_entropy_access is not supported');
-          const config = parseMountConfig(input.config, table);
+          const { config, pluginVersion } = parseMountConfig(input.config, table);
+          checkPluginVersion(services.registry, type, table, input.plugin_version);
+          checkPluginVersion(services.registry, type, table, pluginVersion);
           const entryConfig = { ...defaultMountConfig(), ...config };
           checkLeaseTtls(entryConfig, services.maxLeaseTtl);
           await unsealedMounts(services).enable(table, input.path, {
@@ -81,7 +89,6 @@ export function mountTablePaths(services: SystemServices, table: MountTableName)
             config,
             options: parseOptions(input.options),
             local: input.local,
-            seal_wrap: input.seal_wrap,
           });
           return null;
         },
@@ -108,6 +115,7 @@ export function mountTablePaths(services: SystemServices, table: MountTableName)
       description: { type: 'string', description: 'A new description.' },
       options: { type: 'map', description: 'Options to set (merged into the existing ones).' },
     },
+    refusedFields: REFUSED_TUNE_FIELDS[table],
     sudo: w.sudo,
     operations: {
       read: {
@@ -120,8 +128,9 @@ export function mountTablePaths(services: SystemServices, table: MountTableName)
       update: {
         summary: `Tune a ${w.what}.`,
         handler: async (_req, input) => {
-          const { path, description, options, plugin_version: _version, ...rest } = input;
-          const config = parseMountConfig(rest, table);
+          const { path, description, options, plugin_version: version, ...rest } = input;
+          const { config } = parseMountConfig(rest, table);
+          checkPluginVersion(services.registry, unsealedMounts(services).live(table, path).entry.type, table, version);
           await unsealedMounts(services).tune(table, path, (entry) => {
             const next = { ...entry.config, ...config };
             checkLeaseTtls(next, services.maxLeaseTtl);

@@ -4,8 +4,9 @@ import { definePath } from '../../framework/index.js';
 export function openApiPath(document: (authenticated: boolean) => Promise<Record<string, unknown>>) {
   return definePath({
     pattern: 'internal/specs/openapi',
-    fields: {
-      generic_mount_paths: { type: 'bool', description: 'Accepted for compatibility; mount paths are always concrete.', default: false },
+    fields: {},
+    refusedFields: {
+      generic_mount_paths: 'paths are listed under the concrete mount paths; templated mount paths are not generated',
     },
     unauthenticated: true,
     operations: {

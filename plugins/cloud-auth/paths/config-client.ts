@@ -26,6 +26,10 @@ const FIELDS = {
     description: 'X-Amz-* headers allowed in iam login requests beyond the default list.',
   },
   max_retries: { type: 'int', description: 'Retries of recoverable provider errors; -1 is the SDK default.', minimum: -1 },
+  disable_automated_rotation: {
+    type: 'bool',
+    description: 'Whether automated rotation of the access key is off: it never runs here (rotate with config/rotate-root), so it is off either way.',
+  },
 } as const satisfies FieldSpecs;
 
 type Input = FieldValues<typeof FIELDS>;
@@ -34,6 +38,14 @@ export function configClientPath(ctx: CloudAuthContext): AnyPathDefinition {
   return definePath({
     pattern: 'config/client',
     fields: FIELDS,
+    refusedFields: {
+      role_arn: 'the role is assumed with a plugin identity token, which this server does not issue; configure access_key and secret_key',
+      identity_token_audience: 'plugin identity tokens (workload identity federation) are not issued here',
+      identity_token_ttl: 'plugin identity tokens (workload identity federation) are not issued here',
+      rotation_period: 'automated root-credential rotation is a Vault Enterprise feature; rotate with config/rotate-root',
+      rotation_schedule: 'automated root-credential rotation is a Vault Enterprise feature; rotate with config/rotate-root',
+      rotation_window: 'automated root-credential rotation is a Vault Enterprise feature; rotate with config/rotate-root',
+    },
     existenceCheck: async () => (await readClientConfig(ctx.storage)) !== undefined,
     operations: {
       read: {

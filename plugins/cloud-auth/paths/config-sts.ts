@@ -12,6 +12,7 @@ export function configStsPaths(ctx: CloudAuthContext): AnyPathDefinition[] {
       account_id: { type: 'name', description: 'The satellite account ID (not the account the service runs in).', required: true },
       sts_role: { type: 'string', description: 'ARN of the role to assume for calls about that account.' },
     },
+    refusedFields: { external_id: 'the role is assumed without an external ID; a role whose trust policy demands one cannot be assumed here' },
     existenceCheck: async (_req, input) => (await readStsRole(ctx.storage, input.account_id)) !== undefined,
     operations: {
       read: {

@@ -92,7 +92,7 @@ export function parseSaltLength(raw: string): number {
 export function signBytes(family: SigningFamily, key: KeyObject, input: Buffer, options: SignOptions): Buffer {
   switch (family) {
     case 'ed25519':
-      // Ed25519 hashes internally; hash_algorithm and prehashed do not apply.
+      checkPureEd25519(options);
       return nodeSign(null, input, key);
     case 'ecdsa':
       return signEcdsa(key, input, options);
@@ -105,11 +105,25 @@ export function signBytes(family: SigningFamily, key: KeyObject, input: Buffer, 
 export function verifyBytes(family: SigningFamily, key: KeyObject, input: Buffer, signature: Buffer, options: SignOptions): boolean {
   switch (family) {
     case 'ed25519':
+      checkPureEd25519(options);
       return signature.length === 64 && nodeVerify(null, input, key, signature);
     case 'ecdsa':
       return verifyEcdsa(key, input, signature, options);
     case 'rsa':
       return verifyRsa(key, input, signature, options);
+  }
+}
+
+/**
+ * Ed25519 hashes internally, so hash_algorithm does not apply — except that prehashed input, or
+ * sha2-512 (Vault's selector for it), asks for Ed25519ph, a Vault Enterprise signature this
+ * server does not make. Refused as Vault's own community edition refuses it, never signed as pure
+ * Ed25519 over a digest the caller thinks is being prehash-signed.
+ */
+function checkPureEd25519(options: SignOptions): void {
+  if (options.prehashed) throw new BadRequestError('only pure Ed25519 signatures are supported: prehashed must be false (Ed25519ph is a Vault Enterprise feature)');
+  if (options.hash === 'sha2-512') {
+    throw new BadRequestError('only pure Ed25519 signatures are supported: hash_algorithm sha2-512 selects Ed25519ph, a Vault Enterprise feature');
   }
 }
 

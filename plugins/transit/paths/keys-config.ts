@@ -13,8 +13,8 @@ export function keysConfigPath(ctx: TransitContext) {
       min_decryption_version: { type: 'int', description: 'Lowest version that may decrypt or verify.' },
       min_encryption_version: { type: 'int', description: 'Lowest version that may encrypt, sign or HMAC; 0 is the latest.' },
       deletion_allowed: { type: 'bool', description: 'Whether the key may be deleted.' },
-      exportable: { type: 'bool', description: 'Allow export; once true it stays true.' },
-      allow_plaintext_backup: { type: 'bool', description: 'Allow plaintext backups; once true it stays true.' },
+      exportable: { type: 'bool', description: 'Allow export; once true it stays true (false is then refused).' },
+      allow_plaintext_backup: { type: 'bool', description: 'Allow plaintext backups; once true it stays true (false is then refused).' },
       auto_rotate_period: { type: 'duration', description: 'Automatic rotation period; 0 disables, otherwise at least 1h; unchanged when omitted.' },
     },
     operations: {
@@ -54,11 +54,15 @@ export function keysConfigPath(ctx: TransitContext) {
               );
             }
             if (input.auto_rotate_period !== undefined) checkAutoRotatePeriod(input.auto_rotate_period);
+            // One-way switches (spec §3 rule 1): asking to turn one off is refused, not ignored as Vault does.
+            if (input.exportable === false && s.exportable) throw new BadRequestError('exportable is set on this key and cannot be turned off');
+            if (input.allow_plaintext_backup === false && s.allowPlaintextBackup) {
+              throw new BadRequestError('allow_plaintext_backup is set on this key and cannot be turned off');
+            }
             const next = current.with({
               minDecryptionVersion: minDec,
               minEncryptionVersion: minEnc,
               deletionAllowed: input.deletion_allowed ?? s.deletionAllowed,
-              // One-way switches: a false after true is ignored (spec §3 rule 1).
               exportable: s.exportable || (input.exportable ?? false),
               allowPlaintextBackup: s.allowPlaintextBackup || (input.allow_plaintext_backup ?? false),
               autoRotatePeriod: input.auto_rotate_period ?? s.autoRotatePeriod,

@@ -40,6 +40,11 @@ export function keysPaths(ctx: TransitContext): AnyPathDefinition[] {
       managed_key_id: { type: 'string', description: 'Managed keys are not available (no managed-key backend is configured).' },
       context: { type: 'string', description: 'Read only: base64 context, to show the derived public key of a derived ed25519 key.' },
     },
+    refusedFields: {
+      parameter_set: 'ML-DSA and hybrid keys are Vault Enterprise key types; none of the key types here takes a parameter set',
+      hybrid_key_type_pqc: 'hybrid signature keys are a Vault Enterprise key type',
+      hybrid_key_type_ec: 'hybrid signature keys are a Vault Enterprise key type',
+    },
     operations: {
       update: {
         summary: 'Create a key.',

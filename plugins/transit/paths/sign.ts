@@ -106,6 +106,7 @@ export function signPath(ctx: TransitContext) {
   return definePath({
     pattern: 'sign/:name/:hash_algorithm?',
     fields: SIGN_FIELDS,
+    refusedFields: { signature_context: 'Ed25519ctx and Ed25519ph signatures are Vault Enterprise features; ed25519 keys make pure Ed25519 signatures here' },
     operations: {
       update: { summary: 'Sign input data with a named key.', handler: (req, input) => signHandler(ctx, req, input) },
     },

@@ -35,6 +35,10 @@ export function verifyPath(ctx: TransitContext) {
   return definePath({
     pattern: 'verify/:name/:hash_algorithm?',
     fields: VERIFY_FIELDS,
+    refusedFields: {
+      signature_context: 'Ed25519ctx and Ed25519ph signatures are Vault Enterprise features; ed25519 keys verify pure Ed25519 signatures here',
+      cmac: 'CMAC keys are a Vault Enterprise feature; verify checks signatures and HMACs here',
+    },
     operations: {
       update: { summary: 'Verify a signature or HMAC of input data.', handler: (req, input) => verifyHandler(ctx, req, input) },
     },

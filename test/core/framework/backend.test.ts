@@ -418,6 +418,41 @@ describe('FrameworkBackend', () => {
       const { response } = await send(backend, 'partial', 'update', { other: 1 });
       expect(response?.warnings).to.deep.equal(['Endpoint ignored these unrecognized parameters: [other]']);
     });
+
+    it('lets a zero value through without a warning: clients send one for every setting left alone', async () => {
+      for (const zero of [null, '', false, 'false', 0, '0', [], {}]) {
+        ran = false;
+        const { response } = await send(backend, 'partial', 'update', { nonce: zero });
+        expect(ran, JSON.stringify(zero)).to.equal(true);
+        expect(response, JSON.stringify(zero)).to.equal(null);
+      }
+    });
+
+    it('names a refused field even when a required one is missing', async () => {
+      const strict = definePath({
+        pattern: 'strict', fields: { name: { type: 'string', description: 'Required.', required: true } },
+        refusedFields: { nonce: 'never honoured' },
+        operations: { update: { summary: 'u', handler: async () => null } }, synopsis: 's', description: 'd',
+      });
+      const err = await rejection(send(backendOf([strict]), 'strict', 'update', { nonce: 'AAAA' }));
+      expect(err.message).to.equal('field "nonce" is not supported here: never honoured');
+    });
+
+    it('refuses to build a path that both declares and refuses a field', () => {
+      const both = definePath({
+        pattern: 'both', fields: { nonce: { type: 'string', description: 'Declared.' } },
+        refusedFields: { nonce: 'and refused' },
+        operations: { update: { summary: 'u', handler: async () => null } }, synopsis: 's', description: 'd',
+      });
+      expect(() => backendOf([both])).to.throw('path "both": field "nonce" is both declared and refused');
+    });
+
+    it('lists refused fields with their reasons in the path\'s help', () => {
+      const help = backend.help('partial').help;
+      expect(help).to.contain('### Refused parameters');
+      expect(help).to.contain('- `nonce`: Keywarden always draws its own nonce');
+      expect(backend.describePaths()[0]!.refusedFields).to.deep.equal({ nonce: 'Keywarden always draws its own nonce' });
+    });
   });
 
   describe('help', () => {

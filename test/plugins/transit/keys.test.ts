@@ -133,10 +133,15 @@ describe('transit keys', function () {
       expect(res.warnings[0]).to.contain('forcing minimum to 1');
     });
 
-    it('keeps exportable and allow_plaintext_backup on once set', async () => {
+    it('keeps exportable and allow_plaintext_backup on once set, refusing a request to turn either off', async () => {
       await t.write('keys/cfg/config', { exportable: true, allow_plaintext_backup: true });
-      const res = await t.write('keys/cfg/config', { exportable: false, allow_plaintext_backup: false });
-      expect(res.data).to.include({ exportable: true, allow_plaintext_backup: true });
+      expect(await t.write('keys/cfg/config', { exportable: false })).to.include({ status: 400, error: 'exportable is set on this key and cannot be turned off' });
+      expect(await t.write('keys/cfg/config', { allow_plaintext_backup: false, deletion_allowed: true })).to.include({
+        status: 400,
+        error: 'allow_plaintext_backup is set on this key and cannot be turned off',
+      });
+      const res = await t.write('keys/cfg/config', { exportable: true, allow_plaintext_backup: true });
+      expect(res.data).to.include({ exportable: true, allow_plaintext_backup: true, deletion_allowed: false });
     });
 
     it('accepts an auto_rotate_period of 0 or at least an hour, unchanged when omitted', async () => {

@@ -124,7 +124,7 @@ describe('transit sign and verify', function () {
     });
 
     it('ignores the hash for ed25519 keys', async () => {
-      const a = (await t.write('sign/ed25519/sha2-512', { input: b64('m') })).data.signature;
+      const a = (await t.write('sign/ed25519/sha2-384', { input: b64('m') })).data.signature;
       const b = (await t.write('sign/ed25519', { input: b64('m') })).data.signature;
       expect(a).to.equal(b);
       expect((await t.write('verify/ed25519/sha1', { input: b64('m'), signature: a })).data.valid).to.equal(true);

@@ -30,6 +30,7 @@ export function lookupPaths(services: TokenServices): AnyPathDefinition[] {
     definePath({
       pattern: 'lookup-self',
       fields: {},
+      refusedFields: { token: 'lookup-self looks up the calling token; auth/token/lookup looks up another' },
       operations: {
         read: { summary: 'Look up the calling token.', handler: self },
         update: { summary: 'Look up the calling token.', handler: self },

@@ -34,6 +34,7 @@ export function renewPaths(services: TokenServices): AnyPathDefinition[] {
     definePath({
       pattern: 'renew-self',
       fields: { increment: INCREMENT },
+      refusedFields: { token: 'renew-self renews the calling token; auth/token/renew renews another' },
       operations: {
         update: { summary: 'Renew the calling token.', handler: async (req, input) => renew(await callerToken(services, req), input.increment, req, true) },
       },
