@@ -14,6 +14,8 @@ import type { PolicyStore } from './auth/policy-store.js';
 import type { TokenStore } from './auth/token-store.js';
 import { createTokenBackend } from './auth/token/backend.js';
 import { renewToken } from './auth/token/renew-token.js';
+import { createCubbyholeBackend, destroyCubbyhole } from './cubbyhole/backend.js';
+import type { Storage } from '../storage/storage.js';
 import type { Clock } from './clock.js';
 import type { DependencyContainer } from './di/container.js';
 import { NotActiveError } from './errors.js';
@@ -42,11 +44,22 @@ export class HostState {
   private clusterInfo: ClusterInfo | undefined;
   private loading: Promise<void> | undefined;
 
-  constructor(private readonly options: HostStateOptions) {}
+  constructor(private readonly options: HostStateOptions) {
+    // A token's cubbyhole goes with the token, however it ends (revoked, expired, or with its parent).
+    options.tokens.onRevoked(async (hash) => {
+      const storage = this.cubbyholeStorage;
+      if (storage) await destroyCubbyhole(storage, hash);
+    });
+  }
 
   /** The live mount table; undefined while sealed (or on a standby of a cluster not set up yet). */
   get mounts(): MountTable | undefined {
     return this.table;
+  }
+
+  /** The cubbyhole mount's storage (every token's cubbyhole, wrapped responses included); undefined while sealed. */
+  get cubbyholeStorage(): Storage | undefined {
+    return this.table?.live('secret', 'cubbyhole/').storage;
   }
 
   get cluster(): ClusterInfo | undefined {
@@ -129,6 +142,7 @@ export class HostState {
     await table.load();
     await table.ensureBuiltin('secret', 'sys/', 'system', 'system endpoints used for control, policy and debugging');
     await table.ensureBuiltin('secret', 'identity/', 'identity', 'identity store', createIdentityBackend(identity));
+    await table.ensureBuiltin('secret', 'cubbyhole/', 'cubbyhole', 'per-token private secret storage', createCubbyholeBackend(tokens));
     await table.ensureBuiltin(
       'auth',
       'token/',

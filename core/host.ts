@@ -27,6 +27,7 @@ import type { SystemServices } from './system/services.js';
 import { systemClock, type Clock } from './clock.js';
 import { HostState } from './host-state.js';
 import { Pipeline } from './pipeline/pipeline.js';
+import { ResponseWrapper } from './wrapping/wrapper.js';
 import { StandbyStrategy } from './pipeline/standby.js';
 import type { HostRequest, HostResponse } from './pipeline/types.js';
 import { VERSION } from './version.js';
@@ -113,6 +114,7 @@ export class Host {
       shared ? (name, work) => shared.exclusive(name, work) : undefined,
     );
     const acls = new TokenAcls(this.policies, this.identity);
+    const wrapper = new ResponseWrapper(this.tokens, () => this.state.cubbyholeStorage);
     const services: SystemServices = {
       seal: this.seal,
       barrier: this.barrier,
@@ -126,6 +128,7 @@ export class Host {
       storageType: options.physical.kind,
       ...(options.ha ? { ha: options.ha } : {}),
       requireActive: () => this.standby?.refuseWrites(),
+      wrapping: wrapper,
       version: VERSION,
       defaultLeaseTtl: defaults.defaultLeaseTtl,
       maxLeaseTtl: defaults.maxLeaseTtl,
@@ -161,6 +164,7 @@ export class Host {
       barrier: this.barrier,
       tokens: this.tokens,
       acls,
+      wrapper,
       identity: this.identity,
       audit: this.audit,
       mounts: () => this.state.mounts,

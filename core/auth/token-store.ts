@@ -113,6 +113,8 @@ export class TokenStore {
    * happened while it ran, so a slow read can never put an older entry back over a newer one.
    */
   private mutations = 0;
+  /** Called with the hash of every token revoked (its cubbyhole goes with it). */
+  private readonly revokedListeners: ((hash: string) => Promise<void>)[] = [];
   /** Secrets being read or created, by storage key. */
   private readonly creating = new Map<string, Promise<Buffer>>();
 
@@ -120,6 +122,11 @@ export class TokenStore {
     private readonly storage: Storage,
     private readonly clock: Clock,
   ) {}
+
+  /** Runs `listener` after each token's revocation (revoked, expired, or its tree revoked). */
+  onRevoked(listener: (hash: string) => Promise<void>): void {
+    this.revokedListeners.push(listener);
+  }
 
   /** Forgets cached keys and entries (on seal). */
   reset(): void {
@@ -413,6 +420,7 @@ export class TokenStore {
       await this.storage.batch(ops);
       this.mutations++;
       this.cache.delete(hash);
+      for (const listener of this.revokedListeners) await listener(hash);
     });
   }
 

@@ -160,7 +160,7 @@ export class FrameworkBackend implements Backend {
     }
     const input = parsed.input;
     // A refused field that got this far asks for nothing: Vault knows it, so it is not "unrecognized".
-    const unknown = refused ? parsed.unknown.filter((name) => !Object.hasOwn(refused, name)) : parsed.unknown;
+    const unknown = def.freeFormData ? [] : refused ? parsed.unknown.filter((name) => !Object.hasOwn(refused, name)) : parsed.unknown;
     let operation = req.operation;
     if (operation === 'update' && def.existenceCheck) {
       operation = (await def.existenceCheck(req, input as FieldValues<FieldSpecs>)) ? 'update' : 'create';

@@ -39,6 +39,11 @@ export interface PathDefinition<F extends FieldSpecs = FieldSpecs> {
    * warned about, as Vault does.) Listed in help and in the OpenAPI document.
    */
   readonly refusedFields?: Readonly<Record<string, string>>;
+  /**
+   * The path keeps whatever fields it is sent (cubbyhole, key/value stores): none of them is
+   * "unrecognized"; the handler reads them from `req.data`.
+   */
+  readonly freeFormData?: boolean;
   /** Reachable without a token (logins, health). */
   readonly unauthenticated?: boolean;
   /** Needs `sudo` in the caller's policy (root-protected). */

@@ -40,6 +40,8 @@ export interface LogicalRequest {
   readonly auth?: RequestAuth;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly connection: { readonly remoteAddress: string };
+  /** The response-wrapping TTL the client asked for (X-Vault-Wrap-TTL), seconds; the pipeline wraps the answer. */
+  readonly wrapTtl?: number;
 }
 
 /** What a login hands the host; the host mints the token (see core/auth). */

@@ -26,7 +26,12 @@ export class AuthorizeStage {
 
   async authorize(request: ReadRequest, caller: ResolvedToken, auth: RequestAuth, prepared: PreparedRequest, audit: RequestAudit): Promise<TokenUse> {
     const acl = await this.acls.aclFor(caller.entry);
-    const decision = acl.allowOperation({ path: request.path, operation: prepared.operation, data: request.data });
+    const decision = acl.allowOperation({
+      path: request.path,
+      operation: prepared.operation,
+      data: request.data,
+      ...(request.wrapTtl !== undefined ? { wrapTtl: request.wrapTtl } : {}),
+    });
     if (!decision.allowed || (prepared.sudo && !decision.sudo)) {
       const error = new PermissionDeniedError('permission denied');
       await audit.refused(error);

@@ -8,8 +8,6 @@ import type { ReadRequest } from './types.js';
 
 /** Headers refused whatever their value, with the reason a client reads. */
 const REFUSED: ReadonlyArray<readonly [header: string, reason: string]> = [
-  ['x-vault-wrap-ttl', 'response wrapping is not supported yet; the request was not run, so nothing was returned unwrapped'],
-  ['x-vault-wrap-format', 'response wrapping is not supported yet'],
   ['x-vault-mfa', 'login MFA is not supported'],
   ['x-vault-policy-override', 'Sentinel policy overrides are not supported'],
   ['x-vault-index', 'replication consistency (X-Vault-Index) is not supported'],
@@ -17,6 +15,7 @@ const REFUSED: ReadonlyArray<readonly [header: string, reason: string]> = [
   ['x-vault-forward', 'replication forwarding (X-Vault-Forward) is not supported'],
 ];
 
+const WRAP_FORMAT = 'x-vault-wrap-format';
 const NAMESPACE = 'x-vault-namespace';
 /** The root namespace, the only one there is: an empty value or `root`, with or without slashes. */
 const ROOT_NAMESPACE = /^\/*(root)?\/*$/;
@@ -25,6 +24,10 @@ export function checkHeaders(request: ReadRequest): void {
   const headers = request.http.headers;
   for (const [header, reason] of REFUSED) {
     if (headers[header] !== undefined) throw new BadRequestError(`header ${canonical(header)}: ${reason}`);
+  }
+  const format = headers[WRAP_FORMAT];
+  if (format !== undefined && !(Array.isArray(format) ? format : [format]).every((value) => value.trim() === '')) {
+    throw new BadRequestError('header X-Vault-Wrap-Format: only the default (token) wrapping format is supported, not JWT');
   }
   const namespace = headers[NAMESPACE];
   if (namespace !== undefined) {

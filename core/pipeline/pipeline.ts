@@ -23,6 +23,8 @@ import { AuthorizeStage, type TokenUse } from './authorize.js';
 import { AuditStage } from './audit.js';
 import { LoginStage } from './login.js';
 import { shape } from './shape.js';
+import { WrapStage } from './wrap.js';
+import type { ResponseWrapper } from '../wrapping/wrapper.js';
 import type { StandbyStrategy } from './standby.js';
 import type { HostRequest, HostResponse, ReadRequest, Route } from './types.js';
 
@@ -31,6 +33,7 @@ export interface PipelineServices {
   readonly barrier: Barrier;
   readonly tokens: TokenStore;
   readonly acls: TokenAcls;
+  readonly wrapper: ResponseWrapper;
   readonly identity: IdentityStore;
   readonly audit: AuditBroker;
   mounts(): MountTable | undefined;
@@ -47,6 +50,7 @@ export class Pipeline {
   private readonly authorization: AuthorizeStage;
   private readonly audit: AuditStage;
   private readonly login: LoginStage;
+  private readonly wrapping: WrapStage;
   private readonly standby: StandbyStrategy | undefined;
   private readonly logger: Logger;
   /** The sys backend's storage: the barrier under `sys/`. */
@@ -58,6 +62,7 @@ export class Pipeline {
     this.authorization = new AuthorizeStage(services.tokens, services.acls);
     this.audit = new AuditStage(services.audit, services.barrier);
     this.login = new LoginStage(services.tokens, services.identity, services.mounts);
+    this.wrapping = new WrapStage(services.wrapper);
     this.standby = services.standby;
     this.logger = services.logger;
     this.systemStorage = new StorageView(services.barrier, 'sys/');
@@ -104,7 +109,7 @@ export class Pipeline {
         await use.finish();
       }
       await audit.succeeded(response);
-      return shape(id, request.path, prepared.operation, response);
+      return await this.wrapping.wrap(request, shape(id, request.path, prepared.operation, response), response);
     } finally {
       route.release();
     }
@@ -126,6 +131,7 @@ export class Pipeline {
       ...(auth ? { auth } : {}),
       headers: request.http.headers,
       connection: { remoteAddress: request.http.remoteAddress },
+      ...(request.wrapTtl !== undefined ? { wrapTtl: request.wrapTtl } : {}),
     };
   }
 }

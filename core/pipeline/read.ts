@@ -3,7 +3,7 @@
  * checked, and the data is taken from the query (reads, lists, deletes without a body) or the body.
  */
 import { BadRequestError, UnsupportedMediaTypeError, UnsupportedOperationError } from '../errors.js';
-import { parseBool, CoercionError } from '../framework/fields.js';
+import { parseBool, parseDurationSeconds, CoercionError } from '../framework/fields.js';
 import type { Operation } from '../framework/request.js';
 import type { HostRequest, ReadRequest } from './types.js';
 
@@ -22,7 +22,25 @@ export function readRequest(id: string, http: HostRequest): ReadRequest {
     data: requestData(http, operation),
     wantsHelp: http.query.help !== undefined && safeBool(http.query.help),
     clientToken: tokenOf(http),
+    wrapTtl: wrapTtlOf(http),
   };
+}
+
+/** X-Vault-Wrap-TTL, a duration ("5m") or seconds; absent when the answer is not to be wrapped. */
+function wrapTtlOf(request: HostRequest): number | undefined {
+  const header = request.headers['x-vault-wrap-ttl'];
+  if (header === undefined) return undefined;
+  const text = (Array.isArray(header) ? header[0]! : header).trim();
+  let seconds: number;
+  try {
+    seconds = parseDurationSeconds(text);
+  } catch (err) {
+    if (err instanceof CoercionError) throw new BadRequestError(`header X-Vault-Wrap-TTL: ${err.message}`);
+    throw err;
+  }
+  // Vault answers unwrapped for a zero TTL; a client that asked for wrapping gets a 400 instead.
+  if (!(seconds > 0)) throw new BadRequestError('header X-Vault-Wrap-TTL: the wrapping TTL must be positive');
+  return seconds;
 }
 
 /** Method → operation, as Vault maps them. */

@@ -40,6 +40,8 @@ export interface ReadRequest {
   /** `?help=1`: answer the path's help instead of running it. */
   readonly wantsHelp: boolean;
   readonly clientToken: string | undefined;
+  /** X-Vault-Wrap-TTL in seconds: the answer is to be wrapped. */
+  readonly wrapTtl: number | undefined;
 }
 
 /** Where a request goes: a backend and the path relative to it, held until `release`. */

@@ -14,6 +14,7 @@ import { policyPaths } from './paths/policies.js';
 import { capabilityPaths } from './paths/capabilities.js';
 import { auditPaths } from './paths/audit.js';
 import { openApiPath } from './paths/openapi.js';
+import { wrappingPaths } from './paths/wrapping.js';
 
 export function createSystemBackend(services: SystemServices): FrameworkBackend {
   return new FrameworkBackend({
@@ -35,6 +36,7 @@ export function createSystemBackend(services: SystemServices): FrameworkBackend 
       ...capabilityPaths(() => services.authz),
       ...auditPaths(() => services.audit),
       openApiPath((authenticated) => services.openapi(authenticated)),
+      ...wrappingPaths(() => services.wrapping),
     ],
   });
 }

@@ -9,6 +9,7 @@ import type { PolicyStore } from '../auth/policy-store.js';
 import type { ACL } from '../auth/policy/acl.js';
 import type { AuditBroker } from '../audit/broker.js';
 import type { HaManager } from '../ha/ha-manager.js';
+import type { ResponseWrapper } from '../wrapping/wrapper.js';
 
 /** Tokens and policies, for the sys paths that report or change them. */
 export interface AuthzServices {
@@ -45,6 +46,8 @@ export interface SystemServices {
    * makes the host forward the request.
    */
   requireActive(): void;
+  /** Response wrapping (sys/wrapping/*). */
+  readonly wrapping: ResponseWrapper;
   /** System TTL defaults in seconds. */
   readonly defaultLeaseTtl: number;
   readonly maxLeaseTtl: number;

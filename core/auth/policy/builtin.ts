@@ -53,6 +53,24 @@ path "sys/capabilities-self" {
 path "identity/entity/id/{{identity.entity.id}}" {
   capabilities = ["read"]
 }
+
+# The token's private cubbyhole.
+path "cubbyhole/*" {
+  capabilities = ["create", "read", "update", "delete", "list"]
+}
+
+# Response wrapping: wrap data, and look up or unwrap a wrapping token.
+path "sys/wrapping/wrap" {
+  capabilities = ["update"]
+}
+
+path "sys/wrapping/lookup" {
+  capabilities = ["update"]
+}
+
+path "sys/wrapping/unwrap" {
+  capabilities = ["update"]
+}
 `;
 
 /** A wrapping token may read its own response from its cubbyhole and unwrap it. */

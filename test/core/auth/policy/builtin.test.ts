@@ -22,12 +22,17 @@ describe('built-in policies', () => {
         ['auth/token/revoke-self', ['update']],
         ['sys/capabilities-self', ['update']],
         ['identity/entity/id/e-1', ['read']],
+        ['cubbyhole/anything', ['create', 'delete', 'list', 'read', 'update']],
+        ['cubbyhole/', ['create', 'delete', 'list', 'read', 'update']],
+        ['sys/wrapping/wrap', ['update']],
+        ['sys/wrapping/lookup', ['update']],
+        ['sys/wrapping/unwrap', ['update']],
       ];
       expect(table.map(([path]) => [path, acl.capabilities(path)])).to.deep.equal(table);
     });
 
     it('grants nothing else', () => {
-      for (const path of ['auth/token/create', 'identity/entity/id/e-2', 'identity/entity/name/alice', 'sys/mounts', 'sys/leases/lookup', 'cubbyhole/x', 'sys/wrapping/wrap', 'sys/tools/random', 'identity/oidc/provider/p/authorize', 'secret/x', 'sys/policy/default']) {
+      for (const path of ['auth/token/create', 'identity/entity/id/e-2', 'identity/entity/name/alice', 'sys/mounts', 'sys/leases/lookup', 'sys/wrapping/rewrap', 'sys/tools/random', 'identity/oidc/provider/p/authorize', 'secret/x', 'sys/policy/default']) {
         expect(acl.capabilities(path), path).to.deep.equal(['deny']);
       }
     });

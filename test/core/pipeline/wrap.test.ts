@@ -1,0 +1,135 @@
+/** Response wrapping: X-Vault-Wrap-TTL on any request, single-use wrapping tokens, sys/wrapping/*. */
+import { expect } from 'chai';
+import nodeVault from 'node-vault';
+import { startUnsealedServer } from '../../helpers/server.js';
+import { TestClient } from '../../helpers/http.js';
+
+describe('response wrapping', function () {
+  this.timeout(20_000);
+  let server: Awaited<ReturnType<typeof startUnsealedServer>>;
+  const plaintext = Buffer.from('wrapped secret').toString('base64');
+  const wrapped = (ttl: string) => ({ headers: { 'X-Vault-Wrap-TTL': ttl } });
+
+  before(async () => {
+    server = await startUnsealedServer();
+    await server.client.post('sys/mounts/transit', { type: 'transit' });
+    await server.client.post('transit/keys/k', {});
+  });
+  after(() => server.close());
+
+  for (const ttl of ['5m', '300']) {
+    it(`wraps any answer for X-Vault-Wrap-TTL ${ttl}: only wrap_info comes back, never the secret beside it`, async () => {
+      const res = await server.client.post('transit/encrypt/k', { plaintext }, wrapped(ttl));
+      expect(res.status).to.equal(200);
+      expect(res.body.data).to.equal(null);
+      expect(res.text).not.to.contain('vault:v1:');
+      const info = res.body.wrap_info;
+      expect(info).to.include({ ttl: 300, creation_path: 'transit/encrypt/k' });
+      expect(info.token).to.match(/^hvs\./);
+      expect(info.accessor).to.be.a('string');
+      expect(Date.parse(info.creation_time)).to.be.closeTo(Date.now(), 60_000);
+      expect(info).not.to.have.property('wrapped_accessor');
+
+      const unwrapped = await new TestClient(server.address, info.token).post('sys/wrapping/unwrap', {});
+      expect(unwrapped.status).to.equal(200);
+      const decrypted = await server.client.post('transit/decrypt/k', { ciphertext: unwrapped.body.data.ciphertext });
+      expect(decrypted.body.data.plaintext).to.equal(plaintext);
+    });
+  }
+
+  it('unwraps once: a second unwrap, by header or by body, is refused', async () => {
+    const info = (await server.client.post('transit/encrypt/k', { plaintext }, wrapped('1m'))).body.wrap_info;
+    const first = await server.client.post('sys/wrapping/unwrap', { token: info.token });
+    expect(first.status).to.equal(200);
+    expect(first.body.data.ciphertext).to.match(/^vault:v1:/);
+    for (const again of [server.client.post('sys/wrapping/unwrap', { token: info.token }), new TestClient(server.address, info.token).post('sys/wrapping/unwrap', {})]) {
+      const res = await again;
+      expect(res.status).to.be.oneOf([400, 403]);
+      expect(res.text).not.to.contain('vault:v1:');
+    }
+  });
+
+  it('lets only one of two concurrent unwraps of one token succeed', async () => {
+    const info = (await server.client.post('transit/encrypt/k', { plaintext }, wrapped('1m'))).body.wrap_info;
+    const results = await Promise.all([1, 2, 3].map(() => server.client.post('sys/wrapping/unwrap', { token: info.token })));
+    expect(results.map((r) => r.status).sort()).to.deep.equal([200, 400, 400]);
+  });
+
+  it('confines a wrapping token to unwrapping', async () => {
+    const info = (await server.client.post('transit/encrypt/k', { plaintext }, wrapped('1m'))).body.wrap_info;
+    const asWrapping = new TestClient(server.address, info.token);
+    expect((await asWrapping.get('transit/keys/k')).status).to.equal(403);
+    expect((await asWrapping.post('auth/token/create', {})).status).to.equal(403);
+  });
+
+  it('looks a wrapping token up without a token of its own and without spending it', async () => {
+    const info = (await server.client.post('transit/encrypt/k', { plaintext }, wrapped('2m'))).body.wrap_info;
+    const anonymous = new TestClient(server.address);
+    const looked = await anonymous.post('sys/wrapping/lookup', { token: info.token });
+    expect(looked.status).to.equal(200);
+    expect(looked.body.data).to.include({ creation_path: 'transit/encrypt/k', creation_ttl: 120 });
+    expect((await server.client.post('sys/wrapping/unwrap', { token: info.token })).status).to.equal(200);
+    expect((await anonymous.post('sys/wrapping/lookup', { token: info.token })).status).to.equal(400);
+  });
+
+  it('rewraps under a new token with the same TTL and path, spending the old one', async () => {
+    const info = (await server.client.post('transit/encrypt/k', { plaintext }, wrapped('3m'))).body.wrap_info;
+    const rewrapped = await server.client.post('sys/wrapping/rewrap', { token: info.token });
+    expect(rewrapped.status).to.equal(200);
+    const next = rewrapped.body.wrap_info;
+    expect(next).to.include({ ttl: 180, creation_path: 'transit/encrypt/k' });
+    expect(next.token).not.to.equal(info.token);
+    expect((await server.client.post('sys/wrapping/unwrap', { token: info.token })).status).to.equal(400);
+    expect((await server.client.post('sys/wrapping/unwrap', { token: next.token })).body.data.ciphertext).to.match(/^vault:v1:/);
+  });
+
+  it('wraps arbitrary data through sys/wrapping/wrap, which needs a TTL', async () => {
+    expect((await server.client.post('sys/wrapping/wrap', { a: 'b' })).status).to.equal(400);
+    const info = (await server.client.post('sys/wrapping/wrap', { user: 'app', password: 'p4ss' }, wrapped('1m'))).body.wrap_info;
+    expect(info.creation_path).to.equal('sys/wrapping/wrap');
+    const res = await server.client.post('sys/wrapping/unwrap', { token: info.token });
+    expect(res.body.data).to.deep.equal({ user: 'app', password: 'p4ss' });
+  });
+
+  it('wraps a token creation with wrapped_accessor, and the unwrapped token works', async () => {
+    const res = await server.client.post('auth/token/create', { policies: ['default'] }, wrapped('1m'));
+    expect(res.body.auth).to.equal(null);
+    const info = res.body.wrap_info;
+    const unwrapped = await server.client.post('sys/wrapping/unwrap', { token: info.token });
+    expect(unwrapped.body.auth.accessor).to.equal(info.wrapped_accessor);
+    const self = await new TestClient(server.address, unwrapped.body.auth.client_token).get('auth/token/lookup-self');
+    expect(self.status).to.equal(200);
+  });
+
+  it('enforces a policy\'s min_wrapping_ttl and max_wrapping_ttl', async () => {
+    await server.client.put('sys/policies/acl/wrapped-only', {
+      policy: 'path "transit/encrypt/k" { capabilities = ["update"]\n min_wrapping_ttl = "30s"\n max_wrapping_ttl = "2m" }',
+    });
+    const user = new TestClient(server.address, (await server.client.post('auth/token/create', { policies: ['wrapped-only'] })).body.auth.client_token);
+    expect((await user.post('transit/encrypt/k', { plaintext })).status).to.equal(403);
+    expect((await user.post('transit/encrypt/k', { plaintext }, wrapped('10s'))).status).to.equal(403);
+    expect((await user.post('transit/encrypt/k', { plaintext }, wrapped('5m'))).status).to.equal(403);
+    expect((await user.post('transit/encrypt/k', { plaintext }, wrapped('1m'))).body.wrap_info.ttl).to.equal(60);
+  });
+
+  for (const [value, why] of [['soon', 'not a duration'], ['0', 'zero'], ['-5s', 'negative']]) {
+    it(`refuses an X-Vault-Wrap-TTL that is ${why}, running nothing`, async () => {
+      const res = await server.client.post('transit/keys/never', {}, wrapped(value));
+      expect(res.status).to.equal(400);
+      expect(res.body.errors[0]).to.contain('X-Vault-Wrap-TTL');
+      expect((await server.client.get('transit/keys/never')).status).to.equal(404);
+    });
+  }
+
+  it('refuses the JWT wrapping format', async () => {
+    const res = await server.client.post('transit/encrypt/k', { plaintext }, { headers: { 'X-Vault-Wrap-TTL': '1m', 'X-Vault-Wrap-Format': 'jwt' } });
+    expect(res.status).to.equal(400);
+  });
+
+  it('unwraps through node-vault', async () => {
+    const info = (await server.client.post('sys/wrapping/wrap', { k: 'v' }, wrapped('1m'))).body.wrap_info;
+    const vault = nodeVault({ apiVersion: 'v1', endpoint: server.address, token: server.rootToken });
+    const res = await vault.unwrap({ token: info.token });
+    expect(res.data).to.deep.equal({ k: 'v' });
+  });
+});
