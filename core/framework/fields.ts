@@ -268,3 +268,10 @@ function describe(raw: unknown): string {
   if (typeof raw === 'string') return raw.length > 40 ? `a ${raw.length}-character string` : JSON.stringify(raw);
   return String(raw);
 }
+
+/** Go's strconv.Atoi: optional sign, decimal digits, within int range (version fields, URL byte counts). */
+export function parseGoInt(text: string): number | undefined {
+  if (!/^[+-]?\d+$/.test(text)) return undefined;
+  const n = Number(text);
+  return Number.isSafeInteger(n) ? n : undefined;
+}

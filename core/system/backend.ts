@@ -15,6 +15,7 @@ import { capabilityPaths } from './paths/capabilities.js';
 import { auditPaths } from './paths/audit.js';
 import { openApiPath } from './paths/openapi.js';
 import { wrappingPaths } from './paths/wrapping.js';
+import { toolPaths } from './paths/tools.js';
 
 export function createSystemBackend(services: SystemServices): FrameworkBackend {
   return new FrameworkBackend({
@@ -37,6 +38,7 @@ export function createSystemBackend(services: SystemServices): FrameworkBackend 
       ...auditPaths(() => services.audit),
       openApiPath((authenticated) => services.openapi(authenticated)),
       ...wrappingPaths(() => services.wrapping),
+      ...toolPaths(),
     ],
   });
 }

@@ -48,6 +48,7 @@ export function healthPath(services: SystemServices) {
                 replication_dr_mode: 'disabled',
                 server_time_utc: Math.floor(services.clock.now().getTime() / 1000),
                 version: services.version,
+                enterprise: false,
                 ...(cluster ? { cluster_name: cluster.name, cluster_id: cluster.id } : {}),
               },
             },

@@ -92,12 +92,13 @@ export function checkPluginVersion(registry: PluginRegistry, type: string, table
   }
 }
 
-/** Checks the effective TTLs of a mount against each other and the system maximum. */
+/**
+ * Checks a mount's effective TTLs against each other. As in Vault, a mount's own max_lease_ttl may
+ * exceed the system maximum (an operator raising one mount's limit); only default ≤ max is checked.
+ */
 export function checkLeaseTtls(config: MountConfig, systemMax: number): void {
   const max = config.max_lease_ttl || systemMax;
-  const dflt = config.default_lease_ttl;
-  if (config.max_lease_ttl > systemMax) throw new BadRequestError(`max_lease_ttl cannot be greater than the system maximum of ${systemMax}s`);
-  if (dflt > max) throw new BadRequestError('default_lease_ttl cannot be greater than max_lease_ttl');
+  if (config.default_lease_ttl > max) throw new BadRequestError('default_lease_ttl cannot be greater than max_lease_ttl');
 }
 
 /** Options are string → string (kv's `version`, …). */

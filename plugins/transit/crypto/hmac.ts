@@ -10,6 +10,10 @@ import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';
 import { decodeBase64 } from './base64.js';
 
+import { parseGoInt } from '../../../core/framework/fields.js';
+
+export { parseGoInt };
+
 /** Vault's hash names that an HMAC may use: every name of its hash table except `none`. */
 export const HMAC_ALGORITHMS = ['sha1', 'sha2-224', 'sha2-256', 'sha2-384', 'sha2-512', 'sha3-224', 'sha3-256', 'sha3-384', 'sha3-512'] as const;
 export type HmacAlgorithmName = (typeof HMAC_ALGORITHMS)[number];
@@ -101,9 +105,3 @@ export function hmacEquals(expected: Uint8Array, given: Uint8Array): boolean {
   return expected.length === given.length && timingSafeEqual(expected, given);
 }
 
-/** Go's strconv.Atoi for the version field: optional sign, decimal digits, within int range. */
-export function parseGoInt(text: string): number | undefined {
-  if (!/^[+-]?\d+$/.test(text)) return undefined;
-  const n = Number(text);
-  return Number.isSafeInteger(n) ? n : undefined;
-}

@@ -3,10 +3,10 @@ import type { AnyPathDefinition } from '../../../core/framework/index.js';
 import type { TransitContext } from '../context.js';
 import { hashPath } from './hash.js';
 import { hmacPath } from './hmac.js';
-import { randomPaths } from './random.js';
+import { randomToolPaths } from '../../../core/tools/random.js';
 import { signPath } from './sign.js';
 import { verifyPath } from './verify.js';
 
 export function signingPaths(ctx: TransitContext): AnyPathDefinition[] {
-  return [hmacPath(ctx), signPath(ctx), verifyPath(ctx), hashPath(ctx), ...randomPaths()];
+  return [hmacPath(ctx), signPath(ctx), verifyPath(ctx), hashPath(ctx), ...randomToolPaths('random')];
 }

@@ -9,23 +9,24 @@ export function lookupPaths(services: TokenServices): AnyPathDefinition[] {
     const token = await callerToken(services, req);
     return { data: lookupData(token.id, token.entry, services.store.now()) };
   };
+  const lookup = async (req: Parameters<typeof callerToken>[1], given: string | undefined) => {
+    if (!given) return self(req);
+    const token = await services.store.lookup(given);
+    if (!token) throw new PermissionDeniedError('bad token');
+    return { data: lookupData(token.id, token.entry, services.store.now()) };
+  };
   return [
     definePath({
       pattern: 'lookup',
       fields: { token: { type: 'string', description: 'The token to look up.', sensitive: true } },
       operations: {
-        update: {
-          summary: 'Look up a token.',
-          handler: async (_req, input) => {
-            if (!input.token) throw new BadRequestError('missing required field "token"');
-            const token = await services.store.lookup(input.token);
-            if (!token) throw new PermissionDeniedError('bad token');
-            return { data: lookupData(token.id, token.entry, services.store.now()) };
-          },
-        },
+        read: { summary: 'Look up a token (the calling token when none is given).', handler: (req, input) => lookup(req, input.token) },
+        update: { summary: 'Look up a token (the calling token when none is given).', handler: (req, input) => lookup(req, input.token) },
       },
       synopsis: 'Look up a token.',
-      description: 'Returns the token\'s properties: policies, TTL, metadata, accessor, parentage.',
+      description:
+        'Returns the token\'s properties: policies, TTL, metadata, accessor, parentage. Without "token", the calling token, as ' +
+        'in Vault (prefer the body to the query string for another token: URLs end up in logs).',
     }),
     definePath({
       pattern: 'lookup-self',

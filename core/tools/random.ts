@@ -1,13 +1,13 @@
 /**
- * `random(/:source)(/:bytes)`: random bytes from the platform's CSPRNG (spec §4 Random bytes;
- * reference transit.md §6). The framework's optional segment may only come last, so the three URL
- * shapes are three paths; a single segment is a source if it names one and a byte count otherwise,
- * as in Vault. A byte count in the URL wins over the body's `bytes`.
+ * The random tool, as transit serves it at `random(/:source)(/:bytes)` and the sys backend at
+ * `sys/tools/random(/:source)(/:bytes)`: random bytes from the platform's CSPRNG. The framework's
+ * optional segment may only come last, so the three URL shapes are three paths; a single segment
+ * is a source if it names one and a byte count otherwise, as in Vault. A byte count in the URL wins
+ * over the body's `bytes`.
  */
 import { randomBytes } from 'node:crypto';
-import { BadRequestError } from '../../../core/errors.js';
-import { definePath, type AnyPathDefinition, type FieldSpecs, type FieldValues } from '../../../core/framework/index.js';
-import { parseGoInt } from '../crypto/hmac.js';
+import { BadRequestError } from '../errors.js';
+import { definePath, parseGoInt, type AnyPathDefinition, type FieldSpecs, type FieldValues } from '../framework/index.js';
 
 type RandomInput = FieldValues<typeof RANDOM_FIELDS>;
 
@@ -32,17 +32,18 @@ const URL_BYTES_FIELD = {
   urlbytes: { type: 'string', description: 'Number of bytes, in the URL after the source.', required: true },
 } as const satisfies FieldSpecs;
 
-export function randomPaths(): AnyPathDefinition[] {
+/** The random paths under `base` (`random` or `tools/random`). */
+export function randomToolPaths(base: string): AnyPathDefinition[] {
   const common = { synopsis: HELP_SYNOPSIS, description: HELP_DESCRIPTION, fields: RANDOM_FIELDS } as const;
   return [
     definePath({
       ...common,
-      pattern: 'random',
+      pattern: base,
       operations: { update: { summary: 'Generate random bytes.', handler: async (_req, input) => randomHandler(input, input.source, input.bytes) } },
     }),
     definePath({
       ...common,
-      pattern: 'random/:source',
+      pattern: `${base}/:source`,
       operations: {
         update: {
           summary: 'Generate random bytes from a source, or a number of bytes given in the URL.',
@@ -53,7 +54,7 @@ export function randomPaths(): AnyPathDefinition[] {
     }),
     definePath({
       ...common,
-      pattern: 'random/:source/:urlbytes',
+      pattern: `${base}/:source/:urlbytes`,
       fields: { ...RANDOM_FIELDS, ...URL_BYTES_FIELD },
       operations: {
         update: { summary: 'Generate a number of random bytes from a source.', handler: async (_req, input) => randomHandler(input, input.source, urlByteCount(input.urlbytes)) },

@@ -1,0 +1,59 @@
+/**
+ * The hash tool, as transit serves it at `hash(/:algorithm)` and the sys backend at
+ * `sys/tools/hash(/:algorithm)`: a digest of base64 input data, hex or base64. Each backend brings
+ * its own digest function (transit's runs in the WASM core; the sys backend's is node:crypto).
+ */
+import { BadRequestError } from '../errors.js';
+import { definePath, type FieldSpecs } from '../framework/index.js';
+import { decodeBase64 } from './base64.js';
+
+/** Vault's hash names for digests → node:crypto's (sha1 is not offered by Vault's hash paths). */
+export const HASH_ALGORITHMS = {
+  'sha2-224': 'sha224',
+  'sha2-256': 'sha256',
+  'sha2-384': 'sha384',
+  'sha2-512': 'sha512',
+  'sha3-224': 'sha3-224',
+  'sha3-256': 'sha3-256',
+  'sha3-384': 'sha3-384',
+  'sha3-512': 'sha3-512',
+} as const;
+
+export type HashAlgorithmName = keyof typeof HASH_ALGORITHMS;
+export type NodeHashName = (typeof HASH_ALGORITHMS)[HashAlgorithmName];
+
+const HASH_FIELDS = {
+  algorithm: {
+    type: 'string',
+    description: 'Hash algorithm, in the URL or the body: sha2-224, sha2-256 (default), sha2-384, sha2-512, sha3-224, sha3-256, sha3-384, sha3-512.',
+    default: 'sha2-256',
+  },
+  input: { type: 'string', description: 'Base64 input data (required; may be empty).' },
+  format: { type: 'string', description: 'Encoding of the sum: hex (default) or base64.', default: 'hex' },
+} as const satisfies FieldSpecs;
+
+/** The hash path at `base` (`hash` or `tools/hash`), digesting with `digest`. */
+export function hashToolPath(base: string, digest: (algorithm: NodeHashName, data: Buffer) => Buffer) {
+  return definePath({
+    pattern: `${base}/:algorithm?`,
+    fields: HASH_FIELDS,
+    operations: {
+      update: {
+        summary: 'Hash input data.',
+        handler: async (req, input) => {
+          // An empty input is a valid one (the digest of nothing); the framework reads "" as unset.
+          const text = input.input ?? (req.data.input === '' ? '' : undefined);
+          if (text === undefined) throw new BadRequestError('input missing');
+          const data = decodeBase64(text, 'input');
+          const format = input.format;
+          if (format !== 'hex' && format !== 'base64') throw new BadRequestError(`unsupported encoding format ${format}; must be "hex" or "base64"`);
+          const algorithm = (HASH_ALGORITHMS as Readonly<Record<string, NodeHashName>>)[input.algorithm];
+          if (!algorithm) throw new BadRequestError(`unsupported algorithm ${input.algorithm}`);
+          return { data: { sum: digest(algorithm, data).toString(format) } };
+        },
+      },
+    },
+    synopsis: 'Generate a hash sum for input data.',
+    description: 'Returns sum, the digest of the base64-decoded input with the given algorithm, as hex or base64.',
+  });
+}
