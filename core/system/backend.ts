@@ -14,6 +14,14 @@ import { policyPaths } from './paths/policies.js';
 import { capabilityPaths } from './paths/capabilities.js';
 import { auditPaths } from './paths/audit.js';
 import { openApiPath } from './paths/openapi.js';
+import { rekeyBackupPath, rekeyInitPath, rekeyUpdatePath, rekeyVerifyPath } from './paths/rekey.js';
+import {
+  generateRootAttemptPath,
+  generateRootTokenAttemptPath,
+  generateRootTokenUpdatePath,
+  generateRootUpdatePath,
+} from './paths/generate-root.js';
+import { decodeTokenPath } from './paths/decode-token.js';
 
 export function createSystemBackend(services: SystemServices): FrameworkBackend {
   return new FrameworkBackend({
@@ -35,6 +43,15 @@ export function createSystemBackend(services: SystemServices): FrameworkBackend 
       ...capabilityPaths(() => services.authz),
       ...auditPaths(() => services.audit),
       openApiPath((authenticated) => services.openapi(authenticated)),
+      rekeyInitPath(services),
+      rekeyUpdatePath(services),
+      rekeyVerifyPath(services),
+      rekeyBackupPath(services),
+      generateRootTokenAttemptPath(services),
+      generateRootTokenUpdatePath(services),
+      generateRootAttemptPath(services),
+      generateRootUpdatePath(services),
+      decodeTokenPath(),
     ],
   });
 }
