@@ -49,6 +49,8 @@ export interface HostOptions {
   readonly wasm?: unknown;
   /** HA over a shared store (`physical` must then be a SharedStorage). */
   readonly ha?: HaManager;
+  /** Refuse Vault's unauthenticated `sys/generate-root/*` (listener `disable_unauthed_generate_root_endpoints`). */
+  readonly disableUnauthedGenerateRoot?: boolean;
 }
 
 const DEFAULT_TTL = 768 * 3600;
@@ -110,6 +112,7 @@ export class Host {
         afterUnseal: () => this.afterUnseal(),
         beforeSeal: () => this.beforeSeal(),
         createRootToken: () => this.tokens.createRootToken(),
+        revokeRootToken: async (token) => this.tokens.revokeTree(await this.tokens.hashToken(token)),
       },
       shared ? (name, work) => shared.exclusive(name, work) : undefined,
     );
@@ -132,6 +135,7 @@ export class Host {
       version: VERSION,
       defaultLeaseTtl: defaults.defaultLeaseTtl,
       maxLeaseTtl: defaults.maxLeaseTtl,
+      unauthedGenerateRoot: !options.disableUnauthedGenerateRoot,
     };
     this.system = createSystemBackend(services);
 

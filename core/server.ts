@@ -85,6 +85,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     periodicIntervalMs: config.periodicIntervalMs,
     wasm,
     ...(ha ? { ha } : {}),
+    disableUnauthedGenerateRoot: config.listener.disableUnauthedGenerateRootEndpoints ?? false,
   });
   // Plugins read their server-wide settings from it (the cloud auth method: cloud_auth).
   registerValue(host.container, TOKENS.ServerConfig, config);

@@ -20,6 +20,11 @@ export interface ServerConfig {
     readonly readHeaderTimeoutMs?: number;
     /** Milliseconds a client may take to send a whole request, body included (0: no limit; default 30 s). */
     readonly readTimeoutMs?: number;
+    /**
+     * `disable_unauthed_generate_root_endpoints` (OpenBao's name): refuse Vault's unauthenticated
+     * `sys/generate-root/*`, leaving the token-authenticated `sys/generate-root-token/*`.
+     */
+    readonly disableUnauthedGenerateRootEndpoints?: boolean;
   };
   readonly storage:
     | { readonly kind: 'leveldb'; readonly path: string }
@@ -83,6 +88,7 @@ const schema = {
             max_request_size: { type: 'integer' },
             http_read_header_timeout: duration,
             http_read_timeout: duration,
+            disable_unauthed_generate_root_endpoints: bool,
           },
         },
       },
@@ -194,6 +200,9 @@ export function parseConfig(doc: unknown, baseDir: string): ServerConfig {
       // Only when configured: the listener owns the defaults.
       ...(tcp.http_read_header_timeout !== undefined ? { readHeaderTimeoutMs } : {}),
       ...(tcp.http_read_timeout !== undefined ? { readTimeoutMs } : {}),
+      ...(tcp.disable_unauthed_generate_root_endpoints !== undefined
+        ? { disableUnauthedGenerateRootEndpoints: toBool(tcp.disable_unauthed_generate_root_endpoints) }
+        : {}),
     },
     storage,
     defaultLeaseTtl,

@@ -1,14 +1,18 @@
 /**
  * Init, unseal and seal (Shamir). The key hierarchy of DESIGN.md §5: a random 32-byte unseal key,
  * split into shares and never stored; the root key, stored encrypted under the unseal key; the
- * barrier's keyring, encrypted under the root key.
+ * barrier's keyring, encrypted under the root key. Rekey (rekey.ts) and root token generation
+ * (root-generation.ts) work on the same keys through `SealKeys`.
  */
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { BadRequestError, IntegrityError } from '../errors.js';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { BadRequestError, IntegrityError, SealedError } from '../errors.js';
 import type { Barrier } from '../../storage/barrier.js';
 import type { Storage } from '../../storage/storage.js';
 import { gcmOpen, gcmSeal, zeroize } from '../../storage/aead.js';
-import { combine, split } from './shamir.js';
+import { acceptShare, ShareQuorum, splitUnsealKey, type ShareScheme } from './shares.js';
+import { Rekey, type KeyBackup } from './rekey.js';
+import { RootGeneration } from './root-generation.js';
+import { SerialQueue } from './serial.js';
 
 /** Physical (outside the barrier) storage keys. */
 const KEYS = {
@@ -17,19 +21,14 @@ const KEYS = {
   sealConfig: 'core/seal-config',
   // The root key, AES-256-GCM-encrypted under the unseal key (AAD = this path).
   rootKeyUnderUnsealKey: 'core/hsm/barrier-unseal-keys',
+  // The PGP-encrypted shares of a rekey with `backup` (Vault's path), until an operator deletes
+  // them. Outside the barrier as in Vault: they are encrypted to their holders already.
+  keyBackup: 'core/unseal-keys-backup',
 } as const;
 
-interface SealConfig {
-  type: 'shamir';
-  secret_shares: number;
-  secret_threshold: number;
-  /**
-   * SHA-256 over (salt ‖ share) of each share handed out at init. Lets a wrong share be refused on
-   * its own, instead of silently counting toward the threshold and failing the whole attempt.
-   * Shares are 33 random bytes, so the digests reveal nothing usable.
-   */
-  share_digests: string[];
-  share_salt: string;
+/** The stored seal configuration: the current shares' scheme. */
+export interface SealConfig extends ShareScheme {
+  readonly type: 'shamir';
 }
 
 export interface SealStatus {
@@ -53,15 +52,38 @@ export interface SealHooks {
   afterUnseal(): Promise<void>;
   /** Before the barrier seals: tear backends down. */
   beforeSeal(): Promise<void>;
-  /** During init, with the barrier briefly unsealed: mint the root token. */
+  /** Mint a root token: during init (with the barrier briefly unsealed) and by root generation. */
   createRootToken(): Promise<string>;
+  /** Revoke a root token root generation minted but could not hand out. */
+  revokeRootToken(token: string): Promise<void>;
+}
+
+/**
+ * What rekey and root generation need from the seal, on an unsealed server: the current scheme,
+ * proof that a recovered unseal key is the real one, and replacing it.
+ */
+export interface SealKeys {
+  /** The current seal configuration. @throws SealedError while sealed. */
+  config(): Promise<SealConfig>;
+  /** Opens the stored root key with `unsealKey` (the caller zeroizes it). @throws BadRequestError for a wrong key. */
+  openRootKey(unsealKey: Buffer): Promise<Buffer>;
+  /** Stores `rootKey` under `unsealKey` and `scheme` as the seal configuration, together. */
+  rewrapRootKey(rootKey: Buffer, unsealKey: Buffer, scheme: ShareScheme): Promise<void>;
+  writeKeyBackup(backup: KeyBackup): Promise<void>;
+}
+
+/** An unseal in progress: the shares so far and the nonce seal-status shows. */
+interface UnsealAttempt {
+  readonly nonce: string;
+  readonly quorum: ShareQuorum;
 }
 
 export class SealManager {
-  private parts: Buffer[] = [];
-  private nonce = '';
+  private unsealing: UnsealAttempt | undefined;
   private config: SealConfig | undefined;
-  private busy: Promise<unknown> = Promise.resolve();
+  private readonly queue = new SerialQueue();
+  readonly rekey: Rekey;
+  readonly rootGeneration: RootGeneration;
 
   constructor(
     private readonly physical: Storage,
@@ -69,14 +91,34 @@ export class SealManager {
     private readonly hooks: SealHooks,
     /** A lock shared by every node on the store (HA); init runs under it. */
     private readonly clusterLock?: <T>(name: string, work: () => Promise<T>) => Promise<T>,
-  ) {}
+  ) {
+    const keys: SealKeys = {
+      config: () => this.unsealedConfig(),
+      openRootKey: (unsealKey) => this.openRootKey(unsealKey),
+      rewrapRootKey: (rootKey, unsealKey, scheme) => this.rewrapRootKey(rootKey, unsealKey, scheme),
+      writeKeyBackup: (backup) => this.physical.put(KEYS.keyBackup, Buffer.from(JSON.stringify(backup), 'utf8')),
+    };
+    this.rekey = new Rekey(keys);
+    this.rootGeneration = new RootGeneration(keys, { create: () => hooks.createRootToken(), revoke: (token) => hooks.revokeRootToken(token) });
+  }
 
-  private async loadConfig(): Promise<SealConfig | undefined> {
-    if (this.config) return this.config;
+  /**
+   * The stored configuration, cached. `fresh` reads it again: another node of an HA cluster may
+   * have rekeyed since, and a share must be checked against the current scheme.
+   */
+  private async loadConfig(fresh = false): Promise<SealConfig | undefined> {
+    if (this.config && !fresh) return this.config;
     const raw = await this.physical.get(KEYS.sealConfig);
     if (!raw) return undefined;
     this.config = JSON.parse(Buffer.from(raw).toString('utf8')) as SealConfig;
     return this.config;
+  }
+
+  private async unsealedConfig(): Promise<SealConfig> {
+    if (this.barrier.sealed) throw new SealedError();
+    const config = await this.loadConfig();
+    if (!config) throw new BadRequestError('Vault is not initialized');
+    return config;
   }
 
   async isInitialized(): Promise<boolean> {
@@ -84,15 +126,17 @@ export class SealManager {
   }
 
   async status(): Promise<SealStatus> {
-    const config = await this.loadConfig();
+    const sealed = this.barrier.sealed;
+    // A sealed node re-reads, so that operators unsealing it see the current t and n.
+    const config = await this.loadConfig(sealed && !this.unsealing);
     return {
       type: 'shamir',
       initialized: config !== undefined,
-      sealed: this.barrier.sealed,
+      sealed,
       t: config?.secret_threshold ?? 0,
       n: config?.secret_shares ?? 0,
-      progress: this.barrier.sealed ? this.parts.length : 0,
-      nonce: this.barrier.sealed ? this.nonce : '',
+      progress: sealed ? (this.unsealing?.quorum.progress ?? 0) : 0,
+      nonce: sealed ? (this.unsealing?.nonce ?? '') : '',
     };
   }
 
@@ -104,7 +148,7 @@ export class SealManager {
   }
 
   private initializeNow(shares: number, threshold: number): Promise<InitResult> {
-    return this.exclusive(async () => {
+    return this.queue.run(async () => {
       if (await this.isInitialized()) throw new BadRequestError('Vault is already initialized');
       // A crash during an earlier init may have left a keyring without a seal config: start over.
       if (await this.barrier.isInitialized()) await this.physical.delete('core/keyring');
@@ -121,16 +165,9 @@ export class SealManager {
         } finally {
           this.barrier.seal();
         }
-        const keys = shares === 1 ? [Buffer.from(unsealKey)] : split(unsealKey, shares, threshold).map((s) => Buffer.from(s));
-        const salt = randomBytes(16);
-        const config: SealConfig = {
-          type: 'shamir',
-          secret_shares: shares,
-          secret_threshold: threshold,
-          share_digests: keys.map((k) => digest(salt, k)),
-          share_salt: salt.toString('hex'),
-        };
-        await this.physical.put(KEYS.sealConfig, Buffer.from(JSON.stringify(config), 'utf8'));
+        const { keys, scheme } = splitUnsealKey(unsealKey, shares, threshold);
+        const config: SealConfig = { type: 'shamir', ...scheme };
+        await this.physical.put(KEYS.sealConfig, encodeConfig(config));
         this.config = config;
         return { keys, rootToken };
       } finally {
@@ -142,7 +179,7 @@ export class SealManager {
 
   /** `sys/unseal` with `reset`: forgets the shares collected so far. */
   reset(): void {
-    this.clearParts();
+    this.clearUnsealing();
   }
 
   /**
@@ -151,36 +188,19 @@ export class SealManager {
    * (and forgotten, whatever the outcome) and the barrier unsealed.
    */
   async submitShare(encoded: string): Promise<SealStatus> {
-    return this.exclusive(async () => {
-      const config = await this.loadConfig();
+    return this.queue.run(async () => {
+      const config = await this.loadConfig(!this.unsealing);
       if (!config) throw new BadRequestError('Vault is not initialized');
       if (!this.barrier.sealed) return this.status();
-      const share = decodeShare(encoded);
-      const expectedLength = config.secret_shares === 1 ? 32 : 33;
-      if (share.length !== expectedLength) {
-        throw new BadRequestError(`'key' must be ${expectedLength} bytes (hex or base64), got ${share.length}`);
-      }
-      const salt = Buffer.from(config.share_salt, 'hex');
-      const mine = Buffer.from(digest(salt, share), 'hex');
-      const known = config.share_digests.some((d) => {
-        const theirs = Buffer.from(d, 'hex');
-        return theirs.length === mine.length && timingSafeEqual(theirs, mine);
-      });
-      if (!known) throw new BadRequestError('unseal failed, invalid key share');
-      if (this.parts.some((p) => p.equals(share))) return this.status();
-      if (this.parts.length === 0) this.nonce = randomUUID();
-      this.parts.push(share);
-      if (this.parts.length < config.secret_threshold) return this.status();
-
-      const parts = this.parts;
-      this.parts = [];
-      this.nonce = '';
-      let unsealKey: Buffer | undefined;
+      const share = acceptShare(config, encoded);
+      this.unsealing ??= { nonce: randomUUID(), quorum: new ShareQuorum(config.secret_threshold) };
+      if (this.unsealing.quorum.holds(share)) return this.status();
+      const unsealKey = this.unsealing.quorum.add(share);
+      if (!unsealKey) return this.status();
+      this.unsealing = undefined;
       try {
-        unsealKey = config.secret_threshold === 1 ? Buffer.from(parts[0]!) : Buffer.from(combine(parts));
         await this.unsealWith(unsealKey);
       } finally {
-        parts.forEach(zeroize);
         zeroize(unsealKey);
       }
       return this.status();
@@ -189,19 +209,11 @@ export class SealManager {
 
   /** Unseals with the whole unseal key (dev mode keeps it beside its data). */
   async unsealWithKey(unsealKey: Buffer): Promise<void> {
-    await this.exclusive(() => this.unsealWith(unsealKey));
+    await this.queue.run(() => this.unsealWith(unsealKey));
   }
 
   private async unsealWith(unsealKey: Buffer): Promise<void> {
-    const sealed = await this.physical.get(KEYS.rootKeyUnderUnsealKey);
-    if (!sealed) throw new BadRequestError('Vault is not initialized');
-    let rootKey: Buffer;
-    try {
-      rootKey = gcmOpen(unsealKey, sealed, aad(KEYS.rootKeyUnderUnsealKey));
-    } catch (err) {
-      if (err instanceof IntegrityError) throw new BadRequestError('unseal failed, invalid key');
-      throw err;
-    }
+    const rootKey = await this.openRootKey(unsealKey);
     try {
       await this.barrier.unseal(rootKey);
     } finally {
@@ -215,28 +227,61 @@ export class SealManager {
     }
   }
 
+  private async openRootKey(unsealKey: Buffer): Promise<Buffer> {
+    const sealed = await this.physical.get(KEYS.rootKeyUnderUnsealKey);
+    if (!sealed) throw new BadRequestError('Vault is not initialized');
+    try {
+      return gcmOpen(unsealKey, sealed, aad(KEYS.rootKeyUnderUnsealKey));
+    } catch (err) {
+      if (err instanceof IntegrityError) throw new BadRequestError('unseal failed, invalid key');
+      throw err;
+    }
+  }
+
+  /**
+   * The rekey's commit: one batch, so a crash leaves either the old shares or the new ones working,
+   * never a wrapping that matches neither configuration.
+   */
+  private rewrapRootKey(rootKey: Buffer, unsealKey: Buffer, scheme: ShareScheme): Promise<void> {
+    return this.queue.run(async () => {
+      if (this.barrier.sealed) throw new SealedError();
+      const config: SealConfig = { type: 'shamir', ...scheme };
+      await this.physical.batch([
+        { type: 'put', key: KEYS.rootKeyUnderUnsealKey, value: gcmSeal(unsealKey, rootKey, aad(KEYS.rootKeyUnderUnsealKey)) },
+        { type: 'put', key: KEYS.sealConfig, value: encodeConfig(config) },
+      ]);
+      this.config = config;
+    });
+  }
+
+  /** `GET sys/rekey/backup`: undefined when there is none. */
+  async readKeyBackup(): Promise<KeyBackup | undefined> {
+    const raw = await this.physical.get(KEYS.keyBackup);
+    return raw ? (JSON.parse(Buffer.from(raw).toString('utf8')) as KeyBackup) : undefined;
+  }
+
+  /** `DELETE sys/rekey/backup`. */
+  deleteKeyBackup(): Promise<void> {
+    return this.physical.delete(KEYS.keyBackup);
+  }
+
   async seal(): Promise<void> {
-    await this.exclusive(async () => {
+    await this.queue.run(async () => {
       if (this.barrier.sealed) return;
       try {
         await this.hooks.beforeSeal();
       } finally {
         this.barrier.seal();
-        this.clearParts();
+        this.clearUnsealing();
+        this.rekey.forget();
+        this.rootGeneration.forget();
       }
     });
   }
 
-  private clearParts(): void {
-    this.parts.forEach(zeroize);
-    this.parts = [];
-    this.nonce = '';
-  }
-
-  private exclusive<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.busy.then(work, work);
-    this.busy = run.catch(() => undefined);
-    return run;
+  private clearUnsealing(): void {
+    this.unsealing?.quorum.clear();
+    this.unsealing = undefined;
   }
 }
 
@@ -249,22 +294,8 @@ export function validateShamirConfig(shares: number, threshold: number): void {
   if (shares > 1 && threshold < 2) throw new BadRequestError('secret_threshold must be greater than one for multiple shares');
 }
 
-/** Hex first, then standard base64, as Vault decodes unseal keys. */
-function decodeShare(encoded: string): Buffer {
-  const text = encoded.trim();
-  if (/^[0-9a-fA-F]+$/.test(text) && text.length % 2 === 0) {
-    const hex = Buffer.from(text, 'hex');
-    if (hex.length >= 16 && hex.length <= 33) return hex;
-  }
-  if (/^[A-Za-z0-9+/]+={0,2}$/.test(text) && text.length % 4 === 0) {
-    const b64 = Buffer.from(text, 'base64');
-    if (b64.length >= 16 && b64.length <= 33) return b64;
-  }
-  throw new BadRequestError("'key' must be a valid hex or base64 string");
-}
-
-function digest(salt: Buffer, share: Uint8Array): string {
-  return createHash('sha256').update(salt).update(share).digest('hex');
+function encodeConfig(config: SealConfig): Buffer {
+  return Buffer.from(JSON.stringify(config), 'utf8');
 }
 
 function aad(path: string): Buffer {

@@ -16,6 +16,14 @@ import { auditPaths } from './paths/audit.js';
 import { openApiPath } from './paths/openapi.js';
 import { wrappingPaths } from './paths/wrapping.js';
 import { toolPaths } from './paths/tools.js';
+import { rekeyBackupPath, rekeyInitPath, rekeyUpdatePath, rekeyVerifyPath } from './paths/rekey.js';
+import {
+  generateRootAttemptPath,
+  generateRootTokenAttemptPath,
+  generateRootTokenUpdatePath,
+  generateRootUpdatePath,
+} from './paths/generate-root.js';
+import { decodeTokenPath } from './paths/decode-token.js';
 
 export function createSystemBackend(services: SystemServices): FrameworkBackend {
   return new FrameworkBackend({
@@ -39,6 +47,15 @@ export function createSystemBackend(services: SystemServices): FrameworkBackend 
       openApiPath((authenticated) => services.openapi(authenticated)),
       ...wrappingPaths(() => services.wrapping),
       ...toolPaths(),
+      rekeyInitPath(services),
+      rekeyUpdatePath(services),
+      rekeyVerifyPath(services),
+      rekeyBackupPath(services),
+      generateRootTokenAttemptPath(services),
+      generateRootTokenUpdatePath(services),
+      generateRootAttemptPath(services),
+      generateRootUpdatePath(services),
+      decodeTokenPath(),
     ],
   });
 }

@@ -51,6 +51,8 @@ export interface SystemServices {
   /** System TTL defaults in seconds. */
   readonly defaultLeaseTtl: number;
   readonly maxLeaseTtl: number;
+  /** Whether Vault's unauthenticated `sys/generate-root/*` is served (the config can turn it off). */
+  readonly unauthedGenerateRoot: boolean;
 }
 
 /** Reached only on paths that are not available while sealed, so the host has checked already. */

@@ -63,6 +63,21 @@ export async function startUnsealedServer(options: TestServerOptions = {}): Prom
   return Object.assign(server, { rootToken: init.body.root_token as string });
 }
 
+/**
+ * Initializes a started server with `shares` shares and `threshold`, and unseals it with the first
+ * `threshold`; the client carries the root token. Keys are hex, as `sys/init` answers them.
+ */
+export async function initAndUnseal(server: { client: TestClient }, shares: number, threshold: number): Promise<{ keys: string[]; rootToken: string }> {
+  const init = await server.client.put('sys/init', { secret_shares: shares, secret_threshold: threshold });
+  if (init.status !== 200) throw new Error(`init failed: ${init.text}`);
+  const keys = init.body.keys as string[];
+  for (const key of keys.slice(0, threshold)) await server.client.put('sys/unseal', { key });
+  const status = await server.client.get('sys/seal-status');
+  if (status.body.sealed) throw new Error(`unseal failed: ${status.text}`);
+  server.client.token = init.body.root_token as string;
+  return { keys, rootToken: init.body.root_token as string };
+}
+
 export async function tempDir(prefix = 'keywarden-test-'): Promise<{ path: string; remove: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
   return { path: dir, remove: () => rm(dir, { recursive: true, force: true }) };

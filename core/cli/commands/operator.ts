@@ -3,6 +3,8 @@ import type { Command } from 'commander';
 import { UsageError } from '../client.js';
 import { clientFor, formatOf, withClientOptions, type CliContext, type GlobalOptions } from '../context.js';
 import { table } from '../output.js';
+import { registerOperatorRekey } from './operator-rekey.js';
+import { registerOperatorGenerateRoot } from './operator-generate-root.js';
 
 function sealRows(s: any, leader?: any): [string, unknown][] { // eslint-disable-line @typescript-eslint/no-explicit-any
   const ha = leader?.ha_enabled === true;
@@ -67,6 +69,9 @@ export function registerOperator(program: Command, ctx: CliContext, setExit: (co
       const res = await client.write('sys/unseal', body);
       ctx.io.out(formatOf(opts) === 'json' ? `${JSON.stringify(res.body, null, 2)}\n` : table(sealRows(res.body)));
     });
+
+  registerOperatorRekey(operator, ctx);
+  registerOperatorGenerateRoot(operator, ctx);
 
   withClientOptions(operator.command('seal').description('Seal the server')).action(async (opts: GlobalOptions) => {
     const client = await clientFor(ctx, opts);

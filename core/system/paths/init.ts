@@ -1,6 +1,9 @@
 /** `sys/init`: whether the server is initialized, and initializing it. */
 import { BadRequestError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
+import { encryptShares, encryptTo, readRecipient, readRecipients } from '../../seal/pgp.js';
+import { validateShamirConfig } from '../../seal/seal-manager.js';
+import { zeroize } from '../../../storage/aead.js';
 import type { SystemServices } from '../services.js';
 
 export function initPath(services: SystemServices) {
@@ -9,8 +12,11 @@ export function initPath(services: SystemServices) {
     fields: {
       secret_shares: { type: 'int', description: 'Number of key shares to split the unseal key into.', minimum: 1, maximum: 255 },
       secret_threshold: { type: 'int', description: 'Number of key shares needed to unseal.', minimum: 1, maximum: 255 },
-      pgp_keys: { type: 'comma-string-list', description: 'Not supported: key shares are returned unencrypted.' },
-      root_token_pgp_key: { type: 'string', description: 'Not supported: the root token is returned unencrypted.' },
+      pgp_keys: {
+        type: 'comma-string-list',
+        description: 'One OpenPGP public key per share (base64 of the binary key): each share is returned encrypted to its key.',
+      },
+      root_token_pgp_key: { type: 'string', description: 'An OpenPGP public key (base64 of the binary key): the root token is returned encrypted to it.' },
       stored_shares: { type: 'int', description: 'Accepted for compatibility; must be 0 with Shamir seals.' },
       recovery_shares: { type: 'int', description: 'Accepted for compatibility; ignored with Shamir seals.' },
       recovery_threshold: { type: 'int', description: 'Accepted for compatibility; ignored with Shamir seals.' },
@@ -26,17 +32,26 @@ export function initPath(services: SystemServices) {
       update: {
         summary: 'Initialize the server: create the keys and the root token.',
         handler: async (_req, input) => {
-          if (input.pgp_keys && input.pgp_keys.length > 0) throw new BadRequestError('pgp_keys are not supported');
-          if (input.root_token_pgp_key) throw new BadRequestError('root_token_pgp_key is not supported');
           if (input.stored_shares) throw new BadRequestError('stored_shares is not supported with Shamir seals');
-          const result = await services.seal.initialize(input.secret_shares ?? 0, input.secret_threshold ?? 0);
+          const shares = input.secret_shares ?? 0;
+          validateShamirConfig(shares, input.secret_threshold ?? 0);
+          // Every key is read before anything is created: a bad one must not leave an initialized server.
+          const recipients = await readRecipients(input.pgp_keys ?? [], 'pgp_keys');
+          if (recipients.length > 0 && recipients.length !== shares) {
+            throw new BadRequestError(`pgp_keys must hold one key per share: got ${recipients.length} keys for ${shares} shares`);
+          }
+          const rootRecipient = input.root_token_pgp_key ? await readRecipient(input.root_token_pgp_key, 'root_token_pgp_key') : undefined;
+          const result = await services.seal.initialize(shares, input.secret_threshold ?? 0);
+          const keys = recipients.length > 0 ? await encryptShares(result.keys, recipients) : result.keys;
+          if (keys !== result.keys) result.keys.forEach(zeroize);
+          const rootToken = rootRecipient ? (await encryptTo(rootRecipient, Buffer.from(result.rootToken, 'utf8'))).toString('base64') : result.rootToken;
           return {
             raw: {
               status: 200,
               body: {
-                keys: result.keys.map((k) => k.toString('hex')),
-                keys_base64: result.keys.map((k) => k.toString('base64')),
-                root_token: result.rootToken,
+                keys: keys.map((k) => k.toString('hex')),
+                keys_base64: keys.map((k) => k.toString('base64')),
+                root_token: rootToken,
               },
             },
           };
@@ -47,6 +62,8 @@ export function initPath(services: SystemServices) {
     description:
       'GET reports whether the server is initialized. PUT with secret_shares and secret_threshold creates the ' +
       'unseal key (split with Shamir), the root key and the barrier keyring, and returns the key shares and the ' +
-      'root token. The server stays sealed afterwards.',
+      'root token. With pgp_keys each share comes back as base64 of an OpenPGP message to its key (its ' +
+      'plaintext is the hex share); with root_token_pgp_key so does the root token. Keybase names are not ' +
+      'supported. The server stays sealed afterwards.',
   });
 }

@@ -1,0 +1,282 @@
+/**
+ * Rekey (`sys/rekey/*`): a threshold of the current shares replaces the unseal key with a new one,
+ * split into a new number of shares with a new threshold. The root key stays; only its wrapping
+ * under the unseal key changes. With verification, the new shares must be handed back (a threshold
+ * of them) before they take effect, so shares lost on the way out never lock the server.
+ *
+ * One rekey at a time, held in memory on the node that runs it; sealing forgets it.
+ */
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { BadRequestError } from '../errors.js';
+import { zeroize } from '../../storage/aead.js';
+import { encryptShares, type PgpRecipient } from './pgp.js';
+import { acceptShare, ShareQuorum, splitUnsealKey, type ShareScheme } from './shares.js';
+import { SerialQueue } from './serial.js';
+import { requireNonce } from './nonce.js';
+import type { SealKeys } from './seal-manager.js';
+
+export interface RekeyRequest {
+  readonly shares: number;
+  readonly threshold: number;
+  /** One per new share, in order; empty for plain shares. */
+  readonly recipients: readonly PgpRecipient[];
+  /** Keep the PGP-encrypted shares in storage (needs recipients). */
+  readonly backup: boolean;
+  readonly requireVerification: boolean;
+}
+
+/** `GET sys/rekey/init`. */
+export interface RekeyStatus {
+  readonly started: boolean;
+  readonly nonce: string;
+  /** The new threshold and share count (0 when no rekey is under way). */
+  readonly t: number;
+  readonly n: number;
+  /** Current shares handed in so far. */
+  readonly progress: number;
+  /** Current shares needed. */
+  readonly required: number;
+  readonly pgpFingerprints: readonly string[] | null;
+  readonly backup: boolean;
+  readonly verificationRequired: boolean;
+  readonly verificationNonce: string;
+}
+
+/** `GET sys/rekey/verify`. */
+export interface RekeyVerifyStatus {
+  readonly started: boolean;
+  readonly nonce: string;
+  readonly t: number;
+  readonly n: number;
+  readonly progress: number;
+}
+
+/** The new shares, once a threshold of the current ones came in. */
+export interface RekeyResult {
+  readonly nonce: string;
+  /** Plain shares, or the PGP messages holding them. */
+  readonly keys: readonly Buffer[];
+  readonly pgpFingerprints: readonly string[] | null;
+  readonly backup: boolean;
+  readonly verificationRequired: boolean;
+  readonly verificationNonce: string;
+}
+
+/** The PGP-encrypted shares of the last rekey with `backup`, by recipient fingerprint (hex of each message). */
+export interface KeyBackup {
+  readonly nonce: string;
+  readonly keys: Readonly<Record<string, string[]>>;
+}
+
+interface Verification {
+  readonly nonce: string;
+  readonly quorum: ShareQuorum;
+}
+
+/** New shares made and handed out, waiting to be confirmed before they replace the current ones. */
+interface Pending {
+  readonly rootKey: Buffer;
+  readonly unsealKey: Buffer;
+  readonly scheme: ShareScheme;
+  verification: Verification;
+}
+
+interface Attempt {
+  readonly nonce: string;
+  readonly request: RekeyRequest;
+  readonly quorum: ShareQuorum;
+  pending?: Pending;
+}
+
+export class Rekey {
+  private attempt: Attempt | undefined;
+  /** Changes run one at a time: two shares arriving together must not both complete the attempt. */
+  private readonly queue = new SerialQueue();
+
+  constructor(private readonly seal: SealKeys) {}
+
+  async status(): Promise<RekeyStatus> {
+    const { secret_threshold: required } = await this.seal.config();
+    const attempt = this.attempt;
+    if (!attempt) {
+      return { started: false, nonce: '', t: 0, n: 0, progress: 0, required, pgpFingerprints: null, backup: false, verificationRequired: false, verificationNonce: '' };
+    }
+    const { request } = attempt;
+    const pgp = request.recipients.length > 0;
+    return {
+      started: true,
+      nonce: attempt.nonce,
+      t: request.threshold,
+      n: request.shares,
+      progress: attempt.quorum.progress,
+      required,
+      pgpFingerprints: pgp ? request.recipients.map((r) => r.fingerprint) : null,
+      backup: pgp && request.backup,
+      verificationRequired: request.requireVerification,
+      verificationNonce: attempt.pending?.verification.nonce ?? '',
+    };
+  }
+
+  /** `PUT sys/rekey/init`: starts a rekey with a fresh nonce. */
+  start(request: RekeyRequest): Promise<void> {
+    return this.queue.run(() => this.startNow(request));
+  }
+
+  private async startNow(request: RekeyRequest): Promise<void> {
+    if (request.backup && request.recipients.length === 0) {
+      throw new BadRequestError('cannot request a backup of the new keys without providing PGP keys for encryption');
+    }
+    if (request.recipients.length > 0 && request.recipients.length !== request.shares) {
+      throw new BadRequestError(`pgp_keys must hold one key per new share: got ${request.recipients.length} keys for ${request.shares} shares`);
+    }
+    const config = await this.seal.config();
+    if (this.attempt) throw new BadRequestError('rekey already in progress');
+    this.attempt = { nonce: randomUUID(), request, quorum: new ShareQuorum(config.secret_threshold) };
+  }
+
+  /**
+   * `PUT sys/rekey/update`: one current share. Below the threshold answers undefined (progress is
+   * in `status`); at it, the new shares — already in effect unless verification was asked for.
+   */
+  update(encodedKey: string, nonce: string): Promise<RekeyResult | undefined> {
+    return this.queue.run(() => this.updateNow(encodedKey, nonce));
+  }
+
+  private async updateNow(encodedKey: string, nonce: string): Promise<RekeyResult | undefined> {
+    const attempt = this.attempt;
+    if (!attempt) throw new BadRequestError('no rekey in progress');
+    if (attempt.pending) throw new BadRequestError('rekey operation already finished; verification must be performed (sys/rekey/verify)');
+    requireNonce(attempt.nonce, nonce);
+    const config = await this.seal.config();
+    const share = acceptShare(config, encodedKey);
+    if (attempt.quorum.holds(share)) throw new BadRequestError('given key has already been provided during this rekey operation');
+    const currentKey = attempt.quorum.add(share);
+    if (!currentKey) return undefined;
+
+    let rootKey: Buffer | undefined;
+    let unsealKey: Buffer | undefined;
+    try {
+      rootKey = await this.seal.openRootKey(currentKey);
+      const { request } = attempt;
+      unsealKey = randomBytes(32);
+      const split = splitUnsealKey(unsealKey, request.shares, request.threshold);
+      const pgp = request.recipients.length > 0;
+      const keys = pgp ? await encryptShares(split.keys, request.recipients) : split.keys;
+      // Only their holders' private keys open the shares from here on.
+      if (pgp) split.keys.forEach(zeroize);
+      const fingerprints = pgp ? request.recipients.map((r) => r.fingerprint) : null;
+      if (pgp && request.backup) await this.seal.writeKeyBackup(backupOf(attempt.nonce, fingerprints!, keys));
+
+      if (request.requireVerification) {
+        const verification = { nonce: randomUUID(), quorum: new ShareQuorum(request.threshold) };
+        attempt.pending = { rootKey, unsealKey, scheme: split.scheme, verification };
+        rootKey = undefined;
+        unsealKey = undefined;
+        return result(attempt, keys, fingerprints, verification.nonce);
+      }
+      await this.seal.rewrapRootKey(rootKey, unsealKey, split.scheme);
+      this.attempt = undefined;
+      return result(attempt, keys, fingerprints, '');
+    } finally {
+      zeroize(currentKey);
+      zeroize(rootKey);
+      zeroize(unsealKey);
+    }
+  }
+
+  async verifyStatus(): Promise<RekeyVerifyStatus> {
+    const attempt = this.attempt;
+    if (!attempt) throw new BadRequestError('no rekey configuration found');
+    const verification = attempt.pending?.verification;
+    return {
+      started: verification !== undefined,
+      nonce: verification?.nonce ?? '',
+      t: attempt.request.threshold,
+      n: attempt.request.shares,
+      progress: verification?.quorum.progress ?? 0,
+    };
+  }
+
+  /**
+   * `PUT sys/rekey/verify`: one new share. At the threshold the new unseal key takes effect and the
+   * verification nonce is answered; below it, undefined.
+   */
+  verify(encodedKey: string, nonce: string): Promise<{ nonce: string } | undefined> {
+    return this.queue.run(() => this.verifyNow(encodedKey, nonce));
+  }
+
+  private async verifyNow(encodedKey: string, nonce: string): Promise<{ nonce: string } | undefined> {
+    const attempt = this.attempt;
+    if (!attempt) throw new BadRequestError('no rekey in progress');
+    const pending = attempt.pending;
+    if (!pending) throw new BadRequestError('no rekey verification in progress');
+    requireNonce(pending.verification.nonce, nonce);
+    const share = acceptShare(pending.scheme, encodedKey);
+    if (pending.verification.quorum.holds(share)) throw new BadRequestError('given key has already been provided during this verify operation');
+    const recovered = pending.verification.quorum.add(share);
+    if (!recovered) return undefined;
+    try {
+      if (recovered.length !== pending.unsealKey.length || !timingSafeEqual(recovered, pending.unsealKey)) {
+        pending.verification = { nonce: randomUUID(), quorum: new ShareQuorum(attempt.request.threshold) };
+        throw new BadRequestError('rekey verification failed; incorrect key shares supplied');
+      }
+      await this.seal.rewrapRootKey(pending.rootKey, pending.unsealKey, pending.scheme);
+    } finally {
+      zeroize(recovered);
+    }
+    const done = pending.verification.nonce;
+    this.forget();
+    return { nonce: done };
+  }
+
+  /** `DELETE sys/rekey/verify`: forgets the new shares handed back so far, under a new nonce. */
+  restartVerification(): Promise<void> {
+    return this.queue.run(async () => {
+      const pending = this.attempt?.pending;
+      if (!pending) return;
+      pending.verification.quorum.clear();
+      pending.verification = { nonce: randomUUID(), quorum: new ShareQuorum(this.attempt!.request.threshold) };
+    });
+  }
+
+  /**
+   * `DELETE sys/rekey/init`. A nonce, when given, must be the rekey's: a client that means another
+   * attempt does not cancel this one. The current shares stay valid.
+   */
+  cancel(nonce?: string): Promise<void> {
+    return this.queue.run(async () => {
+      if (this.attempt && nonce !== undefined) requireNonce(this.attempt.nonce, nonce);
+      this.forget();
+    });
+  }
+
+  /** Drops the attempt and the keys it holds at once (on seal, outside the queue). */
+  forget(): void {
+    const attempt = this.attempt;
+    if (!attempt) return;
+    attempt.quorum.clear();
+    if (attempt.pending) {
+      attempt.pending.verification.quorum.clear();
+      zeroize(attempt.pending.rootKey);
+      zeroize(attempt.pending.unsealKey);
+    }
+    this.attempt = undefined;
+  }
+}
+
+function result(attempt: Attempt, keys: readonly Buffer[], fingerprints: readonly string[] | null, verificationNonce: string): RekeyResult {
+  return {
+    nonce: attempt.nonce,
+    keys,
+    pgpFingerprints: fingerprints,
+    backup: fingerprints !== null && attempt.request.backup,
+    verificationRequired: attempt.request.requireVerification,
+    verificationNonce,
+  };
+}
+
+function backupOf(nonce: string, fingerprints: readonly string[], encrypted: readonly Buffer[]): KeyBackup {
+  const keys: Record<string, string[]> = {};
+  fingerprints.forEach((fingerprint, i) => (keys[fingerprint] ??= []).push(encrypted[i]!.toString('hex')));
+  return { nonce, keys };
+}

@@ -1,0 +1,234 @@
+/**
+ * Root token generation, in two families over one attempt (core/seal/root-generation.ts):
+ * - `sys/generate-root-token/attempt|update` (OpenBao's): needs a token whose policy grants the
+ *   path; answers in the usual envelope.
+ * - `sys/generate-root/attempt|update` (Vault's): needs no token, so operators who lost every token
+ *   can still use it; answers bare JSON. Anyone can reach it, so nothing in it works without the
+ *   attempt's nonce: the status does not show it, and cancelling needs it (unauthenticated
+ *   cancellation was CVE-2026-5807). The listener option `disable_unauthed_generate_root_endpoints`
+ *   turns the family off.
+ */
+import { BadRequestError, NotFoundError } from '../../errors.js';
+import { definePath } from '../../framework/index.js';
+import { readRecipient } from '../../seal/pgp.js';
+import type { RootGenerationProgress, RootGenerationStatus } from '../../seal/root-generation.js';
+import type { SystemServices } from '../services.js';
+
+const attemptFields = {
+  otp: {
+    type: 'string',
+    description: 'A one-time password of otp_length base62 characters to encode the new token with; one is generated when neither otp nor pgp_key is given.',
+    sensitive: true,
+  },
+  pgp_key: { type: 'string', description: 'An OpenPGP public key (base64 of the binary key) to encrypt the new token to.' },
+  nonce: { type: 'string', description: 'DELETE: the nonce of the attempt to cancel.' },
+} as const;
+
+const updateFields = {
+  key: { type: 'string', description: 'One unseal key share, hex or base64.', sensitive: true },
+  nonce: { type: 'string', description: 'The nonce of the attempt.' },
+} as const;
+
+async function start(services: SystemServices, otp: string | undefined, pgpKey: string | undefined) {
+  const recipient = pgpKey ? await readRecipient(pgpKey, 'pgp_key') : undefined;
+  return services.seal.rootGeneration.start({ ...(otp !== undefined ? { otp } : {}), ...(recipient ? { recipient } : {}) });
+}
+
+function submit(services: SystemServices, key: string | undefined, nonce: string | undefined): Promise<RootGenerationProgress> {
+  if (key === undefined) throw new BadRequestError("'key' must be specified in request body as JSON");
+  if (nonce === undefined) throw new BadRequestError("'nonce' must be specified: the nonce of the root generation attempt");
+  return services.seal.rootGeneration.update(key, nonce);
+}
+
+/** OpenBao's data: nonce and fingerprint only once an attempt is under way. */
+function tokenStatusData(status: RootGenerationStatus, otp: string): Record<string, unknown> {
+  return {
+    started: status.started,
+    complete: false,
+    progress: status.progress,
+    required: status.required,
+    otp,
+    otp_length: status.otpLength,
+    ...(status.started ? { nonce: status.nonce, pgp_fingerprint: status.pgpFingerprint } : {}),
+  };
+}
+
+/** Vault's bare status; `nonce` is shown only to whoever started the attempt. */
+function vaultStatusBody(status: RootGenerationStatus, nonce: string, otp: string): Record<string, unknown> {
+  return {
+    nonce,
+    started: status.started,
+    progress: status.progress,
+    required: status.required,
+    complete: false,
+    encoded_token: '',
+    encoded_root_token: '',
+    pgp_fingerprint: status.pgpFingerprint,
+    otp,
+    otp_length: status.otpLength,
+  };
+}
+
+export function generateRootTokenAttemptPath(services: SystemServices) {
+  const generation = services.seal.rootGeneration;
+  return definePath({
+    pattern: 'generate-root-token/attempt',
+    fields: attemptFields,
+    operations: {
+      read: {
+        summary: 'Report the root token generation attempt.',
+        handler: async () => {
+          services.requireActive();
+          return { data: tokenStatusData(await generation.status(), '') };
+        },
+      },
+      update: {
+        summary: 'Start a root token generation attempt.',
+        handler: async (_req, input) => {
+          services.requireActive();
+          const { generatedOtp } = await start(services, input.otp, input.pgp_key);
+          return { data: tokenStatusData(await generation.status(), generatedOtp) };
+        },
+      },
+      delete: {
+        summary: 'Cancel the root token generation attempt.',
+        handler: async (_req, input) => {
+          services.requireActive();
+          await generation.cancel(input.nonce);
+          return null;
+        },
+      },
+    },
+    synopsis: 'Start, inspect or cancel a root token generation (token-authenticated).',
+    description:
+      'PUT starts an attempt: with pgp_key the new token is encrypted to it, with otp (otp_length base62 characters) ' +
+      'it is XORed with it, with neither an OTP is generated and answered once. GET shows the attempt with its ' +
+      'nonce; DELETE cancels it (a nonce, when given, must match). One attempt runs at a time, shared with ' +
+      'sys/generate-root.',
+  });
+}
+
+export function generateRootTokenUpdatePath(services: SystemServices) {
+  return definePath({
+    pattern: 'generate-root-token/update',
+    fields: updateFields,
+    operations: {
+      update: {
+        summary: 'Submit an unseal key share to the attempt.',
+        handler: async (_req, input) => {
+          services.requireActive();
+          const result = await submit(services, input.key, input.nonce);
+          return {
+            data: {
+              started: true,
+              complete: result.complete,
+              progress: result.progress,
+              required: result.required,
+              nonce: input.nonce,
+              encoded_token: result.encodedToken,
+              pgp_fingerprint: result.pgpFingerprint,
+            },
+          };
+        },
+      },
+    },
+    synopsis: 'Submit unseal key shares to a root token generation (token-authenticated).',
+    description:
+      'Each call adds one share. At the threshold a new root token is minted and answered as encoded_token: base64 ' +
+      'of the token XOR the OTP (decode with sys/decode-token), or base64 of a PGP message to pgp_key.',
+  });
+}
+
+/** Vault's family, unless the configuration turned it off. */
+function requireUnauthed(services: SystemServices): void {
+  if (!services.unauthedGenerateRoot) {
+    throw new NotFoundError(
+      'unauthenticated root generation is disabled on this server (disable_unauthed_generate_root_endpoints); use sys/generate-root-token with a token',
+    );
+  }
+}
+
+export function generateRootAttemptPath(services: SystemServices) {
+  const generation = services.seal.rootGeneration;
+  return definePath({
+    pattern: 'generate-root/attempt',
+    fields: attemptFields,
+    unauthenticated: true,
+    operations: {
+      read: {
+        summary: 'Report the root generation attempt (without its nonce).',
+        handler: async () => {
+          requireUnauthed(services);
+          services.requireActive();
+          return { raw: { status: 200, body: vaultStatusBody(await generation.status(), '', '') } };
+        },
+      },
+      update: {
+        summary: 'Start a root generation attempt.',
+        handler: async (_req, input) => {
+          requireUnauthed(services);
+          services.requireActive();
+          const { nonce, generatedOtp } = await start(services, input.otp, input.pgp_key);
+          return { raw: { status: 200, body: vaultStatusBody(await generation.status(), nonce, generatedOtp) } };
+        },
+      },
+      delete: {
+        summary: 'Cancel the root generation attempt (needs its nonce).',
+        handler: async (_req, input) => {
+          requireUnauthed(services);
+          services.requireActive();
+          if (!input.nonce) {
+            throw new BadRequestError(
+              "'nonce' is required to cancel a root generation without a token: the nonce answered when the attempt started " +
+                '(or cancel with a token at sys/generate-root-token/attempt)',
+            );
+          }
+          await generation.cancel(input.nonce);
+          return null;
+        },
+      },
+    },
+    synopsis: "Start, inspect or cancel a root generation (Vault's unauthenticated endpoint).",
+    description:
+      'As sys/generate-root-token/attempt, without a token and with bare JSON answers. The nonce is answered only ' +
+      'to the caller who starts the attempt; share holders get it from them. DELETE needs it (body or query). ' +
+      'Turned off by the listener option disable_unauthed_generate_root_endpoints.',
+  });
+}
+
+export function generateRootUpdatePath(services: SystemServices) {
+  return definePath({
+    pattern: 'generate-root/update',
+    fields: updateFields,
+    unauthenticated: true,
+    operations: {
+      update: {
+        summary: 'Submit an unseal key share to the attempt.',
+        handler: async (_req, input) => {
+          requireUnauthed(services);
+          services.requireActive();
+          const result = await submit(services, input.key, input.nonce);
+          return {
+            raw: {
+              status: 200,
+              body: {
+                nonce: input.nonce,
+                started: true,
+                progress: result.progress,
+                required: result.required,
+                complete: result.complete,
+                encoded_token: result.encodedToken,
+                encoded_root_token: result.encodedToken,
+                pgp_fingerprint: result.pgpFingerprint,
+                otp: '',
+                otp_length: 0,
+              },
+            },
+          };
+        },
+      },
+    },
+    synopsis: "Submit unseal key shares to a root generation (Vault's unauthenticated endpoint).",
+    description: 'As sys/generate-root-token/update, without a token and with bare JSON answers (encoded_token and encoded_root_token).',
+  });
+}
