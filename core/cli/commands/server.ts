@@ -1,7 +1,7 @@
 /** `server`: run the server (dev mode or from a config file) until SIGINT/SIGTERM. */
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { RunningServer } from '../../server.js';
 
 export function registerServer(program: Command, setExit: (code: number) => void): void {
@@ -9,7 +9,7 @@ export function registerServer(program: Command, setExit: (code: number) => void
     .command('server')
     .description('Run the server: -dev for a local development server, -config FILE for production')
     .option('--dev', 'development mode: LevelDB under ./data/dev, initialized and unsealed automatically')
-    .option('--dev-listen-address <address>', 'dev mode: the address to listen on', '127.0.0.1:8200')
+    .addOption(new Option('--dev-listen-address <address>', 'dev mode: the address to listen on').default('127.0.0.1:8200').env('KEYWARDEN_DEV_LISTEN_ADDRESS'))
     .option('--dev-plugin-dir <dir>', 'dev mode: a directory of extra plugin modules to load')
     .option('--config <file>', 'a JSON configuration file')
     .action(async (opts: ServerOptions) => {
