@@ -5,7 +5,6 @@
  * CLI's files stay out of the real one.
  */
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -14,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { tempDir } from './helpers/server.js';
 import { request } from './helpers/http.js';
 import { freePort } from './helpers/net.js';
+import { ProcessGroup } from './helpers/process-group.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const TOUR_DIR = path.join(ROOT, 'tour');
@@ -22,55 +22,6 @@ const TOUR_DIR = path.join(ROOT, 'tour');
 function shellBlocks(readme: string, from: string, to: string): string[] {
   const section = readme.slice(readme.indexOf(from), readme.indexOf(to));
   return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
-}
-
-interface Script {
-  readonly output: () => string;
-  /** The exit code, or undefined while the script runs. */
-  readonly exitCode: () => number | null | undefined;
-  /** Ends everything the script started, background jobs included, and the script itself. */
-  readonly stopAll: () => Promise<void>;
-}
-
-/**
- * Runs a bash script as the leader of a process group of its own: whatever it starts in the
- * background stays in that group (bash without job control makes no groups of its own), so one
- * signal to the group reaches all of it.
- */
-function startScript(script: string, cwd: string, env: NodeJS.ProcessEnv): Script {
-  const child = spawn('bash', ['-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  let exitCode: number | null | undefined;
-  const exited = new Promise<void>((resolve) => {
-    child.once('exit', (code) => {
-      exitCode = code;
-      resolve();
-    });
-  });
-  child.once('error', (err) => {
-    out += `\n${err.message}`;
-    exitCode = null;
-  });
-  const signalGroup = (signal: NodeJS.Signals): boolean => {
-    try {
-      process.kill(-child.pid!, signal);
-      return true;
-    } catch {
-      return false; // the group is empty
-    }
-  };
-  return {
-    output: () => out,
-    exitCode: () => exitCode,
-    stopAll: async () => {
-      if (!signalGroup('SIGTERM')) return;
-      await delay(3_000);
-      signalGroup('SIGKILL');
-      if (exitCode === undefined) await exited;
-    },
-  };
 }
 
 describe('README', function () {
@@ -84,21 +35,14 @@ describe('README', function () {
     const address = `127.0.0.1:${await freePort()}`;
     const url = `http://${address}`;
     // `npm ci` has run already (CI runs this very suite through `npm ci && npm test`).
-    const child = spawn('npm', ['start'], {
-      cwd: ROOT,
-      env: { ...process.env, KEYWARDEN_DEV_LISTEN_ADDRESS: address },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    const start = new ProcessGroup('npm', ['start'], { cwd: ROOT, env: { ...process.env, KEYWARDEN_DEV_LISTEN_ADDRESS: address } });
     try {
       const deadline = Date.now() + 60_000;
-      while (!/Root Token: (\S+)/.test(out)) {
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`npm start did not come up:\n${out}`);
+      while (!/Root Token: (\S+)/.test(start.output())) {
+        if (Date.now() > deadline || start.exitCode() !== undefined) throw new Error(`npm start did not come up:\n${start.output()}`);
         await delay(100);
       }
+      const out = start.output();
       const token = /Root Token: (\S+)/.exec(out)![1]!;
       expect(out).to.contain(`VAULT_ADDR='${url}'`);
       const health = await request(url, 'GET', 'sys/health');
@@ -108,10 +52,7 @@ describe('README', function () {
       const auth = await request(url, 'GET', 'sys/auth', { token });
       expect(Object.keys(auth.body.data)).to.include.members(['cloud/', 'token/']);
     } finally {
-      if (child.exitCode === null) {
-        process.kill(-child.pid!, 'SIGINT');
-        await new Promise((r) => child.once('exit', r));
-      }
+      await start.stop();
     }
   });
 
@@ -124,37 +65,31 @@ describe('README', function () {
     expect(existsSync(TOUR_DIR), `${TOUR_DIR} exists, left by running the tour by hand: stop what it started and remove it`).to.equal(false);
 
     const home = await tempDir('keywarden-tour-home-');
-    // Printed once every step has run; then `wait` returns only when the jobs the tour started have ended.
-    const done = 'README-TOUR-STEPS-DONE';
-    const script = startScript(['set -euo pipefail', ...blocks, `echo ${done}`, 'wait'].join('\n'), ROOT, {
-      PATH: process.env.PATH,
-      HOME: home.path,
-      TOUR_PORT: String(await freePort()),
-      // A fresh npm cache would otherwise ask the registry whether npm itself is up to date.
-      npm_config_update_notifier: 'false',
+    const tour = new ProcessGroup('bash', ['-c', ['set -euo pipefail', ...blocks].join('\n')], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        HOME: home.path,
+        TOUR_PORT: String(await freePort()),
+        // A fresh npm cache would otherwise ask the registry whether npm itself is up to date.
+        npm_config_update_notifier: 'false',
+      },
     });
     try {
-      const deadline = Date.now() + 280_000;
-      let stepsDoneAt: number | undefined;
-      while (script.exitCode() === undefined) {
-        if (stepsDoneAt === undefined && script.output().includes(done)) stepsDoneAt = Date.now();
-        if (stepsDoneAt !== undefined && Date.now() - stepsDoneAt > 20_000) {
-          throw new Error(`every step ran, but what the tour started was still running 20 s after its last step:\n${script.output()}`);
-        }
-        if (Date.now() > deadline) throw new Error(`the tour did not finish in time:\n${script.output()}`);
-        await delay(100);
-      }
-      const out = script.output();
-      expect(script.exitCode(), out).to.equal(0);
+      if (!(await tour.waitExit(280_000))) throw new Error(`the tour did not finish in time:\n${tour.output()}`);
+      const out = tour.output();
+      expect(tour.exitCode(), out).to.equal(0);
       expect(out).to.contain('order 1');
       expect(out).to.contain('order 2');
       expect(out).to.match(/token_policies\s+\[default orders-app\]/);
       expect(out).to.match(/policies\s+\[default orders-app\]/);
-      // Each removes its file when it stops cleanly, on the signal of the last step.
+      // The last step only sends signals: give what it stopped a moment to shut down.
+      expect(await tour.waitEmpty(20_000), 'still running after the last step').to.deep.equal([]);
+      // Each removes its file when it stops cleanly.
       expect(existsSync(path.join(TOUR_DIR, 'server.pid')), 'the server removes its pid_file').to.equal(false);
       expect(existsSync(path.join(TOUR_DIR, 'provider.env')), 'the stand-in removes its file').to.equal(false);
     } finally {
-      if (script.exitCode() !== 0) await script.stopAll();
+      await tour.stop();
       await rm(TOUR_DIR, { recursive: true, force: true });
       await home.remove();
     }
