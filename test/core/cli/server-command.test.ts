@@ -131,12 +131,17 @@ describe('keywarden server (process)', function () {
   });
 
   describe('pid_file', () => {
+    /** A config file in `dir` for an in-memory server on an ephemeral port that writes `pidFile`. */
+    async function pidFileConfig(dir: string, pidFile: string): Promise<string> {
+      const config = path.join(dir, 'config.json');
+      await writeFile(config, JSON.stringify({ storage: { inmem: {} }, listener: { tcp: { address: '127.0.0.1:0', tls_disable: true } }, pid_file: pidFile }));
+      return config;
+    }
+
     it('holds the server\'s process id while it runs, so a script can stop it, and is removed when it stops', async () => {
       const dir = await tempDir();
       try {
-        const config = path.join(dir.path, 'config.json');
-        await writeFile(config, JSON.stringify({ storage: { inmem: {} }, listener: { tcp: { address: '127.0.0.1:0', tls_disable: true } }, pid_file: 'server.pid' }));
-        const proc = run(['server', '-config', config], dir.path);
+        const proc = run(['server', '-config', await pidFileConfig(dir.path, 'server.pid')], dir.path);
         const address = await listeningAddress(proc);
         const pidFile = path.join(dir.path, 'server.pid');
         await waitFor(() => existsSync(pidFile), 'the pid file');
@@ -153,9 +158,7 @@ describe('keywarden server (process)', function () {
     it('stops the server with a one-line error when the file cannot be written', async () => {
       const dir = await tempDir();
       try {
-        const config = path.join(dir.path, 'config.json');
-        await writeFile(config, JSON.stringify({ storage: { inmem: {} }, listener: { tcp: { address: '127.0.0.1:0', tls_disable: true } }, pid_file: 'missing/server.pid' }));
-        const proc = run(['server', '-config', config], dir.path);
+        const proc = run(['server', '-config', await pidFileConfig(dir.path, 'missing/server.pid')], dir.path);
         expect(await proc.exited).to.equal(1);
         expect(proc.output()).to.contain(`cannot write pid_file ${path.join(dir.path, 'missing/server.pid')}: ENOENT`);
         expect(proc.output()).to.not.match(/\n\s+at /);
