@@ -45,6 +45,8 @@ export interface ServerConfig {
   readonly logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error';
   /** A directory of plugin modules (`*.js`, default export a plugin manifest). */
   readonly pluginDirectory?: string;
+  /** Where `keywarden server` writes its process id while it runs. */
+  readonly pidFile?: string;
   /** How often backends' periodic hooks run, in milliseconds; 0 turns the timer off. */
   readonly periodicIntervalMs: number;
   /** The cloud auth method's server-wide switches. */
@@ -119,6 +121,7 @@ const schema = {
     api_addr: { type: 'string' },
     log_level: { type: 'string', enum: ['trace', 'debug', 'info', 'warn', 'warning', 'error'] },
     plugin_directory: { type: 'string' },
+    pid_file: { type: 'string', minLength: 1 },
     periodic_interval: duration,
     cloud_auth: { type: 'object', additionalProperties: false, properties: { allow_sha1_signatures: bool } },
     ui: {},
@@ -210,6 +213,7 @@ export function parseConfig(doc: unknown, baseDir: string): ServerConfig {
     ...(apiAddr ? { apiAddr: apiAddr.replace(/\/$/, '') } : {}),
     logLevel: d.log_level === 'warning' ? 'warn' : (d.log_level ?? 'info'),
     ...(d.plugin_directory ? { pluginDirectory: path.resolve(baseDir, d.plugin_directory) } : {}),
+    ...(d.pid_file ? { pidFile: path.resolve(baseDir, d.pid_file) } : {}),
     periodicIntervalMs: toMillis(d.periodic_interval, 'periodic_interval', 60_000),
     ...(d.cloud_auth ? { cloudAuth: { allowSha1Signatures: toBool(d.cloud_auth.allow_sha1_signatures) } } : {}),
   };

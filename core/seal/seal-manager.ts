@@ -1,5 +1,5 @@
 /**
- * Init, unseal and seal (Shamir). The key hierarchy of DESIGN.md §5: a random 32-byte unseal key,
+ * Init, unseal and seal (Shamir). The key hierarchy (docs/architecture.md): a random 32-byte unseal key,
  * split into shares and never stored; the root key, stored encrypted under the unseal key; the
  * barrier's keyring, encrypted under the root key. Rekey (rekey.ts) and root token generation
  * (root-generation.ts) work on the same keys through `SealKeys`.

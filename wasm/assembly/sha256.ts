@@ -1,7 +1,7 @@
 // SHA-224/256 (FIPS 180-4) as a 4-lane multi-buffer engine: each v128 holds one state word of four
 // independent jobs, so four messages are compressed per pass. A lane that finishes its job is
 // refilled with the next one at once, so messages of any mix of lengths keep all lanes busy
-// (measured in reference/wasm-crypto.md: 4-way v128 is about 2× the scalar code at 64 B items).
+// (measured: 4-way v128 is about 2× the scalar code at 64 B items).
 // Batches whose messages all have one length take sha256SameLength (at the end of this file)
 // instead, which needs no lane bookkeeping and shares the padding block's schedule.
 // Branches depend only on lengths, which are public; message and key bytes only flow through

@@ -1,6 +1,7 @@
 /** `server`: run the server (dev mode or from a config file) until SIGINT/SIGTERM. */
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { RunningServer } from '../../server.js';
 
 export function registerServer(program: Command, setExit: (code: number) => void): void {
@@ -8,7 +9,7 @@ export function registerServer(program: Command, setExit: (code: number) => void
     .command('server')
     .description('Run the server: -dev for a local development server, -config FILE for production')
     .option('--dev', 'development mode: LevelDB under ./data/dev, initialized and unsealed automatically')
-    .option('--dev-listen-address <address>', 'dev mode: the address to listen on', '127.0.0.1:8200')
+    .addOption(new Option('--dev-listen-address <address>', 'dev mode: the address to listen on').default('127.0.0.1:8200').env('KEYWARDEN_DEV_LISTEN_ADDRESS'))
     .option('--dev-plugin-dir <dir>', 'dev mode: a directory of extra plugin modules to load')
     .option('--config <file>', 'a JSON configuration file')
     .action(async (opts: ServerOptions) => {
@@ -38,6 +39,7 @@ async function runServer(opts: ServerOptions): Promise<number> {
   // programs embedding the server keep their own.
   process.umask(0o077);
   let server: RunningServer;
+  let pidFile: string | undefined;
   try {
     if (opts.dev) {
       const dataDir = path.resolve('data');
@@ -46,7 +48,9 @@ async function runServer(opts: ServerOptions): Promise<number> {
         dev: { stateFile: path.join(dataDir, 'dev-unseal.json') },
       });
     } else {
-      server = await startServer({ config: loadConfigFile(opts.config!) });
+      const config = loadConfigFile(opts.config!);
+      pidFile = config.pidFile;
+      server = await startServer({ config });
     }
   } catch (err) {
     // Known start-up failures (bad config, locked storage, database down, port in use) read as one line, no stack.
@@ -55,6 +59,17 @@ async function runServer(opts: ServerOptions): Promise<number> {
     process.stderr.write(`Error starting the server: ${err instanceof Error ? err.message : String(err)}\n`);
     if (!known && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
     return 1;
+  }
+
+  // Written once the server listens, so whoever finds the file can stop the server with it.
+  if (pidFile) {
+    try {
+      writeFileSync(pidFile, `${process.pid}\n`);
+    } catch (err) {
+      process.stderr.write(`Error starting the server: cannot write pid_file ${pidFile}: ${(err as NodeJS.ErrnoException).code ?? String(err)}\n`);
+      await server.close();
+      return 1;
+    }
   }
 
   if (server.rootToken) {
@@ -82,5 +97,6 @@ async function runServer(opts: ServerOptions): Promise<number> {
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
   });
+  if (pidFile) rmSync(pidFile, { force: true });
   return 0;
 }

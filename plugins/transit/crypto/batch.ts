@@ -29,7 +29,7 @@ export class ItemError {
     readonly cause?: unknown,
   ) {}
 
-  /** The item error for something thrown while handling one item; 5xx texts never reach clients (DESIGN.md §3). */
+  /** The item error for something thrown while handling one item; 5xx texts never reach clients. */
   static of(err: unknown): ItemError {
     if (err instanceof ItemError) return err;
     if (err instanceof KeywardenError && httpStatusOf(err) < 500) return new ItemError(err.message);

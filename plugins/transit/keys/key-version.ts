@@ -1,6 +1,6 @@
 /**
  * One version of a key: its material and its own random HMAC key. Each version is stored in its
- * own entry (DESIGN.md §7), so a key with thousands of versions never builds one giant value.
+ * own entry, so a key with thousands of versions never builds one giant value.
  */
 import { createPrivateKey, createPublicKey, generateKeyPair, randomBytes, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';

@@ -1,7 +1,8 @@
 /** `keywarden server` as a user runs it: a child process, real signals, real files. */
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chown, mkdir, stat, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from '../../helpers/server.js';
@@ -127,6 +128,44 @@ describe('keywarden server (process)', function () {
     } finally {
       await dir.remove();
     }
+  });
+
+  describe('pid_file', () => {
+    /** A config file in `dir` for an in-memory server on an ephemeral port that writes `pidFile`. */
+    async function pidFileConfig(dir: string, pidFile: string): Promise<string> {
+      const config = path.join(dir, 'config.json');
+      await writeFile(config, JSON.stringify({ storage: { inmem: {} }, listener: { tcp: { address: '127.0.0.1:0', tls_disable: true } }, pid_file: pidFile }));
+      return config;
+    }
+
+    it('holds the server\'s process id while it runs, so a script can stop it, and is removed when it stops', async () => {
+      const dir = await tempDir();
+      try {
+        const proc = run(['server', '-config', await pidFileConfig(dir.path, 'server.pid')], dir.path);
+        const address = await listeningAddress(proc);
+        const pidFile = path.join(dir.path, 'server.pid');
+        await waitFor(() => existsSync(pidFile), 'the pid file');
+        expect(await readFile(pidFile, 'utf8')).to.equal(`${proc.child.pid}\n`);
+        expect((await request(address, 'GET', 'sys/seal-status')).status).to.equal(200);
+        process.kill(Number(await readFile(pidFile, 'utf8')), 'SIGTERM');
+        expect(await proc.exited, proc.output()).to.equal(0);
+        expect(existsSync(pidFile)).to.equal(false);
+      } finally {
+        await dir.remove();
+      }
+    });
+
+    it('stops the server with a one-line error when the file cannot be written', async () => {
+      const dir = await tempDir();
+      try {
+        const proc = run(['server', '-config', await pidFileConfig(dir.path, 'missing/server.pid')], dir.path);
+        expect(await proc.exited).to.equal(1);
+        expect(proc.output()).to.contain(`cannot write pid_file ${path.join(dir.path, 'missing/server.pid')}: ENOENT`);
+        expect(proc.output()).to.not.match(/\n\s+at /);
+      } finally {
+        await dir.remove();
+      }
+    });
   });
 
   it('refuses a config file with an unknown key, naming it', async () => {

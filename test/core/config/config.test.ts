@@ -154,6 +154,12 @@ describe('server configuration', () => {
       expect(config).to.include({ apiAddr: 'https://kw.example:8200', logLevel: 'debug', pluginDirectory: path.join(BASE, 'plugins') });
     });
 
+    it('takes pid_file relative to the config file, and refuses an empty one', () => {
+      expect(parseConfig(minimal({ pid_file: 'run/keywarden.pid' }), BASE).pidFile).to.equal(path.join(BASE, 'run/keywarden.pid'));
+      expect(parseConfig(minimal(), BASE)).not.to.have.property('pidFile');
+      expect(refusal(minimal({ pid_file: '' }))).to.equal('invalid configuration at pid_file: must NOT have fewer than 1 characters');
+    });
+
     it('reads log_level "warning" as "warn" and refuses unknown levels', () => {
       expect(parseConfig(minimal({ log_level: 'warning' }), BASE).logLevel).to.equal('warn');
       expect(refusal(minimal({ log_level: 'loud' }))).to.match(/^invalid configuration at log_level: must be equal to one of the allowed values/);

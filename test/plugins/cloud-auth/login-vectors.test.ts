@@ -1,5 +1,5 @@
 /**
- * ec2 login over HTTP with the real provider-signed documents of ../shared/vectors/cloud, verified
+ * ec2 login over HTTP with the real provider-signed documents of test/fixtures/cloud/vectors, verified
  * against the built-in certificates only (nothing registered), with the fake provider playing the
  * instances they describe. SHA-1 (the DSA pkcs7 documents) only with the server config flag.
  */

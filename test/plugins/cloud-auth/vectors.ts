@@ -1,6 +1,6 @@
 /**
- * The real provider-signed documents and certificates in ../shared/vectors/cloud (beside the
- * repository, never copied into it), read at run time.
+ * The real provider-signed documents and certificates of test/fixtures/cloud/vectors (their
+ * provenance is in the README there), read from the source tree at run time: tsc does not copy them.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 /** This file runs from dist/test/plugins/cloud-auth/; the repository root is four levels up. */
 const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
-export const VECTORS_DIR = path.resolve(REPO_ROOT, '../shared/vectors/cloud');
+export const VECTORS_DIR = path.join(REPO_ROOT, 'test/fixtures/cloud/vectors');
 
 export function vectorText(relative: string): string {
   return readFileSync(path.join(VECTORS_DIR, relative), 'utf8');
