@@ -1,5 +1,5 @@
 /**
- * A parser for the part of HCL that Vault policies (and, later, server config files) use, plus the
+ * A parser for the part of HCL that Vault policies and server configuration files use, plus the
  * JSON form of the same documents, both into one intermediate tree.
  *
  * Hand-written on purpose: Vault parses policies with HCL version 1, and no maintained npm library
@@ -11,9 +11,9 @@
  *
  * Both syntaxes keep every item in document order, duplicates included: HCL1 turns two
  * `path "a" {}` blocks into two items, and so does its JSON reader for a repeated key, so the
- * consumer (the policy parser) decides what a duplicate means.
+ * consumer (the policy parser, the config loader) decides what a duplicate means.
  */
-import { BadRequestError } from '../../errors.js';
+import { BadRequestError } from './errors.js';
 
 /** 1-based line and column (in UTF-16 code units) of a token in the source text. */
 export interface SourcePosition {
@@ -252,7 +252,7 @@ class Lexer {
 }
 
 /**
- * Policies nest a few levels. The parser recurses once per level, so a limit keeps a hostile
+ * Documents nest a few levels. The parser recurses once per level, so a limit keeps a hostile
  * document from overflowing the stack, which would answer 500 instead of a syntax error.
  */
 const MAX_NESTING = 100;
