@@ -21,6 +21,9 @@ export interface SourcePosition {
   readonly column: number;
 }
 
+/** HCL1, or its JSON form. */
+export type HclSyntax = 'hcl' | 'json';
+
 export type HclValue = HclString | HclNumber | HclBool | HclNull | HclList | HclObject;
 
 export interface HclString { readonly kind: 'string'; readonly value: string; readonly pos: SourcePosition }
@@ -50,12 +53,12 @@ export class HclSyntaxError extends BadRequestError {
 }
 
 /**
- * Parses an HCL or JSON document into its top-level object. A document whose first non-blank
- * character is `{` is JSON (as in Vault, where HCL1 hands such text to its JSON reader).
+ * Parses an HCL or JSON document into its top-level object. Unless `syntax` says which, a document
+ * whose first non-blank character is `{` is JSON (as in Vault, where HCL1 hands such text to its
+ * JSON reader); a `.json` config file is JSON whatever it starts with.
  * @throws HclSyntaxError with the line, column and what was expected.
  */
-export function parseHclDocument(text: string): HclObject {
-  const syntax: Syntax = /^\s*\{/.test(text) ? 'json' : 'hcl';
+export function parseHclDocument(text: string, syntax: HclSyntax = /^\s*\{/.test(text) ? 'json' : 'hcl'): HclObject {
   const parser = new Parser(new Lexer(text, syntax));
   return syntax === 'json' ? parser.jsonDocument() : parser.hclDocument();
 }
@@ -71,8 +74,6 @@ export function describeHclValue(value: HclValue): string {
     case 'object': return 'an object';
   }
 }
-
-type Syntax = 'hcl' | 'json';
 
 type TokenType = 'ident' | 'string' | 'number' | 'punct' | 'eof';
 
@@ -103,7 +104,7 @@ class Lexer {
   private column = 1;
   private peeked: Token | undefined;
 
-  constructor(private readonly text: string, readonly syntax: Syntax) {}
+  constructor(private readonly text: string, readonly syntax: HclSyntax) {}
 
   peek(): Token {
     this.peeked ??= this.scan();
@@ -452,7 +453,7 @@ function isIdentStart(ch: string): boolean {
 }
 
 /** HCL1 identifiers may contain `-` and `.` after the first character; JSON words are letters only. */
-function isIdentPart(ch: string, syntax: Syntax): boolean {
+function isIdentPart(ch: string, syntax: HclSyntax): boolean {
   if (isIdentStart(ch) || isDigit(ch)) return true;
   return syntax === 'hcl' && (ch === '-' || ch === '.');
 }

@@ -48,6 +48,8 @@ export interface HostOptions {
   readonly wasm?: unknown;
   /** HA over a shared store (`physical` must then be a SharedStorage). */
   readonly ha?: HaManager;
+  /** The name a new cluster gets on its first unseal (the config's cluster_name). */
+  readonly clusterName?: string;
 }
 
 const DEFAULT_TTL = 768 * 3600;
@@ -100,6 +102,7 @@ export class Host {
       policies: this.policies,
       identity: this.identity,
       audit: this.audit,
+      ...(options.clusterName ? { clusterName: options.clusterName } : {}),
     });
     const shared = isShared(options.physical) ? options.physical : undefined;
     this.seal = new SealManager(
