@@ -175,12 +175,17 @@ async function reload(next: ServerConfig | undefined, running: Running): Promise
     logger.level = next.logLevel;
     logger.info({ log_level: next.logLevel }, 'reload: log level changed');
   }
-  // A listener is matched to its block by position and address; listeners themselves change only at a restart.
-  const sameListeners = next?.listeners.length === listeners.length && next.listeners.every((l, i) => l.address === config.listeners[i]!.address);
-  if (next && !sameListeners) logger.warn('reload: the listener blocks changed; listeners are only re-created at a restart');
+  if (next) {
+    // Key names only: values may hold secrets (the PostgreSQL connection URL).
+    const keys = restartOnlyChanges(config, next);
+    if (keys.length > 0) logger.warn({ keys }, 'reload: these settings changed and take effect only at a restart');
+  }
+  // A listener block is matched to its running listener by position and address.
+  const updated = next?.listeners.length === listeners.length ? next.listeners : [];
   for (const [i, listener] of listeners.entries()) {
-    if (!config.listeners[i]!.tls) continue;
-    const tls = sameListeners ? next!.listeners[i]!.tls : undefined;
+    const current = config.listeners[i]!;
+    if (!current.tls) continue;
+    const tls = updated[i]?.address === current.address ? updated[i]!.tls : undefined;
     try {
       listener.reloadTls(tls ? tlsFiles(tls) : undefined);
       logger.info({ address: listener.address }, 'reload: TLS certificate and key read again');
@@ -190,6 +195,31 @@ async function reload(next: ServerConfig | undefined, running: Running): Promise
   }
   await host.audit.reopen();
   logger.info('reload: audit files reopened');
+}
+
+/** The configuration file's names for settings SIGHUP does not apply. */
+const RESTART_ONLY: Readonly<Record<Exclude<keyof ServerConfig, 'logLevel'>, string>> = {
+  listeners: 'listener',
+  storage: 'storage',
+  defaultLeaseTtl: 'default_lease_ttl',
+  maxLeaseTtl: 'max_lease_ttl',
+  apiAddr: 'api_addr',
+  clusterName: 'cluster_name',
+  pluginDirectory: 'plugin_directory',
+  periodicIntervalMs: 'periodic_interval',
+  cloudAuth: 'cloud_auth',
+};
+
+function restartOnlyChanges(current: ServerConfig, next: ServerConfig): string[] {
+  // A listener's certificate, key and client CA files are read again on SIGHUP; the rest of it is not.
+  const comparable = (config: ServerConfig) => ({
+    ...config,
+    listeners: config.listeners.map((l) => ({ ...l, ...(l.tls ? { tls: { ...l.tls, certFile: '', keyFile: '', clientCaFile: '' } } : {}) })),
+  });
+  const [a, b] = [comparable(current), comparable(next)];
+  return (Object.keys(RESTART_ONLY) as (keyof typeof RESTART_ONLY)[])
+    .filter((key) => JSON.stringify(a[key]) !== JSON.stringify(b[key]))
+    .map((key) => RESTART_ONLY[key]);
 }
 
 async function openStorage(config: ServerConfig, nodeId: string, logger: Logger): Promise<PhysicalStorage> {

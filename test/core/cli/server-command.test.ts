@@ -312,11 +312,11 @@ describe('keywarden server (process)', function () {
       await waitFor(() => count(proc.output(), '"msg":"reload: audit files reopened"') > before, 'the reload to finish');
     }
 
-    it('SIGHUP reads the log level again, keeps the old settings when the file no longer parses, and never stops the server', () =>
+    it('SIGHUP reads the log level again, names settings that need a restart, keeps the old settings when the file no longer parses, and never stops the server', () =>
       inTempDir(async (cwd) => {
         const config = path.join(cwd, 'config.json');
-        const write = (logLevel: string) =>
-          writeFile(config, JSON.stringify({ storage: { inmem: {} }, listener: { tcp: { address: '127.0.0.1:0', tls_disable: true } }, log_level: logLevel }));
+        const write = (logLevel: string, extra: Record<string, unknown> = {}) =>
+          writeFile(config, JSON.stringify({ storage: { inmem: {} }, listener: { tcp: { address: '127.0.0.1:0', tls_disable: true } }, log_level: logLevel, ...extra }));
         await write('info');
         const proc = run(['server', '-config', config], cwd);
         const address = await listeningAddress(proc);
@@ -330,9 +330,10 @@ describe('keywarden server (process)', function () {
         expect((await request(address, 'GET', 'sys/seal-status')).status).to.equal(200);
         expect(requestLines()).to.equal(0);
 
-        await write('debug');
+        await write('debug', { max_lease_ttl: '24h', default_lease_ttl: '1h' });
         await hangUp(proc);
         expect(proc.output()).to.contain('"log_level":"debug","msg":"reload: log level changed"');
+        expect(proc.output()).to.contain('"keys":["default_lease_ttl","max_lease_ttl"],"msg":"reload: these settings changed and take effect only at a restart"');
         await request(address, 'GET', 'sys/seal-status');
         await waitFor(() => requestLines() === 1, 'a debug line for the request');
         expect(proc.child.exitCode).to.equal(null);
