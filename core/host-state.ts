@@ -37,6 +37,8 @@ export interface HostStateOptions {
   readonly policies: PolicyStore;
   readonly identity: IdentityStore;
   readonly audit: AuditBroker;
+  /** The name a new cluster gets (Vault's cluster_name); a cluster keeps the name it was given first. */
+  readonly clusterName?: string;
 }
 
 export class HostState {
@@ -173,7 +175,7 @@ export class HostState {
     const raw = await barrier.get(CLUSTER_INFO_KEY);
     if (raw) return JSON.parse(Buffer.from(raw).toString('utf8')) as ClusterInfo;
     const id = randomUUID();
-    const info: ClusterInfo = { name: `keywarden-cluster-${id.slice(0, 8)}`, id };
+    const info: ClusterInfo = { name: this.options.clusterName ?? `keywarden-cluster-${id.slice(0, 8)}`, id };
     await barrier.put(CLUSTER_INFO_KEY, Buffer.from(JSON.stringify(info)));
     return info;
   }

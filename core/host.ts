@@ -51,6 +51,8 @@ export interface HostOptions {
   readonly ha?: HaManager;
   /** Refuse Vault's unauthenticated `sys/generate-root/*` (listener `disable_unauthed_generate_root_endpoints`). */
   readonly disableUnauthedGenerateRoot?: boolean;
+  /** The name a new cluster gets on its first unseal (the config's cluster_name). */
+  readonly clusterName?: string;
 }
 
 const DEFAULT_TTL = 768 * 3600;
@@ -103,6 +105,7 @@ export class Host {
       policies: this.policies,
       identity: this.identity,
       audit: this.audit,
+      ...(options.clusterName ? { clusterName: options.clusterName } : {}),
     });
     const shared = isShared(options.physical) ? options.physical : undefined;
     this.seal = new SealManager(

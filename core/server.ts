@@ -6,9 +6,10 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import { Host } from './host.js';
+import { DEFAULT_MAX_REQUEST_SIZE } from './http/body.js';
 import { createApp } from './http/app.js';
-import { listen, type Listener } from './http/listener.js';
-import { splitAddress, type ServerConfig } from './config/config.js';
+import { CLOSE_GRACE_MS, listen, type Listener, type TlsFiles } from './http/listener.js';
+import { splitAddress, type ListenerConfig, type ListenerTls, type ServerConfig } from './config/config.js';
 import { PluginRegistry } from './plugins/registry.js';
 import { BUILTIN_PLUGINS } from './plugins/builtin.js';
 import { loadPluginDirectory } from './plugins/loader.js';
@@ -40,13 +41,26 @@ export interface StartOptions {
 }
 
 export interface RunningServer {
+  /** The first listener's address. */
   readonly address: string;
+  /** Every listener's address, in configuration order. */
+  readonly addresses: readonly string[];
   readonly host: Host;
   readonly logger: Logger;
   /** Dev mode only: the root token. */
   readonly rootToken?: string;
-  /** Stops listening, seals, and closes storage. */
-  close(): Promise<void>;
+  /**
+   * What SIGHUP does: takes from `config` (the files read again) what applies without a restart,
+   * the log level and the listeners' certificate, key and client CA files, and reopens audit files
+   * (for logrotate). Without `config` (dev mode, or files that no longer parse) the certificate
+   * files in use are read again. Never throws: a failure is logged and the previous setting stays.
+   */
+  reload(config?: ServerConfig): Promise<void>;
+  /**
+   * Stops accepting connections, lets requests in flight finish for up to `drainTimeoutMs`
+   * (then cuts them), seals, and closes storage, logging each step.
+   */
+  close(drainTimeoutMs?: number): Promise<void>;
 }
 
 /** Dev mode mounts, when their plugins are registered. */
@@ -85,45 +99,130 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     periodicIntervalMs: config.periodicIntervalMs,
     wasm,
     ...(ha ? { ha } : {}),
-    disableUnauthedGenerateRoot: config.listener.disableUnauthedGenerateRootEndpoints ?? false,
+    disableUnauthedGenerateRoot: config.disableUnauthedGenerateRoot ?? false,
+    ...(config.clusterName ? { clusterName: config.clusterName } : {}),
   });
   // Plugins read their server-wide settings from it (the cloud auth method: cloud_auth).
   registerValue(host.container, TOKENS.ServerConfig, config);
 
-  let listener: Listener | undefined;
+  const listeners: Listener[] = [];
   try {
     let rootToken: string | undefined;
     if (options.dev) rootToken = await bootDev(host, registry, options.dev.stateFile, logger);
-    const app = createApp(host, { maxRequestSize: config.listener.maxRequestSize, logger });
-    const { host: bindHost, port } = splitAddress(config.listener.address);
-    listener = await listen(app, {
-      host: bindHost,
-      port,
-      ...(config.listener.tlsCertFile ? { tlsCertFile: config.listener.tlsCertFile, tlsKeyFile: config.listener.tlsKeyFile! } : {}),
-      ...(config.listener.readHeaderTimeoutMs !== undefined ? { readHeaderTimeoutMs: config.listener.readHeaderTimeoutMs } : {}),
-      ...(config.listener.readTimeoutMs !== undefined ? { readTimeoutMs: config.listener.readTimeoutMs } : {}),
-    });
-    logger.info({ address: listener.address, storage: physical.kind, ...(ha ? { ha: 'enabled', node_id: nodeId, api_addr: config.apiAddr } : {}) }, 'listening');
-    const bound = listener;
+    for (const listenerConfig of config.listeners) {
+      const listener = await listenOn(host, listenerConfig, logger);
+      listeners.push(listener);
+      logger.info({ address: listener.address, storage: physical.kind, ...(ha ? { ha: 'enabled', node_id: nodeId, api_addr: config.apiAddr } : {}) }, 'listening');
+    }
     let closing: Promise<void> | undefined;
     return {
-      address: bound.address,
+      address: listeners[0]!.address,
+      addresses: listeners.map((l) => l.address),
       host,
       logger,
       ...(rootToken ? { rootToken } : {}),
-      close: () =>
+      reload: (next) => reload(next, { config, listeners, host, logger }),
+      close: (drainTimeoutMs = CLOSE_GRACE_MS) =>
         (closing ??= (async () => {
-          await bound.close();
+          logger.info({ drain_timeout_ms: drainTimeoutMs }, 'shutdown: no longer accepting connections; waiting for requests in flight');
+          const cut = (await Promise.all(listeners.map((l) => l.drain(drainTimeoutMs)))).reduce((a, b) => a + b, 0);
+          if (cut > 0) logger.warn({ connections: cut }, 'shutdown: cut the connections still busy at the drain timeout');
+          else logger.info('shutdown: requests in flight finished');
           await host.shutdown();
           await physical.close();
+          logger.info('shutdown: storage closed');
         })()),
     };
   } catch (err) {
-    await listener?.close();
+    await Promise.all(listeners.map((l) => l.close()));
     await host.shutdown().catch(() => undefined);
     await physical.close();
     throw err;
   }
+}
+
+async function listenOn(host: Host, config: ListenerConfig, logger: Logger): Promise<Listener> {
+  const app = createApp(host, { maxRequestSize: config.maxRequestSize, logger });
+  const { host: bindHost, port } = splitAddress(config.address);
+  return listen(app, {
+    host: bindHost,
+    port,
+    ...(config.tls
+      ? {
+          ...tlsFiles(config.tls),
+          tlsMinVersion: config.tls.minVersion,
+          tlsClientCertificates: config.tls.clientCertificates,
+        }
+      : {}),
+    ...(config.readHeaderTimeoutMs !== undefined ? { readHeaderTimeoutMs: config.readHeaderTimeoutMs } : {}),
+    ...(config.readTimeoutMs !== undefined ? { readTimeoutMs: config.readTimeoutMs } : {}),
+  });
+}
+
+function tlsFiles(tls: ListenerTls): TlsFiles {
+  return { tlsCertFile: tls.certFile, tlsKeyFile: tls.keyFile, ...(tls.clientCaFile ? { tlsClientCaFile: tls.clientCaFile } : {}) };
+}
+
+interface Running {
+  readonly config: ServerConfig;
+  readonly listeners: readonly Listener[];
+  readonly host: Host;
+  readonly logger: Logger;
+}
+
+async function reload(next: ServerConfig | undefined, running: Running): Promise<void> {
+  const { config, listeners, host, logger } = running;
+  if (next && next.logLevel !== logger.level) {
+    logger.level = next.logLevel;
+    logger.info({ log_level: next.logLevel }, 'reload: log level changed');
+  }
+  if (next) {
+    // Key names only: values may hold secrets (the PostgreSQL connection URL).
+    const keys = restartOnlyChanges(config, next);
+    if (keys.length > 0) logger.warn({ keys }, 'reload: these settings changed and take effect only at a restart');
+  }
+  // A listener block is matched to its running listener by position and address.
+  const updated = next?.listeners.length === listeners.length ? next.listeners : [];
+  for (const [i, listener] of listeners.entries()) {
+    const current = config.listeners[i]!;
+    if (!current.tls) continue;
+    const tls = updated[i]?.address === current.address ? updated[i]!.tls : undefined;
+    try {
+      listener.reloadTls(tls ? tlsFiles(tls) : undefined);
+      logger.info({ address: listener.address }, 'reload: TLS certificate and key read again');
+    } catch (err) {
+      logger.error({ address: listener.address, err: err instanceof Error ? err.message : String(err) }, 'reload: TLS certificate not reloaded; the previous one stays in use');
+    }
+  }
+  await host.audit.reopen();
+  logger.info('reload: audit files reopened');
+}
+
+/** The configuration file's names for settings SIGHUP does not apply. */
+const RESTART_ONLY: Readonly<Record<Exclude<keyof ServerConfig, 'logLevel'>, string>> = {
+  listeners: 'listener',
+  storage: 'storage',
+  defaultLeaseTtl: 'default_lease_ttl',
+  maxLeaseTtl: 'max_lease_ttl',
+  apiAddr: 'api_addr',
+  clusterName: 'cluster_name',
+  pluginDirectory: 'plugin_directory',
+  pidFile: 'pid_file',
+  disableUnauthedGenerateRoot: 'disable_unauthed_generate_root_endpoints',
+  periodicIntervalMs: 'periodic_interval',
+  cloudAuth: 'cloud_auth',
+};
+
+function restartOnlyChanges(current: ServerConfig, next: ServerConfig): string[] {
+  // A listener's certificate, key and client CA files are read again on SIGHUP; the rest of it is not.
+  const comparable = (config: ServerConfig) => ({
+    ...config,
+    listeners: config.listeners.map((l) => ({ ...l, ...(l.tls ? { tls: { ...l.tls, certFile: '', keyFile: '', clientCaFile: '' } } : {}) })),
+  });
+  const [a, b] = [comparable(current), comparable(next)];
+  return (Object.keys(RESTART_ONLY) as (keyof typeof RESTART_ONLY)[])
+    .filter((key) => JSON.stringify(a[key]) !== JSON.stringify(b[key]))
+    .map((key) => RESTART_ONLY[key]);
 }
 
 async function openStorage(config: ServerConfig, nodeId: string, logger: Logger): Promise<PhysicalStorage> {
@@ -181,7 +280,7 @@ async function bootDev(host: Host, registry: PluginRegistry, stateFile: string, 
 /** The dev-mode configuration: LevelDB under ./data/dev, plain HTTP on 127.0.0.1:8200. */
 export function devConfig(dataDir: string, address = '127.0.0.1:8200'): ServerConfig {
   return {
-    listener: { address, tlsDisable: true, maxRequestSize: 32 * 1024 * 1024 },
+    listeners: [{ address, maxRequestSize: DEFAULT_MAX_REQUEST_SIZE }],
     storage: { kind: 'leveldb', path: path.join(dataDir, 'dev') },
     defaultLeaseTtl: 768 * 3600,
     maxLeaseTtl: 768 * 3600,

@@ -1,263 +1,228 @@
 /**
- * The server configuration file (JSON): listener, storage, TTL defaults, logging, plugins.
- * Checked as a whole when loaded, so a typo fails start-up with a message that names the key.
+ * The server configuration, Vault's way: `-config` names an HCL or JSON file, or a directory whose
+ * `*.hcl` and `*.json` files are merged in lexical order. Each file is read by config-file.ts, which
+ * refuses any key it does not know with the file, line and key; this module merges the files,
+ * fills in defaults and checks what spans files (a storage block, the TTL pair, HA's api_addr).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { Ajv } from 'ajv';
-import { parseBool, parseDurationExact, parseDurationSeconds } from '../framework/fields.js';
-import { DEFAULT_MAX_REQUEST_SIZE } from '../http/body.js';
-import { DEFAULT_READ_HEADER_TIMEOUT_MS, DEFAULT_READ_TIMEOUT_MS } from '../http/listener.js';
+import { HclSyntaxError, parseHclDocument, type HclSyntax } from '../hcl.js';
+import { ConfigError, fail, readConfigDocument, type FileSettings, type Setting, type SourceFile } from './config-file.js';
+
+export { ConfigError, splitAddress } from './config-file.js';
+
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
+
+/** A listener's TLS; a listener without it speaks plain HTTP (`tls_disable`). */
+export interface ListenerTls {
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** The oldest protocol accepted (`tls_min_version`, default tls12). */
+  readonly minVersion: 'TLSv1.2' | 'TLSv1.3';
+  /**
+   * Vault's client certificate modes: `request` (its default) asks for one and takes any, or none;
+   * `require` refuses the handshake without one that chains to `clientCaFile`; `none` never asks.
+   */
+  readonly clientCertificates: 'none' | 'request' | 'require';
+  /** CA certificates (PEM) that client certificates must chain to; only with `require`. */
+  readonly clientCaFile?: string;
+}
+
+export interface ListenerConfig {
+  /** `host:port`; port 0 picks a free port. */
+  readonly address: string;
+  readonly tls?: ListenerTls;
+  readonly maxRequestSize: number;
+  /** Milliseconds a client may take to send a request's headers (0: no limit; default 10 s). */
+  readonly readHeaderTimeoutMs?: number;
+  /** Milliseconds a client may take to send a whole request, body included (0: no limit; default 30 s). */
+  readonly readTimeoutMs?: number;
+  /**
+   * `disable_unauthed_generate_root_endpoints` (OpenBao's name and place): refuse Vault's
+   * unauthenticated `sys/generate-root/*`, leaving the token-authenticated `sys/generate-root-token/*`.
+   * Keywarden applies it server-wide, so every listener must agree (see loadConfig).
+   */
+  readonly disableUnauthedGenerateRootEndpoints?: boolean;
+}
+
+export type StorageConfig =
+  | { readonly kind: 'leveldb'; readonly path: string }
+  | { readonly kind: 'inmem' }
+  | {
+      readonly kind: 'postgresql';
+      /** Holds the database password: never log it. */
+      readonly connectionUrl: string;
+      readonly table: string;
+      readonly haEnabled: boolean;
+      /** Connections in this node's pool. */
+      readonly maxParallel: number;
+    };
+
+/** The cloud auth method's server-wide switches. */
+export interface CloudAuthConfig {
+  /**
+   * Accept SHA-1 PKCS#7 signatures (the DSA-SHA1 `pkcs7` identity document) at ec2 login. Off
+   * by default: SHA-1 is deprecated, and the `rsa2048` document or identity + signature work without it.
+   */
+  readonly allowSha1Signatures: boolean;
+}
 
 export interface ServerConfig {
-  readonly listener: {
-    readonly address: string;
-    readonly tlsDisable: boolean;
-    readonly tlsCertFile?: string;
-    readonly tlsKeyFile?: string;
-    readonly maxRequestSize: number;
-    /** Milliseconds a client may take to send a request's headers (0: no limit; default 10 s). */
-    readonly readHeaderTimeoutMs?: number;
-    /** Milliseconds a client may take to send a whole request, body included (0: no limit; default 30 s). */
-    readonly readTimeoutMs?: number;
-    /**
-     * `disable_unauthed_generate_root_endpoints` (OpenBao's name): refuse Vault's unauthenticated
-     * `sys/generate-root/*`, leaving the token-authenticated `sys/generate-root-token/*`.
-     */
-    readonly disableUnauthedGenerateRootEndpoints?: boolean;
-  };
-  readonly storage:
-    | { readonly kind: 'leveldb'; readonly path: string }
-    | { readonly kind: 'inmem' }
-    | {
-        readonly kind: 'postgresql';
-        /** Holds the database password: never log it. */
-        readonly connectionUrl: string;
-        readonly table: string;
-        readonly haEnabled: boolean;
-        /** Connections in this node's pool. */
-        readonly maxParallel: number;
-      };
+  /** One or more; the server listens on each. */
+  readonly listeners: readonly ListenerConfig[];
+  readonly storage: StorageConfig;
   /** Seconds. */
   readonly defaultLeaseTtl: number;
   readonly maxLeaseTtl: number;
   readonly apiAddr?: string;
-  readonly logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error';
+  /** The name a new cluster gets on its first unseal (`keywarden-cluster-…` otherwise). */
+  readonly clusterName?: string;
+  readonly logLevel: LogLevel;
   /** A directory of plugin modules (`*.js`, default export a plugin manifest). */
   readonly pluginDirectory?: string;
-  /** Where `keywarden server` writes its process id while it runs. */
+  /** Where `keywarden server` writes its process id while it runs (`pid_file`). */
   readonly pidFile?: string;
+  /** Vault's unauthenticated root generation is off (`disable_unauthed_generate_root_endpoints` on the listeners). */
+  readonly disableUnauthedGenerateRoot?: boolean;
   /** How often backends' periodic hooks run, in milliseconds; 0 turns the timer off. */
   readonly periodicIntervalMs: number;
-  /** The cloud auth method's server-wide switches. */
-  readonly cloudAuth?: {
-    /**
-     * Accept SHA-1 PKCS#7 signatures (the DSA-SHA1 `pkcs7` identity document) at ec2 login. Off
-     * by default: SHA-1 is deprecated, and the `rsa2048` document or identity + signature work without it.
-     */
-    readonly allowSha1Signatures: boolean;
-  };
+  readonly cloudAuth?: CloudAuthConfig;
 }
-
-export class ConfigError extends Error {}
-
-const duration = { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string' }] };
-/** As Vault reads `tls_disable`: a boolean, 0 or 1, or a word of Go's ParseBool. */
-const bool = {
-  anyOf: [
-    { type: 'boolean' },
-    { type: 'integer', enum: [0, 1] },
-    { type: 'string', enum: ['1', 't', 'T', 'TRUE', 'true', 'True', '0', 'f', 'F', 'FALSE', 'false', 'False'] },
-  ],
-};
-
-const schema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    listener: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        tcp: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            address: { type: 'string' },
-            tls_disable: bool,
-            tls_cert_file: { type: 'string' },
-            tls_key_file: { type: 'string' },
-            max_request_size: { type: 'integer' },
-            http_read_header_timeout: duration,
-            http_read_timeout: duration,
-            disable_unauthed_generate_root_endpoints: bool,
-          },
-        },
-      },
-    },
-    storage: {
-      type: 'object',
-      additionalProperties: false,
-      minProperties: 1,
-      maxProperties: 1,
-      properties: {
-        leveldb: { type: 'object', additionalProperties: false, required: ['path'], properties: { path: { type: 'string', minLength: 1 } } },
-        inmem: { type: 'object' },
-        postgresql: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['connection_url'],
-          properties: {
-            connection_url: { type: 'string', minLength: 1 },
-            table: { type: 'string', minLength: 1 },
-            ha_enabled: bool,
-            max_parallel: { anyOf: [{ type: 'integer', minimum: 1, maximum: 1000 }, { type: 'string', pattern: '^[1-9][0-9]{0,2}$' }] },
-          },
-        },
-      },
-    },
-    default_lease_ttl: duration,
-    max_lease_ttl: duration,
-    api_addr: { type: 'string' },
-    log_level: { type: 'string', enum: ['trace', 'debug', 'info', 'warn', 'warning', 'error'] },
-    plugin_directory: { type: 'string' },
-    pid_file: { type: 'string', minLength: 1 },
-    periodic_interval: duration,
-    cloud_auth: { type: 'object', additionalProperties: false, properties: { allow_sha1_signatures: bool } },
-    ui: {},
-    disable_mlock: {},
-    cluster_name: { type: 'string' },
-  },
-} as const;
-
-const validate = new Ajv({ allErrors: false, strict: false }).compile(schema);
 
 const DEFAULT_TTL = 768 * 3600;
 
-function toBool(v: unknown): boolean {
-  return v === undefined ? false : parseBool(v);
+/**
+ * Loads `-config` paths in order, each a file or a directory, and merges everything they hold.
+ * @throws ConfigError naming the file, line and key of the first problem.
+ */
+export function loadConfig(paths: string | readonly string[]): ServerConfig {
+  const list = typeof paths === 'string' ? [paths] : paths;
+  const settings = list.flatMap(configFilesAt).map(readConfigFile);
+  return finishConfig(mergeSettings(settings), list.join(', '));
 }
 
-/** A TTL in seconds; unset, "" and 0 mean the default, as in Vault's NewCore. */
-function toSeconds(v: unknown, key: string, fallback: number): number {
-  if (v === undefined || v === '') return fallback;
-  try {
-    return parseDurationSeconds(v) || fallback;
-  } catch (err) {
-    throw new ConfigError(`${key}: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
-
-function toMillis(v: unknown, key: string, fallback: number): number {
-  if (v === undefined || v === '') return fallback;
-  try {
-    return Math.round(parseDurationExact(v) * 1000);
-  } catch (err) {
-    throw new ConfigError(`${key}: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
-
-/** Builds a config from a parsed document; relative paths resolve against `baseDir`. */
+/** A configuration given as a JSON-shaped value (embedding programs, tests); relative paths resolve against `baseDir`. */
 export function parseConfig(doc: unknown, baseDir: string): ServerConfig {
-  if (!validate(doc)) {
-    const e = validate.errors![0]!;
-    const where = e.instancePath.replace(/^\//, '').replace(/\//g, '.') || '(top level)';
-    const extra = e.keyword === 'additionalProperties' ? ` "${(e.params as { additionalProperty: string }).additionalProperty}"` : '';
-    throw new ConfigError(`invalid configuration at ${where}: ${e.message ?? 'invalid'}${extra}`);
-  }
-  const d = doc as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-  const tcp = d.listener?.tcp ?? {};
-  const tlsDisable = toBool(tcp.tls_disable);
-  if (!tlsDisable && (!tcp.tls_cert_file || !tcp.tls_key_file)) {
-    throw new ConfigError('listener.tcp: tls_cert_file and tls_key_file are required unless tls_disable is true');
-  }
-  const readHeaderTimeoutMs = toMillis(tcp.http_read_header_timeout, 'listener.tcp.http_read_header_timeout', DEFAULT_READ_HEADER_TIMEOUT_MS);
-  const readTimeoutMs = toMillis(tcp.http_read_timeout, 'listener.tcp.http_read_timeout', DEFAULT_READ_TIMEOUT_MS);
-  if (tcp.http_read_header_timeout !== undefined && tcp.http_read_timeout !== undefined && readTimeoutMs > 0 && readHeaderTimeoutMs > readTimeoutMs) {
-    throw new ConfigError('listener.tcp: http_read_header_timeout cannot be greater than http_read_timeout');
-  }
-  const defaultLeaseTtl = toSeconds(d.default_lease_ttl, 'default_lease_ttl', DEFAULT_TTL);
-  const maxLeaseTtl = toSeconds(d.max_lease_ttl, 'max_lease_ttl', DEFAULT_TTL);
-  if (defaultLeaseTtl > maxLeaseTtl) throw new ConfigError('default_lease_ttl cannot be greater than max_lease_ttl');
-  const storage: ServerConfig['storage'] = d.storage?.leveldb
-    ? { kind: 'leveldb', path: path.resolve(baseDir, d.storage.leveldb.path) }
-    : d.storage?.inmem
-      ? { kind: 'inmem' }
-      : d.storage?.postgresql
-        ? postgresStorage(d.storage.postgresql)
-        : (() => {
-            throw new ConfigError('storage: a "leveldb" (with "path"), "postgresql" (with "connection_url") or "inmem" block is required');
-          })();
-  // Standbys forward writes to the active node's api_addr, so an HA node must advertise one.
-  const apiAddr = d.api_addr ?? process.env.KEYWARDEN_API_ADDR ?? process.env.VAULT_API_ADDR;
-  if (storage.kind === 'postgresql' && storage.haEnabled) {
-    if (!apiAddr) throw new ConfigError('api_addr is required with storage.postgresql.ha_enabled: standby nodes forward writes to the active node at this address');
-    if (!/^https?:\/\/[^/\s]+\/?$/.test(apiAddr)) throw new ConfigError(`api_addr must be a URL like "https://10.0.0.5:8200", got "${apiAddr}"`);
-  }
-  return {
-    listener: {
-      address: tcp.address ?? '127.0.0.1:8200',
-      tlsDisable,
-      ...(tlsDisable ? {} : { tlsCertFile: path.resolve(baseDir, tcp.tls_cert_file), tlsKeyFile: path.resolve(baseDir, tcp.tls_key_file) }),
-      maxRequestSize: tcp.max_request_size === undefined || tcp.max_request_size === 0 ? DEFAULT_MAX_REQUEST_SIZE : tcp.max_request_size,
-      // Only when configured: the listener owns the defaults.
-      ...(tcp.http_read_header_timeout !== undefined ? { readHeaderTimeoutMs } : {}),
-      ...(tcp.http_read_timeout !== undefined ? { readTimeoutMs } : {}),
-      ...(tcp.disable_unauthed_generate_root_endpoints !== undefined
-        ? { disableUnauthedGenerateRootEndpoints: toBool(tcp.disable_unauthed_generate_root_endpoints) }
-        : {}),
-    },
-    storage,
-    defaultLeaseTtl,
-    maxLeaseTtl,
-    ...(apiAddr ? { apiAddr: apiAddr.replace(/\/$/, '') } : {}),
-    logLevel: d.log_level === 'warning' ? 'warn' : (d.log_level ?? 'info'),
-    ...(d.plugin_directory ? { pluginDirectory: path.resolve(baseDir, d.plugin_directory) } : {}),
-    ...(d.pid_file ? { pidFile: path.resolve(baseDir, d.pid_file) } : {}),
-    periodicIntervalMs: toMillis(d.periodic_interval, 'periodic_interval', 60_000),
-    ...(d.cloud_auth ? { cloudAuth: { allowSha1Signatures: toBool(d.cloud_auth.allow_sha1_signatures) } } : {}),
-  };
+  const name = '(configuration)';
+  return finishConfig(parseConfigText(JSON.stringify(doc, null, 2) ?? '', { name, dir: baseDir }, 'json'), name);
 }
 
-function postgresStorage(block: Record<string, unknown>): ServerConfig['storage'] {
-  const table = (block.table as string | undefined) ?? 'keywarden_store';
-  if (!/^[a-z_][a-z0-9_]{0,50}$/.test(table)) {
-    throw new ConfigError(`storage.postgresql.table: "${table}" is not a plain table name (lower-case letters, digits and "_", at most 51 characters)`);
+/**
+ * A file as is; a directory's `*.hcl` and `*.json` files in lexical order, as Vault's
+ * LoadConfigDir, without subdirectories and editor lock files (`.#name`).
+ */
+function configFilesAt(configPath: string): string[] {
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(configPath).isDirectory();
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${configPath}: ${errorCode(err)}`);
   }
-  if (!/^postgres(ql)?:\/\//.test(block.connection_url as string)) {
-    // Not echoed back: the value may hold a password.
-    throw new ConfigError('storage.postgresql.connection_url must be a URL starting with postgres:// or postgresql://');
-  }
-  return {
-    kind: 'postgresql',
-    connectionUrl: block.connection_url as string,
-    table,
-    haEnabled: toBool(block.ha_enabled),
-    maxParallel: block.max_parallel === undefined ? 10 : Number(block.max_parallel),
-  };
+  if (!isDirectory) return [configPath];
+  const names = readdirSync(configPath, { withFileTypes: true })
+    .filter((entry) => !entry.isDirectory() && /\.(hcl|json)$/.test(entry.name) && !entry.name.startsWith('.#'))
+    .map((entry) => entry.name)
+    .sort();
+  if (names.length === 0) throw new ConfigError(`config directory ${configPath} holds no .hcl or .json file`);
+  return names.map((name) => path.join(configPath, name));
 }
 
-export function loadConfigFile(file: string): ServerConfig {
+function readConfigFile(file: string): FileSettings {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ConfigError(`cannot read config file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new ConfigError(`cannot read config file ${file}: ${errorCode(err)}`);
   }
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (err) {
-    throw new ConfigError(`config file ${file} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  return parseConfig(doc, path.dirname(path.resolve(file)));
+  // A .json file is JSON even when it does not start with "{", so its errors read as JSON errors.
+  return parseConfigText(text, { name: file, dir: path.dirname(path.resolve(file)) }, file.endsWith('.json') ? 'json' : undefined);
 }
 
-/** `host:port` → parts; the port may be 0 (tests: any free port). */
-export function splitAddress(address: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(address);
-  if (!m) throw new ConfigError(`listener.tcp.address must be host:port, got "${address}"`);
-  const port = Number(m[3]);
-  if (port > 65535) throw new ConfigError(`listener.tcp.address: port ${port} is out of range`);
-  return { host: m[1] ?? m[2]!, port };
+function parseConfigText(text: string, source: SourceFile, syntax: HclSyntax | undefined): FileSettings {
+  try {
+    return readConfigDocument(parseHclDocument(text, syntax), source);
+  } catch (err) {
+    if (err instanceof HclSyntaxError) throw new ConfigError(`${source.name}:${err.line}:${err.column}: ${err.detail}`);
+    throw err;
+  }
+}
+
+/**
+ * Vault's merge (command/server/config.go, Config.Merge): listeners add up; storage and the other
+ * settings of a later file replace an earlier file's; lease TTLs keep the larger value.
+ */
+function mergeSettings(files: readonly FileSettings[]): FileSettings {
+  return files.reduce((a, b) => ({
+    listeners: [...a.listeners, ...b.listeners],
+    storage: b.storage ?? a.storage,
+    apiAddr: b.apiAddr ?? a.apiAddr,
+    clusterName: b.clusterName ?? a.clusterName,
+    defaultLeaseTtl: larger(a.defaultLeaseTtl, b.defaultLeaseTtl),
+    maxLeaseTtl: larger(a.maxLeaseTtl, b.maxLeaseTtl),
+    logLevel: b.logLevel ?? a.logLevel,
+    pluginDirectory: b.pluginDirectory ?? a.pluginDirectory,
+    pidFile: b.pidFile ?? a.pidFile,
+    periodicIntervalMs: b.periodicIntervalMs ?? a.periodicIntervalMs,
+    cloudAuth: b.cloudAuth ?? a.cloudAuth,
+  }));
+}
+
+/**
+ * Whether Vault's unauthenticated root generation is turned off. OpenBao sets it per listener;
+ * Keywarden applies it to the whole server, so listeners that disagree are refused rather than
+ * leave the endpoints open on one of them.
+ */
+function disableUnauthedGenerateRoot(listeners: readonly ListenerConfig[]): boolean {
+  const values = new Set(listeners.map((listener) => listener.disableUnauthedGenerateRootEndpoints ?? false));
+  if (values.size > 1) {
+    throw new ConfigError('listener: disable_unauthed_generate_root_endpoints must be the same on every listener (Keywarden applies it to the whole server)');
+  }
+  return values.has(true);
+}
+
+function larger(a: Setting<number> | undefined, b: Setting<number> | undefined): Setting<number> | undefined {
+  return a && b ? (b.value > a.value ? b : a) : (b ?? a);
+}
+
+function finishConfig(settings: FileSettings, source: string): ServerConfig {
+  if (settings.listeners.length === 0) throw new ConfigError(`${source}: listener: a listener "tcp" { … } block is required`);
+  const storage = settings.storage;
+  if (!storage) {
+    throw new ConfigError(`${source}: storage: a storage "leveldb" (with path), "postgresql" (with connection_url) or "inmem" block is required`);
+  }
+  const defaultLeaseTtl = settings.defaultLeaseTtl?.value ?? DEFAULT_TTL;
+  const maxLeaseTtl = settings.maxLeaseTtl?.value ?? DEFAULT_TTL;
+  if (defaultLeaseTtl > maxLeaseTtl) {
+    if (settings.defaultLeaseTtl) fail(settings.defaultLeaseTtl.where, `${defaultLeaseTtl}s is greater than max_lease_ttl (${maxLeaseTtl}s)`);
+    fail(settings.maxLeaseTtl!.where, `${maxLeaseTtl}s is less than the default lease TTL (${defaultLeaseTtl}s); lower default_lease_ttl too`);
+  }
+  const apiAddr = settings.apiAddr?.value ?? process.env.KEYWARDEN_API_ADDR ?? process.env.VAULT_API_ADDR;
+  if (storage.value.kind === 'postgresql' && storage.value.haEnabled) checkHaApiAddr(apiAddr, settings.apiAddr, storage);
+  return {
+    listeners: settings.listeners,
+    storage: storage.value,
+    defaultLeaseTtl,
+    maxLeaseTtl,
+    ...(apiAddr ? { apiAddr: apiAddr.replace(/\/$/, '') } : {}),
+    ...(settings.clusterName ? { clusterName: settings.clusterName.value } : {}),
+    logLevel: settings.logLevel?.value ?? 'info',
+    ...(settings.pluginDirectory ? { pluginDirectory: settings.pluginDirectory.value } : {}),
+    ...(settings.pidFile ? { pidFile: settings.pidFile.value } : {}),
+    ...(disableUnauthedGenerateRoot(settings.listeners) ? { disableUnauthedGenerateRoot: true } : {}),
+    periodicIntervalMs: settings.periodicIntervalMs?.value ?? 60_000,
+    ...(settings.cloudAuth ? { cloudAuth: settings.cloudAuth.value } : {}),
+  };
+}
+
+/** Standbys forward requests to the active node's api_addr, so an HA node must advertise a usable one. */
+function checkHaApiAddr(apiAddr: string | undefined, configured: Setting<string> | undefined, storage: Setting<StorageConfig>): void {
+  if (!apiAddr) fail(storage.where, 'ha_enabled needs api_addr: standby nodes forward requests to the active node at that address');
+  if (/^https?:\/\/[^/\s]+\/?$/.test(apiAddr)) return;
+  const problem = `must be a URL like "https://10.0.0.5:8200", got "${apiAddr}"`;
+  if (configured) fail(configured.where, problem);
+  throw new ConfigError(`api_addr (from the environment): ${problem}`);
+}
+
+function errorCode(err: unknown): string {
+  return (err as NodeJS.ErrnoException).code ?? String(err);
 }

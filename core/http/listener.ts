@@ -17,7 +17,22 @@ export interface ListenerOptions {
   readonly readHeaderTimeoutMs?: number;
   /** Time for a client to send a whole request, headers and body, ms (Vault's http_read_timeout); 0 = none. */
   readonly readTimeoutMs?: number;
+  /** The oldest TLS version accepted; Node's default (TLS 1.2) otherwise. */
+  readonly tlsMinVersion?: 'TLSv1.2' | 'TLSv1.3';
+  /**
+   * Client certificates: never asked for (the default here), requested but optional and unverified
+   * (Vault's default), or required and verified against `tlsClientCaFile` (Node's root CAs without it).
+   */
+  readonly tlsClientCertificates?: 'none' | 'request' | 'require';
+  /** PEM CA certificates a required client certificate must chain to. */
+  readonly tlsClientCaFile?: string;
 }
+
+/** The files a TLS listener reads its certificate, key and client CAs from. */
+export type TlsFiles = Required<Pick<ListenerOptions, 'tlsCertFile' | 'tlsKeyFile'>> & Pick<ListenerOptions, 'tlsClientCaFile'>;
+
+/** How long close() lets in-flight requests finish before cutting their connections. */
+export const CLOSE_GRACE_MS = 2_000;
 
 export const DEFAULT_READ_HEADER_TIMEOUT_MS = 10_000;
 export const DEFAULT_READ_TIMEOUT_MS = 30_000;
@@ -27,6 +42,17 @@ export interface Listener {
   readonly address: string;
   readonly port: number;
   close(): Promise<void>;
+  /**
+   * Stops accepting connections, closes idle ones, lets requests in flight finish (their responses
+   * close the connection), and after `timeoutMs` cuts what is left. Resolves with how many were cut.
+   */
+  drain(timeoutMs: number): Promise<number>;
+  /**
+   * TLS only: reads the certificate, key and client CA files again (the same ones, or `files`) for
+   * new connections; open ones keep theirs. Throws if a file cannot be read or the key does not
+   * match the certificate, and then the previous ones stay in use.
+   */
+  reloadTls(files?: TlsFiles): void;
 }
 
 export async function listen(app: Koa, options: ListenerOptions): Promise<Listener> {
@@ -46,6 +72,14 @@ export async function listen(app: Koa, options: ListenerOptions): Promise<Listen
     app.callback(),
   );
   httpServer.on('clientError', answerClientError);
+  let draining = false;
+  const inFlight = new Set<http.ServerResponse>();
+  httpServer.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    // While draining, a finished response closes its connection instead of keeping it for another request.
+    if (draining) res.shouldKeepAlive = false;
+    inFlight.add(res);
+    res.on('close', () => inFlight.delete(res));
+  });
   // Node starts tracking connections for those timeouts (and for closeIdleConnections) when the
   // server emits 'listening'. This one never listens itself (sockets arrive through 'connection'),
   // so it is told here; without it a client sending headers or a body byte by byte is never cut off.
@@ -56,9 +90,21 @@ export async function listen(app: Koa, options: ListenerOptions): Promise<Listen
     socket.on('close', () => sockets.delete(socket));
     httpServer.emit('connection', new ListVerbStream(socket));
   };
-  const useTls = Boolean(options.tlsCertFile);
-  const server: net.Server = useTls
-    ? tls.createServer({ cert: readFileSync(options.tlsCertFile!), key: readFileSync(options.tlsKeyFile!) }, onSocket)
+  let tlsFiles: TlsFiles | undefined = options.tlsCertFile
+    ? { tlsCertFile: options.tlsCertFile, tlsKeyFile: options.tlsKeyFile!, ...(options.tlsClientCaFile ? { tlsClientCaFile: options.tlsClientCaFile } : {}) }
+    : undefined;
+  const secureContext = (files: TlsFiles): tls.SecureContextOptions => ({
+    cert: readFileSync(files.tlsCertFile),
+    key: readFileSync(files.tlsKeyFile),
+    ...(files.tlsClientCaFile ? { ca: readFileSync(files.tlsClientCaFile) } : {}),
+    ...(options.tlsMinVersion ? { minVersion: options.tlsMinVersion } : {}),
+  });
+  const clientCertificates = options.tlsClientCertificates ?? 'none';
+  const server: net.Server = tlsFiles
+    ? tls.createServer(
+        { ...secureContext(tlsFiles), requestCert: clientCertificates !== 'none', rejectUnauthorized: clientCertificates === 'require' },
+        onSocket,
+      )
     : net.createServer(onSocket);
 
   await new Promise<void>((resolve, reject) => {
@@ -70,18 +116,35 @@ export async function listen(app: Koa, options: ListenerOptions): Promise<Listen
   });
   const bound = server.address() as net.AddressInfo;
   const hostText = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
+  const drain = (timeoutMs: number) =>
+    new Promise<number>((resolve) => {
+      draining = true;
+      for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
+      let cut = 0;
+      // A keep-alive connection turns idle when its response is done; it is closed as soon as it does.
+      const closeIdle = setInterval(() => httpServer.closeIdleConnections(), 50).unref();
+      const deadline = setTimeout(() => {
+        cut = sockets.size;
+        sockets.forEach((s) => s.destroy());
+      }, timeoutMs).unref();
+      server.close(() => {
+        clearInterval(closeIdle);
+        clearTimeout(deadline);
+        resolve(cut);
+      });
+      // Stops the timeout checks and closes idle connections; the server was never bound, so there is nothing else to close.
+      httpServer.close();
+    });
   return {
-    address: `${useTls ? 'https' : 'http'}://${hostText}:${bound.port}`,
+    address: `${tlsFiles ? 'https' : 'http'}://${hostText}:${bound.port}`,
     port: bound.port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // Stops the timeout checks; the server was never bound, so there is nothing else to close.
-        httpServer.close();
-        httpServer.closeIdleConnections();
-        // Give in-flight requests a moment, then cut what is left.
-        setTimeout(() => sockets.forEach((s) => s.destroy()), 2_000).unref();
-      }),
+    close: () => drain(CLOSE_GRACE_MS).then(() => undefined),
+    drain,
+    reloadTls: (files = tlsFiles) => {
+      if (!files || !(server instanceof tls.Server)) throw new Error('this listener does not use TLS');
+      server.setSecureContext(secureContext(files));
+      tlsFiles = files;
+    },
   };
 }
 

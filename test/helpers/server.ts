@@ -32,7 +32,7 @@ export class ManualClock implements Clock {
 
 export function testConfig(options: TestServerOptions = {}): ServerConfig {
   return {
-    listener: { address: '127.0.0.1:0', tlsDisable: true, maxRequestSize: options.maxRequestSize ?? 32 * 1024 * 1024 },
+    listeners: [{ address: '127.0.0.1:0', maxRequestSize: options.maxRequestSize ?? 32 * 1024 * 1024 }],
     storage: options.leveldbPath ? { kind: 'leveldb', path: options.leveldbPath } : { kind: 'inmem' },
     defaultLeaseTtl: 768 * 3600,
     maxLeaseTtl: 768 * 3600,

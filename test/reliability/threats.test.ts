@@ -11,7 +11,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { loadConfigFile, parseConfig } from '../../core/config/config.js';
+import { loadConfig, parseConfig } from '../../core/config/config.js';
 import { startServer } from '../../core/server.js';
 import { MemoryStorage } from '../../storage/memory.js';
 import { tempDir } from '../helpers/server.js';
@@ -310,7 +310,7 @@ describe('threat checks', function () {
         listener: { tcp: { address: '127.0.0.1:0', tls_disable: true, http_read_header_timeout: '300ms', http_read_timeout: '800ms' } },
         storage: { inmem: {} },
       }));
-      server = await startServer({ config: loadConfigFile(file), plugins: [], logger: pino({ level: 'silent' }) });
+      server = await startServer({ config: loadConfig(file), plugins: [], logger: pino({ level: 'silent' }) });
     });
     after(async () => {
       await server.close();
@@ -383,7 +383,7 @@ describe('threat checks', function () {
       await writeFile(path.join(dir.path, 'key.pem'), keyPem, { mode: 0o600 });
       const file = path.join(dir.path, 'keywarden.json');
       await writeFile(file, JSON.stringify({ listener: { tcp: { address: '127.0.0.1:0', tls_cert_file: 'cert.pem', tls_key_file: 'key.pem' } }, storage: { inmem: {} } }));
-      const server = await startServer({ config: loadConfigFile(file), plugins: [], logger: pino({ level: 'silent' }) });
+      const server = await startServer({ config: loadConfig(file), plugins: [], logger: pino({ level: 'silent' }) });
       try {
         expect(server.address).to.match(/^https:\/\//);
         const secure = await send(server.address, { method: 'GET', path: '/v1/sys/seal-status' }, { ca: certPem });

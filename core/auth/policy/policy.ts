@@ -4,7 +4,7 @@
  */
 import { BadRequestError } from '../../errors.js';
 import { CoercionError, parseDurationSeconds } from '../../framework/fields.js';
-import { HclSyntaxError, describeHclValue, parseHclDocument, type HclItem, type HclValue, type SourcePosition } from './hcl.js';
+import { HclSyntaxError, describeHclValue, parseHclDocument, type HclItem, type HclValue, type SourcePosition } from '../../hcl.js';
 import { checkPathTemplate, isTemplatedPath } from './template.js';
 
 export type Capability = 'create' | 'read' | 'update' | 'patch' | 'delete' | 'list' | 'sudo' | 'deny';

@@ -1,17 +1,30 @@
-/** `server`: run the server (dev mode or from a config file) until SIGINT/SIGTERM. */
+/**
+ * `server`: run the server (dev mode, or from configuration files) until SIGINT or SIGTERM.
+ * SIGHUP reloads what can change without a restart; SIGINT and SIGTERM drain requests in flight
+ * for up to DRAIN_TIMEOUT_MS, then seal and close storage. A second SIGINT or SIGTERM stops at once.
+ */
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { RunningServer } from '../../server.js';
+import type { ServerConfig } from '../../config/config.js';
+
+/** How long SIGINT and SIGTERM let requests in flight finish before their connections are cut. */
+export const DRAIN_TIMEOUT_MS = 10_000;
 
 export function registerServer(program: Command, setExit: (code: number) => void): void {
   program
     .command('server')
-    .description('Run the server: -dev for a local development server, -config FILE for production')
+    .description('Run the server: -dev for a local development server, -config PATH for production')
     .option('--dev', 'development mode: LevelDB under ./data/dev, initialized and unsealed automatically')
     .addOption(new Option('--dev-listen-address <address>', 'dev mode: the address to listen on').default('127.0.0.1:8200').env('KEYWARDEN_DEV_LISTEN_ADDRESS'))
     .option('--dev-plugin-dir <dir>', 'dev mode: a directory of extra plugin modules to load')
-    .option('--config <file>', 'a JSON configuration file')
+    .option(
+      '--config <path>',
+      'a configuration file (HCL or JSON) or a directory of them; may be given more than once, later ones override earlier ones',
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
     .action(async (opts: ServerOptions) => {
       setExit(await runServer(opts));
     });
@@ -19,19 +32,19 @@ export function registerServer(program: Command, setExit: (code: number) => void
 
 interface ServerOptions {
   readonly dev?: boolean;
-  readonly config?: string;
+  readonly config: readonly string[];
   readonly devListenAddress: string;
   readonly devPluginDir?: string;
 }
 
 async function runServer(opts: ServerOptions): Promise<number> {
   // Loaded here, not at the top: client commands start faster without the whole server.
-  const { loadConfigFile, ConfigError } = await import('../../config/config.js');
+  const { loadConfig, ConfigError } = await import('../../config/config.js');
   const { devConfig, startServer } = await import('../../server.js');
   const { StorageLockedError } = await import('../../../storage/leveldb.js');
   const { UnavailableError } = await import('../../errors.js');
-  if (!opts.dev && !opts.config) {
-    process.stderr.write('server: either -dev or -config FILE is required\n');
+  if (!opts.dev && opts.config.length === 0) {
+    process.stderr.write('server: either -dev or -config PATH is required\n');
     return 2;
   }
   // Everything the server creates without an explicit mode (LevelDB's own files, which take none)
@@ -48,7 +61,7 @@ async function runServer(opts: ServerOptions): Promise<number> {
         dev: { stateFile: path.join(dataDir, 'dev-unseal.json') },
       });
     } else {
-      const config = loadConfigFile(opts.config!);
+      const config = loadConfig(opts.config);
       pidFile = config.pidFile;
       server = await startServer({ config });
     }
@@ -86,17 +99,45 @@ async function runServer(opts: ServerOptions): Promise<number> {
     );
   }
 
+  const running = server;
+  let stopping = false;
+  // One reload at a time, in the order the signals came.
+  let reloads = Promise.resolve();
+  const onHangup = () => {
+    reloads = reloads.then(async () => {
+      if (stopping) return;
+      running.logger.info({ signal: 'SIGHUP' }, 'reload: reading the configuration again');
+      let next: ServerConfig | undefined;
+      if (!opts.dev) {
+        try {
+          next = loadConfig(opts.config);
+        } catch (err) {
+          // The server keeps running on what it has, as Vault does; the file is for the operator to fix.
+          running.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'reload: the configuration was not reloaded; the previous settings stay');
+        }
+      }
+      await running.reload(next);
+    });
+  };
+  process.on('SIGHUP', onHangup);
+
   await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      server.logger.info({ signal }, 'shutting down');
-      server.close().then(resolve, (err: unknown) => {
-        server.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'shutdown failed');
+    const stop = (signal: NodeJS.Signals) => {
+      // Handlers off: a second signal ends the process at once, for an operator who will not wait.
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      stopping = true;
+      running.logger.info({ signal }, 'shutting down');
+      running.close(DRAIN_TIMEOUT_MS).then(resolve, (err: unknown) => {
+        running.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'shutdown failed');
         resolve();
       });
     };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
   });
+  process.off('SIGHUP', onHangup);
   if (pidFile) rmSync(pidFile, { force: true });
+  running.logger.info('stopped');
   return 0;
 }

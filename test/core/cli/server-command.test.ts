@@ -1,14 +1,16 @@
 /** `keywarden server` as a user runs it: a child process, real signals, real files. */
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chown, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from '../../helpers/server.js';
 import { request } from '../../helpers/http.js';
 import { LevelDbStorage } from '../../../storage/leveldb.js';
 import { canChown, expectPrivateTree, octal, openUp } from '../../helpers/files.js';
+import { createTestCa, tlsRequest } from '../../helpers/tls.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../bin/keywarden.js');
 
@@ -51,9 +53,32 @@ async function listeningAddress(proc: Running): Promise<string> {
   return match[1]!;
 }
 
+/** The addresses of the first `n` "listening" log lines. */
+async function listeningAddresses(proc: Running, n: number): Promise<string[]> {
+  const pattern = /"address":"([^"]+)"[^\n]*"msg":"listening"/g;
+  const found = () => [...proc.output().matchAll(pattern)].map((m) => m[1]!);
+  await waitFor(() => found().length >= n || proc.child.exitCode !== null, `${n} listeners or an exit`);
+  if (found().length < n) throw new Error(`the server exited instead of listening:\n${proc.output()}`);
+  return found().slice(0, n);
+}
+
+function count(text: string, needle: string): number {
+  return text.split(needle).length - 1;
+}
+
 async function stop(proc: Running): Promise<void> {
   proc.child.kill('SIGTERM');
   expect(await proc.exited, proc.output()).to.equal(0);
+}
+
+/** Runs `body` with a fresh directory to run the server in and the data directory path inside it. */
+async function inTempDir(body: (cwd: string, dataDir: string) => Promise<void>): Promise<void> {
+  const dir = await tempDir();
+  try {
+    await body(dir.path, path.join(dir.path, 'data'));
+  } finally {
+    await dir.remove();
+  }
 }
 
 /** A config file for a LevelDB store at `dataDir` on an ephemeral port. */
@@ -182,16 +207,6 @@ describe('keywarden server (process)', function () {
   });
 
   describe('file permissions', () => {
-    /** Runs `body` with a fresh directory to run the server in and the data directory path inside it. */
-    async function inTempDir(body: (cwd: string, dataDir: string) => Promise<void>): Promise<void> {
-      const dir = await tempDir();
-      try {
-        await body(dir.path, path.join(dir.path, 'data'));
-      } finally {
-        await dir.remove();
-      }
-    }
-
     /** Starts a dev server in `cwd`, waits for it to be ready, stops it, and returns what it printed. */
     async function devRun(cwd: string): Promise<string> {
       const proc = run(['server', '-dev', '-dev-listen-address=127.0.0.1:0'], cwd);
@@ -251,6 +266,201 @@ describe('keywarden server (process)', function () {
         await openUp(dataDir);
         expect(await devRun(cwd)).to.contain(`dev data directory \\"${dataDir}\\" was open to group or others (mode 0755): changed it to 0700`);
         await expectPrivateTree(dataDir);
+      }));
+  });
+
+  describe('configuration files', () => {
+    it('starts from a directory of HCL and JSON files, merged as Vault merges them, listening on every listener block', () =>
+      inTempDir(async (cwd) => {
+        const configDir = path.join(cwd, 'config.d');
+        await mkdir(configDir);
+        await writeFile(path.join(configDir, '10-storage.hcl'), 'storage "inmem" {}\nlog_level = "warn"\n');
+        await writeFile(path.join(configDir, '20-api.hcl'), 'listener "tcp" {\n  address     = "127.0.0.1:0"\n  tls_disable = true\n}\nlog_level = "info"\n');
+        await writeFile(path.join(configDir, '30-admin.json'), JSON.stringify({ listener: { tcp: { address: '127.0.0.1:0', tls_disable: 1 } } }));
+        const proc = run(['server', `-config=${configDir}`], cwd);
+        const [first, second] = await listeningAddresses(proc, 2);
+        expect(first).to.not.equal(second);
+        for (const address of [first!, second!]) expect((await request(address, 'GET', 'sys/seal-status')).body.type).to.equal('shamir');
+        await stop(proc);
+      }));
+
+    it('refuses to start on a setting it does not know, naming the file, the line and the key', () =>
+      inTempDir(async (cwd) => {
+        const config = path.join(cwd, 'server.hcl');
+        await writeFile(config, 'storage "inmem" {}\nlistener "tcp" {\n  tls_disable = true\n  tls_min_version = "tls11"\n}\n');
+        const proc = run(['server', '-config', config], cwd);
+        expect(await proc.exited).to.equal(1);
+        expect(proc.output()).to.contain(`Error starting the server: ${config}:4: listener.tcp.tls_min_version: "tls11" is not accepted`);
+        expect(proc.output()).to.not.match(/\n\s+at /);
+      }));
+  });
+
+  describe('mutual TLS', () => {
+    it('requires a client certificate from tls_client_ca_file on one listener and takes any or none on a listener without the requirement', () =>
+      inTempDir(async (cwd) => {
+        const serverCa = createTestCa('server CA');
+        const clientCa = createTestCa('client CA');
+        const otherCa = createTestCa('another CA');
+        const server = serverCa.issue({ commonName: 'keywarden', usage: 'server', serial: '10' });
+        const client = clientCa.issue({ commonName: 'app', usage: 'client', serial: '20' });
+        const stranger = otherCa.issue({ commonName: 'app', usage: 'client', serial: '30' });
+        await writeFile(path.join(cwd, 'server.pem'), server.certPem);
+        await writeFile(path.join(cwd, 'server-key.pem'), server.keyPem);
+        await writeFile(path.join(cwd, 'clients-ca.pem'), clientCa.certPem);
+        const config = path.join(cwd, 'server.hcl');
+        await writeFile(
+          config,
+          [
+            'storage "inmem" {}',
+            'listener "tcp" {',
+            '  address = "127.0.0.1:0"',
+            '  tls_cert_file = "server.pem"',
+            '  tls_key_file = "server-key.pem"',
+            '  tls_client_ca_file = "clients-ca.pem"',
+            '  tls_require_and_verify_client_cert = true',
+            '}',
+            'listener "tcp" {',
+            '  address = "127.0.0.1:0"',
+            '  tls_cert_file = "server.pem"',
+            '  tls_key_file = "server-key.pem"',
+            '}',
+          ].join('\n'),
+        );
+        const proc = run(['server', '-config', config], cwd);
+        const [strict, lenient] = await listeningAddresses(proc, 2);
+        const ca = serverCa.certPem;
+        const refusal = (address: string, cert?: { certPem: string; keyPem: string }) =>
+          tlsRequest(address, '/v1/sys/health', { ca, ...(cert ? { cert: cert.certPem, key: cert.keyPem } : {}) }).then(
+            (answer) => `answered ${answer.status}`,
+            (err: Error) => err.message,
+          );
+
+        expect((await tlsRequest(strict!, '/v1/sys/health', { ca, cert: client.certPem, key: client.keyPem })).status).to.equal(501);
+        expect(await refusal(strict!)).to.match(/certificate required|socket hang up|ECONNRESET/);
+        expect(await refusal(strict!, stranger)).to.match(/unknown ca|certificate unknown|socket hang up|ECONNRESET/);
+        for (const cert of [undefined, client, stranger]) expect(await refusal(lenient!, cert)).to.equal('answered 501');
+        await stop(proc);
+      }));
+  });
+
+  describe('signals', () => {
+    /** Sends SIGHUP and waits for the reload to finish (its last step reopens the audit files). */
+    async function hangUp(proc: Running): Promise<void> {
+      const before = count(proc.output(), '"msg":"reload: audit files reopened"');
+      proc.child.kill('SIGHUP');
+      await waitFor(() => count(proc.output(), '"msg":"reload: audit files reopened"') > before, 'the reload to finish');
+    }
+
+    it('SIGHUP reads the log level again, names settings that need a restart, keeps the old settings when the file no longer parses, and never stops the server', () =>
+      inTempDir(async (cwd) => {
+        const config = path.join(cwd, 'config.json');
+        const write = (logLevel: string, extra: Record<string, unknown> = {}) =>
+          writeFile(config, JSON.stringify({ storage: { inmem: {} }, listener: { tcp: { address: '127.0.0.1:0', tls_disable: true } }, log_level: logLevel, ...extra }));
+        await write('info');
+        const proc = run(['server', '-config', config], cwd);
+        const address = await listeningAddress(proc);
+        const requestLines = () => count(proc.output(), '"msg":"request"');
+
+        await request(address, 'GET', 'sys/seal-status');
+        await writeFile(config, '{"storage": {"inmem": {}}, "log_level": }');
+        await hangUp(proc);
+        expect(proc.output()).to.contain(`reload: the configuration was not reloaded; the previous settings stay`);
+        expect(proc.output()).to.contain(`${config}:1:41: expected a JSON value`);
+        expect((await request(address, 'GET', 'sys/seal-status')).status).to.equal(200);
+        expect(requestLines()).to.equal(0);
+
+        await write('debug', { max_lease_ttl: '24h', default_lease_ttl: '1h' });
+        await hangUp(proc);
+        expect(proc.output()).to.contain('"log_level":"debug","msg":"reload: log level changed"');
+        expect(proc.output()).to.contain('"keys":["default_lease_ttl","max_lease_ttl"],"msg":"reload: these settings changed and take effect only at a restart"');
+        await request(address, 'GET', 'sys/seal-status');
+        await waitFor(() => requestLines() === 1, 'a debug line for the request');
+        expect(proc.child.exitCode).to.equal(null);
+        await stop(proc);
+      }));
+
+    it('SIGHUP serves a replaced certificate and key to new connections', () =>
+      inTempDir(async (cwd) => {
+        const ca = createTestCa('reload CA');
+        const install = async (serial: string) => {
+          const cert = ca.issue({ commonName: 'keywarden', usage: 'server', serial });
+          await writeFile(path.join(cwd, 'cert.pem'), cert.certPem);
+          await writeFile(path.join(cwd, 'key.pem'), cert.keyPem);
+        };
+        await install('0a');
+        const config = path.join(cwd, 'server.hcl');
+        await writeFile(config, 'storage "inmem" {}\nlistener "tcp" {\n  address = "127.0.0.1:0"\n  tls_cert_file = "cert.pem"\n  tls_key_file = "key.pem"\n}\n');
+        const proc = run(['server', '-config', config], cwd);
+        const address = await listeningAddress(proc);
+        expect((await tlsRequest(address, '/v1/sys/seal-status', { ca: ca.certPem })).serverSerial).to.equal('0A');
+
+        await install('0b');
+        await hangUp(proc);
+        expect(proc.output()).to.contain('reload: TLS certificate and key read again');
+        const answer = await tlsRequest(address, '/v1/sys/seal-status', { ca: ca.certPem });
+        expect([answer.status, answer.serverSerial]).to.deep.equal([200, '0B']);
+        await stop(proc);
+      }));
+
+    it('SIGHUP reopens audit files, so entries go to a new file at the path after logrotate renamed the old one', () =>
+      inTempDir(async (cwd) => {
+        const config = path.join(cwd, 'server.hcl');
+        await writeFile(config, 'storage "inmem" {}\nlistener "tcp" {\n  address = "127.0.0.1:0"\n  tls_disable = true\n}\n');
+        const proc = run(['server', '-config', config], cwd);
+        const address = await listeningAddress(proc);
+        const init = await request(address, 'PUT', 'sys/init', { body: { secret_shares: 1, secret_threshold: 1 } });
+        await request(address, 'PUT', 'sys/unseal', { body: { key: init.body.keys[0] } });
+        const token = init.body.root_token as string;
+        const auditFile = path.join(cwd, 'audit.log');
+        expect((await request(address, 'PUT', 'sys/audit/file', { token, body: { type: 'file', options: { file_path: auditFile } } })).status).to.equal(204);
+        await request(address, 'GET', 'sys/mounts', { token });
+        await rename(auditFile, `${auditFile}.1`);
+        const rotated = await readFile(`${auditFile}.1`, 'utf8');
+        expect(rotated).to.contain('"path":"sys/mounts"');
+
+        await hangUp(proc);
+        await request(address, 'GET', 'sys/auth', { token });
+        const fresh = await readFile(auditFile, 'utf8');
+        expect(fresh).to.contain('"path":"sys/auth"');
+        expect(fresh).to.not.contain('"path":"sys/mounts"');
+        expect(await readFile(`${auditFile}.1`, 'utf8')).to.equal(rotated);
+        await stop(proc);
+      }));
+
+    it('SIGTERM refuses new connections, lets a request still being sent finish with 200, then seals and closes storage, logging each step', () =>
+      inTempDir(async (cwd) => {
+        const proc = run(['server', '-config', await levelDbConfig(cwd, path.join(cwd, 'data'))], cwd);
+        const address = new URL(await listeningAddress(proc));
+        const body = JSON.stringify({ secret_shares: 1, secret_threshold: 1 });
+        const socket = net.connect(Number(address.port), address.hostname);
+        let answer = '';
+        socket.on('data', (d: Buffer) => (answer += d.toString()));
+        const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+        await new Promise<void>((resolve) => socket.on('connect', () => resolve()));
+        socket.write(`PUT /v1/sys/init HTTP/1.1\r\nHost: kw\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+
+        proc.child.kill('SIGTERM');
+        await waitFor(() => proc.output().includes('shutdown: no longer accepting connections'), 'the drain to start');
+        const refused = await new Promise<string | undefined>((resolve) => {
+          const probe = net.connect(Number(address.port), address.hostname);
+          probe.on('connect', () => {
+            probe.destroy();
+            resolve(undefined);
+          });
+          probe.on('error', (err: NodeJS.ErrnoException) => resolve(err.code));
+        });
+        expect(refused).to.equal('ECONNREFUSED');
+        // Longer than the 2 s an embedding program's close() allows: the signal drains for up to 10 s.
+        await new Promise((r) => setTimeout(r, 3_000));
+        socket.write(body.slice(10));
+        await closed;
+        expect(answer).to.match(/^HTTP\/1\.1 200 /);
+        expect(answer).to.match(/\r\nConnection: close\r\n/i);
+        expect(await proc.exited, proc.output()).to.equal(0);
+        const steps = ['"signal":"SIGTERM","msg":"shutting down"', 'shutdown: requests in flight finished', 'shutdown: storage closed', '"msg":"stopped"'];
+        const positions = steps.map((step) => proc.output().indexOf(step));
+        expect(positions.every((p) => p >= 0), proc.output()).to.equal(true);
+        expect([...positions].sort((a, b) => a - b)).to.deep.equal(positions);
       }));
   });
 

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadConfigFile, parseConfig, splitAddress } from '../../../core/config/config.js';
+import { ConfigError, loadConfig, parseConfig, splitAddress } from '../../../core/config/config.js';
 
 const BASE = path.resolve('/etc/keywarden');
 const HOURS_768 = 768 * 3600;
@@ -25,49 +25,159 @@ function refusal(doc: unknown): string {
   expect.fail(`expected ${JSON.stringify(doc)} to be refused`);
 }
 
+/** `(configuration):N: key: problem` for an inline document: the key and problem, the line any. */
+const inline = (key: string, problem: string) => new RegExp(`^\\(configuration\\):\\d+: ${key.replace(/\./g, '\\.')}: ${problem}`);
+
 describe('server configuration', () => {
+  let dir: string;
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'kw-config-'));
+  });
+
+  afterEach(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Writes `text` to `name` under the test directory and returns its path. */
+  function write(name: string, text: string): string {
+    const file = path.join(dir, name);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, text);
+    return file;
+  }
+
+  function loadRefusal(paths: string | string[]): string {
+    try {
+      loadConfig(paths);
+    } catch (err) {
+      expect(err).to.be.instanceOf(ConfigError);
+      return (err as Error).message;
+    }
+    expect.fail(`expected ${String(paths)} to be refused`);
+  }
+
   describe('defaults', () => {
-    it('fills in the listener address, request size, TTLs, log level and timer', () => {
+    it('fills in the request size, TTLs, log level and timer', () => {
       const config = parseConfig(minimal(), BASE);
-      expect(config.listener).to.deep.equal({ address: '127.0.0.1:8200', tlsDisable: true, maxRequestSize: 32 * 1024 * 1024 });
+      expect(config.listeners).to.deep.equal([{ address: '127.0.0.1:8200', maxRequestSize: 32 * 1024 * 1024 }]);
       expect(config.storage).to.deep.equal({ kind: 'inmem' });
       expect([config.defaultLeaseTtl, config.maxLeaseTtl]).to.deep.equal([HOURS_768, HOURS_768]);
       expect(config.logLevel).to.equal('info');
       expect(config.periodicIntervalMs).to.equal(60_000);
-      expect(config).not.to.have.any.keys('apiAddr', 'pluginDirectory');
+      expect(config).not.to.have.any.keys('apiAddr', 'pluginDirectory', 'clusterName', 'cloudAuth');
     });
 
-    it('reads a max_request_size of 0 as the 32 MiB default and keeps any other value', () => {
-      const size = (max_request_size: number) => parseConfig(minimal({ listener: { tcp: { tls_disable: true, max_request_size } } }), BASE).listener.maxRequestSize;
-      expect([size(0), size(1024), size(-1)]).to.deep.equal([32 * 1024 * 1024, 1024, -1]);
+    it('reads a max_request_size of 0 as the 32 MiB default and keeps any other value, numbers in strings too', () => {
+      const size = (max_request_size: unknown) => parseConfig(minimal({ listener: { tcp: { tls_disable: true, max_request_size } } }), BASE).listeners[0]!.maxRequestSize;
+      expect([size(0), size(1024), size(-1), size('2048')]).to.deep.equal([32 * 1024 * 1024, 1024, -1, 2048]);
+      expect(refusal(minimal({ listener: { tcp: { tls_disable: true, max_request_size: '32MB' } } }))).to.match(
+        inline('listener.tcp.max_request_size', 'expected a whole number, got a string'),
+      );
+    });
+
+    it('requires a listener block', () => {
+      expect(refusal({ storage: { inmem: {} } })).to.equal('(configuration): listener: a listener "tcp" { … } block is required');
     });
   });
 
   describe('TLS', () => {
+    const tcp = (block: Record<string, unknown>) => parseConfig({ storage: { inmem: {} }, listener: { tcp: block } }, BASE).listeners[0]!;
+
     it('is required unless tls_disable is set', () => {
-      const expected = 'listener.tcp: tls_cert_file and tls_key_file are required unless tls_disable is true';
-      expect(refusal({ storage: { inmem: {} } })).to.equal(expected);
-      expect(refusal({ storage: { inmem: {} }, listener: { tcp: { address: '0.0.0.0:8200' } } })).to.equal(expected);
-      expect(refusal({ storage: { inmem: {} }, listener: { tcp: { tls_disable: 'false' } } })).to.equal(expected);
-      expect(refusal({ storage: { inmem: {} }, listener: { tcp: { tls_cert_file: 'cert.pem' } } })).to.equal(expected);
+      const problem = 'tls_cert_file and tls_key_file are required unless tls_disable is true';
+      expect(refusal({ storage: { inmem: {} }, listener: { tcp: { address: '0.0.0.0:8200' } } })).to.match(inline('listener.tcp', problem));
+      expect(refusal({ storage: { inmem: {} }, listener: { tcp: { tls_disable: 'false' } } })).to.match(inline('listener.tcp', problem));
+      expect(refusal({ storage: { inmem: {} }, listener: { tcp: { tls_cert_file: 'cert.pem' } } })).to.match(inline('listener.tcp', problem));
     });
 
-    it('takes the certificate and key, relative to the config file\'s directory', () => {
-      const config = parseConfig({ storage: { inmem: {} }, listener: { tcp: { tls_cert_file: 'tls/cert.pem', tls_key_file: '/abs/key.pem' } } }, BASE);
-      expect(config.listener).to.include({ tlsDisable: false, tlsCertFile: path.join(BASE, 'tls/cert.pem'), tlsKeyFile: path.resolve('/abs/key.pem') });
+    it('takes the certificate and key relative to the config file\'s directory, TLS 1.2 and up, and requests client certificates as Vault does', () => {
+      expect(tcp({ tls_cert_file: 'tls/cert.pem', tls_key_file: '/abs/key.pem' }).tls).to.deep.equal({
+        certFile: path.join(BASE, 'tls/cert.pem'),
+        keyFile: path.resolve('/abs/key.pem'),
+        minVersion: 'TLSv1.2',
+        clientCertificates: 'request',
+      });
     });
 
     it('reads tls_disable the way Vault does: a boolean, 0 or 1, or a Go ParseBool word', () => {
-      const disabled = (tls_disable: unknown) =>
-        parseConfig({ storage: { inmem: {} }, listener: { tcp: { tls_disable, tls_cert_file: 'c', tls_key_file: 'k' } } }, BASE).listener.tlsDisable;
+      const disabled = (tls_disable: unknown) => tcp({ tls_disable, tls_cert_file: 'c', tls_key_file: 'k' }).tls === undefined;
       for (const yes of [true, 1, 'true', '1', 'True', 'TRUE', 't']) expect(disabled(yes), String(yes)).to.equal(true);
       for (const no of [false, 0, 'false', '0', 'False', 'f']) expect(disabled(no), String(no)).to.equal(false);
     });
 
     it('refuses any other tls_disable value, naming the key', () => {
-      for (const value of ['yes', 2, null]) {
-        expect(refusal(minimal({ listener: { tcp: { tls_disable: value } } })), String(value)).to.match(/^invalid configuration at listener\.tcp\.tls_disable: /);
+      for (const value of ['yes', 2, null, []]) {
+        expect(refusal(minimal({ listener: { tcp: { tls_disable: value } } })), String(value)).to.match(inline('listener.tcp.tls_disable', 'expected '));
       }
+    });
+
+    it('takes tls_min_version tls12 or tls13 and refuses TLS 1.0 and 1.1 with the reason', () => {
+      const files = { tls_cert_file: 'c', tls_key_file: 'k' };
+      expect(tcp({ ...files, tls_min_version: 'tls13' }).tls!.minVersion).to.equal('TLSv1.3');
+      expect(tcp({ ...files, tls_min_version: 'tls12' }).tls!.minVersion).to.equal('TLSv1.2');
+      for (const old of ['tls10', 'tls11']) {
+        expect(refusal(minimal({ listener: { tcp: { ...files, tls_min_version: old } } }))).to.match(
+          inline('listener.tcp.tls_min_version', `"${old}" is not accepted: TLS 1.0 and 1.1 are deprecated \\(RFC 8996\\)`),
+        );
+      }
+      expect(refusal(minimal({ listener: { tcp: { ...files, tls_min_version: 'TLSv1.3' } } }))).to.match(
+        inline('listener.tcp.tls_min_version', 'expected "tls12" or "tls13", got "TLSv1.3"'),
+      );
+    });
+
+    it('requires and verifies client certificates against tls_client_ca_file with tls_require_and_verify_client_cert', () => {
+      const tls = tcp({ tls_cert_file: 'c', tls_key_file: 'k', tls_client_ca_file: 'ca.pem', tls_require_and_verify_client_cert: 'true' }).tls!;
+      expect(tls).to.include({ clientCertificates: 'require', clientCaFile: path.join(BASE, 'ca.pem') });
+      expect(tcp({ tls_cert_file: 'c', tls_key_file: 'k', tls_require_and_verify_client_cert: true }).tls).to.include({ clientCertificates: 'require' });
+    });
+
+    it('stops asking for client certificates with tls_disable_client_certs', () => {
+      expect(tcp({ tls_cert_file: 'c', tls_key_file: 'k', tls_disable_client_certs: true }).tls!.clientCertificates).to.equal('none');
+    });
+
+    it('refuses contradictory or inert client certificate settings, naming the key', () => {
+      const files = { tls_cert_file: 'c', tls_key_file: 'k' };
+      expect(refusal(minimal({ listener: { tcp: { ...files, tls_require_and_verify_client_cert: true, tls_disable_client_certs: true } } }))).to.match(
+        inline('listener.tcp.tls_disable_client_certs', 'tls_disable_client_certs and tls_require_and_verify_client_cert are mutually exclusive'),
+      );
+      expect(refusal(minimal({ listener: { tcp: { ...files, tls_client_ca_file: 'ca.pem' } } }))).to.match(
+        inline('listener.tcp.tls_client_ca_file', 'only used with tls_require_and_verify_client_cert = true'),
+      );
+      expect(refusal(minimal({ listener: { tcp: { tls_disable: true, tls_require_and_verify_client_cert: true } } }))).to.match(
+        inline('listener.tcp.tls_require_and_verify_client_cert', 'needs TLS, but tls_disable is true'),
+      );
+    });
+
+    it('accepts unauthenticated_metrics_access = false and refuses true until sys/metrics exists', () => {
+      expect(() => tcp({ tls_disable: true, telemetry: { unauthenticated_metrics_access: false } })).not.to.throw();
+      expect(refusal(minimal({ listener: { tcp: { tls_disable: true, telemetry: { unauthenticated_metrics_access: true } } } }))).to.match(
+        inline('listener.tcp.telemetry.unauthenticated_metrics_access', 'has no effect until sys/metrics exists'),
+      );
+      expect(refusal(minimal({ listener: { tcp: { tls_disable: true, telemetry: { unauthenticated_pprof_access: true } } } }))).to.match(
+        inline('listener.tcp.telemetry.unauthenticated_pprof_access', 'unknown key; expected one of unauthenticated_metrics_access'),
+      );
+    });
+  });
+
+  describe('listeners', () => {
+    it('refuses unix sockets and unknown listener types', () => {
+      expect(refusal(minimal({ listener: { unix: { address: '/run/kw.sock' } } }))).to.match(inline('listener.unix', 'unix socket listeners are not supported'));
+      expect(refusal(minimal({ listener: { udp: {} } }))).to.match(inline('listener.udp', 'unknown listener type "udp"'));
+    });
+
+    it('refuses an address that is not host:port', () => {
+      expect(refusal(minimal({ listener: { tcp: { tls_disable: true, address: 'localhost' } } }))).to.match(
+        inline('listener.tcp.address', 'must be host:port, got "localhost"'),
+      );
+    });
+
+    it('takes several listener blocks in JSON as a list, as HCL\'s JSON form repeats blocks', () => {
+      const config = parseConfig(
+        { storage: { inmem: {} }, listener: [{ tcp: { tls_disable: true, address: '127.0.0.1:8200' } }, { tcp: { tls_disable: true, address: '127.0.0.1:8300' } }] },
+        BASE,
+      );
+      expect(config.listeners.map((l) => l.address)).to.deep.equal(['127.0.0.1:8200', '127.0.0.1:8300']);
     });
   });
 
@@ -79,19 +189,24 @@ describe('server configuration', () => {
 
     it('is required', () => {
       expect(refusal({ listener: { tcp: { tls_disable: true } } })).to.equal(
-        'storage: a "leveldb" (with "path"), "postgresql" (with "connection_url") or "inmem" block is required',
+        '(configuration): storage: a storage "leveldb" (with path), "postgresql" (with connection_url) or "inmem" block is required',
       );
     });
 
     it('takes exactly one backend', () => {
-      expect(refusal(minimal({ storage: {} }))).to.equal('invalid configuration at storage: must NOT have fewer than 1 properties');
-      expect(refusal(minimal({ storage: { inmem: {}, leveldb: { path: 'd' } } }))).to.equal('invalid configuration at storage: must NOT have more than 1 properties');
+      expect(refusal(minimal({ storage: {} }))).to.match(inline('storage', 'expected a labeled block such as storage "leveldb"'));
+      expect(refusal(minimal({ storage: { inmem: {}, leveldb: { path: 'd' } } }))).to.match(inline('storage.leveldb', 'only one storage backend is permitted'));
     });
 
-    it('refuses an unknown backend and a leveldb block without a path, naming them', () => {
-      expect(refusal(minimal({ storage: { raft: { path: 'd' } } }))).to.equal('invalid configuration at storage: must NOT have additional properties "raft"');
-      expect(refusal(minimal({ storage: { leveldb: {} } }))).to.equal("invalid configuration at storage.leveldb: must have required property 'path'");
-      expect(refusal(minimal({ storage: { leveldb: { path: '' } } }))).to.match(/^invalid configuration at storage\.leveldb\.path: /);
+    it('refuses an unknown backend, a leveldb block without a path and keys a backend does not take, naming them', () => {
+      expect(refusal(minimal({ storage: { raft: { path: 'd' } } }))).to.match(inline('storage.raft', 'unknown storage backend "raft"'));
+      expect(refusal(minimal({ storage: { leveldb: {} } }))).to.match(inline('storage.leveldb', 'path is required'));
+      expect(refusal(minimal({ storage: { leveldb: { path: '' } } }))).to.match(inline('storage.leveldb.path', 'must not be empty'));
+      expect(refusal(minimal({ storage: { inmem: { path: 'x' } } }))).to.match(inline('storage.inmem.path', 'unknown key; this block takes none'));
+    });
+
+    it('refuses Vault\'s old "backend" spelling, saying to write "storage"', () => {
+      expect(refusal({ listener: { tcp: { tls_disable: true } }, backend: { inmem: {} } })).to.match(inline('backend', 'not supported: this is Vault\'s old name for the storage block'));
     });
   });
 
@@ -108,17 +223,18 @@ describe('server configuration', () => {
       expect(config.apiAddr).to.equal('https://10.0.0.5:8200');
     });
 
-    it('needs an api_addr URL with ha_enabled: standbys forward writes there', () => {
-      expect(refusal(pg({ connection_url: URL_, ha_enabled: true }))).to.match(/^api_addr is required with storage\.postgresql\.ha_enabled/);
-      expect(refusal(pg({ connection_url: URL_, ha_enabled: true }, { api_addr: '10.0.0.5:8200' }))).to.match(/^api_addr must be a URL/);
+    it('needs an api_addr URL with ha_enabled: standbys forward requests there', () => {
+      expect(refusal(pg({ connection_url: URL_, ha_enabled: true }))).to.match(inline('storage', 'ha_enabled needs api_addr'));
+      expect(refusal(pg({ connection_url: URL_, ha_enabled: true }, { api_addr: '10.0.0.5:8200' }))).to.match(inline('api_addr', 'must be a URL like'));
     });
 
-    it('refuses an odd table name and a URL of another scheme without echoing the URL (it may hold a password)', () => {
-      expect(refusal(pg({ connection_url: URL_, table: 'Store; DROP' }))).to.match(/^storage\.postgresql\.table: "Store; DROP" is not a plain table name/);
+    it('refuses an odd table name, a pool size out of range and a URL of another scheme without echoing the URL (it may hold a password)', () => {
+      expect(refusal(pg({ connection_url: URL_, table: 'Store; DROP' }))).to.match(inline('storage.postgresql.table', '"Store; DROP" is not a plain table name'));
+      expect(refusal(pg({ connection_url: URL_, max_parallel: 0 }))).to.match(inline('storage.postgresql.max_parallel', 'expected 1 to 1000 connections, got 0'));
       const message = refusal(pg({ connection_url: 'mysql://kw:hunter2@db/kw' }));
-      expect(message).to.match(/connection_url must be a URL starting with postgres/);
+      expect(message).to.match(inline('storage.postgresql.connection_url', 'must be a URL starting with postgres'));
       expect(message).to.not.include('hunter2');
-      expect(refusal(pg({}))).to.equal("invalid configuration at storage.postgresql: must have required property 'connection_url'");
+      expect(refusal(pg({}))).to.match(inline('storage.postgresql', 'connection_url is required'));
     });
   });
 
@@ -135,93 +251,203 @@ describe('server configuration', () => {
       }
     });
 
-    it('refuses a default above the maximum', () => {
-      expect(refusal(minimal({ default_lease_ttl: '2h', max_lease_ttl: '1h' }))).to.equal('default_lease_ttl cannot be greater than max_lease_ttl');
-      expect(refusal(minimal({ default_lease_ttl: '1000h' }))).to.equal('default_lease_ttl cannot be greater than max_lease_ttl');
+    it('refuses a default above the maximum, naming the key that makes it so', () => {
+      expect(refusal(minimal({ default_lease_ttl: '2h', max_lease_ttl: '1h' }))).to.match(inline('default_lease_ttl', '7200s is greater than max_lease_ttl \\(3600s\\)'));
+      expect(refusal(minimal({ default_lease_ttl: '1000h' }))).to.match(inline('default_lease_ttl', '3600000s is greater than max_lease_ttl'));
+      expect(refusal(minimal({ max_lease_ttl: '1h' }))).to.match(inline('max_lease_ttl', '3600s is less than the default lease TTL'));
     });
 
     it('refuses a value that is not a duration, naming the key', () => {
-      expect(refusal(minimal({ default_lease_ttl: 'forever' }))).to.match(/^default_lease_ttl: expected a duration/);
-      expect(refusal(minimal({ max_lease_ttl: '-1h' }))).to.match(/^max_lease_ttl: expected a duration/);
-      expect(refusal(minimal({ max_lease_ttl: -5 }))).to.match(/^invalid configuration at max_lease_ttl: /);
-      expect(refusal(minimal({ default_lease_ttl: 1.5 }))).to.match(/^invalid configuration at default_lease_ttl: /);
+      expect(refusal(minimal({ default_lease_ttl: 'forever' }))).to.match(inline('default_lease_ttl', 'expected a duration'));
+      expect(refusal(minimal({ max_lease_ttl: '-1h' }))).to.match(inline('max_lease_ttl', 'expected a duration'));
+      expect(refusal(minimal({ max_lease_ttl: -5 }))).to.match(inline('max_lease_ttl', 'expected a non-negative duration'));
+      expect(refusal(minimal({ default_lease_ttl: 1.5 }))).to.match(inline('default_lease_ttl', 'expected a duration such as "30s" or a whole number of seconds'));
     });
   });
 
   describe('other keys', () => {
-    it('takes api_addr, log_level and a plugin directory relative to the config file', () => {
-      const config = parseConfig(minimal({ api_addr: 'https://kw.example:8200', log_level: 'debug', plugin_directory: 'plugins' }), BASE);
-      expect(config).to.include({ apiAddr: 'https://kw.example:8200', logLevel: 'debug', pluginDirectory: path.join(BASE, 'plugins') });
+    it('takes api_addr, cluster_name, log_level and a plugin directory relative to the config file', () => {
+      const config = parseConfig(minimal({ api_addr: 'https://kw.example:8200', cluster_name: 'prod', log_level: 'debug', plugin_directory: 'plugins' }), BASE);
+      expect(config).to.include({ apiAddr: 'https://kw.example:8200', clusterName: 'prod', logLevel: 'debug', pluginDirectory: path.join(BASE, 'plugins') });
     });
 
     it('takes pid_file relative to the config file, and refuses an empty one', () => {
       expect(parseConfig(minimal({ pid_file: 'run/keywarden.pid' }), BASE).pidFile).to.equal(path.join(BASE, 'run/keywarden.pid'));
       expect(parseConfig(minimal(), BASE)).not.to.have.property('pidFile');
-      expect(refusal(minimal({ pid_file: '' }))).to.equal('invalid configuration at pid_file: must NOT have fewer than 1 characters');
+      expect(refusal(minimal({ pid_file: '' }))).to.match(/pid_file: /);
     });
 
-    it('reads log_level "warning" as "warn" and refuses unknown levels', () => {
-      expect(parseConfig(minimal({ log_level: 'warning' }), BASE).logLevel).to.equal('warn');
-      expect(refusal(minimal({ log_level: 'loud' }))).to.match(/^invalid configuration at log_level: must be equal to one of the allowed values/);
+    it('turns the unauthenticated root generation off with disable_unauthed_generate_root_endpoints, the same on every listener', () => {
+      const listener = (extra: Record<string, unknown>) => ({ tcp: { address: '127.0.0.1:8200', tls_disable: true, ...extra } });
+      expect(parseConfig(minimal({ listener: listener({ disable_unauthed_generate_root_endpoints: true }) }), BASE).disableUnauthedGenerateRoot).to.equal(true);
+      expect(parseConfig(minimal(), BASE)).not.to.have.property('disableUnauthedGenerateRoot');
+      const disagreeing = minimal({ listener: [listener({ disable_unauthed_generate_root_endpoints: true }), { tcp: { address: '127.0.0.1:8201', tls_disable: true } }] });
+      expect(refusal(disagreeing)).to.match(/must be the same on every listener/);
+    });
+
+    it('reads Vault\'s log level names, "warning", "notice" and "err" included, in any case', () => {
+      const level = (log_level: string) => parseConfig(minimal({ log_level }), BASE).logLevel;
+      expect(['warning', 'notice', 'err', ' TRACE '].map(level)).to.deep.equal(['warn', 'info', 'error', 'trace']);
+      expect(refusal(minimal({ log_level: 'loud' }))).to.match(inline('log_level', 'expected trace, debug, info, warn or error, got "loud"'));
+    });
+
+    it('takes log_format "json" and refuses "standard": the logger writes JSON only', () => {
+      expect(() => parseConfig(minimal({ log_format: 'json' }), BASE)).not.to.throw();
+      expect(refusal(minimal({ log_format: 'standard' }))).to.match(inline('log_format', 'Keywarden writes JSON logs only'));
     });
 
     it('reads periodic_interval in milliseconds, keeping fractions of a second', () => {
       expect(parseConfig(minimal({ periodic_interval: '250ms' }), BASE).periodicIntervalMs).to.equal(250);
       expect(parseConfig(minimal({ periodic_interval: '1m30s' }), BASE).periodicIntervalMs).to.equal(90_000);
       expect(parseConfig(minimal({ periodic_interval: 0 }), BASE).periodicIntervalMs).to.equal(0);
-      expect(refusal(minimal({ periodic_interval: 'often' }))).to.match(/^periodic_interval: /);
+      expect(refusal(minimal({ periodic_interval: 'often' }))).to.match(inline('periodic_interval', 'expected a duration'));
     });
 
-    it('accepts Vault keys it has no use for: ui, disable_mlock, cluster_name', () => {
-      expect(() => parseConfig(minimal({ ui: true, disable_mlock: true, cluster_name: 'kw' }), BASE)).not.to.throw();
+    it('takes cloud_auth with allow_sha1_signatures', () => {
+      expect(parseConfig(minimal({ cloud_auth: { allow_sha1_signatures: 1 } }), BASE).cloudAuth).to.deep.equal({ allowSha1Signatures: true });
+      expect(refusal(minimal({ cloud_auth: { allow_sha1: true } }))).to.match(inline('cloud_auth.allow_sha1', 'unknown key'));
     });
 
-    it('refuses an unknown key, naming it and where it is', () => {
-      expect(refusal(minimal({ storrage: {} }))).to.equal('invalid configuration at (top level): must NOT have additional properties "storrage"');
-      expect(refusal(minimal({ listener: { tcp: { tls_disable: true, tls_cert: 'c' } } }))).to.equal(
-        'invalid configuration at listener.tcp: must NOT have additional properties "tls_cert"',
-      );
-      expect(refusal(minimal({ listener: { unix: {} } }))).to.equal('invalid configuration at listener: must NOT have additional properties "unix"');
+    it('accepts disable_mlock, and ui and telemetry only at values that need no web UI or metrics', () => {
+      expect(() =>
+        parseConfig(minimal({ disable_mlock: true, ui: false, telemetry: { prometheus_retention_time: '0s', disable_hostname: false } }), BASE),
+      ).not.to.throw();
+      expect(refusal(minimal({ ui: true }))).to.match(inline('ui', 'the web UI does not exist yet'));
+      expect(refusal(minimal({ telemetry: { prometheus_retention_time: '24h' } }))).to.match(inline('telemetry.prometheus_retention_time', 'has no effect until sys/metrics exists'));
+      expect(refusal(minimal({ telemetry: { disable_hostname: true } }))).to.match(inline('telemetry.disable_hostname', 'has no effect until sys/metrics exists'));
+      expect(refusal(minimal({ telemetry: { statsite_address: '127.0.0.1:8125' } }))).to.match(inline('telemetry.statsite_address', 'unknown key'));
+    });
+
+    it('refuses cluster_addr: nodes talk over api_addr, there is no cluster port', () => {
+      expect(refusal(minimal({ cluster_addr: 'https://10.0.0.5:8201' }))).to.match(inline('cluster_addr', 'not supported: Keywarden has no cluster port'));
+    });
+
+    it('refuses an unknown key, naming it, where it is, and the keys that are known there', () => {
+      expect(refusal(minimal({ storrage: {} }))).to.match(inline('storrage', 'unknown key; expected one of listener, storage, api_addr'));
+      expect(refusal(minimal({ pid_file: '/run/kw.pid' }))).to.match(inline('pid_file', 'unknown key'));
+      expect(refusal(minimal({ listener: { tcp: { tls_disable: true, tls_cert: 'c' } } }))).to.match(inline('listener.tcp.tls_cert', 'unknown key; expected one of address, tls_disable'));
     });
 
     it('refuses a value of the wrong type, naming the key', () => {
-      expect(refusal(minimal({ listener: { tcp: { tls_disable: true, max_request_size: '32MB' } } }))).to.equal(
-        'invalid configuration at listener.tcp.max_request_size: must be integer',
-      );
-      expect(refusal(minimal({ api_addr: 8200 }))).to.equal('invalid configuration at api_addr: must be string');
+      expect(refusal(minimal({ api_addr: 8200 }))).to.match(inline('api_addr', 'expected a string, got a number'));
+      expect(refusal(minimal({ storage: 'inmem' }))).to.match(inline('storage', 'expected a block \\{ … \\}, got a string'));
     });
 
     it('refuses a document that is not an object', () => {
-      for (const doc of [null, [], 'config', 42]) expect(refusal(doc)).to.match(/^invalid configuration at \(top level\): must be object/);
+      for (const doc of [null, [], 'config', 42]) expect(refusal(doc)).to.match(/^\(configuration\):1:1: expected an object, got /);
     });
   });
 
-  describe('loadConfigFile', () => {
-    let dir: string;
-
-    beforeEach(() => {
-      dir = mkdtempSync(path.join(os.tmpdir(), 'kw-config-'));
+  describe('HCL files', () => {
+    it('reads a Vault-style HCL file', () => {
+      const file = write(
+        'server.hcl',
+        [
+          '# production',
+          'storage "leveldb" {',
+          '  path = "data"',
+          '}',
+          'listener "tcp" {',
+          '  address       = "0.0.0.0:8200"',
+          '  tls_cert_file = "tls/cert.pem"',
+          '  tls_key_file  = "tls/key.pem"',
+          '  tls_min_version = "tls13"',
+          '  telemetry {',
+          '    unauthenticated_metrics_access = false',
+          '  }',
+          '}',
+          'listener "tcp" {',
+          '  address     = "127.0.0.1:8201"',
+          '  tls_disable = 1',
+          '}',
+          'api_addr          = "https://kw.example:8200"',
+          'default_lease_ttl = "1h"',
+          'max_lease_ttl     = "24h"',
+          'log_level         = "warn"',
+          'disable_mlock     = true',
+          'ui                = false',
+          'cloud_auth {',
+          '  allow_sha1_signatures = false',
+          '}',
+        ].join('\n'),
+      );
+      const config = loadConfig(file);
+      expect(config.storage).to.deep.equal({ kind: 'leveldb', path: path.join(dir, 'data') });
+      expect(config.listeners).to.deep.equal([
+        {
+          address: '0.0.0.0:8200',
+          tls: { certFile: path.join(dir, 'tls/cert.pem'), keyFile: path.join(dir, 'tls/key.pem'), minVersion: 'TLSv1.3', clientCertificates: 'request' },
+          maxRequestSize: 32 * 1024 * 1024,
+        },
+        { address: '127.0.0.1:8201', maxRequestSize: 32 * 1024 * 1024 },
+      ]);
+      expect(config).to.include({ apiAddr: 'https://kw.example:8200', defaultLeaseTtl: 3600, maxLeaseTtl: 86400, logLevel: 'warn' });
+      expect(config.cloudAuth).to.deep.equal({ allowSha1Signatures: false });
     });
 
-    afterEach(() => {
-      rmSync(dir, { recursive: true, force: true });
+    it('names the file, the line and the key of a refused setting', () => {
+      const file = write('server.hcl', 'storage "inmem" {}\n\nlistener "tcp" {\n  tls_disable = true\n  tls_min_version = "tls10"\n}\n');
+      expect(loadRefusal(file)).to.equal(`${file}:5: listener.tcp.tls_min_version: "tls10" is not accepted: TLS 1.0 and 1.1 are deprecated (RFC 8996); use "tls12" or "tls13"`);
+      const typo = write('typo.hcl', 'storage "inmem" {}\nlistener "tcp" { tls_disable = true }\nmax_lease_tll = "1h"\n');
+      expect(loadRefusal(typo)).to.match(new RegExp(`^${typo.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:3: max_lease_tll: unknown key`));
     });
 
-    it('reads a JSON file and resolves paths against its directory', () => {
-      const file = path.join(dir, 'server.json');
-      writeFileSync(file, JSON.stringify(minimal({ storage: { leveldb: { path: 'data' } } })));
-      expect(loadConfigFile(file).storage).to.deep.equal({ kind: 'leveldb', path: path.join(dir, 'data') });
+    it('refuses a key set twice in one file, naming both lines', () => {
+      const file = write('server.hcl', 'storage "inmem" {}\nlistener "tcp" { tls_disable = true }\nlog_level = "info"\nlog_level = "debug"\n');
+      expect(loadRefusal(file)).to.equal(`${file}:4: log_level: set twice in this file (first on line 3)`);
+      const storage = write('two-storage.hcl', 'storage "inmem" {}\nstorage "leveldb" { path = "d" }\nlistener "tcp" { tls_disable = true }\n');
+      expect(loadRefusal(storage)).to.equal(`${storage}:2: storage: set twice in this file (first on line 1)`);
+    });
+
+    it('names the file, line and column of a syntax error', () => {
+      const file = write('server.hcl', 'storage "inmem" {}\nlistener "tcp" {\n  tls_disable = \n}\n');
+      expect(loadRefusal(file)).to.match(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:4:1: expected a value`));
+    });
+
+    it('reads a .json file as JSON, whatever it starts with', () => {
+      const file = write('server.json', '  [1]');
+      expect(loadRefusal(file)).to.equal(`${file}:1:3: expected an object, got a list`);
+      const good = write('good.json', JSON.stringify(minimal({ storage: { leveldb: { path: 'data' } } })));
+      expect(loadConfig(good).storage).to.deep.equal({ kind: 'leveldb', path: path.join(dir, 'data') });
     });
 
     it('names a file it cannot read, with the reason', () => {
-      const file = path.join(dir, 'missing.json');
-      expect(() => loadConfigFile(file)).to.throw(ConfigError, `cannot read config file ${file}: ENOENT`);
+      const file = path.join(dir, 'missing.hcl');
+      expect(loadRefusal(file)).to.equal(`cannot read config file ${file}: ENOENT`);
+    });
+  });
+
+  describe('a directory of files', () => {
+    it('merges its .hcl and .json files in lexical order as Vault does: listeners add up, later settings win, lease TTLs keep the larger', () => {
+      write('10-storage.hcl', 'storage "inmem" {}\nlog_level = "debug"\nmax_lease_ttl = "48h"\ndefault_lease_ttl = "2h"\n');
+      write('20-listener.json', JSON.stringify({ listener: { tcp: { address: '127.0.0.1:8200', tls_disable: true } }, max_lease_ttl: '24h' }));
+      write('30-more.hcl', 'listener "tcp" {\n  address = "127.0.0.1:8300"\n  tls_disable = true\n}\nstorage "leveldb" { path = "data" }\nlog_level = "error"\n');
+      write('notes.txt', 'not = "config"');
+      write('.#30-more.hcl', 'garbage {');
+      write('sub/40-ignored.hcl', 'garbage {');
+      const config = loadConfig(dir);
+      expect(config.listeners.map((l) => l.address)).to.deep.equal(['127.0.0.1:8200', '127.0.0.1:8300']);
+      expect(config.storage).to.deep.equal({ kind: 'leveldb', path: path.join(dir, 'data') });
+      expect(config.logLevel).to.equal('error');
+      expect([config.defaultLeaseTtl, config.maxLeaseTtl]).to.deep.equal([7200, 48 * 3600]);
     });
 
-    it('names a file that is not JSON', () => {
-      const file = path.join(dir, 'server.hcl');
-      writeFileSync(file, 'storage "inmem" {}');
-      expect(() => loadConfigFile(file)).to.throw(ConfigError, `config file ${file} is not valid JSON`);
+    it('names the file within the directory that holds a problem', () => {
+      write('a.hcl', 'storage "inmem" {}\n');
+      const bad = write('b.hcl', 'listener "tcp" {\n  tls_disable = true\n  adress = "x"\n}\n');
+      expect(loadRefusal(dir)).to.equal(`${bad}:3: listener.tcp.adress: unknown key; expected one of address, tls_disable, tls_cert_file, tls_key_file, tls_min_version, tls_client_ca_file, tls_require_and_verify_client_cert, tls_disable_client_certs, max_request_size, http_read_header_timeout, http_read_timeout, telemetry`);
+    });
+
+    it('refuses a directory without configuration files', () => {
+      write('readme.md', '# nothing');
+      expect(loadRefusal(dir)).to.equal(`config directory ${dir} holds no .hcl or .json file`);
+    });
+
+    it('merges several -config paths in the order given', () => {
+      const first = write('one/a.hcl', 'storage "inmem" {}\nlistener "tcp" { tls_disable = true }\nlog_level = "debug"\n');
+      const second = write('two.hcl', 'log_level = "warn"\n');
+      expect(loadConfig([path.dirname(first), second]).logLevel).to.equal('warn');
+      expect(loadConfig([second, path.dirname(first)]).logLevel).to.equal('debug');
     });
   });
 
@@ -234,7 +460,7 @@ describe('server configuration', () => {
 
     it('refuses an address without a port, with a bad port or with an unbracketed IPv6 host', () => {
       for (const address of ['localhost', 'localhost:', 'localhost:http', '::1:8200', '']) {
-        expect(() => splitAddress(address), address).to.throw(ConfigError, 'listener.tcp.address must be host:port');
+        expect(() => splitAddress(address), address).to.throw(ConfigError, 'listener.tcp.address: must be host:port');
       }
     });
 

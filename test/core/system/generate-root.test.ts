@@ -197,8 +197,8 @@ describe('disable_unauthed_generate_root_endpoints', function () {
 
   before(async () => {
     const parsed = parseConfig({ listener: { tcp: { address: '127.0.0.1:0', tls_disable: true, disable_unauthed_generate_root_endpoints: true } }, storage: { inmem: {} } }, '/');
-    expect(parsed.listener.disableUnauthedGenerateRootEndpoints).to.equal(true);
-    const config = { ...testConfig(), listener: { ...testConfig().listener, disableUnauthedGenerateRootEndpoints: true } };
+    expect(parsed.disableUnauthedGenerateRoot).to.equal(true);
+    const config = { ...testConfig(), disableUnauthedGenerateRoot: true };
     const running = await startServer({ config, logger: pino({ level: 'silent' }) });
     server = Object.assign(running, { client: new TestClient(running.address) });
     ({ keys } = await initAndUnseal(server, 1, 1));
@@ -224,6 +224,6 @@ describe('disable_unauthed_generate_root_endpoints', function () {
 
   it('defaults to off (the unauthenticated family served) when the option is not set', () => {
     const parsed = parseConfig({ listener: { tcp: { address: '127.0.0.1:0', tls_disable: true } }, storage: { inmem: {} } }, '/');
-    expect(parsed.listener.disableUnauthedGenerateRootEndpoints).to.equal(undefined);
+    expect(parsed.disableUnauthedGenerateRoot).to.equal(undefined);
   });
 });

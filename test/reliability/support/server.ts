@@ -21,7 +21,7 @@ export interface ReliabilityServer extends RunningServer {
 
 export interface ReliabilityServerOptions {
   readonly physical?: PhysicalStorage;
-  readonly listener?: Partial<ServerConfig['listener']>;
+  readonly listener?: Partial<ServerConfig['listeners'][number]>;
   readonly logger?: Logger;
   readonly plugins?: readonly unknown[];
 }
@@ -31,7 +31,7 @@ export async function startReliabilityServer(options: ReliabilityServerOptions =
   const physical = options.physical ?? new MemoryStorage();
   const base = testConfig();
   const server = await startServer({
-    config: { ...base, listener: { ...base.listener, ...(options.listener ?? {}) } },
+    config: { ...base, listeners: [{ ...base.listeners[0]!, ...(options.listener ?? {}) }] },
     physical,
     plugins: options.plugins ?? [],
     logger: options.logger ?? pino({ level: 'silent' }),

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { BadRequestError } from '../../../../core/errors.js';
-import { HclSyntaxError, parseHclDocument, type HclObject, type HclValue } from '../../../../core/auth/policy/hcl.js';
+import { BadRequestError } from '../../core/errors.js';
+import { HclSyntaxError, parseHclDocument, type HclObject, type HclValue } from '../../core/hcl.js';
 
 /** The parsed tree without positions, items as [key, value] pairs (duplicates kept). */
 function shape(value: HclValue): unknown {

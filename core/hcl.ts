@@ -1,5 +1,5 @@
 /**
- * A parser for the part of HCL that Vault policies (and, later, server config files) use, plus the
+ * A parser for the part of HCL that Vault policies and server configuration files use, plus the
  * JSON form of the same documents, both into one intermediate tree.
  *
  * Hand-written on purpose: Vault parses policies with HCL version 1, and no maintained npm library
@@ -11,15 +11,18 @@
  *
  * Both syntaxes keep every item in document order, duplicates included: HCL1 turns two
  * `path "a" {}` blocks into two items, and so does its JSON reader for a repeated key, so the
- * consumer (the policy parser) decides what a duplicate means.
+ * consumer (the policy parser, the config loader) decides what a duplicate means.
  */
-import { BadRequestError } from '../../errors.js';
+import { BadRequestError } from './errors.js';
 
 /** 1-based line and column (in UTF-16 code units) of a token in the source text. */
 export interface SourcePosition {
   readonly line: number;
   readonly column: number;
 }
+
+/** HCL1, or its JSON form. */
+export type HclSyntax = 'hcl' | 'json';
 
 export type HclValue = HclString | HclNumber | HclBool | HclNull | HclList | HclObject;
 
@@ -50,12 +53,12 @@ export class HclSyntaxError extends BadRequestError {
 }
 
 /**
- * Parses an HCL or JSON document into its top-level object. A document whose first non-blank
- * character is `{` is JSON (as in Vault, where HCL1 hands such text to its JSON reader).
+ * Parses an HCL or JSON document into its top-level object. Unless `syntax` says which, a document
+ * whose first non-blank character is `{` is JSON (as in Vault, where HCL1 hands such text to its
+ * JSON reader); a `.json` config file is JSON whatever it starts with.
  * @throws HclSyntaxError with the line, column and what was expected.
  */
-export function parseHclDocument(text: string): HclObject {
-  const syntax: Syntax = /^\s*\{/.test(text) ? 'json' : 'hcl';
+export function parseHclDocument(text: string, syntax: HclSyntax = /^\s*\{/.test(text) ? 'json' : 'hcl'): HclObject {
   const parser = new Parser(new Lexer(text, syntax));
   return syntax === 'json' ? parser.jsonDocument() : parser.hclDocument();
 }
@@ -71,8 +74,6 @@ export function describeHclValue(value: HclValue): string {
     case 'object': return 'an object';
   }
 }
-
-type Syntax = 'hcl' | 'json';
 
 type TokenType = 'ident' | 'string' | 'number' | 'punct' | 'eof';
 
@@ -103,7 +104,7 @@ class Lexer {
   private column = 1;
   private peeked: Token | undefined;
 
-  constructor(private readonly text: string, readonly syntax: Syntax) {}
+  constructor(private readonly text: string, readonly syntax: HclSyntax) {}
 
   peek(): Token {
     this.peeked ??= this.scan();
@@ -252,7 +253,7 @@ class Lexer {
 }
 
 /**
- * Policies nest a few levels. The parser recurses once per level, so a limit keeps a hostile
+ * Documents nest a few levels. The parser recurses once per level, so a limit keeps a hostile
  * document from overflowing the stack, which would answer 500 instead of a syntax error.
  */
 const MAX_NESTING = 100;
@@ -452,7 +453,7 @@ function isIdentStart(ch: string): boolean {
 }
 
 /** HCL1 identifiers may contain `-` and `.` after the first character; JSON words are letters only. */
-function isIdentPart(ch: string, syntax: Syntax): boolean {
+function isIdentPart(ch: string, syntax: HclSyntax): boolean {
   if (isIdentStart(ch) || isDigit(ch)) return true;
   return syntax === 'hcl' && (ch === '-' || ch === '.');
 }
