@@ -1,8 +1,11 @@
 /**
  * The CLI's HTTP client: address and token from flags, KEYWARDEN_* or VAULT_* variables, or the
- * token helper file; errors typed so the CLI can pick its exit code.
+ * token helper file; TLS from the settings in tls.ts; errors typed so the CLI can pick its exit
+ * code (see main.ts) and word a failure to connect as one line that says what to do about it.
  */
 import { readFile, mkdir } from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { writePrivateFile } from '../private-files.js';
@@ -12,24 +15,43 @@ export class RequestError extends Error {
   constructor(
     readonly status: number,
     readonly errors: string[],
+    /** The API path asked for (without /v1/). */
     readonly path: string,
+    readonly method: string,
+    readonly url: string,
+    /** The parsed answer, when it was JSON. */
+    readonly body?: unknown,
   ) {
-    super(errors.length > 0 ? errors.join('; ') : `HTTP ${status}`);
+    // Vault's own wording, which scripts and people already recognise.
+    super(`Error making API request.\n\nURL: ${method} ${url}\nCode: ${status}. Errors:\n\n${errors.map((e) => `* ${e}`).join('\n') || '* (none)'}`);
   }
 }
 
-/** The server could not be reached. */
+/** The server could not be reached, or the TLS handshake with it failed. */
 export class ConnectionError extends Error {}
 
 /** Wrong use of the command line. */
 export class UsageError extends Error {}
+
+/** The client cannot be set up: an address that is not a URL, a TLS file that cannot be used. */
+export class ClientSetupError extends Error {}
+
+/** What a command prints on failure, as is, and the exit code it ends with. */
+export class CommandError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
 
 export interface CliEnvironment {
   readonly env: NodeJS.ProcessEnv;
 }
 
 export function serverAddress(env: NodeJS.ProcessEnv): string {
-  return (env.KEYWARDEN_ADDR ?? env.VAULT_ADDR ?? 'http://127.0.0.1:8200').replace(/\/+$/, '');
+  return (env.KEYWARDEN_ADDR || env.VAULT_ADDR || 'http://127.0.0.1:8200').replace(/\/+$/, '');
 }
 
 /** Where `login` keeps the token (0600), like Vault's ~/.vault-token but our own. */
@@ -37,6 +59,7 @@ export function tokenFile(env: NodeJS.ProcessEnv): string {
   return env.KEYWARDEN_TOKEN_FILE ?? path.join(env.HOME ?? os.homedir(), '.keywarden-token');
 }
 
+/** KEYWARDEN_TOKEN, then VAULT_TOKEN, then the token helper file. */
 export async function storedToken(env: NodeJS.ProcessEnv): Promise<string | undefined> {
   if (env.KEYWARDEN_TOKEN) return env.KEYWARDEN_TOKEN;
   if (env.VAULT_TOKEN) return env.VAULT_TOKEN;
@@ -61,55 +84,160 @@ export interface ApiResponse {
   readonly body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
+/** Vault's client timeout. */
+const REQUEST_TIMEOUT_MS = 60_000;
+
+/** Node's codes for a certificate the client does not trust. */
+const UNTRUSTED_CERTIFICATE = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_REJECTED',
+]);
+
+/** One line on why a request never got an answer, and what the user can do about it. */
+function explainConnectionFailure(err: NodeJS.ErrnoException & { reason?: string }, url: URL): string {
+  const code = err.code ?? '';
+  const secure = url.protocol === 'https:';
+  if (code === 'ECONNREFUSED') return `connection refused: is the server running and listening at ${url.host}?`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `cannot resolve the host name ${url.hostname}`;
+  if (code === 'ETIMEDOUT') return `no answer within ${REQUEST_TIMEOUT_MS / 1000}s`;
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+    return `the server's certificate is not valid for this address (${err.reason ?? err.message}): use an address the certificate names, or -tls-server-name (VAULT_TLS_SERVER_NAME) with a name it holds`;
+  }
+  if (UNTRUSTED_CERTIFICATE.has(code)) {
+    return `the server's certificate is not trusted (${err.message}): give its CA with -ca-cert or VAULT_CACERT (-tls-skip-verify turns the check off)`;
+  }
+  // Node reports some TLS failures only as EPROTO, naming OpenSSL's reason in the message.
+  const tlsReason = `${code} ${code === 'EPROTO' ? err.message.toUpperCase().replace(/ /g, '_') : ''}`;
+  if (secure && /WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG|HTTP_REQUEST/.test(tlsReason)) {
+    return `the server did not answer with TLS: it probably listens for plain http (use an http:// address)`;
+  }
+  if (secure && /ALERT_CERTIFICATE_REQUIRED|ALERT_HANDSHAKE_FAILURE|ALERT_BAD_CERTIFICATE|ALERT_UNKNOWN_CA/.test(tlsReason)) {
+    return `the server refused the TLS handshake (${tlsReason.trim()}): it may require a client certificate it trusts (-client-cert and -client-key, or VAULT_CLIENT_CERT and VAULT_CLIENT_KEY)`;
+  }
+  if (code === 'ECONNRESET') {
+    return secure
+      ? `the server closed the connection without answering, during or right after the TLS handshake: it may want a client certificate it trusts (-client-cert and -client-key)`
+      : `the server closed the connection without answering: if it listens for https, use an https:// address`;
+  }
+  return err.message.replace(/\s+/g, ' ').trim() || code;
+}
+
 export class ApiClient {
+  private readonly agent: http.Agent;
+
+  /**
+   * @param address the server's URL (http:// or https://).
+   * @param tls options for the https agent (trusted CAs, client certificate, server name).
+   * @throws ClientSetupError when the address is not an http(s) URL.
+   */
   constructor(
     readonly address: string,
     public token: string | undefined,
-  ) {}
+    tls: https.AgentOptions = {},
+  ) {
+    let protocol: string;
+    try {
+      protocol = new URL(address).protocol;
+    } catch {
+      throw new ClientSetupError(`the address "${address}" is not a URL: use http://HOST:PORT or https://HOST:PORT`);
+    }
+    if (protocol !== 'http:' && protocol !== 'https:') throw new ClientSetupError(`the address "${address}" must start with http:// or https://`);
+    this.agent = protocol === 'https:' ? new https.Agent(tls) : new http.Agent({ keepAlive: false });
+  }
 
   async request(method: string, apiPath: string, body?: unknown, query?: Record<string, string>): Promise<ApiResponse> {
     const url = new URL(`${this.address}/v1/${apiPath.replace(/^\/+/, '')}`);
     for (const [k, v] of Object.entries(query ?? {})) url.searchParams.set(k, v);
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method,
-        headers: {
-          ...(this.token ? { 'X-Vault-Token': this.token } : {}),
-          ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
-          'X-Vault-Request': 'true',
-        },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        signal: AbortSignal.timeout(60_000),
-      });
-    } catch (err) {
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new ConnectionError(`cannot reach the server at ${this.address}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
-    }
-    const text = await res.text();
+    const { status, text } = await this.send(method, url, body === undefined ? undefined : JSON.stringify(body));
     let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
       parsed = undefined;
     }
-    if (res.status >= 400) {
+    if (status < 200 || status >= 300) {
       const errors = (parsed as { errors?: unknown } | undefined)?.errors;
-      throw new RequestError(res.status, Array.isArray(errors) ? errors.map(String) : text ? [text.slice(0, 500)] : [], apiPath);
+      throw new RequestError(status, Array.isArray(errors) ? errors.map(String) : text ? [text.slice(0, 500)] : [], apiPath, method, url.toString(), parsed);
     }
-    return { status: res.status, body: parsed };
+    return { status, body: parsed };
+  }
+
+  private send(method: string, url: URL, payload: string | undefined): Promise<{ status: number; text: string }> {
+    const transport = url.protocol === 'https:' ? https : http;
+    return new Promise((resolve, reject) => {
+      const req = transport.request(
+        url,
+        {
+          method,
+          agent: this.agent,
+          headers: {
+            ...(this.token ? { 'X-Vault-Token': this.token } : {}),
+            ...(payload !== undefined ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } : {}),
+            'X-Vault-Request': 'true',
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', (err) => reject(new ConnectionError(`${method} ${url}: ${explainConnectionFailure(err, url)}`)));
+        },
+      );
+      req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
+      req.on('error', (err) => reject(new ConnectionError(`${method} ${url}: ${explainConnectionFailure(err, url)}`)));
+      req.end(payload);
+    });
   }
 
   read(p: string, query?: Record<string, string>) {
     return this.request('GET', p, undefined, query);
   }
+
+  /**
+   * A read as `vault read` takes it: a 404 that carries no data and no warnings means there is
+   * nothing at the path (undefined), not an error.
+   */
+  async readOptional(p: string, query?: Record<string, string>): Promise<ApiResponse | undefined> {
+    try {
+      return await this.read(p, query);
+    } catch (err) {
+      return absentOn404(err);
+    }
+  }
+
   write(p: string, body: unknown = {}) {
     return this.request('PUT', p, body);
   }
   list(p: string) {
     return this.request('GET', p, undefined, { list: 'true' });
   }
+
+  /** A list as `vault list` takes it: undefined when there is nothing at the path (see readOptional). */
+  async listOptional(p: string): Promise<ApiResponse | undefined> {
+    try {
+      return await this.list(p);
+    } catch (err) {
+      return absentOn404(err);
+    }
+  }
+
   delete(p: string) {
     return this.request('DELETE', p);
   }
+}
+
+function absentOn404(err: unknown): ApiResponse | undefined {
+  if (!(err instanceof RequestError) || err.status !== 404) throw err;
+  const body = err.body as { data?: unknown; warnings?: unknown } | undefined;
+  const hasData = body?.data !== null && typeof body?.data === 'object' && Object.keys(body.data as object).length > 0;
+  const hasWarnings = Array.isArray(body?.warnings) && body.warnings.length > 0;
+  return hasData || hasWarnings ? { status: 404, body } : undefined;
 }

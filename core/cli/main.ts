@@ -1,13 +1,16 @@
 /**
  * The `keywarden` command line. Vault's CLI takes Go-style single-dash long flags (`-dev`,
  * `-config=FILE`, `-format=json`); they are accepted here too and mean the same as `--dev`, ….
- * Exit codes: 0 ok, 1 request error (or unreachable server), 2 usage error.
+ * Exit codes, as vault's: 0 ok; 1 a local error (wrong usage, a file that cannot be read); 2 an
+ * error from or on the way to the server (it answered with an error, it cannot be reached, the
+ * TLS handshake failed, nothing at the path) — except `status`, which exits 2 for "sealed" and 1
+ * for any error; 127 an unknown command.
  */
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../version.js';
-import { ConnectionError, RequestError, UsageError } from './client.js';
+import { ClientSetupError, CommandError, ConnectionError, RequestError, UsageError } from './client.js';
 import type { CliContext } from './context.js';
-import type { Io } from './output.js';
+import { parseFormat, type Io } from './output.js';
 import { registerServer } from './commands/server.js';
 import { registerOperator } from './commands/operator.js';
 import { registerKv } from './commands/kv.js';
@@ -15,11 +18,22 @@ import { registerMounts } from './commands/mounts.js';
 import { registerPolicy } from './commands/policy.js';
 import { registerToken } from './commands/token.js';
 import { registerLogin } from './commands/login.js';
+import { registerPathHelp } from './commands/path-help.js';
+import { registerCompletion } from './commands/completion.js';
 import { processIo } from './process-io.js';
 
 /** `-dev` → `--dev`, `-config=x` → `--config=x`; single letters (`-h`) stay as they are. */
 export function normalizeFlags(argv: readonly string[]): string[] {
   return argv.map((arg) => (/^-[a-z][a-z0-9-]+(=.*)?$/i.test(arg) ? `-${arg}` : arg));
+}
+
+/** The exit code for a failure, and what to print on standard error. */
+function failure(err: unknown): { code: number; message: string } | undefined {
+  if (err instanceof CommandError) return { code: err.exitCode, message: err.message };
+  if (err instanceof UsageError) return { code: 1, message: `Error: ${err.message}` };
+  if (err instanceof ClientSetupError || err instanceof ConnectionError) return { code: 2, message: `Error: ${err.message}` };
+  if (err instanceof RequestError) return { code: 2, message: err.message };
+  return undefined;
 }
 
 export async function main(argv: readonly string[], io: Io = processIo(), env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -41,27 +55,29 @@ export async function main(argv: readonly string[], io: Io = processIo(), env: N
   registerPolicy(program, ctx);
   registerToken(program, ctx);
   registerLogin(program, ctx);
-  for (const command of program.commands) command.exitOverride().showHelpAfterError();
+  registerPathHelp(program, ctx);
+  registerCompletion(program, ctx);
+  const everyCommand = (command: Command): Command[] => [command, ...command.commands.flatMap(everyCommand)];
+  for (const command of everyCommand(program)) command.exitOverride().showHelpAfterError();
+  // VAULT_FORMAT stands in for a -format not given, as in vault; checked before anything is sent.
+  program.hook('preAction', (_program, action) => {
+    if (!action.options.some((o) => o.attributeName() === 'format')) return;
+    if (action.getOptionValueSource('format') === 'default' && env.VAULT_FORMAT) action.setOptionValueWithSource('format', env.VAULT_FORMAT, 'env');
+    parseFormat(action.getOptionValue('format') as string);
+  });
 
   try {
     await program.parseAsync(normalizeFlags(argv), { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) {
-      return ['commander.helpDisplayed', 'commander.version', 'commander.help', 'commander.executeSubCommandAsync'].includes(err.code) ? 0 : 2;
+      if (err.exitCode === 0) return 0;
+      // Like vault: an unknown command, or none at all, prints the usage and exits 127.
+      return err.code === 'commander.unknownCommand' || err.code === 'commander.help' ? 127 : 1;
     }
-    if (err instanceof UsageError) {
-      io.err(`Error: ${err.message}\n`);
-      return 2;
-    }
-    if (err instanceof ConnectionError) {
-      io.err(`Error: ${err.message}\n`);
-      return 1;
-    }
-    if (err instanceof RequestError) {
-      io.err(`Error making API request.\n\nURL: ${err.path}\nCode: ${err.status}. Errors:\n\n${err.errors.map((e) => `* ${e}`).join('\n') || '* (none)'}\n`);
-      return 1;
-    }
-    throw err;
+    const known = failure(err);
+    if (!known) throw err;
+    if (known.message) io.err(`${known.message}\n`);
+    return known.code;
   }
   return exitCode;
 }

@@ -1,33 +1,51 @@
-/** `read`, `write`, `list`, `delete`: generic requests to any path. */
+/** `read`, `write`, `list`, `delete`: generic requests to any path, worded and coded as vault's. */
 import type { Command } from 'commander';
-import { clientFor, formatOf, withClientOptions, type CliContext, type GlobalOptions } from '../context.js';
+import { CommandError } from '../client.js';
+import { attempt, clientFor, formatOf, printResponse, sanitizePath, withClientOptions, withFieldOption, type CliContext, type GlobalOptions } from '../context.js';
 import { parseKeyValues } from '../kv-args.js';
-import { render, renderList } from '../output.js';
+import { renderData, renderList } from '../output.js';
 
 export function registerKv(program: Command, ctx: CliContext): void {
-  withClientOptions(program.command('read').description('Read data at a path (k=v pairs become query parameters)').argument('<path>').argument('[data...]')).action(
-    async (path: string, data: string[], opts: GlobalOptions) => {
-      const client = await clientFor(ctx, opts);
+  withFieldOption(withClientOptions(program.command('read').description('Read data at a path (k=v pairs become query parameters)').argument('<path>').argument('[data...]'))).action(
+    async (rawPath: string, data: string[], opts: GlobalOptions) => {
+      const path = sanitizePath(rawPath);
       const query = Object.fromEntries(Object.entries(await parseKeyValues(data, ctx.io)).map(([k, v]) => [k, String(v)]));
-      const res = await client.read(path, query);
-      ctx.io.out(render(formatOf(opts), res.body));
+      const res = await attempt(`Error reading ${path}`, async () => (await clientFor(ctx, opts)).readOptional(path, query));
+      if (!res) throw new CommandError(`No value found at ${path}`, 2);
+      printResponse(ctx, opts, res.body);
     },
   );
-  withClientOptions(program.command('write').description('Write k=v data to a path (k=@file reads a file, k=- standard input)').argument('<path>').argument('[data...]')).action(
-    async (path: string, data: string[], opts: GlobalOptions) => {
-      const client = await clientFor(ctx, opts);
-      const res = await client.write(path, await parseKeyValues(data, ctx.io));
-      ctx.io.out(res.status === 204 ? (formatOf(opts) === 'json' ? '' : `Success! Data written to: ${path}\n`) : render(formatOf(opts), res.body));
+
+  withFieldOption(withClientOptions(program.command('write').description('Write k=v data to a path (k=@file reads a file, k=- standard input)').argument('<path>').argument('[data...]'))).action(
+    async (rawPath: string, data: string[], opts: GlobalOptions) => {
+      const path = sanitizePath(rawPath);
+      const body = await parseKeyValues(data, ctx.io);
+      const res = await attempt(`Error writing data to ${path}`, async () => (await clientFor(ctx, opts)).write(path, body));
+      if (res.body === undefined) {
+        // Nothing came back (204): vault says so only in table format, so JSON and YAML stay parseable.
+        if (formatOf(opts) === 'table') ctx.io.out(`Success! Data written to: ${path}\n`);
+        return;
+      }
+      printResponse(ctx, opts, res.body);
     },
   );
-  withClientOptions(program.command('list').description('List the keys under a path').argument('<path>')).action(async (path: string, opts: GlobalOptions) => {
-    const client = await clientFor(ctx, opts);
-    const res = await client.list(path);
-    ctx.io.out(renderList(formatOf(opts), res.body));
+
+  withClientOptions(program.command('list').description('List the keys under a path').argument('<path>')).action(async (rawPath: string, opts: GlobalOptions) => {
+    const path = sanitizePath(rawPath);
+    const format = formatOf(opts);
+    const res = await attempt(`Error listing ${path}`, async () => (await clientFor(ctx, opts)).listOptional(path));
+    const keys = res?.body?.data?.keys;
+    if (!Array.isArray(keys)) {
+      // As vault: JSON and YAML print an empty object so a pipe still gets a document; all exit 2.
+      if (format !== 'table') ctx.io.out(renderData(format, {}, () => ''));
+      throw new CommandError(format !== 'table' ? '' : res ? `No entries found at ${path}` : `No value found at ${path}`, 2);
+    }
+    ctx.io.out(renderList(format, res!.body));
   });
-  withClientOptions(program.command('delete').description('Delete the data at a path').argument('<path>')).action(async (path: string, opts: GlobalOptions) => {
-    const client = await clientFor(ctx, opts);
-    await client.delete(path);
-    ctx.io.out(formatOf(opts) === 'json' ? '' : `Success! Data deleted (if it existed) at: ${path}\n`);
+
+  withClientOptions(program.command('delete').description('Delete the data at a path').argument('<path>')).action(async (rawPath: string, opts: GlobalOptions) => {
+    const path = sanitizePath(rawPath);
+    await attempt(`Error deleting ${path}`, async () => (await clientFor(ctx, opts)).delete(path));
+    if (formatOf(opts) === 'table') ctx.io.out(`Success! Data deleted (if it existed) at: ${path}\n`);
   });
 }

@@ -1,52 +1,70 @@
 /** `login`: authenticate and keep the token in the token helper file. */
 import type { Command } from 'commander';
 import { saveToken, UsageError } from '../client.js';
-import { clientFor, formatOf, withClientOptions, type CliContext, type GlobalOptions } from '../context.js';
+import { attempt, clientFor, formatOf, printResponse, withClientOptions, withFieldOption, type CliContext, type GlobalOptions } from '../context.js';
 import { parseKeyValues } from '../kv-args.js';
-import { render } from '../output.js';
 import { cloudLoginBody } from '../cloud-login.js';
 
 interface LoginOptions extends GlobalOptions {
   readonly method: string;
   readonly path?: string;
-  readonly noStore?: boolean;
+  /** False with -no-store (commander names a --no-X flag's value X). */
+  readonly store: boolean;
+  readonly print: boolean;
+  readonly tokenOnly?: boolean;
 }
 
 export function registerLogin(program: Command, ctx: CliContext): void {
-  withClientOptions(
-    program
-      .command('login')
-      .description('Log in with a token (login TOKEN) or an auth method (login -method=cloud role=R [header_value=V] [region=…])')
-      .argument('[args...]'),
+  withFieldOption(
+    withClientOptions(
+      program
+        .command('login')
+        .description('Log in with a token (login TOKEN) or an auth method (login -method=cloud role=R [header_value=V] [region=…])')
+        .argument('[args...]'),
+    ),
   )
     .option('--method <method>', 'token or cloud', 'token')
     .option('--path <path>', 'mount path of the auth method (default: the method name)')
     .option('--no-store', 'do not keep the token in the token helper file')
-    .action(async (args: string[], opts: LoginOptions) => {
+    .option('--no-print', 'do not print the token (it is still stored)')
+    .option('--token-only', 'print only the token and do not store it (-field=token -no-store)')
+    .action(async (args: string[], given: LoginOptions) => {
+      const opts: LoginOptions = given.tokenOnly ? { ...given, field: 'token', store: false } : given;
+      if (!opts.store && !opts.print) throw new UsageError('-no-store and -no-print cannot be used together');
       const client = await clientFor(ctx, opts);
       let token: string;
       let body: unknown;
       if (opts.method === 'token') {
-        const given = args[0] ?? (await ctx.io.secret('Token (will be hidden): '));
-        if (!given) throw new UsageError('no token given, and no terminal to ask for one');
-        client.token = given.trim();
-        const res = await client.read('auth/token/lookup-self');
+        const typed = args[0] ?? (await ctx.io.secret('Token (will be hidden): '));
+        if (!typed) throw new UsageError('no token given, and no terminal to ask for one');
+        client.token = typed.trim();
+        const res = await attempt('Error authenticating', () => client.read('auth/token/lookup-self'));
+        const d = res.body.data;
         token = client.token;
-        body = { auth: { client_token: token, accessor: res.body.data.accessor, policies: res.body.data.policies, token_policies: res.body.data.policies, lease_duration: res.body.data.ttl, renewable: res.body.data.renewable, metadata: res.body.data.meta } };
+        body = { auth: { client_token: token, accessor: d.accessor, policies: d.policies, token_policies: d.policies, identity_policies: d.identity_policies, metadata: d.meta, orphan: d.orphan, entity_id: d.entity_id, lease_duration: d.ttl, renewable: d.renewable } };
       } else if (opts.method === 'cloud') {
         const fields = await parseKeyValues(args, ctx.io);
         const path = (opts.path ?? 'cloud').replace(/^\/+|\/+$/g, '').replace(/^auth\//, '');
         client.token = undefined;
-        const res = await client.write(`auth/${path}/login`, await cloudLoginBody(fields, ctx.env));
+        const loginBody = await cloudLoginBody(fields, ctx.env);
+        const res = await attempt('Error authenticating', () => client.write(`auth/${path}/login`, loginBody));
         token = res.body.auth.client_token as string;
         body = res.body;
       } else {
         throw new UsageError(`unknown login method "${opts.method}": use token or cloud`);
       }
-      if (opts.noStore !== false) {
-        const file = await saveToken(ctx.env, token);
-        if (formatOf(opts) === 'table') ctx.io.out(`Success! You are now authenticated. The token is kept in ${file}.\n\n`);
+
+      let stored: string | undefined;
+      if (opts.store) {
+        stored = await saveToken(ctx.env, token);
+        for (const name of ['KEYWARDEN_TOKEN', 'VAULT_TOKEN']) {
+          if (ctx.env[name]) ctx.io.err(`WARNING! The ${name} environment variable is set! It takes precedence over the stored token; unset it or update its value.\n\n`);
+        }
+      } else if (!opts.tokenOnly) {
+        ctx.io.err('The token was not stored in the token helper file. Set the VAULT_TOKEN environment variable or pass the token below with each request.\n\n');
       }
-      ctx.io.out(render(formatOf(opts), body));
+      if (!opts.print) return;
+      if (stored && !opts.field && formatOf(opts) === 'table') ctx.io.out(`Success! You are now authenticated. The token is kept in ${stored}.\n\n`);
+      printResponse(ctx, opts, body);
     });
 }

@@ -1,7 +1,8 @@
 /** `secrets enable|disable|list` and `auth enable|disable|list`. */
 import type { Command } from 'commander';
-import { clientFor, formatOf, withClientOptions, type CliContext, type GlobalOptions } from '../context.js';
+import { attempt, clientFor, formatOf, withClientOptions, type CliContext, type GlobalOptions } from '../context.js';
 import { parseKeyValues } from '../kv-args.js';
+import { renderData } from '../output.js';
 
 interface EnableOptions extends GlobalOptions {
   readonly path?: string;
@@ -23,10 +24,10 @@ function registerTable(program: Command, ctx: CliContext, name: 'secrets' | 'aut
     .option('--max-lease-ttl <duration>', 'maximum lease TTL of the mount')
     .option('--options <k=v...>', 'plugin options')
     .action(async (type: string, opts: EnableOptions) => {
-      const client = await clientFor(ctx, opts);
       const path = (opts.path ?? type).replace(/^\/+|\/+$/g, '');
       const options = opts.options ? await parseKeyValues(opts.options, ctx.io) : undefined;
-      await client.write(`${sys}/${path}`, {
+      const client = await clientFor(ctx, opts);
+      await attempt(`Error enabling ${type}`, () => client.write(`${sys}/${path}`, {
         type,
         ...(opts.description !== undefined ? { description: opts.description } : {}),
         config: {
@@ -34,33 +35,32 @@ function registerTable(program: Command, ctx: CliContext, name: 'secrets' | 'aut
           ...(opts.maxLeaseTtl ? { max_lease_ttl: opts.maxLeaseTtl } : {}),
         },
         ...(options ? { options } : {}),
-      });
+      }));
       ctx.io.out(`Success! Enabled the ${type} ${what} at: ${name === 'auth' ? 'auth/' : ''}${path}/\n`);
     });
 
   withClientOptions(group.command('disable').description(`Disable a ${what} and delete its data`).argument('<path>')).action(async (path: string, opts: GlobalOptions) => {
-    const client = await clientFor(ctx, opts);
     const clean = path.replace(/^\/+|\/+$/g, '').replace(/^auth\//, name === 'auth' ? '' : 'auth/');
-    await client.delete(`${sys}/${clean}`);
+    await attempt(`Error disabling ${what} at ${clean}`, async () => (await clientFor(ctx, opts)).delete(`${sys}/${clean}`));
     ctx.io.out(`Success! Disabled the ${what} (if it existed) at: ${clean}/\n`);
   });
 
   withClientOptions(group.command('list').description(`List the enabled ${what}s`)).action(async (opts: GlobalOptions) => {
-    const client = await clientFor(ctx, opts);
-    const res = await client.read(sys);
+    const res = await attempt(`Error listing ${what}s`, async () => (await clientFor(ctx, opts)).read(sys));
     const data = res.body.data as Record<string, { type: string; accessor: string; description: string }>;
-    if (formatOf(opts) === 'json') {
-      ctx.io.out(`${JSON.stringify(data, null, 2)}\n`);
-      return;
-    }
-    const rows = Object.entries(data).sort(([a], [b]) => a.localeCompare(b));
-    const w = Math.max(4, ...rows.map(([p]) => p.length));
-    const tw = Math.max(4, ...rows.map(([, e]) => e.type.length));
-    const aw = Math.max(8, ...rows.map(([, e]) => e.accessor.length));
-    const lines = [`${'Path'.padEnd(w)}    ${'Type'.padEnd(tw)}    ${'Accessor'.padEnd(aw)}    Description`, `${'----'.padEnd(w)}    ${'----'.padEnd(tw)}    ${'--------'.padEnd(aw)}    -----------`];
-    for (const [p, e] of rows) lines.push(`${p.padEnd(w)}    ${e.type.padEnd(tw)}    ${e.accessor.padEnd(aw)}    ${e.description || 'n/a'}`);
-    ctx.io.out(`${lines.join('\n')}\n`);
+    ctx.io.out(renderData(formatOf(opts), data, () => mountTable(data)));
   });
+}
+
+/** The columns `vault secrets list` prints. */
+function mountTable(data: Record<string, { type: string; accessor: string; description: string }>): string {
+  const rows = Object.entries(data).sort(([a], [b]) => a.localeCompare(b));
+  const w = Math.max(4, ...rows.map(([p]) => p.length));
+  const tw = Math.max(4, ...rows.map(([, e]) => e.type.length));
+  const aw = Math.max(8, ...rows.map(([, e]) => e.accessor.length));
+  const lines = [`${'Path'.padEnd(w)}    ${'Type'.padEnd(tw)}    ${'Accessor'.padEnd(aw)}    Description`, `${'----'.padEnd(w)}    ${'----'.padEnd(tw)}    ${'--------'.padEnd(aw)}    -----------`];
+  for (const [p, e] of rows) lines.push(`${p.padEnd(w)}    ${e.type.padEnd(tw)}    ${e.accessor.padEnd(aw)}    ${e.description || 'n/a'}`);
+  return `${lines.join('\n')}\n`;
 }
 
 export function registerMounts(program: Command, ctx: CliContext): void {

@@ -1,33 +1,62 @@
-/** `operator init|unseal|seal` and `status`. */
+/** `operator init|unseal|seal|step-down` and `status`. */
 import type { Command } from 'commander';
-import { UsageError } from '../client.js';
-import { clientFor, formatOf, withClientOptions, type CliContext, type GlobalOptions } from '../context.js';
-import { table } from '../output.js';
+import { UsageError, type ApiClient } from '../client.js';
+import { attempt, clientFor, commandGroup, formatOf, withClientOptions, type CliContext, type GlobalOptions } from '../context.js';
+import { renderData, table } from '../output.js';
 import { registerOperatorRekey } from './operator-rekey.js';
 import { registerOperatorGenerateRoot } from './operator-generate-root.js';
 
-function sealRows(s: any, leader?: any): [string, unknown][] { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const ha = leader?.ha_enabled === true;
-  return [
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** The table `vault status` prints: seal state, then where the node stands in HA. */
+function sealRows(s: Json, leader: Json): [string, unknown][] {
+  const ha = leader.ha_enabled === true;
+  const rows: [string, unknown][] = [
     ['Seal Type', s.type],
     ['Initialized', s.initialized],
     ['Sealed', s.sealed],
     ['Total Shares', s.n],
     ['Threshold', s.t],
-    ...(s.sealed ? ([['Unseal Progress', `${s.progress}/${s.t}`], ['Unseal Nonce', s.nonce || 'n/a']] as [string, unknown][]) : []),
-    ['Version', s.version],
-    ['Storage Type', s.storage_type],
-    ...(s.cluster_name ? ([['Cluster Name', s.cluster_name], ['Cluster ID', s.cluster_id]] as [string, unknown][]) : []),
-    ['HA Enabled', ha],
-    // As the vault CLI shows it: the node's role, and where the active node is.
-    ...(ha && !s.sealed
-      ? ([['HA Mode', leader.is_self ? 'active' : 'standby'], ['Active Node Address', leader.leader_address || '<none>']] as [string, unknown][])
-      : []),
   ];
+  if (s.sealed) rows.push(['Unseal Progress', `${s.progress}/${s.t}`], ['Unseal Nonce', s.nonce]);
+  if (s.migration) rows.push(['Seal Migration in Progress', true]);
+  rows.push(['Version', s.version], ['Build Date', s.build_date], ['Storage Type', s.storage_type]);
+  if (s.cluster_name && s.cluster_id) rows.push(['Cluster Name', s.cluster_name], ['Cluster ID', s.cluster_id]);
+  rows.push(['HA Enabled', ha]);
+  if (ha && !s.sealed) {
+    rows.push(['HA Cluster', leader.leader_cluster_address], ['HA Mode', leader.is_self ? 'active' : 'standby']);
+    if (leader.is_self && leader.active_time && leader.active_time !== NEVER) rows.push(['Active Since', leader.active_time]);
+    if (!leader.is_self) rows.push(['Active Node Address', leader.leader_address || '<none>']);
+  }
+  return rows;
+}
+
+/** Go's zero time, which sys/leader answers for "never active". */
+const NEVER = '0001-01-01T00:00:00Z';
+
+/** What `vault status -format=json` prints: the seal status with sys/leader's fields, the empty ones left out. */
+function sealStatusOutput(s: Json, leader: Json): Json {
+  return {
+    ...s,
+    ha_enabled: leader.ha_enabled === true,
+    ...(leader.is_self ? { is_self: true } : {}),
+    active_time: leader.active_time ?? NEVER,
+    ...(leader.leader_address ? { leader_address: leader.leader_address } : {}),
+    ...(leader.leader_cluster_address ? { leader_cluster_address: leader.leader_cluster_address } : {}),
+  };
+}
+
+/**
+ * Prints a seal status as `vault status` and `vault operator unseal` do, with sys/leader's view.
+ * @throws CommandError (exit 1, as vault) when sys/leader cannot be read.
+ */
+async function printSealStatus(ctx: CliContext, opts: GlobalOptions, client: ApiClient, seal: Json): Promise<void> {
+  const leader = (await attempt('Error checking leader status', () => client.read('sys/leader'), 1)).body as Json;
+  ctx.io.out(renderData(formatOf(opts), sealStatusOutput(seal, leader), () => table(sealRows(seal, leader))));
 }
 
 export function registerOperator(program: Command, ctx: CliContext, setExit: (code: number) => void): void {
-  const operator = program.command('operator').description('Operate the server: init, unseal, seal');
+  const operator = commandGroup(program, 'operator', 'Operate the server: init, unseal, seal, step-down');
 
   withClientOptions(operator.command('init').description('Initialize the server: create the unseal key shares and the root token'))
     .option('--key-shares <n>', 'number of key shares', '5')
@@ -36,28 +65,35 @@ export function registerOperator(program: Command, ctx: CliContext, setExit: (co
       const shares = Number(opts.keyShares);
       const threshold = Number(opts.keyThreshold);
       if (!Number.isInteger(shares) || !Number.isInteger(threshold)) throw new UsageError('-key-shares and -key-threshold must be integers');
-      const client = await clientFor(ctx, opts);
-      const res = await client.write('sys/init', { secret_shares: shares, secret_threshold: threshold });
+      const res = await attempt('Error initializing', async () => (await clientFor(ctx, opts)).write('sys/init', { secret_shares: shares, secret_threshold: threshold }));
       const body = res.body as { keys: string[]; keys_base64: string[]; root_token: string };
-      if (formatOf(opts) === 'json') {
-        ctx.io.out(
-          `${JSON.stringify({ unseal_keys_b64: body.keys_base64, unseal_keys_hex: body.keys, unseal_shares: shares, unseal_threshold: threshold, recovery_keys_b64: [], recovery_keys_hex: [], recovery_keys_shares: 0, recovery_keys_threshold: 0, root_token: body.root_token }, null, 2)}\n`,
-        );
-        return;
-      }
-      const lines = body.keys_base64.map((k, i) => `Unseal Key ${i + 1}: ${k}`);
+      const output = {
+        unseal_keys_b64: body.keys_base64,
+        unseal_keys_hex: body.keys,
+        unseal_shares: shares,
+        unseal_threshold: threshold,
+        recovery_keys_b64: [],
+        recovery_keys_hex: [],
+        recovery_keys_shares: 0,
+        recovery_keys_threshold: 0,
+        root_token: body.root_token,
+      };
       ctx.io.out(
-        `${lines.join('\n')}\n\nInitial Root Token: ${body.root_token}\n\n` +
-          `The server is initialized with ${shares} key shares and a key threshold of ${threshold}. ` +
-          `Provide ${threshold} of these keys to unseal it after every start. Keep them apart and safe: ` +
-          'without them the data cannot be recovered.\n',
+        renderData(
+          formatOf(opts),
+          output,
+          () =>
+            `${body.keys_base64.map((k, i) => `Unseal Key ${i + 1}: ${k}`).join('\n')}\n\nInitial Root Token: ${body.root_token}\n\n` +
+            `The server is initialized with ${shares} key shares and a key threshold of ${threshold}. ` +
+            `Provide ${threshold} of these keys to unseal it after every start. Keep them apart and safe: ` +
+            'without them the data cannot be recovered.\n',
+        ),
       );
     });
 
   withClientOptions(operator.command('unseal').description('Submit one unseal key share (prompted for, without echo, when omitted)').argument('[key]'))
     .option('--reset', 'discard the shares submitted so far')
     .action(async (key: string | undefined, opts: GlobalOptions & { reset?: boolean }) => {
-      const client = await clientFor(ctx, opts);
       let body: Record<string, unknown>;
       if (opts.reset) {
         body = { reset: true };
@@ -66,26 +102,32 @@ export function registerOperator(program: Command, ctx: CliContext, setExit: (co
         if (!share) throw new UsageError('no unseal key given, and no terminal to ask for one');
         body = { key: share.trim() };
       }
-      const res = await client.write('sys/unseal', body);
-      ctx.io.out(formatOf(opts) === 'json' ? `${JSON.stringify(res.body, null, 2)}\n` : table(sealRows(res.body)));
+      const client = await clientFor(ctx, opts);
+      const res = await attempt('Error unsealing', () => client.write('sys/unseal', body));
+      await printSealStatus(ctx, opts, client, res.body);
     });
 
   registerOperatorRekey(operator, ctx);
   registerOperatorGenerateRoot(operator, ctx);
 
   withClientOptions(operator.command('seal').description('Seal the server')).action(async (opts: GlobalOptions) => {
-    const client = await clientFor(ctx, opts);
-    await client.write('sys/seal');
+    await attempt('Error sealing', async () => (await clientFor(ctx, opts)).write('sys/seal'));
     ctx.io.out('Success! Keywarden is sealed.\n');
   });
 
-  withClientOptions(program.command('status').description('Seal status (exit code 2 when sealed)')).action(async (opts: GlobalOptions) => {
-    const client = await clientFor(ctx, opts);
-    const res = await client.read('sys/seal-status');
-    // HA details come from sys/leader; a server too old or too broken to answer it is shown without them.
-    const leader = await client.read('sys/leader').then((r) => r.body, () => undefined);
-    const merged = leader ? { ...res.body, ha_enabled: leader.ha_enabled, ...(leader.ha_enabled ? { is_self: leader.is_self, leader_address: leader.leader_address } : {}) } : res.body;
-    ctx.io.out(formatOf(opts) === 'json' ? `${JSON.stringify(merged, null, 2)}\n` : table(sealRows(res.body, leader)));
+  withClientOptions(operator.command('step-down').description('Make the active node give up its role so another node takes it (needs sudo)')).action(
+    async (opts: GlobalOptions) => {
+      const client = await clientFor(ctx, opts);
+      await attempt('Error stepping down', () => client.write('sys/step-down'));
+      ctx.io.out(`Success! Stepped down: ${client.address}\n`);
+    },
+  );
+
+  withClientOptions(program.command('status').description('Seal status (exit code 2 when sealed, 1 on error)')).action(async (opts: GlobalOptions) => {
+    // Every failure exits 1 here: vault keeps 2 for "sealed".
+    const client = await attempt('Error', () => clientFor(ctx, opts), 1);
+    const res = await attempt('Error checking seal status', () => client.read('sys/seal-status'), 1);
+    await printSealStatus(ctx, opts, client, res.body);
     if (res.body.sealed) setExit(2);
   });
 }

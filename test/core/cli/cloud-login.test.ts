@@ -3,26 +3,11 @@
  * CLOUD_* credentials, the server verifies it through the (fake) provider, the token is stored.
  */
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startCloudHarness, MAIN_ACCOUNT, type CloudHarness } from '../../plugins/cloud-auth/harness.js';
 import { tempDir } from '../../helpers/server.js';
-
-const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../bin/keywarden.js');
-
-function cli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+import { runCli as cli } from '../../helpers/cli.js';
 
 describe('keywarden login -method=cloud', function () {
   this.timeout(60_000);
@@ -73,12 +58,13 @@ describe('keywarden login -method=cloud', function () {
       CLOUD_ACCESS_KEY: key.accessKeyId,
       CLOUD_SECRET_KEY: key.secretAccessKey,
     });
-    expect(res.code).to.equal(1);
+    expect(res.code).to.equal(2);
+    expect(res.stderr).to.match(/^Error authenticating: /);
     expect(res.stderr).to.match(/Code: 400/);
   });
 
   it('refuses unknown login fields as a usage error', async () => {
     const res = await cli(['login', '-method=cloud', 'rolle=x'], { PATH: process.env.PATH, HOME: home.path, KEYWARDEN_ADDR: h.server.address });
-    expect(res.code).to.equal(2);
+    expect(res.code).to.equal(1);
   });
 });

@@ -464,10 +464,10 @@ describe('keywarden server (process)', function () {
       }));
   });
 
-  it('exits with 2 for a usage error', async () => {
+  it('exits with 2 for a usage error, and 127 (as vault) for an unknown command', async () => {
     const proc = run(['server'], process.cwd());
     expect(await proc.exited).to.equal(2);
     const unknown = run(['frobnicate'], process.cwd());
-    expect(await unknown.exited).to.equal(2);
+    expect(await unknown.exited).to.equal(127);
   });
 });
