@@ -1,6 +1,5 @@
 /** The CLI as a user runs it (a subprocess) against a real server, for every command group. */
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,14 +7,9 @@ import { startTestServer, tempDir } from '../../helpers/server.js';
 import type { RunningServer } from '../../../core/server.js';
 import type { TestClient } from '../../helpers/http.js';
 import { octal } from '../../helpers/files.js';
+import { runProcess, type ProcessRun } from '../../helpers/process.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../bin/keywarden.js');
-
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 describe('keywarden CLI commands', function () {
   this.timeout(60_000);
@@ -23,17 +17,8 @@ describe('keywarden CLI commands', function () {
   let home: { path: string; remove: () => Promise<void> };
   let env: NodeJS.ProcessEnv;
 
-  const cli = (args: string[], input?: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<Run> =>
-    new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [BIN, ...args], { env: { ...env, ...extraEnv }, stdio: ['pipe', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('error', reject);
-      child.on('exit', (code) => resolve({ code, stdout, stderr }));
-      child.stdin.end(input ?? '');
-    });
+  const cli = (args: string[], input?: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<ProcessRun> =>
+    runProcess(process.execPath, [BIN, ...args], { env: { ...env, ...extraEnv }, ...(input !== undefined ? { input } : {}) });
 
   before(async () => {
     server = await startTestServer();

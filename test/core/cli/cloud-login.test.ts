@@ -3,25 +3,17 @@
  * CLOUD_* credentials, the server verifies it through the (fake) provider, the token is stored.
  */
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startCloudHarness, MAIN_ACCOUNT, type CloudHarness } from '../../plugins/cloud-auth/harness.js';
 import { tempDir } from '../../helpers/server.js';
+import { runProcess, type ProcessRun } from '../../helpers/process.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../bin/keywarden.js');
 
-function cli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
+function cli(args: string[], env: NodeJS.ProcessEnv): Promise<ProcessRun> {
+  return runProcess(process.execPath, [BIN, ...args], { env });
 }
 
 describe('keywarden login -method=cloud', function () {
