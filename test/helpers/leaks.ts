@@ -122,5 +122,8 @@ export async function mochaGlobalTeardown(): Promise<void> {
     const origin = origins.get(s.id)!;
     return `  pid ${s.pid}: ${s.command}\n    started at ${origin.site}\n    during (or after) test "${origin.test}"`;
   });
-  throw new Error(`${left.length} process(es) started by the tests were still running at the end (now killed):\n${lines.join('\n')}`);
+  const error = new Error(`${left.length} process(es) started by the tests were still running at the end (now killed):\n${lines.join('\n')}`);
+  // Mocha prints the stack: this hook's own frames would only hide the list.
+  error.stack = `Error: ${error.message}`;
+  throw error;
 }
