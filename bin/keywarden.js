@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The `keywarden` command: the compiled CLI lives in dist/ (built by `npm ci` through `prepare`).
+// The `keywarden` command. The compiled CLI lives in dist/: `npm run build` writes it (npm runs that
+// through `prepare` in a clone and for a git install); the published package carries it prebuilt.
 import { main } from '../dist/core/cli/main.js';
 
 main(process.argv.slice(2)).then(

@@ -69,9 +69,14 @@ const DEV_MOUNTS = [
   { table: 'auth', path: 'cloud/', type: 'cloud' },
 ] as const;
 
+/** The server's log: JSON lines on stdout at the configured level. */
+export function serverLogger(config: ServerConfig): Logger {
+  return pino({ level: config.logLevel, base: { service: 'keywarden' } });
+}
+
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const { config } = options;
-  const logger = options.logger ?? pino({ level: config.logLevel, base: { service: 'keywarden' } });
+  const logger = options.logger ?? serverLogger(config);
   const registry = new PluginRegistry();
   for (const plugin of BUILTIN_PLUGINS) registry.register(plugin);
   for (const plugin of options.plugins ?? []) registry.register(plugin, 'the embedding program');

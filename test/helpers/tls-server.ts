@@ -16,7 +16,10 @@ export async function startTlsTestServer(dir: string): Promise<TlsTestServer> {
   const cert = await ca.issue('server', { commonName: 'keywarden.test', usage: 'server', dnsNames: ['localhost'], ips: ['127.0.0.1'] });
   const base = testConfig();
   const server = await startServer({
-    config: { ...base, listener: { ...base.listener, tlsDisable: false, tlsCertFile: cert.certFile, tlsKeyFile: cert.keyFile } },
+    config: {
+      ...base,
+      listeners: [{ ...base.listeners[0]!, tls: { certFile: cert.certFile, keyFile: cert.keyFile, minVersion: 'TLSv1.2', clientCertificates: 'none' } }],
+    },
     plugins: [],
     logger: pino({ level: 'silent' }),
   });

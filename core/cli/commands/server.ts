@@ -6,6 +6,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
+import type { Logger } from 'pino';
 import type { RunningServer } from '../../server.js';
 import type { ServerConfig } from '../../config/config.js';
 
@@ -40,7 +41,7 @@ interface ServerOptions {
 async function runServer(opts: ServerOptions): Promise<number> {
   // Loaded here, not at the top: client commands start faster without the whole server.
   const { loadConfig, ConfigError } = await import('../../config/config.js');
-  const { devConfig, startServer } = await import('../../server.js');
+  const { devConfig, serverLogger, startServer } = await import('../../server.js');
   const { StorageLockedError } = await import('../../../storage/leveldb.js');
   const { UnavailableError } = await import('../../errors.js');
   if (!opts.dev && opts.config.length === 0) {
@@ -54,17 +55,14 @@ async function runServer(opts: ServerOptions): Promise<number> {
   let server: RunningServer;
   let pidFile: string | undefined;
   try {
-    if (opts.dev) {
-      const dataDir = path.resolve('data');
-      server = await startServer({
-        config: { ...devConfig(dataDir, opts.devListenAddress), ...(opts.devPluginDir ? { pluginDirectory: path.resolve(opts.devPluginDir) } : {}) },
-        dev: { stateFile: path.join(dataDir, 'dev-unseal.json') },
-      });
-    } else {
-      const config = loadConfig(opts.config);
-      pidFile = config.pidFile;
-      server = await startServer({ config });
-    }
+    const dataDir = path.resolve('data');
+    const config = opts.dev
+      ? { ...devConfig(dataDir, opts.devListenAddress), ...(opts.devPluginDir ? { pluginDirectory: path.resolve(opts.devPluginDir) } : {}) }
+      : loadConfig(opts.config);
+    pidFile = config.pidFile;
+    const logger = serverLogger(config);
+    logProcessWarnings(logger);
+    server = await startServer({ config, logger, ...(opts.dev ? { dev: { stateFile: path.join(dataDir, 'dev-unseal.json') } } : {}) });
   } catch (err) {
     // Known start-up failures (bad config, locked storage, database down, port in use) read as one line, no stack.
     const known =
@@ -140,4 +138,19 @@ async function runServer(opts: ServerOptions): Promise<number> {
   if (pidFile) rmSync(pidFile, { force: true });
   running.logger.info('stopped');
   return 0;
+}
+
+/**
+ * Node prints process warnings (a dependency's deprecation, the AWS SDK's notice that it will
+ * need a newer Node) as plain multi-line text on stderr; the server's log is JSON lines, so they
+ * go through the logger instead, one line each. Process-wide, so here and not in startServer.
+ * With --no-warnings or NODE_NO_WARNINGS=1 Node installs no printer, and the operator's choice stands.
+ */
+function logProcessWarnings(logger: Logger): void {
+  const printers = process.listeners('warning');
+  if (printers.length === 0) return;
+  for (const printer of printers) process.off('warning', printer);
+  process.on('warning', (warning: Error & { code?: string }) => {
+    logger.warn({ warning: warning.name, ...(warning.code ? { code: warning.code } : {}) }, warning.message.replace(/\s+/g, ' ').trim());
+  });
 }

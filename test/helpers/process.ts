@@ -1,0 +1,28 @@
+/** Runs a command to its end, as a user would in a shell, and gives back what it printed. */
+import { spawn } from 'node:child_process';
+
+export interface ProcessRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface RunOptions {
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd?: string;
+  /** Standard input; empty when omitted. */
+  readonly input?: string;
+}
+
+export function runProcess(command: string, args: readonly string[], options: RunOptions): Promise<ProcessRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env: options.env, ...(options.cwd ? { cwd: options.cwd } : {}), stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
+}
