@@ -71,15 +71,15 @@ describe('operator rekey and generate-root (CLI)', function () {
   it('rekey refuses a missing nonce, Keybase keys, and calls without a token', async () => {
     await server.client.put('sys/rekey/init', { secret_shares: 1, secret_threshold: 1 });
     const noNonce = await cli(['operator', 'rekey', keys[0]!], { token: rootToken });
-    expect(noNonce.code).to.equal(2);
+    expect(noNonce.code).to.equal(1);
     expect(noNonce.stderr).to.contain('Missing nonce value: specify it via the -nonce flag');
     expect((await cli(['operator', 'rekey', '-cancel'], { token: rootToken })).code).to.equal(0);
 
     const keybase = await cli(['operator', 'rekey', '-init', '-key-shares=1', '-key-threshold=1', '-pgp-keys=keybase:alice'], { token: rootToken });
-    expect(keybase.code).to.equal(2);
+    expect(keybase.code).to.equal(1);
     expect(keybase.stderr).to.match(/Keybase keys are not supported/);
     const anonymous = await cli(['operator', 'rekey', '-status']);
-    expect(anonymous.code).to.equal(1);
+    expect(anonymous.code).to.equal(2);
     expect(anonymous.stderr).to.contain('Code: 403');
   });
 
@@ -118,7 +118,7 @@ describe('operator rekey and generate-root (CLI)', function () {
     const init = await cli(['operator', 'generate-root', '-init', '-format=json']);
     const { nonce } = JSON.parse(init.stdout);
     const bare = await cli(['operator', 'generate-root', '-cancel']);
-    expect(bare.code).to.equal(2);
+    expect(bare.code).to.equal(1);
     expect(bare.stderr).to.contain("cancelling without a token needs the attempt's nonce");
     expect((await cli(['operator', 'generate-root', '-status', '-format=json'])).stdout).to.contain('"started": true');
     expect((await cli(['operator', 'generate-root', '-cancel', `-nonce=${nonce}`])).code).to.equal(0);
