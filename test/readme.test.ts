@@ -81,8 +81,8 @@ describe('README', function () {
       expect(tour.exitCode(), out).to.equal(0);
       expect(out).to.contain('order 1');
       expect(out).to.contain('order 2');
-      expect(out).to.match(/token_policies\s+\[default orders-app\]/);
-      expect(out).to.match(/policies\s+\[default orders-app\]/);
+      expect(out).to.match(/token_policies\s+\["default" "orders-app"\]/);
+      expect(out).to.match(/\npolicies\s+\["default" "orders-app"\]/);
       // The last step only sends signals: give what it stopped a moment to shut down.
       expect(await tour.waitEmpty(20_000), 'still running after the last step').to.deep.equal([]);
       // Each removes its file when it stops cleanly.
