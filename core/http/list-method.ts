@@ -67,8 +67,18 @@ export class ListVerbStream extends Duplex {
   private partial: Buffer | undefined;
   /** Whether `partial` is held back (an unfinished LIST request line) rather than passed on. */
   private partialHeld = false;
+  /** When the held request line began (ms), or 0. */
+  private heldSince = 0;
 
-  constructor(private readonly inner: Socket) {
+  /**
+   * @param headersTimeoutMs the server's time for a request's headers (0: none). Node's parser
+   *   does not see a held request line, so its own timer would not start on a keep-alive
+   *   connection; a line trickled in for longer is given to the parser as it is, which refuses it.
+   */
+  constructor(
+    private readonly inner: Socket,
+    private readonly headersTimeoutMs = 0,
+  ) {
     super({ allowHalfOpen: true });
     // Node's HTTP server turns Nagle off on the sockets it gets; through this wrapper it would not
     // reach the real socket, and Nagle with delayed ACKs adds ~40 ms to every small response.
@@ -113,6 +123,7 @@ export class ListVerbStream extends Duplex {
         at = afterEmptyLines(data, at);
         if (at === data.length) break;
         next = this.readRequestLine(data, at, searchFrom);
+        if (next !== NEED_MORE) this.heldSince = 0;
         if (next > at) {
           this.pass(Buffer.concat([data.subarray(passed, at), GET, data.subarray(at + LIST_PREFIX.length, next), LIST_HEADER_LINE]));
           passed = next;
@@ -122,7 +133,7 @@ export class ListVerbStream extends Duplex {
         next = this.readElement(framing, data, at, Math.max(at, searchFrom));
       }
       if (next === NEED_MORE) {
-        if (data.length - at > MAX_ELEMENT) {
+        if (data.length - at > MAX_ELEMENT || (this.framing === 'request' && this.heldTooLong())) {
           this.framing = 'unframed';
           break;
         }
@@ -228,6 +239,13 @@ export class ListVerbStream extends Duplex {
     if (!digits) return 'unframed';
     this.remaining = Number(digits[1]);
     return this.remaining === 0 ? 'request' : 'body';
+  }
+
+  private heldTooLong(): boolean {
+    if (this.headersTimeoutMs <= 0) return false;
+    const now = Date.now();
+    if (this.heldSince === 0) this.heldSince = now;
+    return now - this.heldSince > this.headersTimeoutMs;
   }
 
   private pass(data: Buffer): void {

@@ -54,7 +54,7 @@ export async function listen(app: Koa, options: ListenerOptions): Promise<Listen
   const onSocket = (socket: net.Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
-    httpServer.emit('connection', new ListVerbStream(socket));
+    httpServer.emit('connection', new ListVerbStream(socket, headersTimeout));
   };
   const useTls = Boolean(options.tlsCertFile);
   const server: net.Server = useTls

@@ -5,7 +5,9 @@
  * server to close, so the answers are counted up to that close with no waiting on timers.
  */
 import { expect } from 'chai';
-import { startUnsealedServer } from '../../helpers/server.js';
+import { pino } from 'pino';
+import { startServer } from '../../../core/server.js';
+import { startUnsealedServer, testConfig } from '../../helpers/server.js';
 import { RawHttpConnection, rawRequest, type RawHttpResponse, type RawRequestSpec } from '../../helpers/raw-http.js';
 import type { RunningServer } from '../../../core/server.js';
 import type { TestClient } from '../../helpers/http.js';
@@ -283,5 +285,37 @@ describe('HTTP framing over a raw socket', () => {
         }
       });
     }
+  });
+
+  describe('a slow LIST request line', () => {
+    let slowServer: RunningServer;
+    before(async () => {
+      const base = testConfig();
+      slowServer = await startServer({ config: { ...base, listener: { ...base.listener, readHeaderTimeoutMs: 300, readTimeoutMs: 800 } }, logger: pino({ level: 'silent' }) });
+    });
+    after(() => slowServer.close());
+
+    it('is refused once it has trickled in for longer than the header timeout on a keep-alive connection', async () => {
+      // The stream holds a LIST request line until it is whole, and Node's parser, seeing nothing
+      // of it, starts no header timer for a second request on a connection.
+      const connection = await RawHttpConnection.open(slowServer.address);
+      const line = `LIST /v1/sys/policies/acl${'/x'.repeat(50)} HTTP/1.1\r\n`;
+      let trickle: NodeJS.Timeout | undefined;
+      try {
+        await connection.write(rawRequest({ method: 'GET', path: '/v1/sys/seal-status' }));
+        expect((await connection.next()).status).to.equal(200);
+        const started = Date.now();
+        let sent = 0;
+        // One byte every 50 ms: the whole line would take over 6 s.
+        trickle = setInterval(() => {
+          if (sent < line.length) connection.write(line[sent++]!).catch(() => undefined);
+        }, 50);
+        expect(statuses(await connection.untilClosed({ timeoutMs: 5_000 }))).to.deep.equal([400]);
+        expect(Date.now() - started, 'closed long before the line could be whole').to.be.below(3_000);
+      } finally {
+        clearInterval(trickle);
+        connection.close();
+      }
+    });
   });
 });
