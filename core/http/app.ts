@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Host, HostResponse } from '../host.js';
 import { BadRequestError, httpStatusOf, publicMessageOf } from '../errors.js';
 import { DEFAULT_MAX_REQUEST_SIZE, parseBody, readBody } from './body.js';
-import { ListVerbStream, METHOD_HEADER } from './list-method.js';
+import { METHOD_HEADER } from './list-method.js';
 import { FORWARDED_MAC } from '../ha/forward.js';
 
 export interface AppOptions {
@@ -30,17 +30,15 @@ export function createApp(host: Host, options: AppOptions): Koa {
 
   app.use(async (ctx, next) => {
     // The request log line is built only when debug logging is on (it parses the URL and times the request).
-    const started = options.logger.isLevelEnabled('debug') ? process.hrtime.bigint() : undefined;
-    ctx.res.on('finish', () => {
-      const socket = ctx.req.socket as unknown;
-      if (socket instanceof ListVerbStream) socket.expectRequest();
-      if (started !== undefined) {
+    if (options.logger.isLevelEnabled('debug')) {
+      const started = process.hrtime.bigint();
+      ctx.res.on('finish', () => {
         options.logger.debug(
           { method: ctx.method, path: ctx.path, status: ctx.status, ms: Number(process.hrtime.bigint() - started) / 1e6 },
           'request',
         );
-      }
-    });
+      });
+    }
     await next();
   });
 

@@ -88,7 +88,7 @@ export async function listen(app: Koa, options: ListenerOptions): Promise<Listen
   const onSocket = (socket: net.Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
-    httpServer.emit('connection', new ListVerbStream(socket));
+    httpServer.emit('connection', new ListVerbStream(socket, headersTimeout));
   };
   let tlsFiles: TlsFiles | undefined = options.tlsCertFile
     ? { tlsCertFile: options.tlsCertFile, tlsKeyFile: options.tlsKeyFile!, ...(options.tlsClientCaFile ? { tlsClientCaFile: options.tlsClientCaFile } : {}) }

@@ -8,6 +8,11 @@
  *
  * Runs per path operation: KEYWARDEN_FUZZ_RUNS (default 12). Seed: KEYWARDEN_FUZZ_SEED (a number,
  * or "random"; fixed by default so CI is reproducible).
+ *
+ * Then HTTP framing on a raw socket: random sequences of well-framed requests (LIST among them,
+ * bodies shaped like requests, Content-Length or chunked), cut into random TCP writes; every
+ * request is answered exactly once, in order, with its status. FRAMING_RUNS sequences, at most
+ * FRAMING_TIME_LIMIT_MS.
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
@@ -19,10 +24,14 @@ import { modelFromOpenApi, requestsFor, type FuzzCase, type KnownValues, type Pa
 import { FUZZER_TOKEN } from './support/fuzz-model.js';
 import { guardOutboundConnections, type NetworkGuard } from './support/network-guard.js';
 import { startCanary, type Canary } from './support/canary.js';
+import { framedExchanges, type FramedExchange } from './support/framing-model.js';
+import { RawHttpConnection, rawRequest } from '../helpers/raw-http.js';
 
 const RUNS = Number(process.env.KEYWARDEN_FUZZ_RUNS ?? 12);
 const SEED = process.env.KEYWARDEN_FUZZ_SEED === 'random' ? Date.now() % 2 ** 31 : Number(process.env.KEYWARDEN_FUZZ_SEED ?? 1_100_011);
 const HANG_MS = 20_000;
+const FRAMING_RUNS = 150;
+const FRAMING_TIME_LIMIT_MS = 6_000;
 const TRANSIT_MOUNT = 'crypto/fz-transit';
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 
@@ -269,5 +278,50 @@ describe('fuzzing every path of every mounted backend', function () {
     expect(others.map((p) => p.name)).to.include('cloud');
     const extra = others.map((p) => ({ table: p.kind === 'auth' ? ('auth' as const) : ('secret' as const), path: `fz-${p.name}`, type: p.name }));
     await fuzzScope(extra.map((m) => (m.table === 'auth' ? `auth/${m.path}` : m.path)), extra);
+  });
+});
+
+/**
+ * Sends an exchange's requests, then one asking the server to close, cut into the exchange's
+ * writes (with a pause between writes so they arrive as separate reads, and the server may
+ * answer a request before its body arrives), and checks every answer up to the close.
+ */
+async function checkFraming(server: ReliabilityServer, exchange: FramedExchange): Promise<void> {
+  const closing = rawRequest({ method: 'GET', path: '/v1/sys/health', close: true });
+  const stream = Buffer.concat([...exchange.requests.map((r) => r.bytes), closing]);
+  const connection = await RawHttpConnection.open(server.address);
+  try {
+    let from = 0;
+    for (const cut of [...exchange.cuts, stream.length]) {
+      await connection.write(stream.subarray(from, cut));
+      from = cut;
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    const responses = await connection.untilClosed({ isHead: (i) => exchange.requests[i]?.head === true, timeoutMs: HANG_MS });
+    const sent = exchange.requests.map((r) => `${r.summary} → ${r.status}`).join('\n  ');
+    const what = `requests:\n  ${sent}\nwrites cut at ${JSON.stringify(exchange.cuts)}; answers ${JSON.stringify(responses.map((r) => r.status))}`;
+    expect(responses.map((r) => r.status), what).to.deep.equal([...exchange.requests.map((r) => r.status), 200]);
+    exchange.requests.forEach((request, i) => {
+      if (request.listsPolicies) expect(JSON.parse(responses[i]!.body).data.keys, what).to.include('default');
+    });
+  } finally {
+    connection.close();
+  }
+}
+
+describe('fuzzing HTTP framing over a raw socket', function () {
+  this.timeout(60_000);
+
+  it('answers every well-framed request once, in order, with its status, however the bytes are cut into writes; the server stays up', async () => {
+    const server = await startReliabilityServer({ physical: new MemoryStorage() });
+    try {
+      await fc.assert(
+        fc.asyncProperty(framedExchanges(server.rootToken), (exchange) => checkFraming(server, exchange)),
+        { numRuns: FRAMING_RUNS, seed: SEED, interruptAfterTimeLimit: FRAMING_TIME_LIMIT_MS },
+      );
+      expect((await server.api.get('sys/health')).status).to.equal(200);
+    } finally {
+      await server.close();
+    }
   });
 });
