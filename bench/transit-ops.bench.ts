@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { report, type Row } from './lib/report.js';
 import { startBenchServer } from './lib/server.js';
 import { startHelper } from './lib/helper-process.js';
+import { sequentialLatency } from './lib/latency.js';
 import { interleaved, load, rangeText, rssMb, ROUNDS, WARM_UP_S, type Measured } from './lib/load.js';
 
 const SECONDS = Number(process.env.BENCH_DURATION ?? 5);
@@ -69,7 +70,29 @@ async function main(): Promise<void> {
       });
       const s = await interleaved(singleCells, SECONDS);
       rows.push(compared('single-item encrypt, 64 connections (req/s)', s.ours, 'bare koa echo', s.bare));
+      rows.push(compared('single-item encrypt, 64 connections (req/s)', s.ours, "Keywarden's HTTP layer alone", s.layer));
       rows.push(compared("Keywarden's HTTP layer alone, a host that answers at once (req/s)", s.layer, 'bare koa echo', s.bare));
+
+      // Latency of one client sending one request at a time (bench/lib/latency.ts): p50 and p99 in
+      // ms, lower is better; interleaved rounds, the lowest of each kept, beside the bare echo's.
+      const latencyCells = (seconds: number) => ({
+        oursP50: async () => -(await sequentialLatency(url('transit/encrypt/plain'), { body: single, headers, seconds })).p50Ms,
+        bareP50: async () => -(await sequentialLatency(koa.url, { body: single, seconds })).p50Ms,
+        oursP99: async () => -(await sequentialLatency(url('transit/encrypt/plain'), { body: single, headers, seconds })).p99Ms,
+        bareP99: async () => -(await sequentialLatency(koa.url, { body: single, seconds })).p99Ms,
+      });
+      const one = await interleaved(latencyCells, SECONDS);
+      const ms = (m: Measured) => `${(-m.best).toFixed(3)}–${(-m.low).toFixed(3)}`;
+      for (const [quantile, ours, bare] of [['p50', one.oursP50, one.bareP50], ['p99', one.oursP99, one.bareP99]] as const) {
+        rows.push({
+          measure: `single-item encrypt, 1 connection, ${quantile} latency (ms)`,
+          keywarden: -ours.best,
+          'compared with': -bare.best,
+          against: 'bare koa echo',
+          ratio: ours.best / bare.best,
+          'ranges (keywarden, compared)': `${ms(ours)}, ${ms(bare)}`,
+        });
+      }
     } finally {
       koa.stop();
       app.stop();

@@ -291,7 +291,7 @@ describe('HTTP framing over a raw socket', () => {
     let slowServer: RunningServer;
     before(async () => {
       const base = testConfig();
-      slowServer = await startServer({ config: { ...base, listener: { ...base.listener, readHeaderTimeoutMs: 300, readTimeoutMs: 800 } }, logger: pino({ level: 'silent' }) });
+      slowServer = await startServer({ config: { ...base, listeners: [{ ...base.listeners[0]!, readHeaderTimeoutMs: 300, readTimeoutMs: 800 }] }, logger: pino({ level: 'silent' }) });
     });
     after(() => slowServer.close());
 
