@@ -119,6 +119,9 @@ describe('HA forwarding on PostgreSQL (2 nodes): a forwarded request seen on the
     const first = await replay(captured);
     expect(first.status, first.text).to.equal(204);
     expectRefused(await replay(captured));
+    // The log line travels through the child's stdout pipe, which may arrive just after the answer.
+    const deadline = Date.now() + 5_000;
+    while (!active.process!.output().includes('its nonce was used before') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(active.process!.output()).to.contain('its nonce was used before');
   });
 });
