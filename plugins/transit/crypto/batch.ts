@@ -31,20 +31,29 @@ export const SLICE_US = 6000;
  * `run` over consecutive slices of `items`, each worth about SLICE_US by `costUs` (estimated
  * microseconds of an item; an item worth more is a slice of its own), with a turn of the event
  * loop between slices so that other clients' requests are served meanwhile. A batch that fits one
- * slice is run at once, with no turn. `run` gets a slice and the index of its first item and
- * returns one result per item; the results come back in input order.
+ * slice is run at once, as it is: no turn, no copy, no promise unless `run` makes one. `run` gets
+ * a slice and the index of its first item and returns one result per item; the results come back
+ * in input order.
  */
-export async function inSlices<T, R>(
+export function inSlices<T, R>(
   items: readonly T[],
   costUs: (item: T) => number,
   run: (slice: readonly T[], offset: number) => R[] | Promise<R[]>,
+): R[] | Promise<R[]> {
+  const end = sliceEnd(items, 0, costUs);
+  return end >= items.length ? run(items, 0) : runSlices(items, costUs, run, end);
+}
+
+async function runSlices<T, R>(
+  items: readonly T[],
+  costUs: (item: T) => number,
+  run: (slice: readonly T[], offset: number) => R[] | Promise<R[]>,
+  firstEnd: number,
 ): Promise<R[]> {
-  let end = sliceEnd(items, 0, costUs);
-  if (end >= items.length) return run(items, 0);
   const results = new Array<R>(items.length);
   // The first slice gets a turn of its own too: what ran before it (reading the body, the
   // slices of an earlier step) may have used a slice's worth already.
-  for (let start = 0; start < items.length; start = end, end = sliceEnd(items, start, costUs)) {
+  for (let start = 0, end = firstEnd; start < items.length; start = end, end = sliceEnd(items, start, costUs)) {
     await nextTurn();
     const answers = await run(items.slice(start, end), start);
     for (let k = 0; k < answers.length; k++) results[start + k] = answers[k]!;
@@ -53,7 +62,7 @@ export async function inSlices<T, R>(
 }
 
 /** `entry` of every item (for `batch_results`), in slices as inSlices cuts them. */
-export function answerEntries<T, R>(items: readonly T[], entry: (item: T, index: number) => R): Promise<R[]> {
+export function answerEntries<T, R>(items: readonly T[], entry: (item: T, index: number) => R): R[] | Promise<R[]> {
   return inSlices(items, () => ANSWER_ITEM_US, (slice, offset) => slice.map((item, k) => entry(item, offset + k)));
 }
 
@@ -185,14 +194,21 @@ export function admitInSlices<P, Q, R>(
   costUs: (item: P) => number,
   admit: (item: P, index: number) => Q,
   run: (requests: Q[]) => readonly (R | ItemError)[] | Promise<readonly (R | ItemError)[]>,
-): Promise<(R | ItemError)[]> {
+): (R | ItemError)[] | Promise<(R | ItemError)[]> {
   return inSlices(
     parsed,
     (item) => (item instanceof ItemError ? 0 : costUs(item)),
-    async (slice, offset) => {
+    (slice, offset) => {
       const { results, requests, place } = admitItems<P, Q, R>(slice, (item, k) => admit(item, offset + k));
-      place(await run(requests));
-      return results;
+      const answers = run(requests);
+      if (!(answers instanceof Promise)) {
+        place(answers);
+        return results;
+      }
+      return answers.then((settled) => {
+        place(settled);
+        return results;
+      });
     },
   );
 }

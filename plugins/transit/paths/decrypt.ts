@@ -65,14 +65,16 @@ async function decrypt(ctx: TransitContext, input: DecryptInput): Promise<Logica
     ? batchItems(input.batch_input!)
     : [{ ciphertext: input.ciphertext, context: input.context, nonce: input.nonce, associated_data: input.associated_data, padding_scheme: input.padding_scheme }];
   requireConsistentContext(raw);
-  const parsed = await inSlices(raw, (item) => readCostUs(item.ciphertext), (slice) => slice.map(parseCiphertextItem));
+  // Awaited only when to come (several slices): an await costs the hot single-item path ~0.25 µs.
+  const reading = inSlices(raw, (item) => readCostUs(item.ciphertext), (slice) => slice.map(parseCiphertextItem));
+  const parsed = reading instanceof Promise ? await reading : reading;
 
   const policy = await ctx.keys.get(input.name);
   if (!policy) throw new BadRequestError('encryption key not found');
 
   // Plaintexts are encoded in their slice: base64 of 100,000 of them at the end would block as long as a slice.
   const cost = cipherCostUs(policy, true);
-  const results = await admitInSlices<ParsedCiphertextItem, DecryptItem, string>(
+  const opening = admitInSlices<ParsedCiphertextItem, DecryptItem, string>(
     parsed,
     (item) => cost(item.ciphertext.length),
     (item, i) => {
@@ -82,6 +84,7 @@ async function decrypt(ctx: TransitContext, input: DecryptInput): Promise<Logica
     },
     (requests) => decryptBatch(ctx.wasm, policy, requests).map((plaintext) => (plaintext instanceof ItemError ? plaintext : encodeBase64(plaintext))),
   );
+  const results = opening instanceof Promise ? await opening : opening;
   logItemFailures(ctx.logger, policy.name, results);
 
   const fields = (plaintext: string) => ({ plaintext });

@@ -103,7 +103,10 @@ async function encrypt(ctx: TransitContext, req: LogicalRequest, input: EncryptI
   const raw = batch ? batchItems(input.batch_input!) : [singleItem(req, input)];
   if (!batch && raw[0]!.plaintext === undefined) throw new BadRequestError('missing plaintext to encrypt');
   const contextSet = requireConsistentContext(raw);
-  const parsed = await inSlices(raw, (item) => readCostUs(item.plaintext), parseSlice);
+  // inSlices' answers are awaited only when they are to come (several slices): an await costs the
+  // single-item path, which is hot, ~0.25 µs.
+  const reading = inSlices(raw, (item) => readCostUs(item.plaintext), parseSlice);
+  const parsed = reading instanceof Promise ? await reading : reading;
 
   // A request whose every item is malformed is refused before upsert, so it creates no key.
   if (create && parsed.every((item) => item instanceof ItemError)) {
@@ -117,7 +120,7 @@ async function encrypt(ctx: TransitContext, req: LogicalRequest, input: EncryptI
   if (!policy) throw new BadRequestError('encryption key not found');
 
   const cost = cipherCostUs(policy, false);
-  const results = await admitInSlices<ParsedItem, EncryptItem, Encrypted>(
+  const sealing = admitInSlices<ParsedItem, EncryptItem, Encrypted>(
     parsed,
     (item) => cost(item.plaintext.length),
     (item, i) => {
@@ -132,6 +135,7 @@ async function encrypt(ctx: TransitContext, req: LogicalRequest, input: EncryptI
         ? encryptLarge(ctx.wasm, policy, requests[0]!).then((result) => [result])
         : encryptBatch(ctx.wasm, policy, requests),
   );
+  const results = sealing instanceof Promise ? await sealing : sealing;
   logItemFailures(ctx.logger, policy.name, results);
 
   const fields = (r: Encrypted) => ({ ciphertext: r.ciphertext, key_version: r.keyVersion });

@@ -81,7 +81,8 @@ async function hmacHandler(ctx: TransitContext, req: LogicalRequest, input: Hmac
   if (!batch && items[0]!.input === undefined) throw new BadRequestError('missing input for HMAC');
 
   const key = hmacKeyOf(policy, version);
-  const results = await inSlices(items, hmacCostUs, (slice) => {
+  // Awaited only when to come (several slices): an await costs the single-item path ~0.25 µs.
+  const computing = inSlices(items, hmacCostUs, (slice) => {
     const decoded = runItems(slice, (item) => {
       if (item.input === undefined) throw new BadRequestError('missing input for HMAC');
       return decodeBase64(item.input, 'input');
@@ -89,6 +90,7 @@ async function hmacHandler(ctx: TransitContext, req: LogicalRequest, input: Hmac
     const macs = batchOver(decoded, (inputs) => computeHmacs(ctx.wasm, algorithm, key, inputs));
     return macs.map((outcome): ItemOutcome<string> => ('ok' in outcome ? { ok: formatHmac(version.version, outcome.ok) } : outcome));
   });
+  const results = computing instanceof Promise ? await computing : computing;
 
   if (!batch) return { data: { hmac: single(results[0]!) } };
   return {

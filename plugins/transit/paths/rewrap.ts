@@ -89,14 +89,16 @@ async function rewrap(ctx: TransitContext, input: RewrapInput): Promise<LogicalR
         },
       ];
   requireConsistentContext(raw);
-  const parsed = await inSlices(raw, (item) => readCostUs(item.ciphertext), (slice) => slice.map(parseCiphertextItem));
+  // Awaited only when to come (several slices): an await costs the single-item path ~0.25 µs.
+  const reading = inSlices(raw, (item) => readCostUs(item.ciphertext), (slice) => slice.map(parseCiphertextItem));
+  const parsed = reading instanceof Promise ? await reading : reading;
 
   const policy = await ctx.keys.get(input.name);
   if (!policy) throw new BadRequestError('encryption key not found');
 
   const openCost = cipherCostUs(policy, true);
   const sealCost = cipherCostUs(policy, false);
-  const results = await admitInSlices<ParsedCiphertextItem, RewrapItem, Encrypted>(
+  const rewrapping = admitInSlices<ParsedCiphertextItem, RewrapItem, Encrypted>(
     parsed,
     (item) => openCost(item.ciphertext.length) + sealCost(item.ciphertext.length),
     (item, i) => {
@@ -124,6 +126,7 @@ async function rewrap(ctx: TransitContext, input: RewrapInput): Promise<LogicalR
       return again.results;
     },
   );
+  const results = rewrapping instanceof Promise ? await rewrapping : rewrapping;
   logItemFailures(ctx.logger, policy.name, results);
 
   const fields = (r: Encrypted) => ({ ciphertext: r.ciphertext, key_version: r.keyVersion });
