@@ -3,12 +3,14 @@
  * size limit, then the host's pipeline; answers in Vault's envelope with exactly
  * `Content-Type: application/json` and `Cache-Control: no-store`.
  */
+import { Readable } from 'node:stream';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from 'pino';
 import type { Host, HostResponse } from '../host.js';
 import { BadRequestError, httpStatusOf, publicMessageOf } from '../errors.js';
 import { DEFAULT_MAX_REQUEST_SIZE, parseBody, readBody } from './body.js';
+import { jsonPieces } from './json-pieces.js';
 import { METHOD_HEADER } from './list-method.js';
 import { FORWARDED_MAC } from '../ha/forward.js';
 
@@ -68,12 +70,12 @@ export function createApp(host: Host, options: AppOptions): Koa {
       // The rest of an oversized body is never read: close the connection rather than parse it as a request.
       if (response.status === 413) ctx.set('Connection', 'close');
     }
-    send(ctx, response);
+    await send(ctx, response);
   });
 
   app.use(router.routes());
   app.use(async (ctx) => {
-    send(ctx, { status: 404, body: { errors: [] } });
+    await send(ctx, { status: 404, body: { errors: [] } });
   });
   return app;
 }
@@ -86,7 +88,7 @@ function decodePath(raw: string): string {
   }
 }
 
-function send(ctx: Koa.Context, response: HostResponse): void {
+async function send(ctx: Koa.Context, response: HostResponse): Promise<void> {
   ctx.status = response.status;
   ctx.set('Cache-Control', 'no-store');
   if (response.body === undefined || ctx.method === 'HEAD') {
@@ -98,5 +100,11 @@ function send(ctx: Koa.Context, response: HostResponse): void {
   // Set as a raw header before the body: koa then keeps it as it is (its type setter would add
   // "; charset=utf-8", which hvac does not accept) and skips guessing a type for the Buffer.
   ctx.set('Content-Type', 'application/json');
-  ctx.body = Buffer.from(JSON.stringify(response.body), 'utf8');
+  const pieces = await jsonPieces(response.body);
+  if (pieces.length === 1) {
+    ctx.body = pieces[0];
+    return;
+  }
+  ctx.body = Readable.from(pieces);
+  ctx.length = pieces.reduce((total, piece) => total + piece.length, 0);
 }

@@ -6,7 +6,7 @@
 import { BadRequestError } from '../errors.js';
 
 /** Any character outside the standard alphabet; a negated class scans far faster than an anchored pattern. */
-const INVALID = /[^A-Za-z0-9+/=]/;
+export const BASE64_INVALID = /[^A-Za-z0-9+/=]/;
 
 /**
  * Decodes `value` or throws BadRequestError naming `field`. Newlines are ignored, as in Go; they
@@ -21,7 +21,7 @@ export function decodeBase64(value: string, field: string): Buffer {
 
 /** Whole quanta of the standard alphabet, with "=" only as padding at the end. */
 function isStrict(text: string): boolean {
-  if (text.length % 4 !== 0 || INVALID.test(text)) return false;
+  if (text.length % 4 !== 0 || BASE64_INVALID.test(text)) return false;
   const pad = text.indexOf('=');
   return pad < 0 || pad === text.length - 1 || (pad === text.length - 2 && text.charCodeAt(text.length - 1) === 61);
 }

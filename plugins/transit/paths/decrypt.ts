@@ -4,6 +4,7 @@ import { definePath, type FieldValues, type LogicalResponse } from '../../../cor
 import type { TransitContext } from '../context.js';
 import { encodeBase64 } from '../crypto/base64.js';
 import {
+  ItemError,
   RSA_PADDING_SCHEMES,
   batchItems,
   batchAnswer,
@@ -14,7 +15,10 @@ import {
   onlyResult,
   requireConsistentContext,
   type BatchItem,
-  admitItems,
+  admitInSlices,
+  cipherCostUs,
+  inSlices,
+  readCostUs,
   type ParsedCiphertextItem,
 } from '../crypto/batch.js';
 import { decryptBatch, type DecryptItem } from '../crypto/cipher.js';
@@ -61,20 +65,29 @@ async function decrypt(ctx: TransitContext, input: DecryptInput): Promise<Logica
     ? batchItems(input.batch_input!)
     : [{ ciphertext: input.ciphertext, context: input.context, nonce: input.nonce, associated_data: input.associated_data, padding_scheme: input.padding_scheme }];
   requireConsistentContext(raw);
-  const parsed = raw.map(parseCiphertextItem);
+  // Awaited only when to come (several slices): an await costs the hot single-item path ~0.25 µs.
+  const reading = inSlices(raw, (item) => readCostUs(item.ciphertext), (slice) => slice.map(parseCiphertextItem));
+  const parsed = reading instanceof Promise ? await reading : reading;
 
   const policy = await ctx.keys.get(input.name);
   if (!policy) throw new BadRequestError('encryption key not found');
 
-  const { results, requests, place } = admitItems<ParsedCiphertextItem, DecryptItem, Buffer>(parsed, (item, i) => {
-    const padding = paddingScheme(item.paddingText, policy.info, batch ? `'[${i}].padding_scheme'` : 'padding_scheme');
-    checkAssociatedData(item.aad, policy.info, i);
-    return padding ? { ...item, padding } : item;
-  });
-  place(decryptBatch(ctx.wasm, policy, requests));
+  // Plaintexts are encoded in their slice: base64 of 100,000 of them at the end would block as long as a slice.
+  const cost = cipherCostUs(policy, true);
+  const opening = admitInSlices<ParsedCiphertextItem, DecryptItem, string>(
+    parsed,
+    (item) => cost(item.ciphertext.length),
+    (item, i) => {
+      const padding = paddingScheme(item.paddingText, policy.info, batch ? `'[${i}].padding_scheme'` : 'padding_scheme');
+      checkAssociatedData(item.aad, policy.info, i);
+      return padding ? { ...item, padding } : item;
+    },
+    (requests) => decryptBatch(ctx.wasm, policy, requests).map((plaintext) => (plaintext instanceof ItemError ? plaintext : encodeBase64(plaintext))),
+  );
+  const results = opening instanceof Promise ? await opening : opening;
   logItemFailures(ctx.logger, policy.name, results);
 
-  const fields = (plaintext: Buffer) => ({ plaintext: encodeBase64(plaintext) });
+  const fields = (plaintext: string) => ({ plaintext });
   if (!batch) return { data: fields(onlyResult(results[0]!)) };
   // Every result carries plaintext, "" for a failed item, as clients expect (hashicorp/vault#6140).
   return batchAnswer(raw, results, input.reference, fields, { plaintext: '' }, [], input.partial_failure_response_code);

@@ -8,6 +8,7 @@ import { BadRequestError } from '../../../core/errors.js';
 import { definePath, type FieldSpecs, type FieldValues, type LogicalRequest } from '../../../core/framework/index.js';
 import type { TransitContext } from '../context.js';
 import { decodeBase64 } from '../crypto/base64.js';
+import { answerEntries, inSlices, readCostUs, symmetricCostUs } from '../crypto/batch.js';
 import {
   computeHmacs,
   formatHmac,
@@ -79,22 +80,32 @@ async function hmacHandler(ctx: TransitContext, req: LogicalRequest, input: Hmac
   const items = input.batch_input ? readBatchItems(input.batch_input, ['input', 'reference']) : [{ input: givenText(req, 'input', input.input) }];
   if (!batch && items[0]!.input === undefined) throw new BadRequestError('missing input for HMAC');
 
-  const decoded = runItems(items, (item) => {
-    if (item.input === undefined) throw new BadRequestError('missing input for HMAC');
-    return decodeBase64(item.input, 'input');
+  const key = hmacKeyOf(policy, version);
+  // Awaited only when to come (several slices): an await costs the single-item path ~0.25 µs.
+  const computing = inSlices(items, hmacCostUs, (slice) => {
+    const decoded = runItems(slice, (item) => {
+      if (item.input === undefined) throw new BadRequestError('missing input for HMAC');
+      return decodeBase64(item.input, 'input');
+    });
+    const macs = batchOver(decoded, (inputs) => computeHmacs(ctx.wasm, algorithm, key, inputs));
+    return macs.map((outcome): ItemOutcome<string> => ('ok' in outcome ? { ok: formatHmac(version.version, outcome.ok) } : outcome));
   });
-  const macs = batchOver(decoded, (inputs) => computeHmacs(ctx.wasm, algorithm, hmacKeyOf(policy, version), inputs));
-  const results = macs.map((outcome) => ('ok' in outcome ? { ok: formatHmac(version.version, outcome.ok) } : outcome));
+  const results = computing instanceof Promise ? await computing : computing;
 
   if (!batch) return { data: { hmac: single(results[0]!) } };
   return {
     data: {
-      batch_results: results.map((outcome, i) => ({
-        ...('ok' in outcome ? { hmac: outcome.ok } : { error: outcome.error }),
-        reference: referenceOf(items[i]!, input.reference),
-      })),
+      batch_results: await answerEntries(results, (outcome, i) => {
+        const reference = referenceOf(items[i]!, input.reference);
+        return 'ok' in outcome ? { hmac: outcome.ok, reference } : { error: outcome.error, reference };
+      }),
     },
   };
+}
+
+/** Reading, decoding and MACing an item's input. */
+function hmacCostUs(item: { readonly input?: string | undefined }): number {
+  return readCostUs(item.input) + symmetricCostUs(item.input?.length ?? 0);
 }
 
 /**
@@ -111,21 +122,23 @@ export async function verifyHmacs(
   const policy = await ctx.keys.get(name);
   if (!policy) throw new BadRequestError('encryption key not found');
   if (!isHmacAlgorithm(algorithm)) throw new BadRequestError(`invalid hash algorithm "${algorithm}"`);
-  const prepared = runItems(items, (item) => {
-    if (item.input === undefined) throw new BadRequestError('missing input');
-    const data = decodeBase64(item.input, 'input');
-    if (item.hmac === undefined) throw new BadRequestError('missing hmac');
-    const { version, mac } = parseHmac(item.hmac);
-    return { data, mac, key: hmacKeyOf(policy, versionForHmacVerify(policy, version)) };
-  });
-  return batchOver(prepared, (valid) => {
-    const computed = computeHmacs(
-      ctx.wasm,
-      algorithm,
-      valid.map((v) => v.key),
-      valid.map((v) => v.data),
-    );
-    return valid.map((v, i) => hmacEquals(computed[i]!, v.mac));
+  return inSlices(items, hmacCostUs, (slice) => {
+    const prepared = runItems(slice, (item) => {
+      if (item.input === undefined) throw new BadRequestError('missing input');
+      const data = decodeBase64(item.input, 'input');
+      if (item.hmac === undefined) throw new BadRequestError('missing hmac');
+      const { version, mac } = parseHmac(item.hmac);
+      return { data, mac, key: hmacKeyOf(policy, versionForHmacVerify(policy, version)) };
+    });
+    return batchOver(prepared, (valid) => {
+      const computed = computeHmacs(
+        ctx.wasm,
+        algorithm,
+        valid.map((v) => v.key),
+        valid.map((v) => v.data),
+      );
+      return valid.map((v, i) => hmacEquals(computed[i]!, v.mac));
+    });
   });
 }
 

@@ -19,7 +19,11 @@ import {
   requireConsistentContext,
   type BatchItem,
   type PaddingScheme,
+  admitInSlices,
   admitItems,
+  cipherCostUs,
+  inSlices,
+  readCostUs,
   type ParsedCiphertextItem,
 } from '../crypto/batch.js';
 import { NONCE_NOT_ALLOWED, decryptBatch, encryptBatch, nonceAllowed, type DecryptItem, type Encrypted, type EncryptItem } from '../crypto/cipher.js';
@@ -85,35 +89,44 @@ async function rewrap(ctx: TransitContext, input: RewrapInput): Promise<LogicalR
         },
       ];
   requireConsistentContext(raw);
-  const parsed = raw.map(parseCiphertextItem);
+  // Awaited only when to come (several slices): an await costs the single-item path ~0.25 µs.
+  const reading = inSlices(raw, (item) => readCostUs(item.ciphertext), (slice) => slice.map(parseCiphertextItem));
+  const parsed = reading instanceof Promise ? await reading : reading;
 
   const policy = await ctx.keys.get(input.name);
   if (!policy) throw new BadRequestError('encryption key not found');
 
-  const admitted = admitItems<ParsedCiphertextItem, RewrapItem, Encrypted>(parsed, (item, i) => {
-    const at = (field: string) => (batch ? `'[${i}].${field}'` : field);
-    const source = raw[i]!;
-    if (item.nonce !== undefined && !nonceAllowed(policy)) throw new BadRequestError(NONCE_NOT_ALLOWED);
-    checkAssociatedData(item.aad, policy.info, i);
-    return {
-      ...item,
-      padding: paddingScheme(itemField(source, 'decrypt_padding_scheme', 'string'), policy.info, at('decrypt_padding_scheme')),
-      encryptPadding: paddingScheme(itemField(source, 'encrypt_padding_scheme', 'string'), policy.info, at('encrypt_padding_scheme')),
-      keyVersion: itemField(source, 'key_version', 'int') ?? 0,
-    };
-  });
-  const { results, requests: items } = admitted;
-
-  // Both steps run as whole batches; the plaintexts live only between them. Items that fail to
-  // open fail alone; the rest are encrypted again.
-  const opened = decryptBatch(ctx.wasm, policy, items);
-  const again = admitItems<{ plaintext: Buffer; item: RewrapItem }, EncryptItem, Encrypted>(
-    opened.map((plaintext, k) => (plaintext instanceof ItemError ? plaintext : { plaintext, item: items[k]! })),
-    ({ plaintext, item }) => ({ plaintext, context: item.context, nonce: item.nonce, aad: item.aad, keyVersion: item.keyVersion, padding: item.encryptPadding }),
+  const openCost = cipherCostUs(policy, true);
+  const sealCost = cipherCostUs(policy, false);
+  const rewrapping = admitInSlices<ParsedCiphertextItem, RewrapItem, Encrypted>(
+    parsed,
+    (item) => openCost(item.ciphertext.length) + sealCost(item.ciphertext.length),
+    (item, i) => {
+      const at = (field: string) => (batch ? `'[${i}].${field}'` : field);
+      const source = raw[i]!;
+      if (item.nonce !== undefined && !nonceAllowed(policy)) throw new BadRequestError(NONCE_NOT_ALLOWED);
+      checkAssociatedData(item.aad, policy.info, i);
+      return {
+        ...item,
+        padding: paddingScheme(itemField(source, 'decrypt_padding_scheme', 'string'), policy.info, at('decrypt_padding_scheme')),
+        encryptPadding: paddingScheme(itemField(source, 'encrypt_padding_scheme', 'string'), policy.info, at('encrypt_padding_scheme')),
+        keyVersion: itemField(source, 'key_version', 'int') ?? 0,
+      };
+    },
+    (items) => {
+      // Both steps run on the whole slice; its plaintexts live only between them. Items that fail
+      // to open fail alone; the rest are encrypted again.
+      const opened = decryptBatch(ctx.wasm, policy, items);
+      const again = admitItems<{ plaintext: Buffer; item: RewrapItem }, EncryptItem, Encrypted>(
+        opened.map((plaintext, k) => (plaintext instanceof ItemError ? plaintext : { plaintext, item: items[k]! })),
+        ({ plaintext, item }) => ({ plaintext, context: item.context, nonce: item.nonce, aad: item.aad, keyVersion: item.keyVersion, padding: item.encryptPadding }),
+      );
+      again.place(encryptBatch(ctx.wasm, policy, again.requests));
+      for (const item of again.requests) (item.plaintext as Buffer).fill(0);
+      return again.results;
+    },
   );
-  again.place(encryptBatch(ctx.wasm, policy, again.requests));
-  admitted.place(again.results);
-  for (const item of again.requests) (item.plaintext as Buffer).fill(0);
+  const results = rewrapping instanceof Promise ? await rewrapping : rewrapping;
   logItemFailures(ctx.logger, policy.name, results);
 
   const fields = (r: Encrypted) => ({ ciphertext: r.ciphertext, key_version: r.keyVersion });

@@ -10,10 +10,11 @@ import { definePath, type FieldSpecs, type FieldValues, type LogicalRequest } fr
 import type { TransitContext } from '../context.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import { decodeBase64 } from '../crypto/base64.js';
+import { answerEntries, inSlices } from '../crypto/batch.js';
 import { derivedEd25519PrivateKey, MISSING_CONTEXT } from '../crypto/derive.js';
 import { decodeSignatureText, parseSignature, verifyBytes, type SignOptions, type SigningFamily } from '../crypto/signing.js';
 import { hmacVerifyResult, readBatchItems, referenceOf, runItems, single, verifyHmacs, type BatchItem } from './hmac.js';
-import { checkNoneHash, signingFamily, signingOptions, SIGNING_OPTION_FIELDS } from './sign.js';
+import { checkNoneHash, signingCostUs, signingFamily, signingOptions, SIGNING_OPTION_FIELDS } from './sign.js';
 
 type VerifyInput = FieldValues<typeof VERIFY_FIELDS>;
 
@@ -64,7 +65,7 @@ async function verifyHandler(ctx: TransitContext, _req: LogicalRequest, input: V
     const algorithm = input.hash_algorithm ?? input.algorithm ?? 'sha2-256';
     const outcomes = await verifyHmacs(ctx, input.name, algorithm, items);
     if (!batch) return { data: { valid: single(outcomes[0]!) } };
-    return { data: { batch_results: outcomes.map((outcome, i) => hmacVerifyResult(outcome, referenceOf(items[i]!, input.reference))) } };
+    return { data: { batch_results: await answerEntries(outcomes, (outcome, i) => hmacVerifyResult(outcome, referenceOf(items[i]!, input.reference))) } };
   }
 
   const options = signingOptions(input);
@@ -73,18 +74,20 @@ async function verifyHandler(ctx: TransitContext, _req: LogicalRequest, input: V
   const family = signingFamily(policy, 'verification');
   checkNoneHash(options);
 
-  const outcomes = runItems(items, (item) => {
-    if (item.input === undefined) throw new BadRequestError('missing input');
-    const data = decodeBase64(item.input, 'input');
-    if (item.signature === undefined) throw new BadRequestError('missing signature');
-    const context = item.context ? decodeBase64(item.context, 'context') : undefined;
-    return verifyOne(policy, family, data, item.signature, context, options);
-  });
+  const outcomes = await inSlices(items, signingCostUs(policy, 'public'), (slice) =>
+    runItems(slice, (item) => {
+      if (item.input === undefined) throw new BadRequestError('missing input');
+      const data = decodeBase64(item.input, 'input');
+      if (item.signature === undefined) throw new BadRequestError('missing signature');
+      const context = item.context ? decodeBase64(item.context, 'context') : undefined;
+      return verifyOne(policy, family, data, item.signature, context, options);
+    }),
+  );
 
   if (!batch) return { data: { valid: single(outcomes[0]!) } };
   return {
     data: {
-      batch_results: outcomes.map((outcome, i) => {
+      batch_results: await answerEntries(outcomes, (outcome, i) => {
         const reference = referenceOf(items[i]!, input.reference);
         return 'error' in outcome ? { valid: false, error: outcome.error, reference } : { valid: outcome.ok, reference };
       }),

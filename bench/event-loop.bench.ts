@@ -1,0 +1,169 @@
+/**
+ * How long other clients wait while a large transit request runs, against the real server (dev
+ * mode, LevelDB, its own process): the p99 of `/v1/sys/health`, asked back to back by a second
+ * client, while a batch encrypt of 100,000 × 64 B items runs (requests back to back on one
+ * connection), and while a single encrypt of a 30 MB body runs; beside it the throughput of those
+ * large batches, and of the usual 1,000 × 64 B batch (4 connections).
+ *
+ * With BENCH_BASELINE=<directory of another built checkout> (a git worktree of an older commit,
+ * built with tsc), every cell also runs against a server of that build, interleaved with this
+ * one's (BENCH_ROUNDS rounds after an uncounted warm-up), so that before and after are measured in
+ * one run under the same load. Latencies are given as the worst p99 of the rounds and the range;
+ * throughputs as the best round and the range.
+ */
+import http from 'node:http';
+import { randomBytes } from 'node:crypto';
+import autocannon from 'autocannon';
+import { interleaved, rangeText, ROUNDS, WARM_UP_S, type Measured } from './lib/load.js';
+import { report, type Row } from './lib/report.js';
+import { startBenchServer, type BenchServer } from './lib/server.js';
+
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 5);
+const BASELINE = process.env.BENCH_BASELINE;
+
+const LARGE_BATCH = 100_000;
+const SMALL_BATCH = 1000;
+const ITEM_BYTES = 64;
+/** A 30 MB request body: one plaintext, base64, under the 32 MiB request limit. */
+const BIG_BODY_CHARS = 30 * 1000 * 1000;
+
+interface Target {
+  readonly server: BenchServer;
+  /** One connection for the large requests, another for health. */
+  readonly work: http.Agent;
+  readonly probe: http.Agent;
+}
+
+/** POSTs or GETs on a kept-alive connection; the answer is read and counted, not parsed (the client must stay idle to time health). */
+function send(target: Target, agent: http.Agent, method: string, path: string, body?: string): Promise<number> {
+  const url = new URL(target.server.address);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: `/v1/${path}`,
+        method,
+        agent,
+        headers: { 'X-Vault-Token': target.server.token, ...(body === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }) },
+      },
+      (res) => {
+        res.on('data', () => undefined);
+        res.on('end', () => (res.statusCode === 200 ? resolve(res.statusCode) : reject(new Error(`${method} ${path}: ${res.statusCode}`))));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/**
+ * p99 in ms of health requests asked back to back while `body` is POSTed to encrypt, request
+ * after request, for `seconds`.
+ */
+async function healthP99(target: Target, body: string, seconds: number): Promise<number> {
+  const latencies: number[] = [];
+  const until = performance.now() + seconds * 1000;
+  while (performance.now() < until) {
+    let done = false;
+    const work = send(target, target.work, 'POST', 'transit/encrypt/bench', body).finally(() => (done = true));
+    while (!done) {
+      const started = performance.now();
+      await send(target, target.probe, 'GET', 'sys/health');
+      latencies.push(performance.now() - started);
+    }
+    await work;
+  }
+  latencies.sort((a, b) => a - b);
+  return latencies[Math.ceil(latencies.length * 0.99) - 1]!;
+}
+
+/** Items per second of `body` (of `items` items) POSTed to encrypt back to back on one connection for `seconds`. */
+async function sequentialItemsPerSecond(target: Target, body: string, items: number, seconds: number): Promise<number> {
+  const started = performance.now();
+  let requests = 0;
+  while (performance.now() - started < seconds * 1000) {
+    await send(target, target.work, 'POST', 'transit/encrypt/bench', body);
+    requests++;
+  }
+  return (requests * items) / ((performance.now() - started) / 1000);
+}
+
+/** Items per second of `body` POSTed to encrypt by 4 connections (autocannon) for `seconds`. */
+async function concurrentItemsPerSecond(target: Target, body: string, items: number, seconds: number): Promise<number> {
+  const result = await autocannon({
+    url: `${target.server.address}/v1/transit/encrypt/bench`,
+    method: 'POST',
+    connections: 4,
+    duration: seconds,
+    headers: { 'X-Vault-Token': target.server.token, 'Content-Type': 'application/json' },
+    body,
+  });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`encrypt: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  return (result.requests.total / (result.duration || seconds)) * items;
+}
+
+function batchBody(items: number): string {
+  return JSON.stringify({ batch_input: Array.from({ length: items }, () => ({ plaintext: randomBytes(ITEM_BYTES).toString('base64') })) });
+}
+
+async function startTarget(root?: string): Promise<Target> {
+  const server = await startBenchServer(root);
+  await server.request('POST', 'transit/keys/bench');
+  return { server, work: new http.Agent({ keepAlive: true, maxSockets: 1 }), probe: new http.Agent({ keepAlive: true, maxSockets: 1 }) };
+}
+
+const ms = (m: Measured) => `${m.low.toFixed(0)}–${m.best.toFixed(0)}`;
+
+async function main(): Promise<void> {
+  const targets: Record<string, Target> = {};
+  if (BASELINE) targets.before = await startTarget(BASELINE);
+  targets.after = await startTarget();
+  const names = Object.keys(targets);
+  try {
+    const large = batchBody(LARGE_BATCH);
+    const small = batchBody(SMALL_BATCH);
+    const big = JSON.stringify({ plaintext: randomBytes((BIG_BODY_CHARS / 4) * 3).toString('base64') });
+
+    type Cell = () => Promise<number>;
+    const cells = (make: (target: Target, seconds: number) => Promise<number>) => (seconds: number) =>
+      Object.fromEntries(names.map((name) => [name, (() => make(targets[name]!, seconds)) as Cell]));
+    const figures = {
+      health: await interleaved(cells((t, s) => healthP99(t, large, s)), DURATION_S),
+      largeRate: await interleaved(cells((t, s) => sequentialItemsPerSecond(t, large, LARGE_BATCH, s)), DURATION_S),
+      smallRate: await interleaved(cells((t, s) => concurrentItemsPerSecond(t, small, SMALL_BATCH, s)), DURATION_S),
+      bigHealth: await interleaved(cells((t, s) => healthP99(t, big, s)), DURATION_S),
+    };
+
+    // interleaved keeps each cell's highest figure as `best`: for a latency, its worst round.
+    const row = (what: string, unit: string, measured: Record<string, Measured>, latency: boolean): Row => {
+      const out: Row = { case: what, figure: unit };
+      for (const name of names) out[name] = measured[name]!.best;
+      if (measured.before) out['after / before'] = measured.after!.best / measured.before.best;
+      out[`ranges (${names.join(', ')})`] = names.map((name) => (latency ? ms(measured[name]!) : rangeText(measured[name]!))).join(', ');
+      return out;
+    };
+    report(
+      'event-loop',
+      [
+        row('100,000 × 64 B batch encrypt running', 'health p99 ms (worst round)', figures.health, true),
+        row('100,000 × 64 B batch encrypt', 'items/s, one connection', figures.largeRate, false),
+        row('1,000 × 64 B batch encrypt', 'items/s, 4 connections', figures.smallRate, false),
+        row('30 MB single encrypt running', 'health p99 ms (worst round)', figures.bigHealth, true),
+      ],
+      [
+        `${DURATION_S} s per cell after a ${WARM_UP_S} s warm-up, ${ROUNDS} interleaved rounds; one server process per build (dev mode, LevelDB) on this machine. ` +
+          'Health is asked back to back by a second connection while the large requests run back to back on the first; ' +
+          (BASELINE ? `"before" is the build in ${BASELINE}.` : 'set BENCH_BASELINE to a built older checkout for before/after columns.'),
+      ],
+    );
+  } finally {
+    for (const target of Object.values(targets)) {
+      target.work.destroy();
+      target.probe.destroy();
+      await target.server.stop();
+    }
+  }
+}
+
+await main();

@@ -1,0 +1,57 @@
+/** The JSON of response bodies in pieces: the bytes JSON.stringify gives, with turns of the event loop between pieces. */
+import { expect } from 'chai';
+import { jsonPieces, PIECE_CHARS } from '../../../core/http/json-pieces.js';
+import { turnsDuring } from '../../helpers/event-loop.js';
+
+async function bytesOf(value: unknown): Promise<Buffer> {
+  return Buffer.concat(await jsonPieces(value));
+}
+
+/** A string of `length` characters with a surrogate pair across each piece boundary, escapes and a lone surrogate. */
+function awkwardString(length: number): string {
+  const chars = Array.from({ length }, (_, i) => String.fromCharCode(0x61 + (i % 26)));
+  for (let boundary = PIECE_CHARS; boundary < length - 1; boundary += PIECE_CHARS) {
+    chars[boundary - 1] = '\ud83d';
+    chars[boundary] = '\ude00';
+  }
+  chars[5] = '"';
+  chars[6] = '\\';
+  chars[7] = '\n';
+  chars[8] = '\u0001';
+  chars[9] = 'é';
+  chars[2 * PIECE_CHARS + 3] = '\udc00';
+  return chars.join('');
+}
+
+describe('JSON of response bodies in pieces', () => {
+  const results = Array.from({ length: 40_000 }, (_, i) => ({ ciphertext: `vault:v1:${'A'.repeat(40 + (i % 7))}`, key_version: 1, reference: i % 3 ? '' : `ref ${i}` }));
+  const shapes: Record<string, unknown> = {
+    'a batch answer in its envelope': { request_id: 'r', lease_id: '', renewable: false, lease_duration: 0, data: { batch_results: results }, wrap_info: null, warnings: null, auth: null },
+    'a long string with surrogate pairs across piece boundaries, escapes and a lone surrogate': { data: { ciphertext: awkwardString(3 * PIECE_CHARS + 5) } },
+    'a large array with one huge element among small ones': [1, 'two', { big: awkwardString(PIECE_CHARS + 10), n: 3 }, ...results.slice(0, 100), [awkwardString(2 * PIECE_CHARS)]],
+    'members JSON leaves out or turns into null': {
+      data: { batch_results: results, skipped: undefined, fn: () => 1, sym: Symbol('s'), date: new Date(0), map: new Map([[1, 2]]) },
+      list: [undefined, () => 1, Symbol('s'), null, ...results.slice(0, 30_000)],
+      empty: { a: [], o: {} },
+    },
+    'a small body': { data: { ciphertext: 'vault:v1:abc', key_version: 1 }, warnings: null },
+  };
+  for (const [name, value] of Object.entries(shapes)) {
+    it(`gives the bytes of JSON.stringify for ${name}`, async () => {
+      expect((await bytesOf(value)).equals(Buffer.from(JSON.stringify(value), 'utf8'))).to.equal(true);
+    });
+  }
+
+  it('answers a small body in one piece, without a turn of the event loop', async () => {
+    const { result, turns } = await turnsDuring(() => jsonPieces(shapes['a small body']));
+    expect(result).to.have.length(1);
+    expect(turns).to.equal(0);
+  });
+
+  it('gives the event loop a turn for each piece of a large body', async () => {
+    const body = { data: { batch_results: Array.from({ length: 5 }, () => results).flat() } };
+    const chars = JSON.stringify(body).length;
+    const { turns } = await turnsDuring(() => jsonPieces(body));
+    expect(turns).to.be.at.least(Math.floor(chars / PIECE_CHARS));
+  });
+});
