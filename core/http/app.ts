@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { Host, HostResponse } from '../host.js';
 import { BadRequestError, httpStatusOf, publicMessageOf } from '../errors.js';
 import { DEFAULT_MAX_REQUEST_SIZE, parseBody, readBody } from './body.js';
-import { jsonPieces } from './json-pieces.js';
+import { jsonBody } from './json-pieces.js';
 import { METHOD_HEADER } from './list-method.js';
 import { FORWARDED_MAC } from '../ha/forward.js';
 
@@ -70,13 +70,11 @@ export function createApp(host: Host, options: AppOptions): Koa {
       // The rest of an oversized body is never read: close the connection rather than parse it as a request.
       if (response.status === 413) ctx.set('Connection', 'close');
     }
-    await send(ctx, response);
+    return send(ctx, response);
   });
 
   app.use(router.routes());
-  app.use(async (ctx) => {
-    await send(ctx, { status: 404, body: { errors: [] } });
-  });
+  app.use(async (ctx) => send(ctx, { status: 404, body: { errors: [] } }));
   return app;
 }
 
@@ -88,7 +86,8 @@ function decodePath(raw: string): string {
   }
 }
 
-async function send(ctx: Koa.Context, response: HostResponse): Promise<void> {
+/** Sets the answer: at once, or, for a large body, once its JSON has been made in pieces (jsonBody). */
+function send(ctx: Koa.Context, response: HostResponse): void | Promise<void> {
   ctx.status = response.status;
   ctx.set('Cache-Control', 'no-store');
   if (response.body === undefined || ctx.method === 'HEAD') {
@@ -100,11 +99,13 @@ async function send(ctx: Koa.Context, response: HostResponse): Promise<void> {
   // Set as a raw header before the body: koa then keeps it as it is (its type setter would add
   // "; charset=utf-8", which hvac does not accept) and skips guessing a type for the Buffer.
   ctx.set('Content-Type', 'application/json');
-  const pieces = await jsonPieces(response.body);
-  if (pieces.length === 1) {
-    ctx.body = pieces[0];
+  const body = jsonBody(response.body);
+  if (!(body instanceof Promise)) {
+    ctx.body = body;
     return;
   }
-  ctx.body = Readable.from(pieces);
-  ctx.length = pieces.reduce((total, piece) => total + piece.length, 0);
+  return body.then((pieces) => {
+    ctx.body = Readable.from(pieces);
+    ctx.length = pieces.reduce((total, piece) => total + piece.length, 0);
+  });
 }

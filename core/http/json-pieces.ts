@@ -14,9 +14,16 @@ import { nextTurn } from '../event-loop.js';
 /** Characters per piece: serialising and encoding one takes a few milliseconds. */
 export const PIECE_CHARS = 1024 * 1024;
 
-/** The body in one Buffer when it is small (most are), else in pieces to be sent in order. */
-export async function jsonPieces(value: unknown): Promise<Buffer[]> {
-  if (!large(value)) return [Buffer.from(JSON.stringify(value), 'utf8')];
+/**
+ * The body in one Buffer, at once, when it is small (most are: they cost what they did before),
+ * else the pieces to be sent in order, once made.
+ */
+export function jsonBody(value: unknown): Buffer | Promise<Buffer[]> {
+  if (!large(value)) return Buffer.from(JSON.stringify(value), 'utf8');
+  return inPieces(value);
+}
+
+async function inPieces(value: unknown): Promise<Buffer[]> {
   // The work that made the body may have used up a piece's worth of time already.
   await nextTurn();
   const writer = new PieceWriter();

@@ -28,32 +28,38 @@ import type { DecryptItem } from './cipher.js';
 export const SLICE_US = 6000;
 
 /**
- * `run` over consecutive slices of `items`, each worth about SLICE_US by `costUs` (estimated
- * microseconds of an item; an item worth more is a slice of its own), with a turn of the event
- * loop between slices so that other clients' requests are served meanwhile. A batch that fits one
- * slice is run at once, as it is: no turn, no copy, no promise unless `run` makes one. `run` gets
- * a slice and the index of its first item and returns one result per item; the results come back
- * in input order.
+ * The estimated cost of the items of a batch, in microseconds: `itemUs` for every item and
+ * `unitUs` for every unit (byte or character) of its size as `sizeOf` gives it. One call per
+ * item, so that finding that a batch fits one slice costs next to nothing; none when `unitUs` is 0.
  */
-export function inSlices<T, R>(
-  items: readonly T[],
-  costUs: (item: T) => number,
-  run: (slice: readonly T[], offset: number) => R[] | Promise<R[]>,
-): R[] | Promise<R[]> {
-  const end = sliceEnd(items, 0, costUs);
-  return end >= items.length ? run(items, 0) : runSlices(items, costUs, run, end);
+export interface ItemCost<T> {
+  readonly itemUs: number;
+  readonly unitUs: number;
+  readonly sizeOf: (item: T) => number;
+}
+
+/**
+ * `run` over consecutive slices of `items`, each worth about SLICE_US by `cost` (an item worth
+ * more is a slice of its own), with a turn of the event loop between slices so that other
+ * clients' requests are served meanwhile. A batch that fits one slice is run at once, as it is:
+ * no turn, no copy, no promise unless `run` makes one. `run` gets a slice and the index of its
+ * first item and returns one result per item; the results come back in input order.
+ */
+export function inSlices<T, R>(items: readonly T[], cost: ItemCost<T>, run: (slice: readonly T[], offset: number) => R[] | Promise<R[]>): R[] | Promise<R[]> {
+  const end = sliceEnd(items, 0, cost);
+  return end >= items.length ? run(items, 0) : runSlices(items, cost, run, end);
 }
 
 async function runSlices<T, R>(
   items: readonly T[],
-  costUs: (item: T) => number,
+  cost: ItemCost<T>,
   run: (slice: readonly T[], offset: number) => R[] | Promise<R[]>,
   firstEnd: number,
 ): Promise<R[]> {
   const results = new Array<R>(items.length);
   // The first slice gets a turn of its own too: what ran before it (reading the body, the
   // slices of an earlier step) may have used a slice's worth already.
-  for (let start = 0, end = firstEnd; start < items.length; start = end, end = sliceEnd(items, start, costUs)) {
+  for (let start = 0, end = firstEnd; start < items.length; start = end, end = sliceEnd(items, start, cost)) {
     await nextTurn();
     const answers = await run(items.slice(start, end), start);
     for (let k = 0; k < answers.length; k++) results[start + k] = answers[k]!;
@@ -61,17 +67,13 @@ async function runSlices<T, R>(
   return results;
 }
 
-/** `entry` of every item (for `batch_results`), in slices as inSlices cuts them. */
-export function answerEntries<T, R>(items: readonly T[], entry: (item: T, index: number) => R): R[] | Promise<R[]> {
-  return inSlices(items, () => ANSWER_ITEM_US, (slice, offset) => slice.map((item, k) => entry(item, offset + k)));
-}
-
 /** The end of the slice that starts at `start`: at least one item, then items while the budget lasts. */
-function sliceEnd<T>(items: readonly T[], start: number, costUs: (item: T) => number): number {
+function sliceEnd<T>(items: readonly T[], start: number, { itemUs, unitUs, sizeOf }: ItemCost<T>): number {
+  if (unitUs === 0) return Math.min(items.length, start + Math.max(1, Math.floor(SLICE_US / itemUs)));
   let spent = 0;
   let end = start;
   while (end < items.length) {
-    const cost = costUs(items[end]!);
+    const cost = itemUs + sizeOf(items[end]!) * unitUs;
     if (end > start && spent + cost > SLICE_US) break;
     spent += cost;
     end++;
@@ -79,12 +81,17 @@ function sliceEnd<T>(items: readonly T[], start: number, costUs: (item: T) => nu
   return end;
 }
 
+/** `entry` of every item (for `batch_results`), in slices as inSlices cuts them. */
+export function answerEntries<T, R>(items: readonly T[], entry: (item: T, index: number) => R): R[] | Promise<R[]> {
+  return inSlices(items, ANSWER_COST, (slice, offset) => (offset === 0 ? slice.map(entry) : slice.map((item, k) => entry(item, offset + k))));
+}
+
 /**
- * Estimated cost of items, in microseconds, on this machine class (2 shared vCPUs, Node 20): the
+ * Estimated costs, in microseconds, on this machine class (2 shared vCPUs, Node 20): the
  * symmetric figures from timing the slices of batches of 64-byte and 1 KB items, the asymmetric
  * ones from node:crypto one item at a time, rounded up (a loaded machine takes up to twice as
  * long). The parts: reading an item (its fields, the base64 decoding of its text), sealing,
- * opening or MACing it, building its entry of `batch_results`.
+ * opening, MACing or signing it, building its entry of `batch_results`.
  */
 const PARSE_ITEM_US = 0.5;
 const PARSE_CHAR_US = 0.002;
@@ -94,7 +101,9 @@ const SYMMETRIC_BYTE_US = 0.004;
 const CHACHA_ITEM_US = 8;
 /** A derived key per item (HKDF, the per-item-key kernel), and for convergent keys the nonce's HMAC. */
 const DERIVED_ITEM_US = 3;
-const ANSWER_ITEM_US = 0.15;
+/** Deriving an ed25519 key from a context (HKDF, then the key object and its public half): measured 420-600 µs. */
+const DERIVED_SIGNING_KEY_US = 450;
+const ANSWER_COST: ItemCost<unknown> = { itemUs: 0.15, unitUs: 0, sizeOf: () => 0 };
 
 /** One private-key and one public-key operation (sign and verify; RSA decrypt and encrypt), by key type. */
 const ASYMMETRIC_US: Readonly<Partial<Record<KeyType, { readonly private: number; readonly public: number }>>> = {
@@ -107,30 +116,43 @@ const ASYMMETRIC_US: Readonly<Partial<Record<KeyType, { readonly private: number
   'rsa-4096': { private: 4000, public: 70 },
 };
 
-/** The cost of reading an item whose main text (plaintext, ciphertext, input) is `text`. */
-export function readCostUs(text: unknown): number {
-  return PARSE_ITEM_US + (typeof text === 'string' ? text.length * PARSE_CHAR_US : 0);
+/** The length of an item's text field; 0 when it is not a string. */
+export function textLength(text: unknown): number {
+  return typeof text === 'string' ? text.length : 0;
 }
 
-/** The cost of a symmetric operation (AES-GCM, ChaCha20-Poly1305, HMAC) on `bytes`. */
-export function symmetricCostUs(bytes: number): number {
-  return SYMMETRIC_ITEM_US + bytes * SYMMETRIC_BYTE_US;
+/** Reading items whose main text (plaintext, ciphertext) has `sizeOf` characters. */
+export function readCost<T>(sizeOf: (item: T) => number): ItemCost<T> {
+  return { itemUs: PARSE_ITEM_US, unitUs: PARSE_CHAR_US, sizeOf };
 }
 
-/** The cost of one private-key (`private`: sign, RSA decrypt) or public-key operation with a key of type `info`. */
-export function asymmetricCostUs(info: KeyTypeInfo, operation: 'private' | 'public'): number {
-  return ASYMMETRIC_US[info.name]![operation];
-}
-
-/** The cost of encrypting (or, with `decrypting`, opening) an item of `bytes` under `policy`. */
-export function cipherCostUs(policy: KeyPolicy, decrypting: boolean): (bytes: number) => number {
+/** Encrypting (or, with `decrypting`, opening) items of `sizeOf` bytes under `policy`. */
+export function cipherCost<T>(policy: KeyPolicy, decrypting: boolean, sizeOf: (item: T) => number): ItemCost<T> {
   const info = policy.info;
-  if (info.family === 'rsa') {
-    const cost = asymmetricCostUs(info, decrypting ? 'private' : 'public');
-    return () => cost;
-  }
+  if (info.family === 'rsa') return { itemUs: ASYMMETRIC_US[info.name]![decrypting ? 'private' : 'public'], unitUs: 0, sizeOf };
   const itemUs = (info.family === 'chacha' ? CHACHA_ITEM_US : SYMMETRIC_ITEM_US) + (policy.settings.derived ? DERIVED_ITEM_US : 0);
-  return (bytes) => itemUs + bytes * SYMMETRIC_BYTE_US;
+  return { itemUs, unitUs: SYMMETRIC_BYTE_US, sizeOf };
+}
+
+/** Opening and sealing again items of `sizeOf` bytes under `policy` (rewrap). */
+export function rewrapCost<T>(policy: KeyPolicy, sizeOf: (item: T) => number): ItemCost<T> {
+  const open = cipherCost(policy, true, sizeOf);
+  const seal = cipherCost(policy, false, sizeOf);
+  return { itemUs: open.itemUs + seal.itemUs, unitUs: open.unitUs + seal.unitUs, sizeOf };
+}
+
+/** Reading and MACing items whose input has `sizeOf` characters. */
+export function macCost<T>(sizeOf: (item: T) => number): ItemCost<T> {
+  return { itemUs: PARSE_ITEM_US + SYMMETRIC_ITEM_US, unitUs: PARSE_CHAR_US + SYMMETRIC_BYTE_US, sizeOf };
+}
+
+/**
+ * Reading, hashing and signing (`private`) or verifying (`public`) items whose input has `sizeOf`
+ * characters with a key of `policy`, deriving the key of each for a derived (ed25519) key.
+ */
+export function signingCost<T>(policy: KeyPolicy, operation: 'private' | 'public', sizeOf: (item: T) => number): ItemCost<T> {
+  const keyUs = ASYMMETRIC_US[policy.info.name]![operation] + (policy.settings.derived ? DERIVED_SIGNING_KEY_US : 0);
+  return { itemUs: PARSE_ITEM_US + SYMMETRIC_ITEM_US + keyUs, unitUs: PARSE_CHAR_US + SYMMETRIC_BYTE_US, sizeOf };
 }
 
 /** One object of `batch_input`, as the client sent it. */
@@ -164,6 +186,7 @@ export class ItemError {
 export function admitItems<P, Q, R>(
   parsed: readonly (P | ItemError)[],
   admit: (item: P, index: number) => Q,
+  offset = 0,
 ): { results: (R | ItemError)[]; requests: Q[]; place: (answers: readonly (R | ItemError)[]) => void } {
   const results = new Array<R | ItemError>(parsed.length);
   const requests: Q[] = [];
@@ -174,7 +197,7 @@ export function admitItems<P, Q, R>(
       return;
     }
     try {
-      requests.push(admit(item, i));
+      requests.push(admit(item, offset + i));
       slots.push(i);
     } catch (err) {
       results[i] = ItemError.of(err);
@@ -185,21 +208,20 @@ export function admitItems<P, Q, R>(
 }
 
 /**
- * admitItems and the cipher call `run` over the admitted requests, slice by slice (inSlices, by
- * `costUs` of the items that parsed): the results of all items, in input order. `admit` gets each
- * item's index in the whole batch.
+ * admitItems and the cipher call `run` over the admitted requests, slice by slice (inSlices): the
+ * results of all items, in input order. `admit` gets each item's index in the whole batch.
  */
 export function admitInSlices<P, Q, R>(
   parsed: readonly (P | ItemError)[],
-  costUs: (item: P) => number,
+  cost: ItemCost<P | ItemError>,
   admit: (item: P, index: number) => Q,
   run: (requests: Q[]) => readonly (R | ItemError)[] | Promise<readonly (R | ItemError)[]>,
 ): (R | ItemError)[] | Promise<(R | ItemError)[]> {
   return inSlices(
     parsed,
-    (item) => (item instanceof ItemError ? 0 : costUs(item)),
+    cost,
     (slice, offset) => {
-      const { results, requests, place } = admitItems<P, Q, R>(slice, (item, k) => admit(item, offset + k));
+      const { results, requests, place } = admitItems<P, Q, R>(slice, admit, offset);
       const answers = run(requests);
       if (!(answers instanceof Promise)) {
         place(answers);

@@ -16,9 +16,10 @@ import {
   requireConsistentContext,
   type BatchItem,
   admitInSlices,
-  cipherCostUs,
+  cipherCost,
   inSlices,
-  readCostUs,
+  readCost,
+  textLength,
   type ParsedCiphertextItem,
 } from '../crypto/batch.js';
 import { decryptBatch, type DecryptItem } from '../crypto/cipher.js';
@@ -66,17 +67,16 @@ async function decrypt(ctx: TransitContext, input: DecryptInput): Promise<Logica
     : [{ ciphertext: input.ciphertext, context: input.context, nonce: input.nonce, associated_data: input.associated_data, padding_scheme: input.padding_scheme }];
   requireConsistentContext(raw);
   // Awaited only when to come (several slices): an await costs the hot single-item path ~0.25 µs.
-  const reading = inSlices(raw, (item) => readCostUs(item.ciphertext), (slice) => slice.map(parseCiphertextItem));
+  const reading = inSlices(raw, readCost((item) => textLength(item.ciphertext)), (slice) => slice.map(parseCiphertextItem));
   const parsed = reading instanceof Promise ? await reading : reading;
 
   const policy = await ctx.keys.get(input.name);
   if (!policy) throw new BadRequestError('encryption key not found');
 
   // Plaintexts are encoded in their slice: base64 of 100,000 of them at the end would block as long as a slice.
-  const cost = cipherCostUs(policy, true);
   const opening = admitInSlices<ParsedCiphertextItem, DecryptItem, string>(
     parsed,
-    (item) => cost(item.ciphertext.length),
+    cipherCost(policy, true, (item) => (item instanceof ItemError ? 0 : item.ciphertext.length)),
     (item, i) => {
       const padding = paddingScheme(item.paddingText, policy.info, batch ? `'[${i}].padding_scheme'` : 'padding_scheme');
       checkAssociatedData(item.aad, policy.info, i);

@@ -22,9 +22,10 @@ import {
   requireConsistentContext,
   type BatchItem,
   admitInSlices,
-  cipherCostUs,
+  cipherCost,
   inSlices,
-  readCostUs,
+  readCost,
+  textLength,
 } from '../crypto/batch.js';
 import { NONCE_NOT_ALLOWED, encryptBatch, encryptLarge, isLargeItem, nonceAllowed, type Encrypted, type EncryptItem } from '../crypto/cipher.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
@@ -105,7 +106,7 @@ async function encrypt(ctx: TransitContext, req: LogicalRequest, input: EncryptI
   const contextSet = requireConsistentContext(raw);
   // inSlices' answers are awaited only when they are to come (several slices): an await costs the
   // single-item path, which is hot, ~0.25 µs.
-  const reading = inSlices(raw, (item) => readCostUs(item.plaintext), parseSlice);
+  const reading = inSlices(raw, readCost((item) => textLength(item.plaintext)), parseSlice);
   const parsed = reading instanceof Promise ? await reading : reading;
 
   // A request whose every item is malformed is refused before upsert, so it creates no key.
@@ -119,10 +120,9 @@ async function encrypt(ctx: TransitContext, req: LogicalRequest, input: EncryptI
   const policy = create ? await upsert(ctx, input, raw, contextSet, warnings) : await ctx.keys.get(input.name);
   if (!policy) throw new BadRequestError('encryption key not found');
 
-  const cost = cipherCostUs(policy, false);
   const sealing = admitInSlices<ParsedItem, EncryptItem, Encrypted>(
     parsed,
-    (item) => cost(item.plaintext.length),
+    cipherCost(policy, false, (item) => (item instanceof ItemError ? 0 : item.plaintext.length)),
     (item, i) => {
       if (item.nonce !== undefined && !nonceAllowed(policy)) throw new BadRequestError(NONCE_NOT_ALLOWED);
       const padding = paddingScheme(item.paddingText, policy.info, batch ? `'[${i}].padding_scheme'` : 'padding_scheme');

@@ -8,7 +8,7 @@ import { BadRequestError } from '../../../core/errors.js';
 import { definePath, type FieldSpecs, type FieldValues, type LogicalRequest } from '../../../core/framework/index.js';
 import type { TransitContext } from '../context.js';
 import { decodeBase64 } from '../crypto/base64.js';
-import { answerEntries, inSlices, readCostUs, symmetricCostUs } from '../crypto/batch.js';
+import { answerEntries, inSlices, macCost } from '../crypto/batch.js';
 import {
   computeHmacs,
   formatHmac,
@@ -82,7 +82,7 @@ async function hmacHandler(ctx: TransitContext, req: LogicalRequest, input: Hmac
 
   const key = hmacKeyOf(policy, version);
   // Awaited only when to come (several slices): an await costs the single-item path ~0.25 µs.
-  const computing = inSlices(items, hmacCostUs, (slice) => {
+  const computing = inSlices(items, MAC_COST, (slice) => {
     const decoded = runItems(slice, (item) => {
       if (item.input === undefined) throw new BadRequestError('missing input for HMAC');
       return decodeBase64(item.input, 'input');
@@ -103,10 +103,7 @@ async function hmacHandler(ctx: TransitContext, req: LogicalRequest, input: Hmac
   };
 }
 
-/** Reading, decoding and MACing an item's input. */
-function hmacCostUs(item: { readonly input?: string | undefined }): number {
-  return readCostUs(item.input) + symmetricCostUs(item.input?.length ?? 0);
-}
+const MAC_COST = macCost(inputLength);
 
 /**
  * Verification of HMACs (`verify` with `hmac`): every item names its version; the MACs of all valid
@@ -122,7 +119,7 @@ export async function verifyHmacs(
   const policy = await ctx.keys.get(name);
   if (!policy) throw new BadRequestError('encryption key not found');
   if (!isHmacAlgorithm(algorithm)) throw new BadRequestError(`invalid hash algorithm "${algorithm}"`);
-  return inSlices(items, hmacCostUs, (slice) => {
+  return inSlices(items, MAC_COST, (slice) => {
     const prepared = runItems(slice, (item) => {
       if (item.input === undefined) throw new BadRequestError('missing input');
       const data = decodeBase64(item.input, 'input');
@@ -181,6 +178,11 @@ export function givenText(req: LogicalRequest, field: string, value: string | un
 /** An item's reference, else the request's (spec §2.6); "" when neither gives one. */
 export function referenceOf(item: BatchItem, requestReference: string | undefined): string {
   return item.reference || requestReference || '';
+}
+
+/** The length of an item's input text, by which its cost is estimated. */
+export function inputLength(item: { readonly input?: string | undefined }): number {
+  return item.input?.length ?? 0;
 }
 
 /** Runs `work` on each item; a client error (400) becomes that item's error, anything else propagates. */

@@ -21,9 +21,10 @@ import {
   type PaddingScheme,
   admitInSlices,
   admitItems,
-  cipherCostUs,
   inSlices,
-  readCostUs,
+  rewrapCost,
+  readCost,
+  textLength,
   type ParsedCiphertextItem,
 } from '../crypto/batch.js';
 import { NONCE_NOT_ALLOWED, decryptBatch, encryptBatch, nonceAllowed, type DecryptItem, type Encrypted, type EncryptItem } from '../crypto/cipher.js';
@@ -90,17 +91,15 @@ async function rewrap(ctx: TransitContext, input: RewrapInput): Promise<LogicalR
       ];
   requireConsistentContext(raw);
   // Awaited only when to come (several slices): an await costs the single-item path ~0.25 µs.
-  const reading = inSlices(raw, (item) => readCostUs(item.ciphertext), (slice) => slice.map(parseCiphertextItem));
+  const reading = inSlices(raw, readCost((item) => textLength(item.ciphertext)), (slice) => slice.map(parseCiphertextItem));
   const parsed = reading instanceof Promise ? await reading : reading;
 
   const policy = await ctx.keys.get(input.name);
   if (!policy) throw new BadRequestError('encryption key not found');
 
-  const openCost = cipherCostUs(policy, true);
-  const sealCost = cipherCostUs(policy, false);
   const rewrapping = admitInSlices<ParsedCiphertextItem, RewrapItem, Encrypted>(
     parsed,
-    (item) => openCost(item.ciphertext.length) + sealCost(item.ciphertext.length),
+    rewrapCost(policy, (item) => (item instanceof ItemError ? 0 : item.ciphertext.length)),
     (item, i) => {
       const at = (field: string) => (batch ? `'[${i}].${field}'` : field);
       const source = raw[i]!;

@@ -11,7 +11,7 @@ import type { TransitContext } from '../context.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';
 import { decodeBase64 } from '../crypto/base64.js';
-import { answerEntries, asymmetricCostUs, inSlices, readCostUs, symmetricCostUs } from '../crypto/batch.js';
+import { answerEntries, inSlices, signingCost } from '../crypto/batch.js';
 import { derivedEd25519PrivateKey, ed25519RawPublic, MISSING_CONTEXT } from '../crypto/derive.js';
 import {
   formatSignature,
@@ -24,7 +24,7 @@ import {
   type SignOptions,
   type SigningFamily,
 } from '../crypto/signing.js';
-import { readBatchItems, referenceOf, runItems, single, type BatchItem } from './hmac.js';
+import { inputLength, readBatchItems, referenceOf, runItems, single, type BatchItem } from './hmac.js';
 
 /** The request-wide options of sign and verify, as given (before checking). */
 export interface SigningOptionFields {
@@ -138,7 +138,7 @@ async function signHandler(ctx: TransitContext, _req: LogicalRequest, input: Sig
     versionError = err;
   }
 
-  const results = await inSlices(items, signingCostUs(policy, 'private'), (slice) =>
+  const results = await inSlices(items, signingCost(policy, 'private', inputLength), (slice) =>
     runItems(slice, (item): Signed => {
       if (item.input === undefined) throw new BadRequestError('missing input');
       const data = decodeBase64(item.input, 'input');
@@ -223,17 +223,6 @@ export function signingOptions(input: SigningOptionFields): SignOptions {
   return { hash, prehashed: input.prehashed, signatureAlgorithm, saltLength, marshaling };
 }
 
-/**
- * The estimated cost of signing (`private`) or verifying (`public`) an item: reading and hashing
- * its input, deriving its key (derived ed25519 keys), the key operation.
- */
-export function signingCostUs(policy: KeyPolicy, operation: 'private' | 'public'): (item: BatchItem) => number {
-  const keyUs = asymmetricCostUs(policy.info, operation) + (policy.settings.derived ? DERIVE_KEY_US : 0);
-  return (item) => readCostUs(item.input) + symmetricCostUs(item.input?.length ?? 0) + keyUs;
-}
-
-/** Deriving an ed25519 key from a context (HKDF, then the key object and its public half): measured 420-600 µs. */
-const DERIVE_KEY_US = 450;
 
 /** The signing family of a key, or 400 `key type X does not support signing|verification`. */
 export function signingFamily(policy: KeyPolicy, what: 'signing' | 'verification'): SigningFamily {

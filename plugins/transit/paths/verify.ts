@@ -10,11 +10,11 @@ import { definePath, type FieldSpecs, type FieldValues, type LogicalRequest } fr
 import type { TransitContext } from '../context.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import { decodeBase64 } from '../crypto/base64.js';
-import { answerEntries, inSlices } from '../crypto/batch.js';
+import { answerEntries, inSlices, signingCost } from '../crypto/batch.js';
 import { derivedEd25519PrivateKey, MISSING_CONTEXT } from '../crypto/derive.js';
 import { decodeSignatureText, parseSignature, verifyBytes, type SignOptions, type SigningFamily } from '../crypto/signing.js';
-import { hmacVerifyResult, readBatchItems, referenceOf, runItems, single, verifyHmacs, type BatchItem } from './hmac.js';
-import { checkNoneHash, signingCostUs, signingFamily, signingOptions, SIGNING_OPTION_FIELDS } from './sign.js';
+import { hmacVerifyResult, inputLength, readBatchItems, referenceOf, runItems, single, verifyHmacs, type BatchItem } from './hmac.js';
+import { checkNoneHash, signingFamily, signingOptions, SIGNING_OPTION_FIELDS } from './sign.js';
 
 type VerifyInput = FieldValues<typeof VERIFY_FIELDS>;
 
@@ -74,7 +74,7 @@ async function verifyHandler(ctx: TransitContext, _req: LogicalRequest, input: V
   const family = signingFamily(policy, 'verification');
   checkNoneHash(options);
 
-  const outcomes = await inSlices(items, signingCostUs(policy, 'public'), (slice) =>
+  const outcomes = await inSlices(items, signingCost(policy, 'public', inputLength), (slice) =>
     runItems(slice, (item) => {
       if (item.input === undefined) throw new BadRequestError('missing input');
       const data = decodeBase64(item.input, 'input');
