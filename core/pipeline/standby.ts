@@ -4,7 +4,8 @@
  * so every change committed before the request arrived has been applied — and forwards to the
  * active node any request that tries to write (the barrier's write guard marks the attempt), any
  * login that would store a service token (it would otherwise run twice, provider calls included),
- * and everything while the cluster is not set up yet.
+ * and everything while the cluster is not set up yet — unless the client forbade forwarding
+ * (X-Vault-No-Request-Forwarding), and then it answers 503.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Logger } from 'pino';
@@ -86,11 +87,11 @@ export class StandbyStrategy {
   }
 
   private async onStandby(request: HostRequest, forwarded: boolean, local: (request: HostRequest) => Promise<HostResponse>): Promise<HostResponse> {
-    const { ha, shared, state, changes } = this.options;
+    const { shared, state, changes } = this.options;
     const again = () => new NotActiveError('this node is not the active node (the request was forwarded here during a change of leader); retry');
     if (!state.mounts || this.mintsServiceToken(request.path)) {
       if (forwarded) throw again();
-      return ha.forward(request);
+      return this.forward(request);
     }
     await shared.sync();
     await changes.settled();
@@ -103,7 +104,15 @@ export class StandbyStrategy {
     }
     if (!attempt.wrote) return response!;
     if (forwarded) throw again();
-    return ha.forward(request);
+    return this.forward(request);
+  }
+
+  /** Forwards to the active node, unless the client sent X-Vault-No-Request-Forwarding: then 503, as a request this node cannot run. */
+  private forward(request: HostRequest): Promise<HostResponse> {
+    if (request.headers['x-vault-no-request-forwarding'] !== undefined) {
+      throw new NotActiveError('this node is a standby, and X-Vault-No-Request-Forwarding forbids forwarding the request to the active node');
+    }
+    return this.options.ha.forward(request);
   }
 
   /**

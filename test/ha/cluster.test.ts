@@ -99,6 +99,17 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
     }
   });
 
+  it('honours X-Vault-No-Request-Forwarding on a standby: a write is refused with 503 and not run, a read is answered', async () => {
+    const active = await cluster.active();
+    const standby = cluster.standbys(active)[0]!;
+    const noForwarding = { headers: { 'X-Vault-No-Request-Forwarding': 'true' } };
+    const write = await standby.client.put('sys/policies/acl/not-forwarded', { policy: 'path "x" { capabilities = ["read"] }' }, noForwarding);
+    expect(write.status, write.text).to.equal(503);
+    expect(write.body.errors[0]).to.contain('X-Vault-No-Request-Forwarding');
+    expect((await active.client.get('sys/policies/acl/not-forwarded')).status).to.equal(404);
+    expect((await standby.client.post('ha-transit/encrypt/shared', { plaintext: b64('local') }, noForwarding)).status).to.equal(200);
+  });
+
   it('applies policies, tokens, tunes and new mounts written through one node on every other at once', async () => {
     const [a, b, c] = cluster.nodes as [ClusterNode, ClusterNode, ClusterNode];
     await a.client.put('sys/policies/acl/enc-only', { policy: 'path "ha-transit/encrypt/shared" { capabilities = ["update"] }' });
