@@ -11,6 +11,7 @@ import type { KeyVersion } from '../keys/key-version.js';
 import { decodeBase64 } from './base64.js';
 
 import { parseGoInt } from '../../../core/framework/fields.js';
+import { HASH_ALGORITHMS } from '../../../core/tools/hash.js';
 
 export { parseGoInt };
 
@@ -18,18 +19,8 @@ export { parseGoInt };
 export const HMAC_ALGORITHMS = ['sha1', 'sha2-224', 'sha2-256', 'sha2-384', 'sha2-512', 'sha3-224', 'sha3-256', 'sha3-384', 'sha3-512'] as const;
 export type HmacAlgorithmName = (typeof HMAC_ALGORITHMS)[number];
 
-/** node:crypto's name for each algorithm (for sha2 and sha3 also the WASM core's). */
-export const NODE_HASH_NAMES: Readonly<Record<HmacAlgorithmName, string>> = {
-  sha1: 'sha1',
-  'sha2-224': 'sha224',
-  'sha2-256': 'sha256',
-  'sha2-384': 'sha384',
-  'sha2-512': 'sha512',
-  'sha3-224': 'sha3-224',
-  'sha3-256': 'sha3-256',
-  'sha3-384': 'sha3-384',
-  'sha3-512': 'sha3-512',
-};
+/** node:crypto's name for each algorithm (for sha2 and sha3 also the WASM core's): the hash tool's, and sha1. */
+export const NODE_HASH_NAMES: Readonly<Record<HmacAlgorithmName, string>> = { sha1: 'sha1', ...HASH_ALGORITHMS };
 
 /** The algorithms the WASM core's hmacBatch has. */
 const WASM_NAMES: Partial<Record<HmacAlgorithmName, HmacAlgorithm>> = { 'sha2-256': 'sha256', 'sha2-384': 'sha384', 'sha2-512': 'sha512' };
