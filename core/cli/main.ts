@@ -15,6 +15,7 @@ import { registerServer } from './commands/server.js';
 import { registerOperator } from './commands/operator.js';
 import { registerKv } from './commands/kv.js';
 import { registerMounts } from './commands/mounts.js';
+import { registerAudit } from './commands/audit.js';
 import { registerPolicy } from './commands/policy.js';
 import { registerToken } from './commands/token.js';
 import { registerLogin } from './commands/login.js';
@@ -52,6 +53,7 @@ export async function main(argv: readonly string[], io: Io = processIo(), env: N
   registerOperator(program, ctx, setExit);
   registerKv(program, ctx);
   registerMounts(program, ctx);
+  registerAudit(program, ctx);
   registerPolicy(program, ctx);
   registerToken(program, ctx);
   registerLogin(program, ctx);

@@ -13,6 +13,7 @@ import { pluginsReloadPath } from './paths/plugins-reload.js';
 import { policyPaths } from './paths/policies.js';
 import { capabilityPaths } from './paths/capabilities.js';
 import { auditPaths } from './paths/audit.js';
+import { auditedHeaderPaths } from './paths/config-auditing-request-headers.js';
 import { openApiPath } from './paths/openapi.js';
 import { wrappingPaths } from './paths/wrapping.js';
 import { toolPaths } from './paths/tools.js';
@@ -44,6 +45,7 @@ export function createSystemBackend(services: SystemServices): FrameworkBackend 
       ...policyPaths(() => services.authz.policies),
       ...capabilityPaths(() => services.authz),
       ...auditPaths(() => services.audit),
+      ...auditedHeaderPaths(() => services.audit.headers),
       openApiPath((authenticated) => services.openapi(authenticated)),
       ...wrappingPaths(() => services.wrapping),
       ...toolPaths(),
