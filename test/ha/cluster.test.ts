@@ -12,6 +12,7 @@ import { Cluster, sleep, untilStatus, type ClusterNode } from './cluster.js';
 import { TcpProxy } from './tcp-proxy.js';
 import { CANARY_PRINCIPAL, startCanary } from '../reliability/support/canary.js';
 import { iamLogin } from '../reliability/support/cloud.js';
+import { entriesOf, streamCollector } from '../core/audit/listeners.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/keywarden.js');
 const b64 = (text: string) => Buffer.from(text).toString('base64');
@@ -137,6 +138,31 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
     // Disabled through a: gone from b.
     expect((await a.client.delete('sys/mounts/late-transit')).status).to.equal(204);
     expect((await b.client.post('late-transit/encrypt/k', { plaintext: b64('late') })).status).to.equal(404);
+  });
+
+  it('opens an audit device enabled through one node on every node, and records the audited headers configured through another', async () => {
+    const [a, b, c] = cluster.nodes as [ClusterNode, ClusterNode, ClusterNode];
+    const collector = await streamCollector({ tcp: true });
+    try {
+      const enabled = await b.client.post('sys/audit/ha-net', { type: 'socket', options: { address: collector.address } });
+      expect(enabled.status, enabled.text).to.equal(204);
+      expect((await a.client.post('sys/config/auditing/request-headers/x-ha-trace', { hmac: false })).status).to.equal(204);
+      for (const node of cluster.nodes) {
+        expect((await node.client.get('sys/config/auditing/request-headers')).body.data.headers, node.name).to.deep.equal({ 'x-ha-trace': { hmac: false } });
+        const res = await node.client.post('ha-transit/encrypt/first', { plaintext: b64('audited') }, { headers: { 'X-HA-Trace': `via-${node.name}` } });
+        expect(res.status, `${node.name}: ${res.text}`).to.equal(200);
+      }
+      const traced = () => entriesOf(collector.lines).filter((e) => e.type === 'response' && e.request?.path === 'ha-transit/encrypt/first');
+      await collector.waitFor(() => traced().length === 3);
+      expect(traced().map((e) => e.request.headers['x-ha-trace'][0]).sort()).to.deep.equal(['via-node0', 'via-node1', 'via-node2']);
+      // The standbys answered their encrypts themselves: each node wrote to the collector on a connection of its own.
+      expect(collector.connections).to.be.at.least(3);
+    } finally {
+      expect((await c.client.delete('sys/audit/ha-net')).status).to.equal(204);
+      await a.client.delete('sys/config/auditing/request-headers/x-ha-trace');
+      await collector.close();
+    }
+    for (const node of cluster.nodes) expect((await node.client.get('sys/audit')).body.data, node.name).to.deep.equal({});
   });
 
   it('keeps the client address through forwarding for bound_cidrs, and refuses forwarding headers a client forges', async () => {
