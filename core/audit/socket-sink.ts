@@ -88,6 +88,8 @@ export class SocketSink {
     try {
       await this.bounded(async (signal) => {
         used = await this.connection(signal);
+        // Connected only after the attempt had already failed: sending now would duplicate the retry's entry.
+        signal.throwIfAborted();
         await used.send(data);
       });
     } catch (err) {
@@ -167,6 +169,8 @@ function openStream(endpoint: SocketEndpoint, signal: AbortSignal): Promise<Conn
       endpoint.kind === 'unix' ? netConnect({ path: endpoint.path }) : netConnect({ host: endpoint.host, port: endpoint.port });
     const fail = (err: unknown) => {
       signal.removeEventListener('abort', onAbort);
+      // A late error from the abandoned socket must not become an uncaught 'error' event.
+      socket.on('error', () => undefined);
       socket.destroy();
       reject(new Error(errorCode(err)));
     };
@@ -219,7 +223,12 @@ function openDatagram(endpoint: { readonly host: string; readonly port: number }
     const socket = createSocket(isIP(endpoint.host) === 6 ? 'udp6' : 'udp4');
     const fail = (err: unknown) => {
       signal.removeEventListener('abort', onAbort);
-      socket.close();
+      socket.on('error', () => undefined);
+      try {
+        socket.close();
+      } catch {
+        // Closed already by the error itself.
+      }
       reject(new Error(errorCode(err)));
     };
     const onAbort = () => fail(signal.reason);
