@@ -121,6 +121,16 @@ describe('socket audit device', function () {
     expect((await server.client.get('notes/notes/big')).status).to.equal(404);
   });
 
+  it('over UDP, fails an entry too large for one datagram rather than cutting it: alone, the device refuses the request', async () => {
+    const collector = await collect(() => datagramCollector());
+    const enabled = await server.client.post('sys/audit/net', { type: 'socket', options: { address: collector.address, socket_type: 'udp', log_raw: 'true' } });
+    expect(enabled.status, enabled.text).to.equal(204);
+    const res = await server.client.post('notes/notes/too-big', { text: 'y'.repeat(70_000) });
+    expect(res.status).to.equal(503);
+    expect(collector.lines.some((l) => l.includes('too-big'))).to.equal(false);
+    expect((await server.client.post('notes/notes/small', { text: 'fits' })).status).to.equal(204);
+  });
+
   it('refuses bad options with a 400 naming the option, and an unreachable address naming it', async () => {
     const cases: Array<[Record<string, string>, RegExp]> = [
       [{}, /option "address" is required/],
