@@ -58,8 +58,8 @@ export class SocketAuditDevice implements AuditDevice {
     return this.sink.reopen();
   }
 
-  async close(): Promise<void> {
-    this.sink.close();
+  close(): Promise<void> {
+    return this.sink.close();
   }
 }
 

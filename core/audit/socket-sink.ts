@@ -27,6 +27,9 @@ export interface Connection {
   /** False once the peer closed it or an error was seen: the next write reconnects. */
   readonly usable: boolean;
   send(data: Buffer): Promise<void>;
+  /** Lets writes already handed over reach the peer (for at most `ms`), then closes. */
+  finish(ms: number): Promise<void>;
+  /** Closes at once; writes not yet flushed fail. */
   close(): void;
 }
 
@@ -74,13 +77,18 @@ export class SocketSink {
 
   /** Drops the connection and opens a new one (SIGHUP: a collector that moved is found again). */
   async reopen(): Promise<void> {
-    this.drop();
+    const old = this.current;
+    this.current = undefined;
+    await old?.finish(this.timeoutMs);
     await this.open();
   }
 
-  close(): void {
+  /** Refuses later writes; entries already written are flushed first (bounded by the timeout). */
+  async close(): Promise<void> {
     this.closed = true;
-    this.drop();
+    const connection = this.current;
+    this.current = undefined;
+    await connection?.finish(this.timeoutMs);
   }
 
   private async attempt(data: Buffer): Promise<void> {
@@ -212,6 +220,24 @@ class StreamConnection implements Connection {
     });
   }
 
+  finish(ms: number): Promise<void> {
+    if (!this.usable) {
+      this.close();
+      return Promise.resolve();
+    }
+    this.broken = true;
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.socket.destroy();
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.socket.once('close', done);
+      this.socket.end(done);
+    });
+  }
+
   close(): void {
     this.broken = true;
     this.socket.destroy();
@@ -254,6 +280,11 @@ class DatagramConnection implements Connection {
 
   get usable(): boolean {
     return !this.broken;
+  }
+
+  /** Datagrams already sent are with the OS: nothing to wait for. */
+  async finish(): Promise<void> {
+    this.close();
   }
 
   /** One entry, one datagram: an entry larger than a datagram can carry fails with EMSGSIZE. */

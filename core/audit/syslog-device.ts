@@ -89,8 +89,8 @@ export class SyslogAuditDevice implements AuditDevice {
     return this.sink.reopen();
   }
 
-  async close(): Promise<void> {
-    this.sink.close();
+  close(): Promise<void> {
+    return this.sink.close();
   }
 }
 

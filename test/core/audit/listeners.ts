@@ -13,6 +13,8 @@ export interface Collector {
   readonly lines: string[];
   /** Stream connections accepted so far. */
   connections: number;
+  /** Stream connections open now. */
+  readonly open: number;
   /** Waits until `predicate` holds over the lines; fails after `ms`. */
   waitFor(predicate: (lines: readonly string[]) => boolean, ms?: number): Promise<void>;
   /** Closes the connections open now (the listener keeps listening); resolves when they are closed. */
@@ -77,6 +79,9 @@ export async function streamCollector(listen: { path: string } | { tcp: true }):
     address,
     lines,
     connections: 0,
+    get open() {
+      return open.size;
+    },
     waitFor: waiter(lines),
     dropConnections: dropAll,
     pause: () => {
@@ -106,6 +111,7 @@ export async function datagramCollector(): Promise<Collector> {
     address: `127.0.0.1:${socket.address().port}`,
     lines,
     connections: 0,
+    open: 0,
     waitFor: waiter(lines),
     dropConnections: async () => undefined,
     pause: () => undefined,

@@ -83,6 +83,21 @@ describe('socket audit device', function () {
     expect(collector.connections).to.equal(2);
   });
 
+  it('reconnects on reload (SIGHUP), and releases its connection when disabled', async () => {
+    const collector = await collect(() => streamCollector({ tcp: true }));
+    expect((await server.client.post('sys/audit/net', { type: 'socket', options: { address: collector.address } })).status).to.equal(204);
+    await noteRecorded(collector, 'first');
+    expect(collector.connections).to.equal(1);
+    await server.reload();
+    await noteRecorded(collector, 'reloaded');
+    expect(collector.connections).to.equal(2);
+
+    expect((await server.client.delete('sys/audit/net')).status).to.equal(204);
+    await collector.waitFor(() => collector.open === 0);
+    // The disabling request's own entry was flushed before the connection closed.
+    expect(entriesOf(collector.lines).some((e) => e.type === 'request' && e.request.path === 'sys/audit/net')).to.equal(true);
+  });
+
   it('refuses requests (503) while its only collector is gone, runs nothing unaudited, and resumes when it is back', async () => {
     const socketPath = path.join(dir.path, 'collector.sock');
     const first = await collect(() => streamCollector({ path: socketPath }));
