@@ -58,7 +58,7 @@ export function auditPaths(getBroker: () => AuditBroker): AnyPathDefinition[] {
           'Device options (string values). file: file_path (required; "stdout" or "-" for standard output, ' +
           '"discard" for none), mode (octal, default "0600"; "0000" leaves the mode alone). socket: address ' +
           '(required; host:port, or a path for unix), socket_type ("tcp", "udp" or "unix"; default "tcp"), ' +
-          'write_timeout (default "2s"). syslog: facility (default "AUTH"), tag (default "keywarden"), ' +
+          'write_timeout (default "2s", at most "1m"; a write that fails or stalls is retried once). syslog: facility (default "AUTH"), tag (default "keywarden"), ' +
           'socket_path (a unix stream socket; default the first of /dev/log, /var/run/syslog, /var/run/log). Every type: format ' +
           '("json"), log_raw (default false: never turn on outside debugging, tokens and secrets are then ' +
           'written in the clear), hmac_accessor (default true), prefix, elide_list_responses (default false).',
