@@ -293,6 +293,30 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
     }
   });
 
+  it('shares one keyring: rotation settings and rotations sent to a standby reach every node, and so does the active node\'s encryption count', async () => {
+    const active = await cluster.active();
+    const standby = cluster.standbys(active)[0]!;
+    const set = await standby.client.post('sys/rotate/config', { interval: '720h', max_operations: 2_000_000 });
+    expect(set.status, set.text).to.equal(204);
+    for (const node of cluster.nodes) {
+      expect((await node.client.get('sys/rotate/config')).body.data, node.name).to.deep.equal({ max_operations: 2_000_000, enabled: true, interval: '720h0m0s' });
+    }
+    const term = (await active.client.get('sys/key-status')).body.data.term as number;
+    expect((await standby.client.put('sys/rotate')).status).to.equal(204);
+    for (const node of cluster.nodes) expect((await node.client.get('sys/key-status')).body.data.term, node.name).to.equal(term + 1);
+
+    for (let i = 0; i < 5; i++) expect((await active.client.post(`ha-transit/keys/count-${i}`, {})).status).to.equal(200);
+    const counted = (await active.client.get('sys/key-status')).body.data.encryptions as number;
+    expect(counted).to.be.at.least(5);
+    // The active node stores its count with its periodic work (every second here); standbys read it from the keyring.
+    let seen = 0;
+    for (let i = 0; i < 50 && seen < counted; i++) {
+      await sleep(100);
+      seen = (await standby.client.get('sys/key-status')).body.data.encryptions as number;
+    }
+    expect(seen, 'the standby sees the count the active node stored').to.be.at.least(counted);
+  });
+
   it('hands the active role to another node on sys/step-down, sent to any node', async () => {
     const before = await cluster.active();
     const via = cluster.standbys(before)[0]!;
