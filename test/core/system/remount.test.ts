@@ -91,6 +91,9 @@ describe('sys/remount', () => {
       const again = await root.post('auth/people/greet/login', { user: 'ada' }, { token: '' });
       expect(again.status, again.text).to.equal(200);
       expect(again.body.auth.entity_id, 'the same alias, so the same entity').to.equal(login.body.auth.entity_id);
+      const entity = (await root.get(`identity/entity/id/${login.body.auth.entity_id}`)).body.data;
+      const alias = (await root.get(`identity/entity-alias/id/${entity.aliases[0].id}`)).body.data;
+      expect(alias).to.include({ mount_accessor: accessor, mount_path: 'auth/people/greet/', name: 'ada' });
     });
 
     it('still asks the moved method at renewal, and disabling it revokes the tokens minted before the move', async () => {
