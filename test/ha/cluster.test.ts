@@ -317,6 +317,24 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
     expect(seen, 'the standby sees the count the active node stored').to.be.at.least(counted);
   });
 
+  it('moves a mount through a standby: every node serves it at the new path, and the move\'s status is read through any node', async () => {
+    const active = await cluster.active();
+    const standby = cluster.standbys(active)[0]!;
+    expect((await standby.client.post('sys/mounts/ha-move-from', { type: 'transit' })).status).to.equal(204);
+    expect((await standby.client.post('ha-move-from/keys/k', {})).status).to.equal(200);
+    const sealed = (await standby.client.post('ha-move-from/encrypt/k', { plaintext: b64('moved') })).body.data.ciphertext as string;
+    const moved = await standby.client.post('sys/remount', { from: 'ha-move-from', to: 'ha-move/to' });
+    expect(moved.status, moved.text).to.equal(200);
+    for (const node of cluster.nodes) {
+      const dec = await node.client.post('ha-move/to/decrypt/k', { ciphertext: sealed });
+      expect(dec.status, `${node.name}: ${dec.text}`).to.equal(200);
+      expect(dec.body.data.plaintext, node.name).to.equal(b64('moved'));
+      expect((await node.client.post('ha-move-from/decrypt/k', { ciphertext: sealed })).status, node.name).to.equal(404);
+      const status = await node.client.get(`sys/remount/status/${moved.body.data.migration_id}`);
+      expect(status.body.data?.migration_info?.status, `${node.name}: ${status.text}`).to.equal('success');
+    }
+  });
+
   it('hands the active role to another node on sys/step-down, sent to any node', async () => {
     const before = await cluster.active();
     const via = cluster.standbys(before)[0]!;
