@@ -8,7 +8,11 @@ import { sealPath } from './paths/seal.js';
 import { healthPath } from './paths/health.js';
 import { leaderPath, stepDownPath } from './paths/leader.js';
 import { keyStatusPath, rotatePath } from './paths/key-status.js';
+import { rotateConfigPath } from './paths/rotate-config.js';
 import { mountTablePaths } from './paths/mounts.js';
+import { remountPath } from './paths/remount.js';
+import { remountStatusPath } from './paths/remount-status.js';
+import { MountMigrations } from './mount-migrations.js';
 import { pluginsReloadPath } from './paths/plugins-reload.js';
 import { policyPaths } from './paths/policies.js';
 import { capabilityPaths } from './paths/capabilities.js';
@@ -27,6 +31,7 @@ import {
 import { decodeTokenPath } from './paths/decode-token.js';
 
 export function createSystemBackend(services: SystemServices): FrameworkBackend {
+  const migrations = new MountMigrations();
   return new FrameworkBackend({
     description: 'system endpoints used for control, policy and debugging',
     paths: [
@@ -39,8 +44,11 @@ export function createSystemBackend(services: SystemServices): FrameworkBackend 
       stepDownPath(services),
       keyStatusPath(services),
       rotatePath(services),
+      rotateConfigPath(services),
       ...mountTablePaths(services, 'secret'),
       ...mountTablePaths(services, 'auth'),
+      remountPath(services, migrations),
+      remountStatusPath(services, migrations),
       pluginsReloadPath(services),
       ...policyPaths(() => services.authz.policies),
       ...capabilityPaths(() => services.authz),

@@ -319,6 +319,48 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
     }
   });
 
+  it('shares one keyring: rotation settings and rotations sent to a standby reach every node, and so does the active node\'s encryption count', async () => {
+    const active = await cluster.active();
+    const standby = cluster.standbys(active)[0]!;
+    const set = await standby.client.post('sys/rotate/config', { interval: '720h', max_operations: 2_000_000 });
+    expect(set.status, set.text).to.equal(204);
+    for (const node of cluster.nodes) {
+      expect((await node.client.get('sys/rotate/config')).body.data, node.name).to.deep.equal({ max_operations: 2_000_000, enabled: true, interval: '720h0m0s' });
+    }
+    const term = (await active.client.get('sys/key-status')).body.data.term as number;
+    expect((await standby.client.put('sys/rotate')).status).to.equal(204);
+    for (const node of cluster.nodes) expect((await node.client.get('sys/key-status')).body.data.term, node.name).to.equal(term + 1);
+
+    for (let i = 0; i < 5; i++) expect((await active.client.post(`ha-transit/keys/count-${i}`, {})).status).to.equal(200);
+    const counted = (await active.client.get('sys/key-status')).body.data.encryptions as number;
+    expect(counted).to.be.at.least(5);
+    // The active node stores its count with its periodic work (every second here); standbys read it from the keyring.
+    let seen = 0;
+    for (let i = 0; i < 50 && seen < counted; i++) {
+      await sleep(100);
+      seen = (await standby.client.get('sys/key-status')).body.data.encryptions as number;
+    }
+    expect(seen, 'the standby sees the count the active node stored').to.be.at.least(counted);
+  });
+
+  it('moves a mount through a standby: every node serves it at the new path, and the move\'s status is read through any node', async () => {
+    const active = await cluster.active();
+    const standby = cluster.standbys(active)[0]!;
+    expect((await standby.client.post('sys/mounts/ha-move-from', { type: 'transit' })).status).to.equal(204);
+    expect((await standby.client.post('ha-move-from/keys/k', {})).status).to.equal(200);
+    const sealed = (await standby.client.post('ha-move-from/encrypt/k', { plaintext: b64('moved') })).body.data.ciphertext as string;
+    const moved = await standby.client.post('sys/remount', { from: 'ha-move-from', to: 'ha-move/to' });
+    expect(moved.status, moved.text).to.equal(200);
+    for (const node of cluster.nodes) {
+      const dec = await node.client.post('ha-move/to/decrypt/k', { ciphertext: sealed });
+      expect(dec.status, `${node.name}: ${dec.text}`).to.equal(200);
+      expect(dec.body.data.plaintext, node.name).to.equal(b64('moved'));
+      expect((await node.client.post('ha-move-from/decrypt/k', { ciphertext: sealed })).status, node.name).to.equal(404);
+      const status = await node.client.get(`sys/remount/status/${moved.body.data.migration_id}`);
+      expect(status.body.data?.migration_info?.status, `${node.name}: ${status.text}`).to.equal('success');
+    }
+  });
+
   it('hands the active role to another node on sys/step-down, sent to any node', async () => {
     const before = await cluster.active();
     const via = cluster.standbys(before)[0]!;

@@ -1,4 +1,4 @@
-/** `operator init|unseal|seal|step-down` and `status`. */
+/** `operator init|unseal|seal|step-down` and `status` (rekey, generate-root and rotate in their own files). */
 import type { Command } from 'commander';
 import { UsageError, type ApiClient } from '../client.js';
 import { attempt, clientFor, commandGroup, formatOf, withClientOptions, type CliContext, type GlobalOptions } from '../context.js';
@@ -6,6 +6,7 @@ import { renderData, table } from '../output.js';
 import { readPublicKeyFile, readPublicKeyFiles } from '../operator-shares.js';
 import { registerOperatorRekey } from './operator-rekey.js';
 import { registerOperatorGenerateRoot } from './operator-generate-root.js';
+import { registerOperatorRotate } from './operator-rotate.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -57,7 +58,7 @@ async function printSealStatus(ctx: CliContext, opts: GlobalOptions, client: Api
 }
 
 export function registerOperator(program: Command, ctx: CliContext, setExit: (code: number) => void): void {
-  const operator = commandGroup(program, 'operator', 'Operate the server: init, unseal, seal, step-down');
+  const operator = commandGroup(program, 'operator', 'Operate the server: init, unseal, seal, step-down, rotate');
 
   withClientOptions(operator.command('init').description('Initialize the server: create the unseal key shares and the root token'))
     .option('--key-shares <n>', 'number of key shares', '5')
@@ -121,6 +122,7 @@ export function registerOperator(program: Command, ctx: CliContext, setExit: (co
 
   registerOperatorRekey(operator, ctx);
   registerOperatorGenerateRoot(operator, ctx);
+  registerOperatorRotate(operator, ctx);
 
   withClientOptions(operator.command('seal').description('Seal the server')).action(async (opts: GlobalOptions) => {
     await attempt('Error sealing', async () => (await clientFor(ctx, opts)).write('sys/seal'));
