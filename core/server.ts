@@ -65,6 +65,8 @@ export interface RunningServer {
 
 /** Dev mode mounts, when their plugins are registered. */
 const DEV_MOUNTS = [
+  // Vault's dev server mounts a version 2 key/value store at secret/.
+  { table: 'secret', path: 'secret/', type: 'kv', options: { version: '2' } },
   { table: 'secret', path: 'transit/', type: 'transit' },
   { table: 'auth', path: 'cloud/', type: 'cloud' },
 ] as const;
@@ -276,7 +278,7 @@ async function bootDev(host: Host, registry: PluginRegistry, stateFile: string, 
     await host.seal.unsealWithKey(result.keys[0]!);
     for (const mount of DEV_MOUNTS) {
       if (!registry.has(mount.type)) continue;
-      await host.mounts!.enable(mount.table, mount.path, { type: mount.type });
+      await host.mounts!.enable(mount.table, mount.path, { type: mount.type, ...('options' in mount ? { options: mount.options } : {}) });
     }
   }
   logger.warn({ state_file: stateFile }, 'DEV MODE: the unseal key and root token are stored unencrypted beside the data; never use dev mode in production');

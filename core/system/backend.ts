@@ -24,6 +24,7 @@ import {
   generateRootUpdatePath,
 } from './paths/generate-root.js';
 import { decodeTokenPath } from './paths/decode-token.js';
+import { internalUiMountsPath } from './paths/internal-ui-mounts.js';
 
 export function createSystemBackend(services: SystemServices): FrameworkBackend {
   return new FrameworkBackend({
@@ -45,6 +46,7 @@ export function createSystemBackend(services: SystemServices): FrameworkBackend 
       ...capabilityPaths(() => services.authz),
       ...auditPaths(() => services.audit),
       openApiPath((authenticated) => services.openapi(authenticated)),
+      internalUiMountsPath(services),
       ...wrappingPaths(() => services.wrapping),
       ...toolPaths(),
       rekeyInitPath(services),
