@@ -14,6 +14,7 @@ import { destroyPath } from './paths/destroy.js';
 import { metadataPaths } from './paths/metadata.js';
 import { subkeysPath } from './paths/subkeys.js';
 import { undeletePath } from './paths/undelete.js';
+import { unversionedPath } from './paths/unversioned.js';
 import { v1Paths } from './paths/v1.js';
 
 /** `options.version`: unset or "" is 1, as in Vault. */
@@ -31,7 +32,7 @@ export async function createKvBackend(plugin: PluginContext): Promise<FrameworkB
   if (version === 2) {
     const moved = await upgradeToVersioned(ctx);
     if (moved > 0) plugin.logger.info({ keys: moved }, 'kv: upgraded version 1 keys to version 2');
-    paths = [dataPath(ctx), ...metadataPaths(ctx), deletePath(ctx), undeletePath(ctx), destroyPath(ctx), configPath(ctx), subkeysPath(ctx)];
+    paths = [dataPath(ctx), ...metadataPaths(ctx), deletePath(ctx), undeletePath(ctx), destroyPath(ctx), configPath(ctx), subkeysPath(ctx), unversionedPath()];
   } else {
     if (await holdsVersionedData(plugin.storage)) throw new Error('this mount holds version 2 data: it cannot go back to version 1');
     paths = v1Paths(ctx);

@@ -142,8 +142,8 @@ export function registerKvEngine(program: Command, ctx: CliContext): void {
       printVersioned(ctx, opts, res.body, () => `${pathSection('Secret Path', write)}${section('Metadata', res.body?.data ?? {})}`);
     });
 
-  mountOption(withClientOptions(kv.command('list').description('List the secrets under a folder').argument('[path]'))).action(async (rawPath: string | undefined, opts: KvOptions) => {
-    const t = await target(ctx, opts, rawPath ?? '');
+  mountOption(withClientOptions(kv.command('list').description('List the secrets under a folder').argument('<path>'))).action(async (rawPath: string, opts: KvOptions) => {
+    const t = await target(ctx, opts, rawPath);
     const list = t.version === 2 ? apiPath(t, 'metadata') : t.given;
     const res = await attempt(`Error listing ${list}`, () => t.client.listOptional(list));
     const keys = res?.body?.data?.keys;

@@ -222,6 +222,14 @@ describe('kv version 2 over HTTP', function () {
     }
   });
 
+  it('answers a path it does not serve with a 404 that names the versioned paths, as Vault does', async () => {
+    for (const res of [await client.get('kv2/app/db'), await client.post('kv2/app/db', { a: 1 })]) {
+      expect(res.status).to.equal(404);
+      expect(res.body.data).to.equal(null);
+      expect(res.body.warnings[0]).to.match(/^Invalid path for a versioned K\/V secrets engine/);
+    }
+  });
+
   it('honours create and update capabilities apart, and patch as its own', async () => {
     await client.post('sys/policies/acl/kv-writer', { policy: 'path "kv2/data/acl/*" { capabilities = ["create", "read"] }' });
     const token = (await client.post('auth/token/create', { policies: ['kv-writer'] })).body.auth.client_token as string;
