@@ -4,10 +4,10 @@
  * which soft-deletes the current version. A deleted or destroyed version reads as a 404 that
  * still carries the version's metadata, as Vault answers.
  */
-import { BadRequestError, InternalError, definePath, type FieldSpecs, type FieldValues, type LogicalRequest, type LogicalResponse } from '../../../sdk/index.js';
+import { BadRequestError, InternalError, definePath, type FieldSpecs, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
 import type { KvContext } from '../context.js';
 import { mergePatch } from '../merge-patch.js';
-import { isGone, newMetadata, readConfig, readMetadata, readVersion, secretPath, timestamp, versionInfo, putMetadata } from '../store.js';
+import { isGone, newMetadata, putMetadata, readConfig, readMetadata, readVersion, secretPath, timestamp, versionInfo } from '../store.js';
 import { addVersion, checkCas } from '../versions.js';
 
 const DATA_FIELDS = {
@@ -36,7 +36,7 @@ export function dataPath(ctx: KvContext) {
       create: { summary: 'Write the first version of the secret.', handler: (_req, input) => write(ctx, input) },
       update: { summary: 'Write a new version of the secret.', handler: (_req, input) => write(ctx, input) },
       patch: { summary: 'Write a new version: the current one with a JSON merge patch applied.', handler: (_req, input) => patch(ctx, input) },
-      delete: { summary: 'Soft-delete the current version (undelete brings it back).', handler: (req, input) => remove(ctx, req, input) },
+      delete: { summary: 'Soft-delete the current version (undelete brings it back).', handler: (_req, input) => remove(ctx, input) },
     },
     synopsis: 'Write, read, patch and delete the versions of a secret.',
     description:
@@ -95,7 +95,7 @@ async function patch(ctx: KvContext, input: DataInput): Promise<LogicalResponse>
   });
 }
 
-async function remove(ctx: KvContext, _req: LogicalRequest, input: DataInput): Promise<null> {
+async function remove(ctx: KvContext, input: DataInput): Promise<null> {
   const path = secretPath(input.path);
   await ctx.locks.run(path, async () => {
     const meta = await readMetadata(ctx.storage, path);
