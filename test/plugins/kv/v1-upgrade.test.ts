@@ -37,6 +37,15 @@ describe('kv version 1, the upgrade to version 2, and sys/internal/ui/mounts', f
     expect((await client.post('plain/empty', {})).body.errors).to.deep.equal(['missing data fields']);
   });
 
+  it('takes Vault\'s type aliases kv-v1 and kv-v2', async () => {
+    expect((await client.post('sys/mounts/alias2', { type: 'kv-v2' })).status).to.equal(204);
+    expect((await client.post('sys/mounts/alias1', { type: 'kv-v1', options: { version: '2' } })).status).to.equal(204);
+    const mounts = (await client.get('sys/mounts')).body.data;
+    expect(mounts['alias2/']).to.deep.include({ type: 'kv', options: { version: '2' } });
+    expect(mounts['alias1/']).to.deep.include({ type: 'kv', options: { version: '1' } });
+    expect((await client.post('alias2/data/x', { data: { a: 1 } })).body.data.version).to.equal(1);
+  });
+
   it('refuses an unknown version', async () => {
     const refused = await client.post('sys/mounts/bad', { type: 'kv', options: { version: '3' } });
     expect(refused.status).to.equal(400);
