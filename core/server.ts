@@ -65,6 +65,8 @@ export interface RunningServer {
 
 /** Dev mode mounts, when their plugins are registered. */
 const DEV_MOUNTS = [
+  // Vault's dev server mounts a version 2 key/value store at secret/.
+  { table: 'secret', path: 'secret/', type: 'kv', options: { version: '2' } },
   { table: 'secret', path: 'transit/', type: 'transit' },
   { table: 'auth', path: 'cloud/', type: 'cloud' },
 ] as const;
@@ -107,8 +109,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     disableUnauthedGenerateRoot: config.disableUnauthedGenerateRoot ?? false,
     ...(config.clusterName ? { clusterName: config.clusterName } : {}),
   });
-  // Plugins read their server-wide settings from it (the cloud auth method: cloud_auth).
-  registerValue(host.container, TOKENS.ServerConfig, config);
+  // The one server-wide plugin setting, offered to plugins through the SDK's SERVICES; the rest of
+  // the configuration (storage credentials among it) stays out of their reach.
+  if (config.cloudAuth) registerValue(host.container, TOKENS.CloudAuthConfig, config.cloudAuth);
 
   const listeners: Listener[] = [];
   try {
@@ -275,7 +278,7 @@ async function bootDev(host: Host, registry: PluginRegistry, stateFile: string, 
     await host.seal.unsealWithKey(result.keys[0]!);
     for (const mount of DEV_MOUNTS) {
       if (!registry.has(mount.type)) continue;
-      await host.mounts!.enable(mount.table, mount.path, { type: mount.type });
+      await host.mounts!.enable(mount.table, mount.path, { type: mount.type, ...('options' in mount ? { options: mount.options } : {}) });
     }
   }
   logger.warn({ state_file: stateFile }, 'DEV MODE: the unseal key and root token are stored unencrypted beside the data; never use dev mode in production');

@@ -156,10 +156,11 @@ export class ApiClient {
     this.agent = protocol === 'https:' ? new https.Agent(tls) : new http.Agent({ keepAlive: false });
   }
 
-  async request(method: string, apiPath: string, body?: unknown, query?: Record<string, string>): Promise<ApiResponse> {
+  /** @param contentType of the body: JSON, or JSON merge patch for PATCH. */
+  async request(method: string, apiPath: string, body?: unknown, query?: Record<string, string>, contentType = 'application/json'): Promise<ApiResponse> {
     const url = new URL(`${this.address}/v1/${apiPath.replace(/^\/+/, '')}`);
     for (const [k, v] of Object.entries(query ?? {})) url.searchParams.set(k, v);
-    const { status, text } = await this.send(method, url, body === undefined ? undefined : JSON.stringify(body));
+    const { status, text } = await this.send(method, url, body === undefined ? undefined : JSON.stringify(body), contentType);
     let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;
@@ -173,7 +174,7 @@ export class ApiClient {
     return { status, body: parsed };
   }
 
-  private send(method: string, url: URL, payload: string | undefined): Promise<{ status: number; text: string }> {
+  private send(method: string, url: URL, payload: string | undefined, contentType: string): Promise<{ status: number; text: string }> {
     const transport = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
       const req = transport.request(
@@ -184,7 +185,7 @@ export class ApiClient {
           headers: {
             ...(this.token ? { 'X-Vault-Token': this.token } : {}),
             ...(this.wrapTtl ? { 'X-Vault-Wrap-TTL': this.wrapTtl } : {}),
-            ...(payload !== undefined ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } : {}),
+            ...(payload !== undefined ? { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) } : {}),
             'X-Vault-Request': 'true',
           },
         },
@@ -235,6 +236,11 @@ export class ApiClient {
 
   delete(p: string) {
     return this.request('DELETE', p);
+  }
+
+  /** A PATCH with a JSON merge patch, the only kind the server takes. */
+  patch(p: string, body: unknown) {
+    return this.request('PATCH', p, body, undefined, 'application/merge-patch+json');
   }
 }
 

@@ -14,6 +14,7 @@ import { parseFormat, type Io } from './output.js';
 import { registerServer } from './commands/server.js';
 import { registerOperator } from './commands/operator.js';
 import { registerKv } from './commands/kv.js';
+import { registerKvEngine } from './commands/kv-engine.js';
 import { registerMounts } from './commands/mounts.js';
 import { registerAudit } from './commands/audit.js';
 import { registerPolicy } from './commands/policy.js';
@@ -53,6 +54,7 @@ export async function main(argv: readonly string[], io: Io = processIo(), env: N
   registerServer(program, setExit);
   registerOperator(program, ctx, setExit);
   registerKv(program, ctx);
+  registerKvEngine(program, ctx);
   registerMounts(program, ctx);
   registerAudit(program, ctx);
   registerPolicy(program, ctx);

@@ -288,16 +288,30 @@ export class MountTable {
     });
   }
 
+  /**
+   * Changes a mount's settings. A plugin reads its options when its backend is built, so a change
+   * of options builds a fresh backend with them (kv's upgrade to version 2 runs then) before the
+   * table is saved: options the plugin cannot start with are refused and nothing changes.
+   */
   async tune(table: MountTableName, rawPath: string, change: (entry: MountEntry) => void): Promise<void> {
     await this.serialize(async () => {
       const live = this.live(table, rawPath);
       const before = structuredClone(live.entry);
       change(live.entry);
+      let fresh: { backend: Backend; container: DependencyContainer } | undefined;
       try {
+        if (!live.entry.builtin && !sameOptions(before.options, live.entry.options)) fresh = await this.build(live);
         await this.persist(table);
       } catch (err) {
         live.entry = before;
+        if (fresh) await this.cleanup(fresh.backend, fresh.container, live.routePrefix);
         throw err;
+      }
+      if (fresh) {
+        const old = { backend: live.backend, container: live.container };
+        await live.swap(fresh.backend, fresh.container);
+        await this.cleanup(old.backend, old.container, live.routePrefix);
+        this.deps.logger.info({ mount: live.routePrefix, type: live.entry.type }, 'mount rebuilt with new options');
       }
     });
   }
@@ -333,7 +347,15 @@ export class MountTable {
           seen.add(prefix);
           const live = this.mounts.get(prefix);
           if (live && live.entry.uuid === entry.uuid) {
+            const rebuild = !entry.builtin && !sameOptions(live.entry.options, entry.options);
             live.entry = entry;
+            // Tuned options on another node: its backend was rebuilt with them, so this one is too.
+            if (rebuild) {
+              const old = { backend: live.backend, container: live.container };
+              const fresh = await this.build(live);
+              await live.swap(fresh.backend, fresh.container);
+              await this.cleanup(old.backend, old.container, live.routePrefix);
+            }
             continue;
           }
           if (live) {
@@ -517,3 +539,10 @@ export function normalizeMountPath(raw: string): string {
   return `${trimmed}/`;
 }
 
+/** Whether two mounts' options are the same settings (null and {} alike, in any key order). */
+function sameOptions(a: Readonly<Record<string, string>> | null, b: Readonly<Record<string, string>> | null): boolean {
+  const left = a ?? {};
+  const right = b ?? {};
+  const keys = Object.keys(left);
+  return keys.length === Object.keys(right).length && keys.every((k) => Object.hasOwn(right, k) && left[k] === right[k]);
+}

@@ -29,6 +29,7 @@ import {
   generateRootUpdatePath,
 } from './paths/generate-root.js';
 import { decodeTokenPath } from './paths/decode-token.js';
+import { internalUiMountsPath } from './paths/internal-ui-mounts.js';
 
 export function createSystemBackend(services: SystemServices): FrameworkBackend {
   const migrations = new MountMigrations();
@@ -55,6 +56,7 @@ export function createSystemBackend(services: SystemServices): FrameworkBackend 
       ...auditPaths(() => services.audit),
       ...auditedHeaderPaths(() => services.audit.headers),
       openApiPath((authenticated) => services.openapi(authenticated)),
+      internalUiMountsPath(services),
       ...wrappingPaths(() => services.wrapping),
       ...toolPaths(),
       rekeyInitPath(services),

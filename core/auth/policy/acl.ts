@@ -166,6 +166,28 @@ export class ACL {
     return granted.length > 0 ? granted : ['deny'];
   }
 
+  /**
+   * Whether some rule grants a capability on `prefix` or on any path under it (Vault's mount
+   * access check): `sys/internal/ui/mounts` tells a token about a mount only if it may use
+   * something in it.
+   */
+  grantsUnder(prefix: string): boolean {
+    if (this.root) return true;
+    const target = stripLeadingSlashes(prefix);
+    const grants = (p: Permissions) => (p.bits & BIT.deny) === 0 && REPORTED.some((capability) => (p.bits & BIT[capability]) !== 0);
+    const covered = this.lookup(target, true);
+    if (covered && grants(covered)) return true;
+    for (const [path, permissions] of this.exact) if (path.startsWith(target) && grants(permissions)) return true;
+    for (const [path, permissions] of this.prefixes) if (path.startsWith(target) && grants(permissions)) return true;
+    const parts = target.split('/');
+    const segmentRules = [...this.segmentPrefixRules, ...[...this.segmentRulesByLength.values()].flat()];
+    return segmentRules.some(
+      (rule) => grants(rule.permissions) && rule.segments.length >= parts.length &&
+        // Every segment of the prefix matches the rule's (the last may be the start of one).
+        parts.every((part, i) => rule.segments[i] === '+' || rule.segments[i] === part || (i === parts.length - 1 && rule.segments[i]!.startsWith(part))),
+    );
+  }
+
   /** Steps 1–4 of core-api §4.3; undefined is step 5 (deny by default). */
   private lookup(path: string, isList: boolean): Permissions | undefined {
     const exact = this.exact.get(path);

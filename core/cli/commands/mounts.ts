@@ -11,6 +11,8 @@ interface EnableOptions extends GlobalOptions {
   readonly defaultLeaseTtl?: string;
   readonly maxLeaseTtl?: string;
   readonly options?: string[];
+  /** Shorthand for options version=N (kv: 1 or 2), as vault's -version. */
+  readonly version?: string;
 }
 
 function registerTable(program: Command, ctx: CliContext, name: 'secrets' | 'auth'): void {
@@ -24,9 +26,11 @@ function registerTable(program: Command, ctx: CliContext, name: 'secrets' | 'aut
     .option('--default-lease-ttl <duration>', 'default lease TTL of the mount')
     .option('--max-lease-ttl <duration>', 'maximum lease TTL of the mount')
     .option('--options <k=v...>', 'plugin options')
+    .option('--version <n>', 'the engine version to run, where an engine has several (kv: 1 or 2); sets options version=N')
     .action(async (type: string, opts: EnableOptions) => {
       const path = (opts.path ?? type).replace(/^\/+|\/+$/g, '');
-      const options = opts.options ? await parseKeyValues(opts.options, ctx.io) : undefined;
+      const given = opts.options ? await parseKeyValues(opts.options, ctx.io) : undefined;
+      const options = opts.version !== undefined ? { ...given, version: opts.version } : given;
       const client = await clientFor(ctx, opts);
       await attempt(`Error enabling ${type}`, () => client.write(`${sys}/${path}`, {
         type,

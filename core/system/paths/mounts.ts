@@ -20,6 +20,9 @@ const WORDING: Record<MountTableName, TableWording> = {
   auth: { prefix: 'auth', what: 'auth method', sudo: true },
 };
 
+/** Mount types Vault takes as another type with an option set. */
+const KV_ALIASES: Readonly<Record<string, string>> = { 'kv-v1': '1', 'kv-v2': '2' };
+
 const pathField = (what: string) => ({ type: 'string', description: `The path of the ${what}.`, required: true }) as const;
 
 export function mountTablePaths(services: SystemServices, table: MountTableName): AnyPathDefinition[] {
@@ -75,8 +78,11 @@ export function mountTablePaths(services: SystemServices, table: MountTableName)
       update: {
         summary: `Enable a ${w.what} at the path.`,
         handler: async (_req, input) => {
-          const type = input.type ?? input.plugin_name;
-          if (!type) throw new BadRequestError('missing required field "type"');
+          const given = input.type ?? input.plugin_name;
+          if (!given) throw new BadRequestError('missing required field "type"');
+          // Vault's aliases: kv-v1 and kv-v2 are the kv engine with options.version set.
+          const alias = table === 'secret' && Object.hasOwn(KV_ALIASES, given) ? KV_ALIASES[given] : undefined;
+          const type = alias ? 'kv' : given;
           if (input.external_entropy_access) throw new BadRequestError('external_entropy_access is not supported');
           const { config, pluginVersion } = parseMountConfig(input.config, table);
           checkPluginVersion(services.registry, type, table, input.plugin_version);
@@ -87,7 +93,7 @@ export function mountTablePaths(services: SystemServices, table: MountTableName)
             type,
             description: input.description ?? '',
             config,
-            options: parseOptions(input.options),
+            options: alias ? { ...parseOptions(input.options), version: alias } : parseOptions(input.options),
             local: input.local,
           });
           return null;

@@ -99,7 +99,12 @@ describe('keywarden server (process)', function () {
       const token = /Root Token: (\S+)/.exec(first.output())![1]!;
       const address = /VAULT_ADDR='([^']+)'/.exec(first.output())![1]!;
       expect((await request(address, 'GET', 'sys/health')).status).to.equal(200);
-      expect((await request(address, 'GET', 'sys/mounts', { token })).status).to.equal(200);
+      const mounts = await request(address, 'GET', 'sys/mounts', { token });
+      expect(mounts.status).to.equal(200);
+      // As Vault's dev server: a version 2 key/value store at secret/.
+      expect(mounts.body.data['secret/']).to.include({ type: 'kv' });
+      expect(mounts.body.data['secret/'].options).to.deep.equal({ version: '2' });
+      expect((await request(address, 'POST', 'secret/data/kept', { token, body: { data: { a: 'b' } } })).status).to.equal(200);
       first.child.kill('SIGTERM');
       expect(await first.exited).to.equal(0);
 
@@ -109,6 +114,7 @@ describe('keywarden server (process)', function () {
       const status = await request(address2, 'GET', 'sys/seal-status');
       expect(status.body.sealed).to.equal(false);
       expect((await request(address2, 'GET', 'sys/mounts', { token })).status).to.equal(200);
+      expect((await request(address2, 'GET', 'secret/data/kept', { token })).body.data.data).to.deep.equal({ a: 'b' });
       second.child.kill('SIGINT');
       expect(await second.exited).to.equal(0);
     } finally {

@@ -506,6 +506,50 @@ describe('MountTable', () => {
       }));
       expect(t.entries('secret')[0]!.description).to.equal('before');
     });
+
+    it('builds a fresh backend when the options change (a plugin reads them when built), and cleans the old one up', async () => {
+      await table.enable('secret', 'probe', { type: 'probe' });
+      const before = await instanceOf(table, 'probe/');
+      await table.tune('secret', 'probe', (entry) => {
+        entry.description = 'same options';
+      });
+      expect(await instanceOf(table, 'probe/')).to.equal(before);
+      await table.tune('secret', 'probe', (entry) => {
+        entry.options = { version: '2' };
+      });
+      expect(await instanceOf(table, 'probe/')).to.not.equal(before);
+      expect(counters.cleanups).to.equal(1);
+      expect(table.entries('secret')[0]!.options).to.deep.equal({ version: '2' });
+    });
+
+    it('refuses options the plugin cannot start with: the entry, the stored table and the backend stay as they were', async () => {
+      await table.enable('secret', 'flaky', { type: 'flaky', options: { mode: 'a' } });
+      const before = await instanceOf(table, 'flaky/');
+      counters.flakyBroken = true;
+      const err = await rejection(table.tune('secret', 'flaky', (entry) => {
+        entry.options = { mode: 'b' };
+      }));
+      expect(err).to.be.instanceOf(PluginError);
+      expect(table.entries('secret')[0]!.options).to.deep.equal({ mode: 'a' });
+      expect(await instanceOf(table, 'flaky/')).to.equal(before);
+      const reloaded = tableOver(storage);
+      counters.flakyBroken = false;
+      await reloaded.load();
+      expect(reloaded.entries('secret')[0]!.options).to.deep.equal({ mode: 'a' });
+    });
+
+    it('another node that syncs the tuned table rebuilds its backend with the new options', async () => {
+      await table.enable('secret', 'probe', { type: 'probe' });
+      const other = tableOver(storage);
+      await other.load();
+      const before = await instanceOf(other, 'probe/');
+      await table.tune('secret', 'probe', (entry) => {
+        entry.options = { version: '2' };
+      });
+      await other.sync();
+      expect(other.entries('secret')[0]!.options).to.deep.equal({ version: '2' });
+      expect(await instanceOf(other, 'probe/')).to.not.equal(before);
+    });
   });
 
   describe('persistence', () => {

@@ -14,7 +14,7 @@ import {
   type RoleTag,
 } from '../../../plugins/cloud-auth/role-tag.js';
 import { parseIdentityDocument } from '../../../plugins/cloud-auth/identity-document.js';
-import { KeyedLock } from '../../../plugins/cloud-auth/keyed-lock.js';
+import { KeyedLock } from '../../../sdk/index.js';
 import { tagFromPath } from '../../../plugins/cloud-auth/deny-list.js';
 
 /** The key and nonce of the reference's derived role-tag vectors (cloud-auth.md §5.1). */

@@ -22,6 +22,25 @@ function expectDecisions(acl: ACL, rows: readonly Row[]): void {
 }
 
 describe('ACL', () => {
+  describe('grantsUnder (what sys/internal/ui/mounts checks)', () => {
+    it('is true when a rule grants something on the mount or any path under it, by exact, prefix or "+" rule', () => {
+      expect(aclOf('path "kv/data/app/db" { capabilities = ["read"] }').grantsUnder('kv/')).to.equal(true);
+      expect(aclOf('path "kv/data/*" { capabilities = ["list"] }').grantsUnder('kv/')).to.equal(true);
+      expect(aclOf('path "kv*" { capabilities = ["read"] }').grantsUnder('kv/')).to.equal(true);
+      expect(aclOf('path "kv/+/app" { capabilities = ["update"] }').grantsUnder('kv/')).to.equal(true);
+      expect(aclOf('path "+/data/x" { capabilities = ["read"] }').grantsUnder('kv/')).to.equal(true);
+      expect(ACL.root().grantsUnder('anything/')).to.equal(true);
+    });
+
+    it('is false for rules elsewhere and rules that deny', () => {
+      expect(aclOf('path "other/*" { capabilities = ["read"] }').grantsUnder('kv/')).to.equal(false);
+      expect(aclOf('path "kvx/*" { capabilities = ["read"] }').grantsUnder('kv/')).to.equal(false);
+      expect(aclOf('path "kv/*" { capabilities = ["deny"] }').grantsUnder('kv/')).to.equal(false);
+      expect(aclOf('path "secret/+/x" { capabilities = ["read"] }', 'path "secret/x" { capabilities = ["read"] }').grantsUnder('kv/')).to.equal(false);
+      expect(aclOf().grantsUnder('kv/')).to.equal(false);
+    });
+  });
+
   describe('matching (core-api §4.3)', () => {
     it('denies by default: no policy, or no matching rule', () => {
       expectDecisions(aclOf(), [['secret/foo', 'read', false]]);

@@ -1,0 +1,47 @@
+/**
+ * `subkeys/:path`: the shape of a secret's data without its values: every key, with objects
+ * followed down to `depth` levels (0: all the way) and every other value as null.
+ */
+import { InternalError, definePath, type LogicalResponse } from '../../../sdk/index.js';
+import type { KvContext } from '../context.js';
+import { isGone, readMetadata, readVersion, secretPath, setOwn, versionInfo } from '../store.js';
+
+function subkeys(value: Record<string, unknown>, depth: number, level = 1): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value)) {
+    const nested = child !== null && typeof child === 'object' && !Array.isArray(child) && (depth === 0 || level < depth);
+    setOwn(out, key, nested ? subkeys(child as Record<string, unknown>, depth, level + 1) : null);
+  }
+  return out;
+}
+
+export function subkeysPath(ctx: KvContext) {
+  return definePath({
+    pattern: 'subkeys/:path*',
+    fields: {
+      path: { type: 'string', description: "The secret's path.", required: true },
+      version: { type: 'int', description: 'The version to read; 0 (the default) reads the current one.', default: 0, minimum: 0 },
+      depth: { type: 'int', description: 'How deep to follow nested objects; 0 (the default): all the way.', default: 0, minimum: 0 },
+    },
+    operations: {
+      read: {
+        summary: "Read the keys of a secret's data, without the values.",
+        handler: async (_req, input): Promise<LogicalResponse | null> => {
+          const path = secretPath(input.path);
+          const meta = await readMetadata(ctx.storage, path);
+          if (!meta) return null;
+          const version = input.version || meta.currentVersion;
+          const state = meta.versions[String(version)];
+          if (!state) return null;
+          const metadata = versionInfo(meta, version);
+          if (isGone(state, ctx.clock.now())) return { data: { subkeys: null, metadata }, status: 404 };
+          const data = await readVersion(ctx.storage, path, version);
+          if (!data) throw new InternalError(`kv: version ${version} of a secret has metadata but no data`);
+          return { data: { subkeys: subkeys(data, input.depth), metadata } };
+        },
+      },
+    },
+    synopsis: "Read the structure of a secret's data without its values.",
+    description: 'Values that are not objects (strings, numbers, lists) read as null; a deleted or destroyed version answers 404 with its metadata.',
+  });
+}
