@@ -12,7 +12,7 @@ import { CLOSE_GRACE_MS, listen, type Listener, type TlsFiles } from './http/lis
 import { splitAddress, type ListenerConfig, type ListenerTls, type ServerConfig } from './config/config.js';
 import { PluginRegistry } from './plugins/registry.js';
 import { BUILTIN_PLUGINS } from './plugins/builtin.js';
-import { loadPluginDirectory } from './plugins/loader.js';
+import type { IsolationLimits } from './plugins/isolation/isolated-backend.js';
 import type { PhysicalStorage } from '../storage/storage.js';
 import { LevelDbStorage } from '../storage/leveldb.js';
 import { MemoryStorage } from '../storage/memory.js';
@@ -29,8 +29,10 @@ export interface StartOptions {
   readonly config: ServerConfig;
   /** Dev mode: initialize on first start, keep the unseal key beside the data, auto-unseal. */
   readonly dev?: { readonly stateFile: string };
-  /** Extra plugins (tests); built-ins are always registered. */
+  /** Extra plugins (tests), run in-process as built-ins; the compiled-in ones are always registered. */
   readonly plugins?: readonly unknown[];
+  /** How external plugins' workers are bounded (memory, watchdog); defaults when omitted. */
+  readonly isolation?: IsolationLimits;
   readonly logger?: Logger;
   readonly clock?: Clock;
   /**
@@ -80,11 +82,6 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const registry = new PluginRegistry();
   for (const plugin of BUILTIN_PLUGINS) registry.register(plugin);
   for (const plugin of options.plugins ?? []) registry.register(plugin, 'the embedding program');
-  if (config.pluginDirectory) {
-    const report = await loadPluginDirectory(registry, config.pluginDirectory);
-    for (const failure of report.failed) logger.error({ file: failure.file }, failure.error);
-    for (const loaded of report.loaded) logger.info({ plugin: loaded.name, version: loaded.version }, 'plugin loaded');
-  }
 
   // Loaded (and warmed up) once per server: every transit mount shares it.
   const wasm = await WasmCrypto.load();
@@ -97,6 +94,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const host = new Host({
     physical,
     registry,
+    ...(config.pluginDirectory ? { pluginDirectory: config.pluginDirectory } : {}),
+    ...(options.isolation ? { isolation: options.isolation } : {}),
     logger,
     ...(options.clock ? { clock: options.clock } : {}),
     defaultLeaseTtl: config.defaultLeaseTtl,

@@ -19,6 +19,7 @@ import { registerPolicy } from './commands/policy.js';
 import { registerToken } from './commands/token.js';
 import { registerLogin } from './commands/login.js';
 import { registerPathHelp } from './commands/path-help.js';
+import { registerPlugin } from './commands/plugin.js';
 import { registerCompletion } from './commands/completion.js';
 import { processIo } from './process-io.js';
 
@@ -56,6 +57,7 @@ export async function main(argv: readonly string[], io: Io = processIo(), env: N
   registerToken(program, ctx);
   registerLogin(program, ctx);
   registerPathHelp(program, ctx);
+  registerPlugin(program, ctx);
   registerCompletion(program, ctx);
   const everyCommand = (command: Command): Command[] => [command, ...command.commands.flatMap(everyCommand)];
   for (const command of everyCommand(program)) command.exitOverride().showHelpAfterError();

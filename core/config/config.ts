@@ -78,7 +78,7 @@ export interface ServerConfig {
   /** The name a new cluster gets on its first unseal (`keywarden-cluster-…` otherwise). */
   readonly clusterName?: string;
   readonly logLevel: LogLevel;
-  /** A directory of plugin modules (`*.js`, default export a plugin manifest). */
+  /** Where external plugin modules live; one runs only once registered in the catalog with its SHA-256. */
   readonly pluginDirectory?: string;
   /** Where `keywarden server` writes its process id while it runs (`pid_file`). */
   readonly pidFile?: string;

@@ -10,6 +10,9 @@ import { leaderPath, stepDownPath } from './paths/leader.js';
 import { keyStatusPath, rotatePath } from './paths/key-status.js';
 import { mountTablePaths } from './paths/mounts.js';
 import { pluginsReloadPath } from './paths/plugins-reload.js';
+import { pluginsCatalogPath } from './paths/plugins-catalog.js';
+import { pluginsCatalogTypePath } from './paths/plugins-catalog-type.js';
+import { pluginsCatalogNamePath } from './paths/plugins-catalog-name.js';
 import { policyPaths } from './paths/policies.js';
 import { capabilityPaths } from './paths/capabilities.js';
 import { auditPaths } from './paths/audit.js';
@@ -41,6 +44,9 @@ export function createSystemBackend(services: SystemServices): FrameworkBackend 
       ...mountTablePaths(services, 'secret'),
       ...mountTablePaths(services, 'auth'),
       pluginsReloadPath(services),
+      pluginsCatalogPath(services),
+      pluginsCatalogTypePath(services),
+      pluginsCatalogNamePath(services),
       ...policyPaths(() => services.authz.policies),
       ...capabilityPaths(() => services.authz),
       ...auditPaths(() => services.audit),
