@@ -106,8 +106,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     disableUnauthedGenerateRoot: config.disableUnauthedGenerateRoot ?? false,
     ...(config.clusterName ? { clusterName: config.clusterName } : {}),
   });
-  // Plugins read their server-wide settings from it (the cloud auth method: cloud_auth).
-  registerValue(host.container, TOKENS.ServerConfig, config);
+  // The one server-wide plugin setting, offered to plugins through the SDK's SERVICES; the rest of
+  // the configuration (storage credentials among it) stays out of their reach.
+  if (config.cloudAuth) registerValue(host.container, TOKENS.CloudAuthConfig, config.cloudAuth);
 
   const listeners: Listener[] = [];
   try {

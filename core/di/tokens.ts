@@ -13,8 +13,8 @@ export const TOKENS = {
   Clock: Symbol('Clock'),
   /** Root and per mount: a pino `Logger` (per mount: bound with the mount path). */
   Logger: Symbol('Logger'),
-  /** Root: the loaded server configuration (`ServerConfig`). */
-  ServerConfig: Symbol('ServerConfig'),
+  /** Root, when configured: the server configuration's `cloud_auth` block (`CloudAuthConfig`). */
+  CloudAuthConfig: Symbol('CloudAuthConfig'),
   /** Root: the plugin registry (`PluginRegistry`). */
   PluginRegistry: Symbol('PluginRegistry'),
   /** Root: the WASM crypto core, once loaded. */

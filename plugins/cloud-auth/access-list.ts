@@ -4,7 +4,7 @@
  * entry matters. Every read-check-write of an entry runs under the instance's lock
  * (`CloudAuthContext.accessListLocks`).
  */
-import type { Storage } from '../../storage/storage.js';
+import type { Storage } from '../../sdk/index.js';
 import { STORAGE_KEYS, readJson, writeJson } from './storage.js';
 
 export interface AccessListEntry {

@@ -3,11 +3,7 @@
  * by proving who they are through the cloud provider. This file wires the paths, the provider
  * clients, the renewal hook and the periodic tidy for one mount.
  */
-import { FrameworkBackend, parseDurationExact, type AnyPathDefinition } from '../../core/framework/index.js';
-import type { PluginContext, PluginManifest } from '../../core/plugins/plugin.js';
-import type { ServerConfig } from '../../core/config/config.js';
-import { TOKENS } from '../../core/di/tokens.js';
-import { resolve } from '../../core/di/container.js';
+import { FrameworkBackend, parseDurationExact, type AnyPathDefinition, type PluginContext, type PluginManifest, type CloudAuthConfig, KeyedLock, SERVICES } from '../../sdk/index.js';
 import { ArnCache, type CloudAuthContext } from './context.js';
 import { readClientConfig, readStsRole } from './client-config.js';
 import { SdkCloudProvider } from './provider/sdk-provider.js';
@@ -25,7 +21,7 @@ import { identityAccessListPaths } from './paths/identity-accesslist.js';
 import { roleTagDenyListPaths } from './paths/roletag-denylist.js';
 import { tidyPaths } from './paths/tidy.js';
 import { renewLogin } from './renew.js';
-import { KeyedLock } from './keyed-lock.js';
+
 import { Tidier } from './tidy.js';
 
 /** One provider call (and each attempt of a forwarded login) may take this long unless CLOUD_PROVIDER_TIMEOUT says otherwise. */
@@ -95,10 +91,10 @@ export async function createCloudAuthBackend(plugin: PluginContext, options: Clo
   });
 }
 
-/** The server config's `cloud_auth.allow_sha1_signatures`, registered in the root container by the server. */
+/** The server config's `cloud_auth.allow_sha1_signatures`, registered in the root container by the server when set. */
 function sha1AllowedByServer(plugin: PluginContext): boolean {
-  if (!plugin.container.isRegistered(TOKENS.ServerConfig, true)) return false;
-  return resolve<ServerConfig>(plugin.container, TOKENS.ServerConfig).cloudAuth?.allowSha1Signatures === true;
+  if (!plugin.container.isRegistered(SERVICES.CloudAuthConfig, true)) return false;
+  return plugin.container.resolve<CloudAuthConfig>(SERVICES.CloudAuthConfig).allowSha1Signatures;
 }
 
 /** CLOUD_PROVIDER_TIMEOUT as a duration (`10s`, `500ms`, or seconds); the default when unset or unreadable. */

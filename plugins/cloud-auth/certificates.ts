@@ -4,7 +4,7 @@
  * signature of the plain document.
  */
 import { X509Certificate } from 'node:crypto';
-import type { Storage } from '../../storage/storage.js';
+import type { Storage } from '../../sdk/index.js';
 import { STORAGE_KEYS, readJson, writeJson } from './storage.js';
 
 export type CertificateType = 'pkcs7' | 'identity';

@@ -1,5 +1,5 @@
 /** The `config/client` entry: how the method reaches the provider, and the iam login header rules. */
-import type { Storage } from '../../storage/storage.js';
+import type { Storage } from '../../sdk/index.js';
 import { STORAGE_KEYS, readJson } from './storage.js';
 
 export interface ClientConfig {

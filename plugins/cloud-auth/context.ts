@@ -1,10 +1,6 @@
 /** What every path and hook of one cloud auth mount shares. */
-import type { Logger } from 'pino';
-import type { Clock } from '../../core/clock.js';
-import type { SystemView } from '../../core/plugins/plugin.js';
-import type { Storage } from '../../storage/storage.js';
+import type { Logger, Clock, KeyedLock, SystemView, Storage } from '../../sdk/index.js';
 import type { CloudProvider } from './provider/types.js';
-import type { KeyedLock } from './keyed-lock.js';
 
 /** Full ARNs looked up for wildcard bindings, by unique ID: a principal's ARN changes only if it is recreated. */
 export class ArnCache {

@@ -9,7 +9,7 @@
  * (run by the periodic hook, on the active node) has moved every one under its canonical key and
  * written the marker that ends the scans.
  */
-import type { Storage } from '../../storage/storage.js';
+import type { Storage } from '../../sdk/index.js';
 import { STORAGE_KEYS, readJson, writeJson } from './storage.js';
 import { RoleTagError, canonicalRoleTag } from './role-tag.js';
 

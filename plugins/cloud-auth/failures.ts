@@ -3,7 +3,7 @@
  * cannot work is the caller's to fix (400); a provider that is down, slow or answers garbage is
  * not (502). Either way the message says what was attempted and what went wrong.
  */
-import { BadRequestError, UpstreamError } from '../../core/errors.js';
+import { BadRequestError, UpstreamError } from '../../sdk/index.js';
 import { ProviderConfigError, ProviderRequestError, ProviderUnavailableError } from './provider/types.js';
 
 /** `<context>: <provider error>` as the error class that fits; anything else is rethrown as is (a bug: 500). */

@@ -4,7 +4,7 @@
  * the STS endpoint it goes to. They stop a client from making the server call another action,
  * another host, or carry headers STS would act on.
  */
-import { BadRequestError } from '../../core/errors.js';
+import { BadRequestError } from '../../sdk/index.js';
 import type { ClientConfig } from './client-config.js';
 import { canonicalHeaderKey } from './input.js';
 import { DEFAULT_STS_ENDPOINT, regionalStsEndpoint } from './regions.js';

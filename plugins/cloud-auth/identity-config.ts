@@ -3,7 +3,7 @@
  * token, the audit log and the alias. A metadata list that was never set (or set to `default`)
  * means the defaults, so changing the defaults later needs no storage migration.
  */
-import type { Storage } from '../../storage/storage.js';
+import type { Storage } from '../../sdk/index.js';
 import { STORAGE_KEYS, readJson } from './storage.js';
 
 export const IAM_ALIAS_VALUES = ['role_id', 'unique_id', 'full_arn'] as const;

@@ -4,7 +4,7 @@
  * SHA-256 signature (`identity` + `signature`). Decoding, verification against the trusted
  * certificates, and the document fields a login uses.
  */
-import { BadRequestError } from '../../core/errors.js';
+import { BadRequestError } from '../../sdk/index.js';
 import type { CloudAuthContext } from './context.js';
 import { decodeBase64 } from './iam-request.js';
 import { SignatureError, decodePkcs7Text, verifyIdentitySignature, verifyPkcs7 } from './pkcs7.js';

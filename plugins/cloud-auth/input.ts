@@ -1,6 +1,5 @@
 /** Helpers for the weak typing of Vault clients that the framework leaves to handlers. */
-import { BadRequestError } from '../../core/errors.js';
-import type { LogicalRequest } from '../../core/framework/index.js';
+import { BadRequestError, type LogicalRequest } from '../../sdk/index.js';
 
 /**
  * A field's new value on an update: the coerced input; the type's zero value when the client sent

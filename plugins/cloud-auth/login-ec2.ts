@@ -6,9 +6,7 @@
  * instance, region, instance constraints, access list and nonce, role tag, access-list write.
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import { BadRequestError, PermissionDeniedError } from '../../core/errors.js';
-import type { AuthResult, LogicalRequest } from '../../core/framework/index.js';
-import { cidrAllows } from '../../core/auth/cidr.js';
+import { BadRequestError, PermissionDeniedError, type AuthResult, type LogicalRequest, cidrAllows } from '../../sdk/index.js';
 import type { CloudAuthContext } from './context.js';
 import { verifiedIdentityDocument, type Ec2Proof, type IdentityDocument } from './identity-document.js';
 import { readRole, type RoleEntry } from './role.js';

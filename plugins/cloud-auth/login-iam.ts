@@ -3,10 +3,7 @@
  * principal STS names is matched against the role; with inferencing, the EC2 instance behind the
  * principal is checked too. Reference order: cloud-auth.md §2.
  */
-import { BadRequestError, PermissionDeniedError } from '../../core/errors.js';
-import type { AuthResult, LogicalRequest } from '../../core/framework/index.js';
-import { cidrAllows } from '../../core/auth/cidr.js';
-import { globbedStringsMatch } from '../../core/framework/glob.js';
+import { BadRequestError, PermissionDeniedError, type AuthResult, type LogicalRequest, cidrAllows, globbedStringsMatch } from '../../sdk/index.js';
 import { ArnError, canonicalArn, displayNameOf, parseIamArn, type IamEntity } from './arn.js';
 import type { CloudAuthContext } from './context.js';
 import { readClientConfig } from './client-config.js';

@@ -6,8 +6,7 @@
  * now. Inputs come from the token's internal data (not its visible metadata, which the operator
  * may have trimmed through config/identity).
  */
-import { BadRequestError, UpstreamError } from '../../core/errors.js';
-import type { AuthResult } from '../../core/framework/index.js';
+import { BadRequestError, UpstreamError, type AuthResult } from '../../sdk/index.js';
 import { ArnError, parseIamArn } from './arn.js';
 import type { CloudAuthContext } from './context.js';
 import { EC2_ENTITY_TYPE, readRole } from './role.js';

@@ -11,8 +11,7 @@
  * deny list is keyed by the canonical form (deny-list.ts), so no spelling slips past it.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { CoercionError, parseBool } from '../../core/framework/index.js';
-import type { Storage } from '../../storage/storage.js';
+import { CoercionError, parseBool, type Storage } from '../../sdk/index.js';
 import { readRole, type RoleEntry } from './role.js';
 
 export const ROLE_TAG_VERSION = 'v1';

@@ -3,7 +3,7 @@
  * the token settings. Stored as JSON under `role/<lower-case name>`. The ec2-only fields
  * (`role_tag`, `hmac_key`, reauthentication flags) are kept here for ec2 logins and role tags.
  */
-import type { Storage } from '../../storage/storage.js';
+import type { Storage } from '../../sdk/index.js';
 import { STORAGE_KEYS, readJson, writeJson } from './storage.js';
 
 export type AuthType = 'ec2' | 'iam';

@@ -2,7 +2,7 @@
  * Where the cloud auth method keeps its state in the mount's storage view, and the JSON helpers
  * every path uses. The keys are Vault's, so a storage dump reads the same.
  */
-import type { Storage } from '../../storage/storage.js';
+import type { Storage } from '../../sdk/index.js';
 
 export const STORAGE_KEYS = {
   /** The client configuration (credentials, endpoints, login header rules); one per mount. */

@@ -7,7 +7,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { XMLParser } from 'fast-xml-parser';
-import { BadRequestError, UpstreamError } from '../../core/errors.js';
+import { BadRequestError, UpstreamError } from '../../sdk/index.js';
 import type { CallerIdentityRequest } from './iam-request.js';
 
 export interface CallerIdentity {

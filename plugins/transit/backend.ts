@@ -3,10 +3,7 @@
  * One backend per mount; the key cache size is read from storage when the backend is built,
  * so a new cache-config size applies after a reload of the mount (spec §2.4).
  */
-import { TOKENS } from '../../core/di/tokens.js';
-import { FrameworkBackend, type AnyPathDefinition } from '../../core/framework/index.js';
-import type { PluginContext, PluginManifest } from '../../core/plugins/plugin.js';
-import type { WasmCrypto } from '../../wasm/index.js';
+import { SERVICES, FrameworkBackend, type AnyPathDefinition, type PluginContext, type PluginManifest, type WasmCrypto } from '../../sdk/index.js';
 import type { TransitContext } from './context.js';
 import { KeyStore } from './keys/key-store.js';
 import { rotateKey } from './keys/operations.js';
@@ -19,7 +16,7 @@ import { cacheConfigPath, readCacheSize } from './paths/cache-config.js';
 import { TRANSIT_OPERATION_PATHS } from './paths/index.js';
 
 export async function createTransitBackend(plugin: PluginContext): Promise<FrameworkBackend> {
-  const wasm = plugin.container.resolve<WasmCrypto>(TOKENS.WasmCrypto);
+  const wasm = plugin.container.resolve<WasmCrypto>(SERVICES.WasmCrypto);
   const keys = new KeyStore(plugin.storage, await readCacheSize(plugin.storage));
   const ctx: TransitContext = { keys, storage: plugin.storage, wasm, clock: plugin.clock, logger: plugin.logger };
   const paths: AnyPathDefinition[] = [

@@ -1,8 +1,5 @@
 /** What every transit path works with: the mount's keys, storage, the WASM core, time and logs. */
-import type { Logger } from 'pino';
-import type { Storage } from '../../storage/storage.js';
-import type { Clock } from '../../core/clock.js';
-import type { WasmCrypto } from '../../wasm/index.js';
+import type { Logger, Storage, Clock, WasmCrypto } from '../../sdk/index.js';
 import type { KeyStore } from './keys/key-store.js';
 
 export interface TransitContext {

@@ -125,10 +125,10 @@ describe('the npm package', function () {
     await dir?.remove();
   });
 
-  it('carries the built JavaScript, the WASM module, licence and changelog, and no tests, benchmarks, sources or source maps', () => {
+  it('carries the built JavaScript with its type declarations, the WASM module, licence and changelog, and no tests, benchmarks, sources or source maps', () => {
     const paths = packed.files.map((f) => f.path);
-    expect(paths).to.include.members(['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'bin/keywarden.js', 'build/wasm/keywarden.wasm', 'dist/core/cli/main.js', 'dist/core/server.js']);
-    const shipped = /^(?:package\.json|README\.md|LICENSE|CHANGELOG\.md|bin\/keywarden\.js|build\/wasm\/keywarden\.wasm|dist\/(?:core|plugins|storage|wasm)\/.+\.js)$/;
+    expect(paths).to.include.members(['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'bin/keywarden.js', 'build/wasm/keywarden.wasm', 'dist/core/cli/main.js', 'dist/core/server.js', 'dist/sdk/index.js', 'dist/sdk/index.d.ts']);
+    const shipped = /^(?:package\.json|README\.md|LICENSE|CHANGELOG\.md|bin\/keywarden\.js|build\/wasm\/keywarden\.wasm|dist\/(?:core|plugins|sdk|storage|wasm)\/.+\.(?:js|d\.ts))$/;
     expect(paths.filter((p) => !shipped.test(p)), 'files that should not ship').to.deep.equal([]);
     console.log(`      packed ${(packed.size / 1024).toFixed(0)} kB, unpacked ${(packed.unpackedSize / 1024).toFixed(0)} kB, ${paths.length} files`);
   });

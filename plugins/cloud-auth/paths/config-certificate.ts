@@ -1,6 +1,5 @@
 /** `config/certificate/:cert_name` and `LIST config/certificates`: public certificates for ec2 signatures. */
-import { definePath, listResponse, type AnyPathDefinition } from '../../../core/framework/index.js';
-import { BadRequestError } from '../../../core/errors.js';
+import { definePath, listResponse, type AnyPathDefinition, BadRequestError } from '../../../sdk/index.js';
 import type { CloudAuthContext } from '../context.js';
 import {
   CERTIFICATE_TYPES,

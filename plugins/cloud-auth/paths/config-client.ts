@@ -1,6 +1,5 @@
 /** `config/client`: credentials, endpoints and retries for provider calls, and the iam login header rules. */
-import { definePath, type AnyPathDefinition, type FieldSpecs, type FieldValues, type LogicalRequest } from '../../../core/framework/index.js';
-import { BadRequestError } from '../../../core/errors.js';
+import { definePath, type AnyPathDefinition, type FieldSpecs, type FieldValues, type LogicalRequest, BadRequestError } from '../../../sdk/index.js';
 import type { CloudAuthContext } from '../context.js';
 import { emptyClientConfig, readClientConfig, type ClientConfig } from '../client-config.js';
 import { STORAGE_KEYS, writeJson } from '../storage.js';

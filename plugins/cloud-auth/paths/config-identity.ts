@@ -1,6 +1,5 @@
 /** `config/identity`: the identity alias and the metadata fields of iam and ec2 logins. */
-import { definePath, type AnyPathDefinition } from '../../../core/framework/index.js';
-import { BadRequestError } from '../../../core/errors.js';
+import { definePath, type AnyPathDefinition, BadRequestError } from '../../../sdk/index.js';
 import type { CloudAuthContext } from '../context.js';
 import {
   EC2_ALIAS_VALUES,

@@ -1,6 +1,5 @@
 /** `config/rotate-root`: replace the configured access key with a new one that only the service knows. */
-import { definePath, type AnyPathDefinition } from '../../../core/framework/index.js';
-import { BadRequestError } from '../../../core/errors.js';
+import { definePath, type AnyPathDefinition, BadRequestError } from '../../../sdk/index.js';
 import type { CloudAuthContext } from '../context.js';
 import { readClientConfig } from '../client-config.js';
 import { STORAGE_KEYS, writeJson } from '../storage.js';

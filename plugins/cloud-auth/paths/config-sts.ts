@@ -1,6 +1,5 @@
 /** `config/sts/:account_id` and `LIST config/sts`: the role to assume for each satellite account. */
-import { definePath, listResponse, type AnyPathDefinition } from '../../../core/framework/index.js';
-import { BadRequestError } from '../../../core/errors.js';
+import { definePath, listResponse, type AnyPathDefinition, BadRequestError } from '../../../sdk/index.js';
 import type { CloudAuthContext } from '../context.js';
 import { readStsRole } from '../client-config.js';
 import { STORAGE_KEYS, writeJson } from '../storage.js';

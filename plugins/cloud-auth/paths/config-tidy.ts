@@ -2,7 +2,7 @@
  * `config/tidy/identity-accesslist` and `config/tidy/roletag-denylist`, and their pre-1.7 names
  * `config/tidy/identity-whitelist` and `config/tidy/roletag-blacklist`, which answer the same.
  */
-import { definePath, type AnyPathDefinition } from '../../../core/framework/index.js';
+import { definePath, type AnyPathDefinition } from '../../../sdk/index.js';
 import type { CloudAuthContext } from '../context.js';
 import { writeJson } from '../storage.js';
 import { DEFAULT_SAFETY_BUFFER, readTidyConfig, tidyConfigKey, type TidyConfig, type TidyList } from '../tidy-config.js';

@@ -3,7 +3,7 @@
  * pre-1.7 names under `identity-whitelist`. Deleting an entry is how an operator lets an instance
  * log in again after disallow_reauthentication, or after it lost its nonce.
  */
-import { definePath, listResponse, type AnyPathDefinition } from '../../../core/framework/index.js';
+import { definePath, listResponse, type AnyPathDefinition } from '../../../sdk/index.js';
 import type { CloudAuthContext } from '../context.js';
 import { deleteAccessListEntry, listAccessList, readAccessListEntry } from '../access-list.js';
 

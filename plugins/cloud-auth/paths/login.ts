@@ -1,6 +1,5 @@
 /** `login`: exchange a signed GetCallerIdentity request (iam) or a signed identity document (ec2) for a token. */
-import { definePath, type AnyPathDefinition, type LogicalRequest } from '../../../core/framework/index.js';
-import { BadRequestError } from '../../../core/errors.js';
+import { definePath, type AnyPathDefinition, type LogicalRequest, BadRequestError } from '../../../sdk/index.js';
 import type { CloudAuthContext } from '../context.js';
 import { present } from '../input.js';
 import { loginIam } from '../login-iam.js';

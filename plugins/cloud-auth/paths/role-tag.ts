@@ -1,6 +1,5 @@
 /** `role/:role/tag`: create a role tag, the value an operator puts on an instance to narrow its ec2 logins. */
-import { definePath, type AnyPathDefinition } from '../../../core/framework/index.js';
-import { BadRequestError } from '../../../core/errors.js';
+import { definePath, type AnyPathDefinition, BadRequestError } from '../../../sdk/index.js';
 import type { CloudAuthContext } from '../context.js';
 import { readRole } from '../role.js';
 import { MAX_ROLE_TAG_LENGTH, createRoleTag, tagPolicies, tagPoliciesAllowed } from '../role-tag.js';

@@ -1,15 +1,7 @@
 /** `role/:role` (create, read, update, delete) and `LIST role/` / `LIST roles/`. */
 import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
-import {
-  definePath,
-  listResponse,
-  type AnyPathDefinition,
-  type FieldSpecs,
-  type FieldValues,
-  type LogicalRequest,
-} from '../../../core/framework/index.js';
-import { BadRequestError } from '../../../core/errors.js';
+import { definePath, listResponse, type AnyPathDefinition, type FieldSpecs, type FieldValues, type LogicalRequest, BadRequestError } from '../../../sdk/index.js';
 import type { CloudAuthContext } from '../context.js';
 import { ArnError, parseIamArn } from '../arn.js';
 import {

@@ -5,8 +5,7 @@
  * form (deny-list.ts): read and delete find a tag under any spelling, a write takes only the
  * canonical one (as login does), and the list shows canonical tags.
  */
-import { definePath, listResponse, type AnyPathDefinition } from '../../../core/framework/index.js';
-import { BadRequestError } from '../../../core/errors.js';
+import { definePath, listResponse, type AnyPathDefinition, BadRequestError } from '../../../sdk/index.js';
 import type { CloudAuthContext } from '../context.js';
 import { deleteDenyListEntry, listDenyList, readDenyListEntry, tagFromPath, writeDenyListEntry } from '../deny-list.js';
 import { RoleTagError, verifyRoleTag } from '../role-tag.js';

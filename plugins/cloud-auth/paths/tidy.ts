@@ -2,7 +2,7 @@
  * `tidy/identity-accesslist` and `tidy/roletag-denylist`, and their pre-1.7 names
  * `tidy/identity-whitelist` and `tidy/roletag-blacklist`: remove expired entries now.
  */
-import { definePath, type AnyPathDefinition } from '../../../core/framework/index.js';
+import { definePath, type AnyPathDefinition } from '../../../sdk/index.js';
 import { DEFAULT_SAFETY_BUFFER, type TidyList } from '../tidy-config.js';
 import type { Tidier } from '../tidy.js';
 

@@ -2,9 +2,7 @@
  * Base64 for transit: the strict decoder (core/tools/base64.ts, shared with the sys tools) and the
  * encoders of single values and of batches.
  */
-import { nextTurn } from '../../../core/event-loop.js';
-import { BASE64_INVALID, decodeBase64 } from '../../../core/tools/base64.js';
-import { encodeRuns } from '../../../wasm/index.js';
+import { nextTurn, BASE64_INVALID, decodeBase64, encodeRuns } from '../../../sdk/index.js';
 
 export { decodeBase64 };
 

@@ -11,10 +11,7 @@
  * between them (inSlices, which hmac, sign and verify use too), so that the other clients of the
  * process are not kept waiting for it.
  */
-import type { Logger } from 'pino';
-import { nextTurn } from '../../../core/event-loop.js';
-import { BadRequestError, InternalError, KeywardenError, httpStatusOf } from '../../../core/errors.js';
-import { CoercionError, coerceField, isUnset, type FieldType, type FieldTypeMap, type LogicalResponse } from '../../../core/framework/index.js';
+import { type Logger, nextTurn, BadRequestError, InternalError, KeywardenError, httpStatusOf, CoercionError, coerceField, isUnset, type FieldType, type FieldTypeMap, type LogicalResponse } from '../../../sdk/index.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyType, KeyTypeInfo } from '../keys/key-types.js';
 import { decodeBase64 } from './base64.js';

@@ -6,7 +6,7 @@
  * key has a shorter RSA part, as Vault's byok-export also produces.
  */
 import { constants, createCipheriv, createDecipheriv, privateDecrypt, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
-import { BadRequestError } from '../../../core/errors.js';
+import { BadRequestError } from '../../../sdk/index.js';
 
 /** Length of the RSA-OAEP part of an import ciphertext (spec §8). */
 export const WRAPPED_AES_KEY_BYTES = 512;

@@ -7,7 +7,7 @@
  */
 import { X509Certificate, sign, type KeyObject } from 'node:crypto';
 import forge from 'node-forge';
-import { BadRequestError } from '../../../core/errors.js';
+import { BadRequestError } from '../../../sdk/index.js';
 import type { KeyTypeInfo } from '../keys/key-types.js';
 
 type Asn1 = forge.asn1.Asn1;

@@ -4,7 +4,7 @@
  * Derived Ed25519 keys use the 32-byte seed taken from HKDF over the version's private key.
  */
 import { createHmac, createPrivateKey, createPublicKey, hkdfSync, type KeyObject } from 'node:crypto';
-import { BadRequestError } from '../../../core/errors.js';
+import { BadRequestError } from '../../../sdk/index.js';
 import type { KeyVersion } from '../keys/key-version.js';
 
 export const MISSING_CONTEXT =

@@ -4,14 +4,11 @@
  * call; the algorithms the WASM core lacks (sha1, sha2-224, sha3-*) use node:crypto per item.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { BadRequestError } from '../../../core/errors.js';
-import type { HmacAlgorithm, WasmCrypto } from '../../../wasm/index.js';
+import { BadRequestError, type HmacAlgorithm, type WasmCrypto, parseGoInt, HASH_ALGORITHMS } from '../../../sdk/index.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';
 import { decodeBase64 } from './base64.js';
 
-import { parseGoInt } from '../../../core/framework/fields.js';
-import { HASH_ALGORITHMS } from '../../../core/tools/hash.js';
 
 export { parseGoInt };
 

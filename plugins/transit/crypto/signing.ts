@@ -26,7 +26,7 @@ import {
   verify as nodeVerify,
   type KeyObject,
 } from 'node:crypto';
-import { BadRequestError, InternalError } from '../../../core/errors.js';
+import { BadRequestError, InternalError } from '../../../sdk/index.js';
 import { decodeBase64 } from './base64.js';
 import { parseGoInt } from './hmac.js';
 

@@ -12,7 +12,7 @@
  */
 import { createPrivateKey, createPublicKey, randomBytes, sign, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { parse, parseNumberAndBigInt, stringify } from 'lossless-json';
-import { BadRequestError } from '../../../core/errors.js';
+import { BadRequestError } from '../../../sdk/index.js';
 import { decodeBase64 } from '../crypto/base64.js';
 import { KeyPolicy, type BackupInfo, type PolicySettings } from './key-policy.js';
 import { keyTypeByVaultId, type KeyTypeInfo } from './key-types.js';

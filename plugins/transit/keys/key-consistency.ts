@@ -11,7 +11,7 @@
  * disagrees. Messages name the part that is wrong and never a value of the key.
  */
 import { checkPrime, createECDH, createPublicKey, type KeyObject } from 'node:crypto';
-import { BadRequestError } from '../../../core/errors.js';
+import { BadRequestError } from '../../../sdk/index.js';
 import { ed25519FromSeed } from '../crypto/derive.js';
 import type { KeyTypeInfo } from './key-types.js';
 

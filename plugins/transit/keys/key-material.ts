@@ -11,7 +11,7 @@
  */
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import forge from 'node-forge';
-import { BadRequestError } from '../../../core/errors.js';
+import { BadRequestError } from '../../../sdk/index.js';
 import { ed25519FromSeed, ed25519RawPublic } from '../crypto/derive.js';
 import { checkImportedRsaStrength, publicKeyOfPrivate } from './key-consistency.js';
 import type { KeyTypeInfo } from './key-types.js';

@@ -3,7 +3,7 @@
  * change (rotate, config, trim) makes a new one, written under the key's lock and then swapped
  * into the cache, so a request that already holds a policy never sees it change under it.
  */
-import { BadRequestError } from '../../../core/errors.js';
+import { BadRequestError } from '../../../sdk/index.js';
 import { keyTypeInfo, type KeyType, type KeyTypeInfo } from './key-types.js';
 import type { KeyVersion } from './key-version.js';
 

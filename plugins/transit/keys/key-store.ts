@@ -5,7 +5,7 @@
  * Reads go through the policy cache. Every change to a key runs under that key's lock and writes
  * the settings and the changed versions in one batch, then replaces the cached policy.
  */
-import type { Storage, BatchOp } from '../../../storage/storage.js';
+import type { Storage, BatchOp } from '../../../sdk/index.js';
 import { KeyPolicy, type PolicySettings } from './key-policy.js';
 import { decodeVersion, encodeVersion, type KeyVersion } from './key-version.js';
 import { PolicyCache } from './lru.js';

@@ -2,7 +2,7 @@
  * The key types transit offers and what each supports. `vaultId` is Vault's numeric key type as it
  * appears in backups (reference transit.md §2.2: Vault's numbering, hmac = 11).
  */
-import { BadRequestError } from '../../../core/errors.js';
+import { BadRequestError } from '../../../sdk/index.js';
 
 export type KeyType =
   | 'aes128-gcm96'

@@ -4,7 +4,7 @@
  */
 import { createPrivateKey, createPublicKey, generateKeyPair, randomBytes, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
-import { BadRequestError } from '../../../core/errors.js';
+import { BadRequestError } from '../../../sdk/index.js';
 import type { KeyTypeInfo } from './key-types.js';
 
 const generateKeyPairAsync = promisify(generateKeyPair);

@@ -1,5 +1,5 @@
 /** Changes to keys that several paths share: creation (also by upsert) and rotation. */
-import { BadRequestError } from '../../../core/errors.js';
+import { BadRequestError } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { KeyPolicy, newPolicySettings } from './key-policy.js';
 import { generateVersion } from './key-version.js';

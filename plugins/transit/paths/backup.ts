@@ -2,8 +2,7 @@
  * `backup/:name`: a plaintext backup of a key in Vault's format (spec §4; reference transit.md §5.3).
  * Needs exportable and allow_plaintext_backup, as in Vault; records backup_info on the key first.
  */
-import { BadRequestError } from '../../../core/errors.js';
-import { definePath } from '../../../core/framework/index.js';
+import { BadRequestError, definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { encodeBackup } from '../keys/backup-format.js';
 

@@ -4,8 +4,7 @@
  * transit.md §5.4), so another instance's keys/:name/import accepts them when the destination is
  * that instance's wrapping key (imported here as a public key).
  */
-import { BadRequestError } from '../../../core/errors.js';
-import { definePath } from '../../../core/framework/index.js';
+import { BadRequestError, definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { parseOaepHash, wrapKeyMaterial } from '../crypto/byok.js';
 import { wrappableMaterial } from '../keys/key-material.js';

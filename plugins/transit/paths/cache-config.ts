@@ -2,9 +2,7 @@
  * `cache-config`: the size of the key cache. As the spec says (§2.4), a new size takes effect when
  * the mount is reloaded through sys/plugins/reload/backend: the backend reads it when it is built.
  */
-import { BadRequestError } from '../../../core/errors.js';
-import { definePath } from '../../../core/framework/index.js';
-import type { Storage } from '../../../storage/storage.js';
+import { BadRequestError, definePath, type Storage } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 
 /** Storage key of the cache size. */

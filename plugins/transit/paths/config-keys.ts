@@ -1,5 +1,5 @@
 /** `config/keys`: engine-wide key settings (disable_upsert). */
-import { definePath } from '../../../core/framework/index.js';
+import { definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 
 /** Storage key of the engine-wide settings. */

@@ -3,8 +3,7 @@
  * (spec §4 csr). An optional PEM template contributes its subject and attributes; its key and
  * signature are replaced. Every signing key type (RSA, ECDSA, Ed25519) except derived keys.
  */
-import { BadRequestError } from '../../../core/errors.js';
-import { definePath } from '../../../core/framework/index.js';
+import { BadRequestError, definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { createCsr, parseCsrTemplate } from '../crypto/csr.js';
 import type { KeyPolicy } from '../keys/key-policy.js';

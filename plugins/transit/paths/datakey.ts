@@ -4,8 +4,7 @@
  * separate so that policies can say who may see data keys in the clear.
  */
 import { randomBytes } from 'node:crypto';
-import { BadRequestError, InternalError } from '../../../core/errors.js';
-import { definePath, type FieldValues, type LogicalResponse } from '../../../core/framework/index.js';
+import { BadRequestError, InternalError, definePath, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { decodeBase64, encodeBase64 } from '../crypto/base64.js';
 import { ItemError, RSA_PADDING_SCHEMES, checkAssociatedData, logItemFailures, paddingScheme } from '../crypto/batch.js';

@@ -1,6 +1,5 @@
 /** `decrypt/:name`: decrypt a ciphertext or a batch (spec §4 Decrypt, §2.6, §7). */
-import { BadRequestError } from '../../../core/errors.js';
-import { definePath, type FieldValues, type LogicalResponse } from '../../../core/framework/index.js';
+import { BadRequestError, definePath, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { encodeBase64 } from '../crypto/base64.js';
 import {

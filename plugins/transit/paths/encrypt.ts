@@ -3,8 +3,7 @@
  * created first (upsert, spec §3 rule 8) when the request is a `create` — the existence check
  * makes it one, so the ACL asks for the create capability — and config/keys allows upsert.
  */
-import { BadRequestError } from '../../../core/errors.js';
-import { definePath, type FieldValues, type LogicalRequest, type LogicalResponse } from '../../../core/framework/index.js';
+import { BadRequestError, definePath, type FieldValues, type LogicalRequest, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { decodeBase64, decodeBase64InTurns, isLongText } from '../crypto/base64.js';
 import {

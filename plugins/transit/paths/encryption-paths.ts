@@ -1,5 +1,5 @@
 /** The encrypt, decrypt, rewrap and datakey paths. */
-import type { AnyPathDefinition } from '../../../core/framework/index.js';
+import type { AnyPathDefinition } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { datakeyPath } from './datakey.js';
 import { decryptPath } from './decrypt.js';

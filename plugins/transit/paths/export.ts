@@ -3,8 +3,7 @@
  * transit.md §5.2). Private material needs an exportable key; public keys and certificate chains do
  * not. Only versions still valid for decryption (≥ min_decryption_version) are exported.
  */
-import { BadRequestError } from '../../../core/errors.js';
-import { definePath } from '../../../core/framework/index.js';
+import { BadRequestError, definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { exportCertificateChain, exportEncryptionKey, exportHmacKey, exportPublicKey, exportSigningKey } from '../keys/key-material.js';
 import type { KeyPolicy } from '../keys/key-policy.js';

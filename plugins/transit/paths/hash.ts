@@ -1,5 +1,5 @@
 /** `hash(/:algorithm)`: the hash tool (core/tools/hash.ts), digesting through the WASM core. */
-import { hashToolPath } from '../../../core/tools/hash.js';
+import { hashToolPath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 
 export function hashPath(ctx: TransitContext) {

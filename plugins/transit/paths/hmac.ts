@@ -4,8 +4,7 @@
  * hmac, sign and verify share: items are maps of strings in which an absent field differs from an
  * empty one, every item's result carries its `reference`, and these batches always answer 200.
  */
-import { BadRequestError } from '../../../core/errors.js';
-import { definePath, type FieldSpecs, type FieldValues, type LogicalRequest } from '../../../core/framework/index.js';
+import { BadRequestError, definePath, type FieldSpecs, type FieldValues, type LogicalRequest } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { decodeBase64 } from '../crypto/base64.js';
 import { answerEntries, inSlices, macCost } from '../crypto/batch.js';

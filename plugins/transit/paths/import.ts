@@ -5,8 +5,7 @@
  * before anything is written, so a refused import leaves storage as it was.
  */
 import { randomBytes } from 'node:crypto';
-import { BadRequestError } from '../../../core/errors.js';
-import { definePath } from '../../../core/framework/index.js';
+import { BadRequestError, definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { decodeBase64 } from '../crypto/base64.js';
 import { parseOaepHash, unwrapKeyMaterial } from '../crypto/byok.js';

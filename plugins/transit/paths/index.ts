@@ -1,5 +1,5 @@
 /** The operation paths (encrypt, decrypt, …), each group a factory over the transit context. */
-import type { AnyPathDefinition } from '../../../core/framework/index.js';
+import type { AnyPathDefinition } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { encryptionPaths } from './encryption-paths.js';
 import { signingPaths } from './signing-paths.js';

@@ -1,6 +1,5 @@
 /** `keys/:name/config`: the tunable settings of a key (spec §2.2, §3 rules 1–2). */
-import { BadRequestError } from '../../../core/errors.js';
-import { definePath } from '../../../core/framework/index.js';
+import { BadRequestError, definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { keyBody } from '../keys/format.js';
 import { checkAutoRotatePeriod } from '../keys/key-policy.js';

@@ -1,6 +1,5 @@
 /** `keys/:name/rotate`: add a version. */
-import { BadRequestError } from '../../../core/errors.js';
-import { definePath } from '../../../core/framework/index.js';
+import { BadRequestError, definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { keyBody } from '../keys/format.js';
 import { rotateKey } from '../keys/operations.js';

@@ -1,6 +1,5 @@
 /** `keys/:name/trim`: permanently delete old versions (spec §3 rule 7, §7). */
-import { BadRequestError } from '../../../core/errors.js';
-import { definePath } from '../../../core/framework/index.js';
+import { BadRequestError, definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { keyBody } from '../keys/format.js';
 

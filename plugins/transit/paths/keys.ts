@@ -1,6 +1,5 @@
 /** `keys/` (LIST) and `keys/:name` (create, read, delete). */
-import { BadRequestError } from '../../../core/errors.js';
-import { definePath, listResponse, type AnyPathDefinition } from '../../../core/framework/index.js';
+import { BadRequestError, definePath, listResponse, type AnyPathDefinition } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { keyBody } from '../keys/format.js';
 import { createKey } from '../keys/operations.js';

@@ -1,5 +1,5 @@
 /** export, byok-export, backup, restore, wrapping_key, import, import_version, csr and set-certificate paths. */
-import type { AnyPathDefinition } from '../../../core/framework/index.js';
+import type { AnyPathDefinition } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { backupPath } from './backup.js';
 import { byokExportPath } from './byok-export.js';

@@ -3,8 +3,7 @@
  * §5.3). Under the blob's name or a new one; over an existing key only with `force`, replacing all
  * its versions. Records restore_info. The blob is read completely before anything is written.
  */
-import { BadRequestError } from '../../../core/errors.js';
-import { CoercionError, coerceField, definePath } from '../../../core/framework/index.js';
+import { BadRequestError, CoercionError, coerceField, definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { decodeBackup } from '../keys/backup-format.js';
 import { publicKeyOfPrivate } from '../keys/key-consistency.js';

@@ -2,8 +2,7 @@
  * `rewrap/:name`: decrypt and encrypt again with the latest (or a chosen) key version, without
  * ever returning the plaintext (spec §4 Rewrap, §3 rule 3, §7).
  */
-import { BadRequestError } from '../../../core/errors.js';
-import { definePath, type FieldValues, type LogicalResponse } from '../../../core/framework/index.js';
+import { BadRequestError, definePath, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import {
   ItemError,

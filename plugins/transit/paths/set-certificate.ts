@@ -3,8 +3,7 @@
  * starts with the end-entity certificate, whose public key must be the version's; setting a chain
  * replaces the previous one. Read and export return it.
  */
-import { BadRequestError } from '../../../core/errors.js';
-import { definePath } from '../../../core/framework/index.js';
+import { BadRequestError, definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { checkChainForVersion, parseCertificateChain } from '../crypto/csr.js';
 import type { KeyVersion } from '../keys/key-version.js';

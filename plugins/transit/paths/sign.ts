@@ -5,8 +5,7 @@
  * version without its private part, a bad salt length) with a 500, every user error is a 400.
  */
 import type { KeyObject } from 'node:crypto';
-import { BadRequestError } from '../../../core/errors.js';
-import { definePath, type FieldSpecs, type FieldValues, type LogicalRequest } from '../../../core/framework/index.js';
+import { BadRequestError, definePath, type FieldSpecs, type FieldValues, type LogicalRequest } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';

@@ -1,9 +1,8 @@
 /** hmac, sign, verify, hash and random paths. */
-import type { AnyPathDefinition } from '../../../core/framework/index.js';
+import { type AnyPathDefinition, randomToolPaths } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { hashPath } from './hash.js';
 import { hmacPath } from './hmac.js';
-import { randomToolPaths } from '../../../core/tools/random.js';
 import { signPath } from './sign.js';
 import { verifyPath } from './verify.js';
 

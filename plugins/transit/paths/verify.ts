@@ -5,8 +5,7 @@
  * the same one.
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { BadRequestError } from '../../../core/errors.js';
-import { definePath, type FieldSpecs, type FieldValues, type LogicalRequest } from '../../../core/framework/index.js';
+import { BadRequestError, definePath, type FieldSpecs, type FieldValues, type LogicalRequest } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import { decodeBase64 } from '../crypto/base64.js';

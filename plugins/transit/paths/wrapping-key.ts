@@ -4,7 +4,7 @@
  * key names cannot contain `/`, so no keys/… path reaches it, and LIST keys leaves the `import/`
  * folder out (it holds no key a client could use).
  */
-import { definePath } from '../../../core/framework/index.js';
+import { definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { KeyPolicy, newPolicySettings } from '../keys/key-policy.js';
 import { KEY_TYPES } from '../keys/key-types.js';

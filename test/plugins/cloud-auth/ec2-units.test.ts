@@ -15,7 +15,7 @@ import {
 } from '../../../plugins/cloud-auth/role-tag.js';
 import { parseIdentityDocument } from '../../../plugins/cloud-auth/identity-document.js';
 import { goDuration } from '../../../plugins/cloud-auth/login-ec2.js';
-import { KeyedLock } from '../../../plugins/cloud-auth/keyed-lock.js';
+import { KeyedLock } from '../../../sdk/index.js';
 import { tagFromPath } from '../../../plugins/cloud-auth/deny-list.js';
 
 /** The key and nonce of the reference's derived role-tag vectors (cloud-auth.md §5.1). */

@@ -11,7 +11,7 @@ import type { TestResponse } from '../../helpers/http.js';
 import type { Instance } from '../../fixtures/cloud/world.js';
 import { MemoryStorage } from '../../../storage/memory.js';
 import { Tidier } from '../../../plugins/cloud-auth/tidy.js';
-import { KeyedLock } from '../../../plugins/cloud-auth/keyed-lock.js';
+import { KeyedLock } from '../../../sdk/index.js';
 import type { CloudAuthContext } from '../../../plugins/cloud-auth/context.js';
 
 const HOUR = 3600;

@@ -1,7 +1,8 @@
 /**
- * One lock per key (an instance ID): a read-check-write of that key's access-list entry runs
- * alone, so two logins of one instance at the same moment can never both see "no entry" and
- * overwrite each other. In-process only, like the mount it belongs to.
+ * One lock per key: a read-check-write of one stored record runs alone, so two requests at the
+ * same moment can never both read the old record and overwrite each other's change (the cloud
+ * auth method's access-list entries, a kv secret's metadata). In-process only, like the mount it
+ * belongs to: on an HA cluster every write runs on the active node.
  */
 export class KeyedLock {
   /** The tail of each key's queue; dropped when the last holder releases. */
