@@ -35,7 +35,7 @@ export const DEFAULT_ISOLATION_LIMITS: IsolationLimits = { memoryLimitMb: 128, w
 
 const WORKER_URL = new URL('./worker-main.js', import.meta.url);
 /** The SDK a plugin's `import … from 'keywarden/sdk'` gets: the host's own. */
-const SDK_URL = new URL('../../framework/index.js', import.meta.url).href;
+const SDK_URL = new URL('../../../sdk/index.js', import.meta.url).href;
 
 export interface IsolatedBackendOptions {
   readonly entry: ExternalEntry;
