@@ -10,6 +10,7 @@ interface EnableOptions extends GlobalOptions {
   readonly defaultLeaseTtl?: string;
   readonly maxLeaseTtl?: string;
   readonly options?: string[];
+  readonly pluginVersion?: string;
 }
 
 function registerTable(program: Command, ctx: CliContext, name: 'secrets' | 'auth'): void {
@@ -23,6 +24,7 @@ function registerTable(program: Command, ctx: CliContext, name: 'secrets' | 'aut
     .option('--default-lease-ttl <duration>', 'default lease TTL of the mount')
     .option('--max-lease-ttl <duration>', 'maximum lease TTL of the mount')
     .option('--options <k=v...>', 'plugin options')
+    .option('--plugin-version <version>', 'the catalog version of the plugin to run')
     .action(async (type: string, opts: EnableOptions) => {
       const path = (opts.path ?? type).replace(/^\/+|\/+$/g, '');
       const options = opts.options ? await parseKeyValues(opts.options, ctx.io) : undefined;
@@ -35,6 +37,7 @@ function registerTable(program: Command, ctx: CliContext, name: 'secrets' | 'aut
           ...(opts.maxLeaseTtl ? { max_lease_ttl: opts.maxLeaseTtl } : {}),
         },
         ...(options ? { options } : {}),
+        ...(opts.pluginVersion ? { plugin_version: opts.pluginVersion } : {}),
       }));
       ctx.io.out(`Success! Enabled the ${type} ${what} at: ${name === 'auth' ? 'auth/' : ''}${path}/\n`);
     });
