@@ -13,6 +13,7 @@ import { splitAddress, type ListenerConfig, type ListenerTls, type ServerConfig 
 import { PluginRegistry } from './plugins/registry.js';
 import { BUILTIN_PLUGINS } from './plugins/builtin.js';
 import type { IsolationLimits } from './plugins/isolation/isolated-backend.js';
+import { loadPluginDirectory } from './plugins/dev-plugins.js';
 import type { PhysicalStorage } from '../storage/storage.js';
 import { LevelDbStorage } from '../storage/leveldb.js';
 import { MemoryStorage } from '../storage/memory.js';
@@ -28,7 +29,11 @@ import { ensurePrivateDirectory, writePrivateFile } from './private-files.js';
 export interface StartOptions {
   readonly config: ServerConfig;
   /** Dev mode: initialize on first start, keep the unseal key beside the data, auto-unseal. */
-  readonly dev?: { readonly stateFile: string };
+  readonly dev?: {
+    readonly stateFile: string;
+    /** `-dev-plugin-dir`: modules loaded in-process as built-ins (see plugins/dev-plugins.ts). */
+    readonly pluginDirectory?: string;
+  };
   /** Extra plugins (tests), run in-process as built-ins; the compiled-in ones are always registered. */
   readonly plugins?: readonly unknown[];
   /** How external plugins' workers are bounded (memory, watchdog); defaults when omitted. */
@@ -82,6 +87,11 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const registry = new PluginRegistry();
   for (const plugin of BUILTIN_PLUGINS) registry.register(plugin);
   for (const plugin of options.plugins ?? []) registry.register(plugin, 'the embedding program');
+  if (options.dev?.pluginDirectory) {
+    const report = await loadPluginDirectory(registry, options.dev.pluginDirectory);
+    for (const failure of report.failed) logger.error({ file: failure.file }, failure.error);
+    for (const loaded of report.loaded) logger.warn({ plugin: loaded.name, version: loaded.version }, 'dev mode: plugin loaded in-process, unchecked');
+  }
 
   // Loaded (and warmed up) once per server: every transit mount shares it.
   const wasm = await WasmCrypto.load();
