@@ -104,3 +104,39 @@ export async function installModule(directory: string, file: string, source: str
   await writeFile(path.join(directory, file), source);
   return createHash('sha256').update(source).digest('hex');
 }
+
+/** An auth method module: `login` (unauthenticated) answers an auth result; renewals pass its `renew` hook. */
+export function gateSource(): string {
+  return `import { FrameworkBackend, definePath, PermissionDeniedError } from 'keywarden/sdk';
+let renewals = 0;
+const login = definePath({
+  pattern: 'login',
+  fields: { user: { type: 'string', description: 'Who.', required: true } },
+  unauthenticated: true,
+  operations: { update: { summary: 'Log in.', handler: async (req, input) => {
+    if (input.user === 'mallory') throw new PermissionDeniedError();
+    return { auth: { policies: ['default'], displayName: input.user, alias: { name: input.user }, ttl: 600, renewable: true } };
+  } } },
+  synopsis: 'Log in.',
+  description: 'Any user but mallory.',
+});
+const stats = definePath({
+  pattern: 'stats',
+  fields: {},
+  operations: { read: { summary: 'Renewals seen.', handler: async () => ({ data: { renewals } }) } },
+  synopsis: 'Stats.',
+  description: 'How many renewals the hook saw.',
+});
+export default {
+  name: 'gate',
+  kind: 'auth',
+  version: '1.0.0',
+  description: 'Gate (test auth method).',
+  factory: () => new FrameworkBackend({
+    description: 'Gate (test auth method).',
+    paths: [login, stats],
+    renew: async (req, auth) => { renewals++; return { ...auth, ttl: 300 }; },
+  }),
+};
+`;
+}

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startUnsealedServer, tempDir } from '../../../helpers/server.js';
-import { echoSource, installModule } from '../../../helpers/external-plugins.js';
+import { echoSource, gateSource, installModule } from '../../../helpers/external-plugins.js';
 import type { TestClient } from '../../../helpers/http.js';
 import { IsolatedBackend } from '../../../../core/plugins/isolation/isolated-backend.js';
 
@@ -127,6 +127,34 @@ describe('isolated external plugins', function () {
       error = err;
     }
     expect((error as Error).message).to.include('is stopped');
+  });
+
+  it('serves an isolated auth method: an unauthenticated login mints a token, renewal runs its hook', async () => {
+    const sha256 = await installModule(dir.path, 'gate.mjs', gateSource());
+    expect((await client.post('sys/plugins/catalog/auth/gate', { sha256, command: 'gate.mjs' })).status).to.equal(204);
+    expect((await client.post('sys/auth/gate', { type: 'gate' })).status).to.equal(204);
+    const login = await client.post('auth/gate/login', { user: 'alice' }, { token: '' });
+    expect(login.status, login.text).to.equal(200);
+    expect(login.body.auth).to.include({ lease_duration: 600, renewable: true });
+    const token = login.body.auth.client_token as string;
+    expect((await client.get('auth/token/lookup-self', { token })).body.data.display_name).to.equal('gate-alice');
+    expect((await client.post('auth/gate/login', { user: 'mallory' }, { token: '' })).status).to.equal(403);
+    const renew = await client.post('auth/token/renew-self', {}, { token });
+    expect(renew.status, renew.text).to.equal(200);
+    expect(renew.body.auth.lease_duration).to.equal(300);
+    expect((await client.get('auth/gate/stats')).body.data).to.deep.equal({ renewals: 1 });
+  });
+
+  it('runs an isolated plugin\'s periodic hook on the host\'s timer', async () => {
+    const sha256 = await installModule(dir.path, 'tick.mjs', echoSource({
+      name: 'tick',
+      extra: "let ticks = 0;",
+    }).replace("paths: [value, list, raw, info, fail] })", "paths: [value, list, raw, info, fail, definePath({ pattern: 'ticks', fields: {}, operations: { read: { summary: 'Ticks.', handler: async () => ({ data: { ticks } }) } }, synopsis: 'Ticks.', description: 'Periodic runs.' })], periodic: async () => { ticks++; } })"));
+    await client.post('sys/plugins/catalog/secret/tick', { sha256, command: 'tick.mjs' });
+    expect((await client.post('sys/mounts/tick', { type: 'tick' })).status).to.equal(204);
+    await server.host.runPeriodic();
+    await server.host.runPeriodic();
+    expect((await client.get('tick/ticks')).body.data).to.deep.equal({ ticks: 2 });
   });
 
   describe('refusing modules', () => {
