@@ -11,7 +11,7 @@
 import { Worker } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
-import { UnavailableError } from '../../errors.js';
+import { NotFoundError, UnavailableError } from '../../errors.js';
 import type { Backend, PreparedRequest } from '../../framework/backend.js';
 import { renderHelp, type PathHelp } from '../../framework/help.js';
 import { PathPattern } from '../../framework/path.js';
@@ -330,7 +330,7 @@ export class IsolatedBackend implements Backend {
 
   help(path: string): { help: string; openapi: Record<string, unknown> } {
     const found = this.match(path);
-    if (!found) return { help: '', openapi: {} };
+    if (!found) throw new NotFoundError('unsupported path');
     return { help: renderHelp(found), openapi: { paths: { [found.openApiPath]: found } } };
   }
 

@@ -17,8 +17,12 @@ import { checkBackend, checkManifest, PluginError } from '../registry.js';
 import type { SystemView } from '../plugin.js';
 import { fromWire, toWire, type CallResult, type FromWorker, type HostCall, type StorageOp, type SystemValues, type ToWorker, type WireRequest, type WorkerStart } from './protocol.js';
 
-/** Prepared requests the host never executed (refused by authorization) are dropped after this long. */
+/**
+ * Prepared requests the host never executed (refused by authorization) are dropped after this long,
+ * and the oldest beyond this many, so a caller refused again and again cannot grow the worker.
+ */
 const PREPARED_TTL_MS = 5 * 60_000;
+const PREPARED_MAX = 10_000;
 
 const start = workerData as WorkerStart;
 const port = parentPort!;
@@ -81,6 +85,7 @@ async function handle(call: HostCall): Promise<CallResult> {
       const p = await b.prepare(req);
       const handleId = nextHandle++;
       prepared.set(handleId, { prepared: p, at: now });
+      if (prepared.size > PREPARED_MAX) prepared.delete(prepared.keys().next().value!);
       return { method: 'prepare', handle: handleId, operation: p.operation, pattern: p.pattern, sudo: p.sudo };
     }
     case 'execute': {

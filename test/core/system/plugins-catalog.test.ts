@@ -154,6 +154,17 @@ describe('sys/plugins/catalog', function () {
     expect((await client.get('sys/mounts/echo-auto')).body.data).to.include({ plugin_version: 'v2.0.0', running_plugin_version: 'v2.0.0' });
   });
 
+  it('registers an unversioned entry, which a mount naming no version runs', async () => {
+    const sha = await installModule(dir.path, 'plain.mjs', echoSource({ name: 'plain' }));
+    expect((await client.post('sys/plugins/catalog/secret/plain', { sha256: sha, command: 'plain.mjs' })).status).to.equal(204);
+    expect((await client.get('sys/plugins/catalog/secret/plain')).body.data).to.include({ name: 'plain', version: '', builtin: false, sha256: sha });
+    expect((await client.post('sys/mounts/plain', { type: 'plain' })).status).to.equal(204);
+    expect((await client.get('sys/mounts/plain')).body.data).to.include({ plugin_version: '', running_plugin_version: '', running_sha256: sha });
+    expect((await client.delete('sys/plugins/catalog/secret/plain')).status).to.equal(400);
+    expect((await client.delete('sys/mounts/plain')).status).to.equal(204);
+    expect((await client.delete('sys/plugins/catalog/secret/plain')).status).to.equal(204);
+  });
+
   it('keeps the catalog and the mounts\' versions across a restart', async () => {
     const leveldb = await tempDir();
     try {

@@ -45,6 +45,15 @@ describe('isolated external plugins', function () {
     expect(info.version).to.equal('1.0.0');
   });
 
+  it('describes its paths from the worker: help and the OpenAPI document', async () => {
+    const help = await client.get('echo-a/data/x?help=1');
+    expect(help.status).to.equal(200);
+    expect(help.body.help).to.include('A stored value.');
+    const openapi = (await client.get('sys/internal/specs/openapi')).body;
+    expect(openapi.paths).to.include.keys('/echo-a/data/{name}', '/echo-b/info');
+    expect((await client.get('echo-a/nowhere?help=1')).status).to.equal(404);
+  });
+
   it('gives the worker only the catalog entry\'s environment and arguments, no client token and no headers', async () => {
     const info = (await client.get('echo-a/info', { headers: { 'X-Custom': 'x' } })).body.data;
     expect(info.env).to.deep.equal(['GREETING']);
