@@ -12,7 +12,7 @@ import { CLOSE_GRACE_MS, listen, type Listener, type TlsFiles } from './http/lis
 import { splitAddress, type ListenerConfig, type ListenerTls, type ServerConfig } from './config/config.js';
 import { PluginRegistry } from './plugins/registry.js';
 import { BUILTIN_PLUGINS } from './plugins/builtin.js';
-import type { IsolationLimits } from './plugins/isolation/isolated-backend.js';
+import { DEFAULT_ISOLATION_LIMITS, type IsolationLimits } from './plugins/isolation/isolated-backend.js';
 import { loadPluginDirectory } from './plugins/dev-plugins.js';
 import type { PhysicalStorage } from '../storage/storage.js';
 import { LevelDbStorage } from '../storage/leveldb.js';
@@ -36,7 +36,7 @@ export interface StartOptions {
   };
   /** Extra plugins (tests), run in-process as built-ins; the compiled-in ones are always registered. */
   readonly plugins?: readonly unknown[];
-  /** How external plugins' workers are bounded (memory, watchdog); defaults when omitted. */
+  /** How external plugins' workers are bounded (memory, watchdog); the configuration's when omitted. */
   readonly isolation?: IsolationLimits;
   readonly logger?: Logger;
   readonly clock?: Clock;
@@ -105,7 +105,10 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     physical,
     registry,
     ...(config.pluginDirectory ? { pluginDirectory: config.pluginDirectory } : {}),
-    ...(options.isolation ? { isolation: options.isolation } : {}),
+    isolation: options.isolation ?? {
+      memoryLimitMb: config.pluginMemoryLimitMb ?? DEFAULT_ISOLATION_LIMITS.memoryLimitMb,
+      watchdogMs: config.pluginWatchdogMs ?? DEFAULT_ISOLATION_LIMITS.watchdogMs,
+    },
     logger,
     ...(options.clock ? { clock: options.clock } : {}),
     defaultLeaseTtl: config.defaultLeaseTtl,
@@ -222,6 +225,8 @@ const RESTART_ONLY: Readonly<Record<Exclude<keyof ServerConfig, 'logLevel'>, str
   apiAddr: 'api_addr',
   clusterName: 'cluster_name',
   pluginDirectory: 'plugin_directory',
+  pluginMemoryLimitMb: 'plugin_memory_limit_mb',
+  pluginWatchdogMs: 'plugin_watchdog_timeout',
   pidFile: 'pid_file',
   disableUnauthedGenerateRoot: 'disable_unauthed_generate_root_endpoints',
   periodicIntervalMs: 'periodic_interval',
