@@ -34,7 +34,7 @@ export interface IsolationLimits {
 export const DEFAULT_ISOLATION_LIMITS: IsolationLimits = { memoryLimitMb: 128, watchdogMs: 10_000 };
 
 const WORKER_URL = new URL('./worker-main.js', import.meta.url);
-/** The SDK a plugin's `import … from 'keywarden/sdk'` gets: the host's own. */
+/** Where a plugin's import of the SDK (the specifier keywarden/sdk) leads: the host's own. */
 const SDK_URL = new URL('../../../sdk/index.js', import.meta.url).href;
 
 export interface IsolatedBackendOptions {
