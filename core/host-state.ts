@@ -21,6 +21,8 @@ import type { DependencyContainer } from './di/container.js';
 import { NotActiveError } from './errors.js';
 import { MountTable } from './mounts/mount-table.js';
 import type { PluginRegistry } from './plugins/registry.js';
+import type { PluginCatalog } from './plugins/catalog.js';
+import type { IsolationLimits } from './plugins/isolation/isolated-backend.js';
 import type { ClusterInfo } from './system/services.js';
 
 /** Storage key of the cluster's name and id, created on first unseal; shown by seal-status and health. */
@@ -30,6 +32,8 @@ export interface HostStateOptions {
   readonly container: DependencyContainer;
   readonly barrier: Barrier;
   readonly registry: PluginRegistry;
+  readonly catalog: PluginCatalog;
+  readonly isolation?: IsolationLimits;
   readonly logger: Logger;
   readonly clock: Clock;
   readonly defaults: { readonly defaultLeaseTtl: number; readonly maxLeaseTtl: number };
@@ -127,11 +131,13 @@ export class HostState {
 
   private async loadNow(): Promise<void> {
     if (this.table) return;
-    const { container, barrier, registry, logger, clock, defaults, tokens, policies, identity, audit } = this.options;
+    const { container, barrier, registry, catalog, isolation, logger, clock, defaults, tokens, policies, identity, audit } = this.options;
     const table = new MountTable({
       root: container,
       storage: barrier,
       registry,
+      catalog,
+      ...(isolation ? { isolation } : {}),
       logger,
       clock,
       defaults,

@@ -15,6 +15,8 @@ import { createRootContainer, registerValue, type DependencyContainer } from './
 import type { Backend } from './framework/backend.js';
 import type { MountTable } from './mounts/mount-table.js';
 import { PluginRegistry } from './plugins/registry.js';
+import { PluginCatalog } from './plugins/catalog.js';
+import type { IsolationLimits } from './plugins/isolation/isolated-backend.js';
 import { SealManager } from './seal/seal-manager.js';
 import { TokenStore } from './auth/token-store.js';
 import { PolicyStore } from './auth/policy-store.js';
@@ -38,6 +40,10 @@ export type { HostRequest, HostResponse } from './pipeline/types.js';
 export interface HostOptions {
   readonly physical: PhysicalStorage;
   readonly registry: PluginRegistry;
+  /** Where external plugins' modules live (the config's plugin_directory); none: built-ins only. */
+  readonly pluginDirectory?: string;
+  /** How external plugins' workers are bounded (defaults: DEFAULT_ISOLATION_LIMITS). */
+  readonly isolation?: IsolationLimits;
   readonly logger: Logger;
   readonly clock?: Clock;
   /** System TTL defaults in seconds (768h each unless configured). */
@@ -65,6 +71,7 @@ export class Host {
   readonly identity: IdentityStore;
   readonly audit: AuditBroker;
   readonly registry: PluginRegistry;
+  readonly catalog: PluginCatalog;
   readonly container: DependencyContainer;
   readonly ha: HaManager | undefined;
   private readonly state: HostState;
@@ -85,6 +92,7 @@ export class Host {
     this.policies = new PolicyStore(this.barrier);
     this.identity = new IdentityStore(this.barrier, clock);
     this.audit = new AuditBroker(this.barrier, this.logger, clock);
+    this.catalog = new PluginCatalog(this.barrier, this.registry, options.pluginDirectory);
     this.container = createRootContainer();
     registerValue(this.container, TOKENS.PhysicalStorage, options.physical);
     registerValue(this.container, TOKENS.Barrier, this.barrier);
@@ -98,6 +106,8 @@ export class Host {
       container: this.container,
       barrier: this.barrier,
       registry: this.registry,
+      catalog: this.catalog,
+      ...(options.isolation ? { isolation: options.isolation } : {}),
       logger: this.logger,
       clock,
       defaults,
@@ -126,6 +136,7 @@ export class Host {
       barrier: this.barrier,
       mounts: () => this.state.mounts,
       registry: this.registry,
+      catalog: this.catalog,
       clock,
       cluster: () => this.state.cluster,
       authz: { tokens: this.tokens, policies: this.policies, aclFor: (entry) => acls.aclFor(entry) },

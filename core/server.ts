@@ -12,7 +12,8 @@ import { CLOSE_GRACE_MS, listen, type Listener, type TlsFiles } from './http/lis
 import { splitAddress, type ListenerConfig, type ListenerTls, type ServerConfig } from './config/config.js';
 import { PluginRegistry } from './plugins/registry.js';
 import { BUILTIN_PLUGINS } from './plugins/builtin.js';
-import { loadPluginDirectory } from './plugins/loader.js';
+import { DEFAULT_ISOLATION_LIMITS, type IsolationLimits } from './plugins/isolation/isolated-backend.js';
+import { loadPluginDirectory } from './plugins/dev-plugins.js';
 import type { PhysicalStorage } from '../storage/storage.js';
 import { LevelDbStorage } from '../storage/leveldb.js';
 import { MemoryStorage } from '../storage/memory.js';
@@ -28,9 +29,15 @@ import { ensurePrivateDirectory, writePrivateFile } from './private-files.js';
 export interface StartOptions {
   readonly config: ServerConfig;
   /** Dev mode: initialize on first start, keep the unseal key beside the data, auto-unseal. */
-  readonly dev?: { readonly stateFile: string };
-  /** Extra plugins (tests); built-ins are always registered. */
+  readonly dev?: {
+    readonly stateFile: string;
+    /** `-dev-plugin-dir`: modules loaded in-process as built-ins (see plugins/dev-plugins.ts). */
+    readonly pluginDirectory?: string;
+  };
+  /** Extra plugins (tests), run in-process as built-ins; the compiled-in ones are always registered. */
   readonly plugins?: readonly unknown[];
+  /** How external plugins' workers are bounded (memory, watchdog); the configuration's when omitted. */
+  readonly isolation?: IsolationLimits;
   readonly logger?: Logger;
   readonly clock?: Clock;
   /**
@@ -82,10 +89,10 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const registry = new PluginRegistry();
   for (const plugin of BUILTIN_PLUGINS) registry.register(plugin);
   for (const plugin of options.plugins ?? []) registry.register(plugin, 'the embedding program');
-  if (config.pluginDirectory) {
-    const report = await loadPluginDirectory(registry, config.pluginDirectory);
+  if (options.dev?.pluginDirectory) {
+    const report = await loadPluginDirectory(registry, options.dev.pluginDirectory);
     for (const failure of report.failed) logger.error({ file: failure.file }, failure.error);
-    for (const loaded of report.loaded) logger.info({ plugin: loaded.name, version: loaded.version }, 'plugin loaded');
+    for (const loaded of report.loaded) logger.warn({ plugin: loaded.name, version: loaded.version }, 'dev mode: plugin loaded in-process, unchecked');
   }
 
   // Loaded (and warmed up) once per server: every transit mount shares it.
@@ -99,6 +106,11 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const host = new Host({
     physical,
     registry,
+    ...(config.pluginDirectory ? { pluginDirectory: config.pluginDirectory } : {}),
+    isolation: options.isolation ?? {
+      memoryLimitMb: config.pluginMemoryLimitMb ?? DEFAULT_ISOLATION_LIMITS.memoryLimitMb,
+      watchdogMs: config.pluginWatchdogMs ?? DEFAULT_ISOLATION_LIMITS.watchdogMs,
+    },
     logger,
     ...(options.clock ? { clock: options.clock } : {}),
     defaultLeaseTtl: config.defaultLeaseTtl,
@@ -215,6 +227,8 @@ const RESTART_ONLY: Readonly<Record<Exclude<keyof ServerConfig, 'logLevel'>, str
   apiAddr: 'api_addr',
   clusterName: 'cluster_name',
   pluginDirectory: 'plugin_directory',
+  pluginMemoryLimitMb: 'plugin_memory_limit_mb',
+  pluginWatchdogMs: 'plugin_watchdog_timeout',
   pidFile: 'pid_file',
   disableUnauthedGenerateRoot: 'disable_unauthed_generate_root_endpoints',
   periodicIntervalMs: 'periodic_interval',

@@ -22,6 +22,7 @@ import { registerToken } from './commands/token.js';
 import { registerLogin } from './commands/login.js';
 import { registerUnwrap } from './commands/unwrap.js';
 import { registerPathHelp } from './commands/path-help.js';
+import { registerPlugin } from './commands/plugin.js';
 import { registerCompletion } from './commands/completion.js';
 import { processIo } from './process-io.js';
 
@@ -62,6 +63,7 @@ export async function main(argv: readonly string[], io: Io = processIo(), env: N
   registerLogin(program, ctx);
   registerUnwrap(program, ctx);
   registerPathHelp(program, ctx);
+  registerPlugin(program, ctx);
   registerCompletion(program, ctx);
   const everyCommand = (command: Command): Command[] => [command, ...command.commands.flatMap(everyCommand)];
   for (const command of everyCommand(program)) command.exitOverride().showHelpAfterError();

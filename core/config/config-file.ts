@@ -40,6 +40,8 @@ export interface FileSettings {
   readonly maxLeaseTtl?: Setting<number>;
   readonly logLevel?: Setting<LogLevel>;
   readonly pluginDirectory?: Setting<string>;
+  readonly pluginMemoryLimitMb?: Setting<number>;
+  readonly pluginWatchdogMs?: Setting<number>;
   readonly pidFile?: Setting<string>;
   readonly periodicIntervalMs?: Setting<number>;
   readonly cloudAuth?: Setting<CloudAuthConfig>;
@@ -53,7 +55,7 @@ export interface SourceFile {
 
 const TOP_LEVEL_KEYS = [
   'listener', 'storage', 'api_addr', 'cluster_name', 'ui', 'telemetry', 'default_lease_ttl', 'max_lease_ttl',
-  'log_level', 'log_format', 'plugin_directory', 'pid_file', 'periodic_interval', 'disable_mlock', 'cloud_auth',
+  'log_level', 'log_format', 'plugin_directory', 'plugin_memory_limit_mb', 'plugin_watchdog_timeout', 'pid_file', 'periodic_interval', 'disable_mlock', 'cloud_auth',
 ] as const;
 
 const LISTENER_KEYS = [
@@ -106,6 +108,14 @@ export function readConfigDocument(doc: HclObject, source: SourceFile): FileSett
     maxLeaseTtl: read('max_lease_ttl', leaseTtl),
     logLevel: read('log_level', logLevel),
     pluginDirectory: read('plugin_directory', (value, where) => path.resolve(source.dir, nonEmptyString(value, where))),
+    pluginMemoryLimitMb: read('plugin_memory_limit_mb', (value, where) => {
+      const mb = integer(value, where);
+      return mb >= 16 ? mb : fail(where, `must be at least 16 (MB), got ${mb}`);
+    }),
+    pluginWatchdogMs: read('plugin_watchdog_timeout', (value, where) => {
+      const ms = durationMillis(value, where);
+      return ms >= 100 ? ms : fail(where, 'must be at least 100ms');
+    }),
     pidFile: read('pid_file', (value, where) => path.resolve(source.dir, nonEmptyString(value, where))),
     periodicIntervalMs: read('periodic_interval', durationMillis),
     cloudAuth: read('cloud_auth', (value, where) => readCloudAuth(value, where, source)),

@@ -78,8 +78,12 @@ export interface ServerConfig {
   /** The name a new cluster gets on its first unseal (`keywarden-cluster-…` otherwise). */
   readonly clusterName?: string;
   readonly logLevel: LogLevel;
-  /** A directory of plugin modules (`*.js`, default export a plugin manifest). */
+  /** Where external plugin modules live; one runs only once registered in the catalog with its SHA-256. */
   readonly pluginDirectory?: string;
+  /** Heap limit of each external plugin's worker, MB (`plugin_memory_limit_mb`, default 128). */
+  readonly pluginMemoryLimitMb?: number;
+  /** How long an external plugin's worker may leave the watchdog unanswered, ms (`plugin_watchdog_timeout`, default 10s). */
+  readonly pluginWatchdogMs?: number;
   /** Where `keywarden server` writes its process id while it runs (`pid_file`). */
   readonly pidFile?: string;
   /** Vault's unauthenticated root generation is off (`disable_unauthed_generate_root_endpoints` on the listeners). */
@@ -161,6 +165,8 @@ function mergeSettings(files: readonly FileSettings[]): FileSettings {
     maxLeaseTtl: larger(a.maxLeaseTtl, b.maxLeaseTtl),
     logLevel: b.logLevel ?? a.logLevel,
     pluginDirectory: b.pluginDirectory ?? a.pluginDirectory,
+    pluginMemoryLimitMb: b.pluginMemoryLimitMb ?? a.pluginMemoryLimitMb,
+    pluginWatchdogMs: b.pluginWatchdogMs ?? a.pluginWatchdogMs,
     pidFile: b.pidFile ?? a.pidFile,
     periodicIntervalMs: b.periodicIntervalMs ?? a.periodicIntervalMs,
     cloudAuth: b.cloudAuth ?? a.cloudAuth,
@@ -207,6 +213,8 @@ function finishConfig(settings: FileSettings, source: string): ServerConfig {
     ...(settings.clusterName ? { clusterName: settings.clusterName.value } : {}),
     logLevel: settings.logLevel?.value ?? 'info',
     ...(settings.pluginDirectory ? { pluginDirectory: settings.pluginDirectory.value } : {}),
+    ...(settings.pluginMemoryLimitMb ? { pluginMemoryLimitMb: settings.pluginMemoryLimitMb.value } : {}),
+    ...(settings.pluginWatchdogMs ? { pluginWatchdogMs: settings.pluginWatchdogMs.value } : {}),
     ...(settings.pidFile ? { pidFile: settings.pidFile.value } : {}),
     ...(disableUnauthedGenerateRoot(settings.listeners) ? { disableUnauthedGenerateRoot: true } : {}),
     periodicIntervalMs: settings.periodicIntervalMs?.value ?? 60_000,

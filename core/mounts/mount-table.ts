@@ -11,6 +11,8 @@ import type { Backend } from '../framework/backend.js';
 import { BadRequestError, ConflictError, UnavailableError } from '../errors.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import type { SystemView } from '../plugins/plugin.js';
+import { PluginCatalog, type ResolvedPlugin } from '../plugins/catalog.js';
+import { DEFAULT_ISOLATION_LIMITS, IsolatedBackend, type IsolationLimits } from '../plugins/isolation/isolated-backend.js';
 import type { Clock } from '../clock.js';
 import type { Storage } from '../../storage/storage.js';
 import { StorageView, deletePrefix } from '../../storage/view.js';
@@ -62,6 +64,8 @@ export class LiveMount {
   container: DependencyContainer | undefined;
   /** Why the backend could not be built; requests to the mount fail with it. */
   failure: string | undefined;
+  /** The plugin version the current backend runs, and its module's SHA-256 (empty for a built-in). */
+  running: { readonly version: string; readonly sha256: string } | undefined;
   /** Requests on the current backend; a swap starts a new count so the old backend drains on its own. */
   private inflight = new InFlight();
 
@@ -101,11 +105,12 @@ export class LiveMount {
    * Puts a new backend in place: requests from now on get it. Resolves when the requests still
    * holding the previous backend have ended, so a busy mount cannot hold a reload back forever.
    */
-  swap(backend: Backend, container: DependencyContainer): Promise<void> {
+  swap(backend: Backend, container: DependencyContainer, running: LiveMount['running']): Promise<void> {
     const previous = this.inflight;
     this.inflight = new InFlight();
     this.backend = backend;
     this.container = container;
+    this.running = running;
     this.failure = undefined;
     return previous.idle();
   }
@@ -125,7 +130,12 @@ export interface EnableInput {
 export interface MountTableDeps {
   readonly root: DependencyContainer;
   readonly storage: Storage;
+  /** Built-in plugins: they run in-process. */
   readonly registry: PluginRegistry;
+  /** Every plugin a mount may run; built from `registry` alone (no external plugins) when omitted. */
+  readonly catalog?: PluginCatalog;
+  /** How external plugins' workers are bounded. */
+  readonly isolation?: IsolationLimits;
   readonly logger: Logger;
   readonly clock: Clock;
   readonly defaults: SystemDefaults;
@@ -138,8 +148,11 @@ export interface MountTableDeps {
 export class MountTable {
   private readonly mounts = new Map<string, LiveMount>();
   private mutation: Promise<unknown> = Promise.resolve();
+  private readonly catalog: PluginCatalog;
 
-  constructor(private readonly deps: MountTableDeps) {}
+  constructor(private readonly deps: MountTableDeps) {
+    this.catalog = deps.catalog ?? new PluginCatalog(deps.storage, deps.registry, undefined);
+  }
 
   /** Reads both tables and builds every backend; a plugin that fails is logged and its mount marked failed. */
   async load(): Promise<void> {
@@ -212,9 +225,10 @@ export class MountTable {
     return this.serialize(async () => {
       const path = normalizeMountPath(rawPath);
       this.checkPathFree(table, path);
-      const manifest = this.deps.registry.get(input.type, table);
+      const resolved = await this.catalog.resolve(table, input.type, input.plugin_version ?? '');
       const entry = this.newEntry(table, path, input, false);
-      entry.plugin_version = manifest.version;
+      // As in Vault: an explicit version is kept; a version chosen because it is the only one registered is pinned.
+      entry.plugin_version = input.plugin_version || !resolved.builtin ? resolved.version : '';
       const live = new LiveMount(entry, new StorageView(this.deps.storage, storagePrefixOf(entry)));
       await this.start(live);
       this.mounts.set(live.routePrefix, live);
@@ -326,7 +340,7 @@ export class MountTable {
         if (live.entry.builtin) continue;
         const old = { backend: live.backend, container: live.container };
         const fresh = await this.build(live);
-        await live.swap(fresh.backend, fresh.container);
+        await live.swap(fresh.backend, fresh.container, fresh.running);
         await this.cleanup(old.backend, old.container, live.routePrefix);
         this.deps.logger.info({ mount: live.routePrefix, type: live.entry.type }, 'mount reloaded');
       }
@@ -430,11 +444,14 @@ export class MountTable {
     const built = await this.build(live);
     live.backend = built.backend;
     live.container = built.container;
+    live.running = built.running;
     live.failure = undefined;
   }
 
-  private async build(live: LiveMount): Promise<{ backend: Backend; container: DependencyContainer }> {
-    const manifest = this.deps.registry.get(live.entry.type, live.entry.table);
+  private async build(live: LiveMount): Promise<{ backend: Backend; container: DependencyContainer; running: LiveMount['running'] }> {
+    const resolved = await this.catalog.resolve(live.entry.table, live.entry.type, live.entry.plugin_version);
+    if (!resolved.builtin) return this.buildIsolated(live, resolved);
+    const manifest = resolved.manifest;
     const container = this.deps.root.createChildContainer();
     const logger = this.deps.logger.child({ mount: live.routePrefix });
     registerValue(container, TOKENS.MountContext, live.entry);
@@ -450,11 +467,34 @@ export class MountTable {
         clock: this.deps.clock,
         system: this.systemViewFor(live),
       });
-      return { backend, container };
+      return { backend, container, running: { version: resolved.version, sha256: '' } };
     } catch (err) {
       await container.dispose();
       throw err;
     }
+  }
+
+  /** An external plugin: its backend runs in a worker of its own; the mount's container holds nothing of it. */
+  private async buildIsolated(
+    live: LiveMount,
+    resolved: Extract<ResolvedPlugin, { builtin: false }>,
+  ): Promise<{ backend: Backend; container: DependencyContainer; running: LiveMount['running'] }> {
+    const view = this.systemViewFor(live);
+    const backend = await IsolatedBackend.start({
+      entry: resolved.entry,
+      directory: this.catalog.directory,
+      mount: () => live.entry,
+      storage: live.storage,
+      logger: this.deps.logger.child({ mount: live.routePrefix, plugin: resolved.entry.name }),
+      system: () => ({ defaultLeaseTtl: view.defaultLeaseTtl(), maxLeaseTtl: view.maxLeaseTtl() }),
+      limits: this.deps.isolation ?? DEFAULT_ISOLATION_LIMITS,
+    });
+    return { backend, container: this.deps.root.createChildContainer(), running: { version: resolved.version, sha256: resolved.entry.sha256 } };
+  }
+
+  /** Checks that `version` of the mount's plugin is in the catalog (a tune asks for it; a reload runs it). */
+  async checkPluginVersion(table: MountTableName, type: string, version: string): Promise<string> {
+    return (await this.catalog.resolve(table, type, version)).version;
   }
 
   private async stop(live: LiveMount): Promise<void> {
@@ -463,6 +503,7 @@ export class MountTable {
     await this.cleanup(live.backend, live.container, live.routePrefix);
     live.backend = undefined;
     live.container = undefined;
+    live.running = undefined;
   }
 
   private async cleanup(backend: Backend | undefined, container: DependencyContainer | undefined, prefix: string): Promise<void> {

@@ -14,6 +14,9 @@ import { remountPath } from './paths/remount.js';
 import { remountStatusPath } from './paths/remount-status.js';
 import { MountMigrations } from './mount-migrations.js';
 import { pluginsReloadPath } from './paths/plugins-reload.js';
+import { pluginsCatalogPath } from './paths/plugins-catalog.js';
+import { pluginsCatalogTypePath } from './paths/plugins-catalog-type.js';
+import { pluginsCatalogNamePath } from './paths/plugins-catalog-name.js';
 import { policyPaths } from './paths/policies.js';
 import { capabilityPaths } from './paths/capabilities.js';
 import { auditPaths } from './paths/audit.js';
@@ -51,6 +54,9 @@ export function createSystemBackend(services: SystemServices): FrameworkBackend 
       remountPath(services, migrations),
       remountStatusPath(services, migrations),
       pluginsReloadPath(services),
+      pluginsCatalogPath(services),
+      pluginsCatalogTypePath(services),
+      pluginsCatalogNamePath(services),
       ...policyPaths(() => services.authz.policies),
       ...capabilityPaths(() => services.authz),
       ...auditPaths(() => services.audit),

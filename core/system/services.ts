@@ -3,6 +3,7 @@ import type { SealManager } from '../seal/seal-manager.js';
 import type { MountTable } from '../mounts/mount-table.js';
 import type { Barrier } from '../../storage/barrier.js';
 import type { PluginRegistry } from '../plugins/registry.js';
+import type { PluginCatalog } from '../plugins/catalog.js';
 import type { Clock } from '../clock.js';
 import type { TokenEntry, TokenStore } from '../auth/token-store.js';
 import type { PolicyStore } from '../auth/policy-store.js';
@@ -29,6 +30,8 @@ export interface SystemServices {
   /** Undefined while sealed. */
   mounts(): MountTable | undefined;
   readonly registry: PluginRegistry;
+  /** Built-in and registered external plugins (sys/plugins/catalog). */
+  readonly catalog: PluginCatalog;
   readonly clock: Clock;
   /** Undefined while sealed. */
   cluster(): ClusterInfo | undefined;

@@ -92,7 +92,7 @@ describe('server on LevelDB', function () {
     expect((await client.get('crypto/eu/notes/shared')).body.data.text).to.equal(`${marker}-eu`);
     expect((await client.get('team-a/notes/shared')).body.data.text).to.equal(`${marker}-a`);
     const mounts = await client.get('sys/mounts');
-    expect(mounts.body.data['crypto/eu/']).to.include({ type: 'notes', description: 'EU notes', running_plugin_version: '1.2.3' });
+    expect(mounts.body.data['crypto/eu/']).to.include({ type: 'notes', description: 'EU notes', running_plugin_version: 'v1.2.3+builtin' });
     expect(mounts.body.data['crypto/eu/'].uuid).to.not.equal(mounts.body.data['team-a/'].uuid);
     expect(mounts.body.data['crypto/eu/'].accessor).to.match(/^notes_[0-9a-f]{8}$/);
   });

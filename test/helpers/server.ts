@@ -7,6 +7,7 @@ import { startServer, type RunningServer } from '../../core/server.js';
 import type { ServerConfig } from '../../core/config/config.js';
 import notesPlugin from '../fixtures/plugins/notes.js';
 import type { Clock } from '../../core/clock.js';
+import type { IsolationLimits } from '../../core/plugins/isolation/isolated-backend.js';
 import { TestClient } from './http.js';
 
 export interface TestServerOptions {
@@ -17,6 +18,8 @@ export interface TestServerOptions {
   readonly maxRequestSize?: number;
   readonly periodicIntervalMs?: number;
   readonly clock?: Clock;
+  /** Limits of external plugins' workers. */
+  readonly isolation?: IsolationLimits;
 }
 
 /** A clock tests move by hand, so expiry needs no sleeping. */
@@ -48,6 +51,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     plugins: options.plugins ?? [notesPlugin],
     logger: pino({ level: 'silent' }),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.isolation ? { isolation: options.isolation } : {}),
   });
   return Object.assign(server, { client: new TestClient(server.address) });
 }

@@ -13,6 +13,7 @@ interface EnableOptions extends GlobalOptions {
   readonly options?: string[];
   /** Shorthand for options version=N (kv: 1 or 2), as vault's -version. */
   readonly version?: string;
+  readonly pluginVersion?: string;
 }
 
 function registerTable(program: Command, ctx: CliContext, name: 'secrets' | 'auth'): void {
@@ -27,6 +28,7 @@ function registerTable(program: Command, ctx: CliContext, name: 'secrets' | 'aut
     .option('--max-lease-ttl <duration>', 'maximum lease TTL of the mount')
     .option('--options <k=v...>', 'plugin options')
     .option('--version <n>', 'the engine version to run, where an engine has several (kv: 1 or 2); sets options version=N')
+    .option('--plugin-version <version>', 'the catalog version of the plugin to run')
     .action(async (type: string, opts: EnableOptions) => {
       const path = (opts.path ?? type).replace(/^\/+|\/+$/g, '');
       const given = opts.options ? await parseKeyValues(opts.options, ctx.io) : undefined;
@@ -40,6 +42,7 @@ function registerTable(program: Command, ctx: CliContext, name: 'secrets' | 'aut
           ...(opts.maxLeaseTtl ? { max_lease_ttl: opts.maxLeaseTtl } : {}),
         },
         ...(options ? { options } : {}),
+        ...(opts.pluginVersion ? { plugin_version: opts.pluginVersion } : {}),
       }));
       ctx.io.out(`Success! Enabled the ${type} ${what} at: ${name === 'auth' ? 'auth/' : ''}${path}/\n`);
     });

@@ -19,7 +19,7 @@ export function registerServer(program: Command, setExit: (code: number) => void
     .description('Run the server: -dev for a local development server, -config PATH for production')
     .option('--dev', 'development mode: LevelDB under ./data/dev, initialized and unsealed automatically')
     .addOption(new Option('--dev-listen-address <address>', 'dev mode: the address to listen on').default('127.0.0.1:8200').env('KEYWARDEN_DEV_LISTEN_ADDRESS'))
-    .option('--dev-plugin-dir <dir>', 'dev mode: a directory of extra plugin modules to load')
+    .option('--dev-plugin-dir <dir>', 'dev mode: a directory of plugin modules to load in-process, unchecked (elsewhere plugins run from the catalog)')
     .option(
       '--config <path>',
       'a configuration file (HCL or JSON) or a directory of them; may be given more than once, later ones override earlier ones',
@@ -62,7 +62,10 @@ async function runServer(opts: ServerOptions): Promise<number> {
     pidFile = config.pidFile;
     const logger = serverLogger(config);
     logProcessWarnings(logger);
-    server = await startServer({ config, logger, ...(opts.dev ? { dev: { stateFile: path.join(dataDir, 'dev-unseal.json') } } : {}) });
+    const dev = opts.dev
+      ? { stateFile: path.join(dataDir, 'dev-unseal.json'), ...(opts.devPluginDir ? { pluginDirectory: path.resolve(opts.devPluginDir) } : {}) }
+      : undefined;
+    server = await startServer({ config, logger, ...(dev ? { dev } : {}) });
   } catch (err) {
     // Known start-up failures (bad config, locked storage, database down, port in use) read as one line, no stack.
     const known =

@@ -5,7 +5,6 @@
 import { BadRequestError } from '../../errors.js';
 import { compileFields, refuseUnhonoured, type FieldSpecs } from '../../framework/index.js';
 import type { MountConfig, MountEntry, MountTableName } from '../../mounts/mount-entry.js';
-import type { PluginRegistry } from '../../plugins/registry.js';
 
 export const MOUNT_CONFIG_FIELDS = {
   default_lease_ttl: { type: 'duration', description: 'Default lease TTL for this mount; "" or 0 means the system default.' },
@@ -23,7 +22,7 @@ export const MOUNT_CONFIG_FIELDS = {
     description: 'Auth mounts: the type of token logins issue.',
     allowedValues: ['default-service', 'default-batch', 'service', 'batch'],
   },
-  plugin_version: { type: 'string', description: 'The plugin version to run: only the registered version of the type can run here.' },
+  plugin_version: { type: 'string', description: 'The catalog version of the plugin to run; a tune takes effect at the next reload (sys/plugins/reload/backend).' },
 } as const satisfies FieldSpecs;
 
 /**
@@ -55,7 +54,7 @@ const parser = compileFields(MOUNT_CONFIG_FIELDS);
 
 /**
  * Parses a `config` object into the fields it sets, refusing the fields no mount here honours.
- * Its plugin_version is for the caller to check (checkPluginVersion); it is not stored.
+ * Its plugin_version is returned apart: the mount table checks it against the catalog.
  */
 export function parseMountConfig(
   raw: Record<string, unknown> | undefined,
@@ -81,18 +80,6 @@ export function parseMountConfig(
 }
 
 /**
- * A requested plugin_version must be the registered one (with or without Vault's leading "v"):
- * only that version can run, and running it under another version's name would be a lie.
- */
-export function checkPluginVersion(registry: PluginRegistry, type: string, table: MountTableName, requested: string | undefined): void {
-  if (requested === undefined) return;
-  const registered = registry.get(type, table).version;
-  if (requested.replace(/^v/, '') !== registered) {
-    throw new BadRequestError(`plugin_version "${requested}" is not available for type "${type}": the registered version is "${registered}"`);
-  }
-}
-
-/**
  * Checks a mount's effective TTLs against each other. As in Vault, a mount's own max_lease_ttl may
  * exceed the system maximum (an operator raising one mount's limit); only default ≤ max is checked.
  */
@@ -113,8 +100,11 @@ export function parseOptions(raw: Record<string, unknown> | undefined): Record<s
   return out;
 }
 
-/** A mount as sys/mounts and sys/auth list it. */
-export function mountInfo(entry: MountEntry): Record<string, unknown> {
+/**
+ * A mount as sys/mounts and sys/auth list it: `plugin_version` is the version asked for (empty:
+ * chosen by the catalog), `running_*` what the live backend runs (empty when it failed to start).
+ */
+export function mountInfo(entry: MountEntry, running?: { readonly version: string; readonly sha256: string }): Record<string, unknown> {
   const c = entry.config;
   return {
     type: entry.type,
@@ -125,9 +115,9 @@ export function mountInfo(entry: MountEntry): Record<string, unknown> {
     seal_wrap: entry.seal_wrap,
     external_entropy_access: entry.external_entropy_access,
     options: entry.options,
-    plugin_version: '',
-    running_plugin_version: entry.plugin_version,
-    running_sha256: '',
+    plugin_version: entry.plugin_version,
+    running_plugin_version: running?.version ?? '',
+    running_sha256: running?.sha256 ?? '',
     config: {
       default_lease_ttl: c.default_lease_ttl,
       max_lease_ttl: c.max_lease_ttl,
@@ -151,6 +141,7 @@ export function tuneInfo(entry: MountEntry, defaults: { defaultLeaseTtl: number;
     max_lease_ttl: c.max_lease_ttl || defaults.maxLeaseTtl,
     force_no_cache: c.force_no_cache,
     ...(entry.options ? { options: entry.options } : {}),
+    ...(entry.plugin_version ? { plugin_version: entry.plugin_version } : {}),
     ...(entry.table === 'auth' ? { token_type: c.token_type ?? 'default-service' } : {}),
     ...(c.audit_non_hmac_request_keys.length ? { audit_non_hmac_request_keys: c.audit_non_hmac_request_keys } : {}),
     ...(c.audit_non_hmac_response_keys.length ? { audit_non_hmac_response_keys: c.audit_non_hmac_response_keys } : {}),

@@ -6,7 +6,7 @@ import { BadRequestError } from '../../errors.js';
 import { definePath, type AnyPathDefinition } from '../../framework/index.js';
 import { defaultMountConfig, type MountTableName } from '../../mounts/mount-entry.js';
 import { unsealedMounts, type SystemServices } from '../services.js';
-import { checkLeaseTtls, checkPluginVersion, mountInfo, parseMountConfig, parseOptions, tuneInfo, MOUNT_CONFIG_FIELDS, REFUSED_TUNE_FIELDS } from './mount-config.js';
+import { checkLeaseTtls, mountInfo, parseMountConfig, parseOptions, tuneInfo, MOUNT_CONFIG_FIELDS, REFUSED_TUNE_FIELDS } from './mount-config.js';
 
 interface TableWording {
   readonly prefix: 'mounts' | 'auth';
@@ -37,7 +37,8 @@ export function mountTablePaths(services: SystemServices, table: MountTableName)
         summary: `List the enabled ${w.what}s.`,
         handler: async () => {
           const data: Record<string, unknown> = {};
-          for (const entry of unsealedMounts(services).entries(table)) data[entry.path] = mountInfo(entry);
+          const mounts = unsealedMounts(services);
+          for (const entry of mounts.entries(table)) data[entry.path] = mountInfo(entry, mounts.live(table, entry.path).running);
           return { data };
         },
       },
@@ -61,7 +62,7 @@ export function mountTablePaths(services: SystemServices, table: MountTableName)
       },
       external_entropy_access: { type: 'bool', description: 'Not supported (Vault Enterprise): must be false.', default: false },
       plugin_name: { type: 'string', description: 'Deprecated alias of type.', deprecated: true },
-      plugin_version: { type: 'string', description: 'The plugin version to run: only the registered version of the type can run here.' },
+      plugin_version: { type: 'string', description: 'The catalog version of the plugin to run (sys/plugins/catalog); omitted, the unversioned, the only registered or the built-in one.' },
     },
     refusedFields: {
       seal_wrap: 'seal wrapping is a Vault Enterprise feature; values here are encrypted by the barrier only',
@@ -72,7 +73,7 @@ export function mountTablePaths(services: SystemServices, table: MountTableName)
         summary: `Read one ${w.what}.`,
         handler: async (_req, input) => {
           const live = unsealedMounts(services).live(table, input.path);
-          return { data: mountInfo(live.entry) };
+          return { data: mountInfo(live.entry, live.running) };
         },
       },
       update: {
@@ -85,8 +86,10 @@ export function mountTablePaths(services: SystemServices, table: MountTableName)
           const type = alias ? 'kv' : given;
           if (input.external_entropy_access) throw new BadRequestError('external_entropy_access is not supported');
           const { config, pluginVersion } = parseMountConfig(input.config, table);
-          checkPluginVersion(services.registry, type, table, input.plugin_version);
-          checkPluginVersion(services.registry, type, table, pluginVersion);
+          if (input.plugin_version && pluginVersion && input.plugin_version !== pluginVersion) {
+            throw new BadRequestError('plugin_version and config.plugin_version differ: set one');
+          }
+          const version = input.plugin_version || pluginVersion;
           const entryConfig = { ...defaultMountConfig(), ...config };
           checkLeaseTtls(entryConfig, services.maxLeaseTtl);
           await unsealedMounts(services).enable(table, input.path, {
@@ -95,6 +98,7 @@ export function mountTablePaths(services: SystemServices, table: MountTableName)
             config,
             options: alias ? { ...parseOptions(input.options), version: alias } : parseOptions(input.options),
             local: input.local,
+            ...(version ? { plugin_version: version } : {}),
           });
           return null;
         },
@@ -136,13 +140,17 @@ export function mountTablePaths(services: SystemServices, table: MountTableName)
         handler: async (_req, input) => {
           const { path, description, options, plugin_version: version, ...rest } = input;
           const { config } = parseMountConfig(rest, table);
-          checkPluginVersion(services.registry, unsealedMounts(services).live(table, path).entry.type, table, version);
-          await unsealedMounts(services).tune(table, path, (entry) => {
+          const mounts = unsealedMounts(services);
+          const live = mounts.live(table, path);
+          // The version must be in the catalog now; the mount runs it from its next reload on, as in Vault.
+          const pinned = version ? await mounts.checkPluginVersion(table, live.entry.type, version) : undefined;
+          await mounts.tune(table, path, (entry) => {
             const next = { ...entry.config, ...config };
             checkLeaseTtls(next, services.maxLeaseTtl);
             entry.config = next;
             if (typeof description === 'string') entry.description = description;
             if (options) entry.options = { ...(entry.options ?? {}), ...parseOptions(options) };
+            if (pinned !== undefined) entry.plugin_version = pinned;
           });
           return null;
         },

@@ -23,7 +23,7 @@ export function pluginsReloadPath(services: SystemServices) {
           const table = unsealedMounts(services);
           let targets: LiveMount[];
           if (hasPlugin) {
-            if (!services.registry.has(input.plugin!)) throw new BadRequestError(`plugin not found in the catalog: ${input.plugin}`);
+            if (!(await services.catalog.has(input.plugin!))) throw new BadRequestError(`plugin not found in the catalog: ${input.plugin}`);
             targets = table.byType(input.plugin!);
           } else {
             targets = input.mounts!.map((raw) => {

@@ -10,7 +10,9 @@
  * path fields, so they have a table of their own below.
  */
 import { expect } from 'chai';
-import { startUnsealedServer } from '../../helpers/server.js';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { startUnsealedServer, tempDir } from '../../helpers/server.js';
 import { TestClient, type TestResponse } from '../../helpers/http.js';
 import type { RunningServer } from '../../../core/server.js';
 
@@ -46,6 +48,8 @@ const TUNE_SECRET: ReadonlyArray<[string, unknown]> = [
 ];
 const TUNE_AUTH = TUNE_SECRET.filter(([field]) => field !== 'allowed_managed_keys' && field !== 'delegated_auth_accessors');
 
+const CATALOG_BODY = { sha256: '0'.repeat(64), command: 'refused.mjs' };
+
 const REFUSALS: readonly Refusal[] = [
   { listed: '/sys/mounts/{path}', field: 'seal_wrap', method: 'POST', path: 'sys/mounts/wrapped', body: { type: 'transit' }, value: true },
   { listed: '/sys/auth/{path}', field: 'seal_wrap', method: 'POST', path: 'sys/auth/wrapped', body: { type: 'cloud' }, value: true },
@@ -59,6 +63,8 @@ const REFUSALS: readonly Refusal[] = [
     body: { paths: ['transit/keys/ed'] },
     value: 'hvs.someone-elses-token',
   },
+  { listed: '/sys/plugins/catalog/{type}/{name}', field: 'oci_image', method: 'POST', path: 'sys/plugins/catalog/secret/refused', body: CATALOG_BODY, value: 'image:1' },
+  { listed: '/sys/plugins/catalog/{type}/{name}', field: 'runtime', method: 'POST', path: 'sys/plugins/catalog/secret/refused', body: CATALOG_BODY, value: 'gvisor' },
   { listed: '/sys/internal/specs/openapi', field: 'generic_mount_paths', method: 'GET', path: 'sys/internal/specs/openapi', body: {}, value: 'true' },
   { listed: '/auth/token/lookup-self', field: 'token', method: 'POST', path: 'auth/token/lookup-self', body: {}, value: 'hvs.someone-elses-token' },
   {
@@ -129,8 +135,13 @@ describe('fields Vault defines that Keywarden does not honour', function () {
   let server: RunningServer & { client: TestClient; rootToken: string };
   let root: TestClient;
 
+  let plugins: { path: string; remove: () => Promise<void> };
+
   before(async () => {
-    server = await startUnsealedServer({ plugins: [] });
+    // A plugin directory with one module, so a catalog registration without a refused field succeeds.
+    plugins = await tempDir('keywarden-plugins-');
+    await writeFile(path.join(plugins.path, 'refused.mjs'), 'export default {};');
+    server = await startUnsealedServer({ plugins: [], pluginDirectory: plugins.path });
     root = server.client;
     expect((await root.post('sys/mounts/transit', { type: 'transit' })).status).to.equal(204);
     expect((await root.post('sys/auth/cloud', { type: 'cloud' })).status).to.equal(204);
@@ -138,7 +149,10 @@ describe('fields Vault defines that Keywarden does not honour', function () {
     state.signature = (await root.post('transit/sign/ed', { input: ED_INPUT })).body.data.signature;
     state.child = (await root.post('auth/token/create', { policies: ['default'], ttl: '1h' })).body.auth.client_token;
   });
-  after(() => server.close());
+  after(async () => {
+    await server.close();
+    await plugins.remove();
+  });
 
   function send(method: Method, path: string, data: Record<string, unknown>, token?: string): Promise<TestResponse> {
     const client = token ? new TestClient(server.address, token) : root;
@@ -248,8 +262,8 @@ describe('fields Vault defines that Keywarden does not honour', function () {
       expect((await root.get('transit/keys/one-way')).body.data).to.include({ exportable: true, allow_plaintext_backup: true });
     });
 
-    it('sys/mounts refuses a plugin_version other than the registered one, on enable and on tune', async () => {
-      const expected = 'plugin_version "v9.9.9" is not available for type "transit": the registered version is "0.1.0"';
+    it('sys/mounts refuses a plugin_version that is not in the catalog, on enable and on tune', async () => {
+      const expected = 'plugin_version "v9.9.9" is not available for type "transit": registered versions are v0.1.0+builtin';
       const enable = await root.post('sys/mounts/versioned', { type: 'transit', plugin_version: 'v9.9.9' });
       expect(enable.status).to.equal(400);
       expect(enable.body.errors).to.deep.equal([expected]);

@@ -162,9 +162,11 @@ describe('MountTable', () => {
   });
 
   describe('enable', () => {
-    it('creates an entry with a fresh UUID, a typed accessor, the plugin version and default config', async () => {
+    it('creates an entry with a fresh UUID, a typed accessor, the running plugin version and default config', async () => {
       const entry = await table.enable('secret', 'notes', { type: 'notes', description: 'my notes' });
-      expect(entry).to.include({ table: 'secret', path: 'notes/', type: 'notes', description: 'my notes', plugin_version: '1.2.3', local: false });
+      // No version asked for: the built-in runs, and the entry pins nothing.
+      expect(entry).to.include({ table: 'secret', path: 'notes/', type: 'notes', description: 'my notes', plugin_version: '', local: false });
+      expect(table.live('secret', 'notes/').running).to.deep.equal({ version: 'v1.2.3+builtin', sha256: '' });
       expect(entry.uuid).to.match(UUID);
       expect(entry.accessor).to.match(/^notes_[0-9a-f]{8}$/);
       expect(entry.config).to.include({ default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false, listing_visibility: '' });

@@ -22,7 +22,7 @@ describe('sys backend', () => {
       const list = await client.get('sys/auth');
       expect(list.status).to.equal(200);
       const entry = list.body.data['greet-a/'];
-      expect(entry).to.include({ type: 'greeter', description: 'first', running_plugin_version: '0.1.0' });
+      expect(entry).to.include({ type: 'greeter', description: 'first', running_plugin_version: 'v0.1.0+builtin' });
       expect(entry.accessor).to.match(/^auth_greeter_[0-9a-f]{8}$/);
       expect(entry.config.token_type).to.equal('default-service');
       expect(list.body['greet-a/']).to.deep.equal(entry);

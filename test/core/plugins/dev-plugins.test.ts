@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PluginError, PluginRegistry } from '../../../core/plugins/registry.js';
-import { loadPluginDirectory, loadPluginFile } from '../../../core/plugins/loader.js';
+import { loadPluginDirectory, loadPluginFile } from '../../../core/plugins/dev-plugins.js';
 
 /** The compiled fixtures, next to this compiled test. */
 const brokenDir = fileURLToPath(new URL('../../fixtures/broken-plugins/', import.meta.url));
@@ -17,7 +17,7 @@ async function rejection(promise: Promise<unknown>): Promise<Error> {
   expect.fail('expected a rejection');
 }
 
-describe('plugin loader', () => {
+describe('dev-mode plugin loader (-dev-plugin-dir)', () => {
   describe('loadPluginFile', () => {
     it('imports a module and registers its default export', async () => {
       const registry = new PluginRegistry();

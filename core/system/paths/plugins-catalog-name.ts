@@ -1,0 +1,88 @@
+/**
+ * `sys/plugins/catalog/:type/:name`: register, read and deregister one plugin version. The module
+ * file (`command`) must be inside plugin_directory; its SHA-256 is checked every time a worker
+ * loads it, so a file changed after registration is refused.
+ */
+import { BadRequestError } from '../../errors.js';
+import { definePath } from '../../framework/index.js';
+import { canonicalVersion, checkCatalogType, checkPluginName } from '../../plugins/catalog.js';
+import { unsealedMounts, type SystemServices } from '../services.js';
+
+export function pluginsCatalogNamePath(services: SystemServices) {
+  return definePath({
+    pattern: 'plugins/catalog/:type/:name',
+    fields: {
+      type: { type: 'string', description: 'The plugin type: "auth" or "secret".', required: true },
+      name: { type: 'string', description: 'The plugin name: the mount type it serves.', required: true },
+      version: { type: 'string', description: 'Semantic version (v1.2.3); empty for the one unversioned entry a name may have.' },
+      sha256: { type: 'string', description: 'Hex SHA-256 of the module file; checked at every load.' },
+      command: { type: 'string', description: 'The module file, relative to plugin_directory.' },
+      args: { type: 'string-list', description: 'Arguments the plugin finds in its process.argv.' },
+      env: { type: 'string-list', description: 'KEY=value pairs: the whole environment the plugin sees.' },
+    },
+    refusedFields: {
+      oci_image: 'container plugins are not supported: a plugin here is a JavaScript module in plugin_directory',
+      runtime: 'plugin runtimes are not supported: external plugins run in worker threads of the server',
+    },
+    sudo: true,
+    operations: {
+      update: {
+        summary: 'Register a plugin version.',
+        handler: async (_req, input) => {
+          if (!input.sha256) throw new BadRequestError('missing required field "sha256"');
+          if (!input.command) throw new BadRequestError('missing required field "command"');
+          await services.catalog.register({
+            type: checkCatalogType(input.type),
+            name: input.name,
+            ...(input.version ? { version: input.version } : {}),
+            sha256: input.sha256,
+            command: input.command,
+            args: input.args ?? [],
+            env: input.env ?? [],
+          });
+          return null;
+        },
+      },
+      read: {
+        summary: 'Read a plugin version.',
+        handler: async (_req, input) => {
+          const info = await services.catalog.get(checkCatalogType(input.type), checkPluginName(input.name), input.version ?? '');
+          if (!info) return null;
+          return {
+            data: {
+              name: info.name,
+              version: info.version,
+              builtin: info.builtin,
+              command: info.command,
+              args: info.args,
+              sha256: info.sha256,
+              ...(info.deprecation_status ? { deprecation_status: info.deprecation_status } : {}),
+            },
+          };
+        },
+      },
+      delete: {
+        summary: 'Deregister a plugin version.',
+        handler: async (_req, input) => {
+          const type = checkCatalogType(input.type);
+          const name = checkPluginName(input.name);
+          const version = input.version ? canonicalVersion(input.version) : '';
+          // A mount running or pinned to the version would fail at its next start: refuse instead.
+          const users = unsealedMounts(services)
+            .allMounts()
+            .filter((m) => m.entry.table === type && m.entry.type === name)
+            .filter((m) => (m.running?.sha256 && m.running.version === version) || (version !== '' && m.entry.plugin_version === version));
+          if (users.length > 0) {
+            throw new BadRequestError(`plugin "${name}" version "${version || '(unversioned)'}" is in use by ${users.map((m) => m.routePrefix).join(', ')}: move or disable them first`);
+          }
+          await services.catalog.deregister(type, name, version);
+          return null;
+        },
+      },
+    },
+    synopsis: 'Register, read or deregister a plugin.',
+    description:
+      'POST registers (or replaces) a version: sha256 and command are required, command naming a file inside ' +
+      'plugin_directory. GET and DELETE take ?version= (empty: the unversioned entry, or for GET the built-in).',
+  });
+}
