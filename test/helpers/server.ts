@@ -17,6 +17,8 @@ export interface TestServerOptions {
   readonly maxRequestSize?: number;
   readonly periodicIntervalMs?: number;
   readonly clock?: Clock;
+  /** Serve the web UI (`ui = true`). */
+  readonly ui?: boolean;
 }
 
 /** A clock tests move by hand, so expiry needs no sleeping. */
@@ -39,6 +41,7 @@ export function testConfig(options: TestServerOptions = {}): ServerConfig {
     logLevel: 'error',
     periodicIntervalMs: options.periodicIntervalMs ?? 0,
     ...(options.pluginDirectory ? { pluginDirectory: options.pluginDirectory } : {}),
+    ...(options.ui ? { ui: true } : {}),
   };
 }
 

@@ -1,0 +1,244 @@
+/**
+ * The operator UI in headless Chromium against a real server, as an operator would use it: init,
+ * unseal and sign in; mount transit, create a key, encrypt and decrypt, batch-encrypt an uploaded
+ * file; write a policy and create a token with it; sign in with that token and see only what it
+ * allows. A screenshot of each screen goes to test-output/ui/.
+ */
+import { expect } from 'chai';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { launchBrowser } from '../helpers/browser.js';
+import { startTestServer } from '../helpers/server.js';
+import { TestClient } from '../helpers/http.js';
+import type { RunningServer } from '../../core/server.js';
+
+const OUTPUT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test-output/ui');
+
+describe('the web UI in a real browser (ui/)', function () {
+  this.timeout(120_000);
+  let server: RunningServer;
+  let browser: Browser;
+  let page: Page;
+  const cspViolations: string[] = [];
+  const pageErrors: string[] = [];
+  let keys: string[] = [];
+  let rootToken = '';
+  let appToken = '';
+
+  const shot = (name: string) => page.screenshot({ path: path.join(OUTPUT, `${name}.png`), fullPage: true });
+  const section = (name: string) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true });
+
+  before(async function () {
+    this.timeout(300_000);
+    mkdirSync(OUTPUT, { recursive: true });
+    server = await startTestServer({ ui: true });
+    browser = await launchBrowser();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    page = await context.newPage();
+    page.on('console', (message) => {
+      if (/Content.Security.Policy/i.test(message.text())) cspViolations.push(message.text());
+    });
+    page.on('pageerror', (err) => pageErrors.push(err.message));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('1. initializes with chosen shares and threshold, shows the shares once, unseals with progress, and signs in', async () => {
+    await page.goto(`${server.address}/`);
+    expect(new URL(page.url()).pathname).to.equal('/ui/');
+    await page.getByRole('heading', { name: 'Initialize Keywarden' }).waitFor();
+    await page.getByLabel('Key shares').fill('3');
+    await page.getByLabel('Key threshold').fill('2');
+    await shot('01-init');
+    await page.getByRole('button', { name: 'Initialize' }).click();
+    await page.getByRole('heading', { name: 'Keep these safe' }).waitFor();
+    keys = await Promise.all([1, 2, 3].map((i) => page.getByLabel(`Unseal key ${i}`, { exact: true }).textContent().then(String)));
+    rootToken = String(await page.getByLabel('Initial root token', { exact: true }).textContent());
+    expect(keys.every((key) => /^[0-9a-f]{60,}$/.test(key))).to.equal(true, keys.join());
+    expect(rootToken).to.match(/^(hvs|s)\./);
+    await shot('02-init-shares');
+    await page.getByRole('button', { name: /I have stored them/ }).click();
+
+    await page.getByRole('heading', { name: 'Unseal' }).waitFor();
+    // The shares are gone from the page once the operator moves on.
+    expect(await page.content()).not.to.contain(keys[0]);
+    await page.getByLabel('Unseal key share').fill('not a share');
+    await page.getByRole('button', { name: 'Unseal' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).to.match(/./);
+    await page.getByLabel('Unseal key share').fill(keys[0]!);
+    await page.getByRole('button', { name: 'Unseal' }).click();
+    await page.getByText('1 of 2 key shares given').waitFor();
+    await shot('03-unseal-progress');
+    await page.getByLabel('Unseal key share').fill(keys[2]!);
+    await page.getByRole('button', { name: 'Unseal' }).click();
+
+    // Signing in by keyboard alone: the heading has focus, Tab reaches the token field, Enter submits.
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await shot('04-login');
+    await page.getByLabel('Token', { exact: true }).fill('not-a-token');
+    await page.keyboard.press('Enter');
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).to.contain('permission denied');
+    await page.getByLabel('Token', { exact: true }).fill('');
+    await page.getByRole('heading', { name: 'Sign in' }).focus();
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(rootToken);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await page.getByText('unsealed', { exact: true }).waitFor();
+    expect(await page.evaluate<string>('location.href')).not.to.contain(rootToken);
+    expect(await page.evaluate<string>('JSON.stringify(localStorage)')).not.to.contain(rootToken);
+    await shot('05-dashboard');
+  });
+
+  it('2. mounts transit, creates a key, round-trips encrypt and decrypt, and batch-encrypts an uploaded file', async () => {
+    await section('Secrets engines').click();
+    await page.getByRole('heading', { name: 'Secrets engines', level: 1 }).waitFor();
+    await page.getByLabel('Type', { exact: true }).fill('transit');
+    await page.getByRole('button', { name: 'Enable', exact: true }).click();
+    await page.getByRole('cell', { name: 'transit/', exact: true }).waitFor();
+    // Enabling it twice shows the server's own message.
+    await page.getByRole('button', { name: 'Enable', exact: true }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).to.match(/transit/);
+    await shot('06-secrets-engines');
+
+    await section('Transit keys').click();
+    await page.getByRole('heading', { name: 'Transit keys' }).waitFor();
+    await page.getByLabel('Name', { exact: true }).first().fill('orders');
+    await page.getByLabel('Type', { exact: true }).selectOption('aes256-gcm96');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByRole('heading', { name: 'Key orders' }).waitFor();
+    await page.getByRole('button', { name: 'Rotate' }).click();
+    await page.getByText('Rotated orders').waitFor();
+    const versionRows = page.getByRole('region', { name: 'Key orders' }).locator('tbody tr');
+    expect(await versionRows.count()).to.equal(2);
+    expect(await versionRows.first().textContent()).to.match(/^1\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+    // A destructive action asks first; Escape cancels it and the key stays.
+    await page.getByRole('button', { name: 'Delete key' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    expect(await dialog.textContent()).to.contain('Delete orders');
+    await shot('07-confirm-delete');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    const admin = new TestClient(server.address, rootToken);
+    expect((await admin.get('transit/keys/orders')).status).to.equal(200);
+    await shot('08-transit-keys');
+
+    await section('Transit tools').click();
+    await page.getByRole('heading', { name: 'Transit tools' }).waitFor();
+    await page.getByLabel('Key name').fill('orders');
+    await page.getByLabel('Plaintext', { exact: true }).fill('order 66: two coffees');
+    await page.getByRole('button', { name: 'Encrypt', exact: true }).last().click();
+    const ciphertext = String(await page.getByLabel('ciphertext', { exact: true }).textContent());
+    expect(ciphertext).to.match(/^vault:v2:/);
+    await page.getByRole('tab', { name: 'Decrypt' }).click();
+    await page.getByLabel('Ciphertext', { exact: true }).fill(ciphertext);
+    await page.getByRole('button', { name: 'Decrypt', exact: true }).last().click();
+    expect(await page.getByLabel('plaintext', { exact: true }).textContent()).to.equal('order 66: two coffees');
+
+    await page.getByRole('tab', { name: 'Encrypt' }).click();
+    const items = ['first line', 'second line', 'third: ü and 漢字'];
+    await page.getByLabel('Upload Plaintext as a file').setInputFiles({ name: 'items.txt', mimeType: 'text/plain', buffer: Buffer.from(`${items.join('\n')}\n`) });
+    await page.getByRole('button', { name: 'Encrypt', exact: true }).last().click();
+    await page.getByLabel('ciphertext 3', { exact: true }).waitFor();
+    const batch = await Promise.all([1, 2, 3].map((i) => page.getByLabel(`ciphertext ${i}`, { exact: true }).textContent().then(String)));
+    await shot('09-transit-tools-batch');
+    const decrypted = await admin.post('transit/decrypt/orders', { batch_input: batch.map((c) => ({ ciphertext: c })) });
+    expect(decrypted.body.data.batch_results.map((r: { plaintext: string }) => Buffer.from(r.plaintext, 'base64').toString('utf8'))).to.deep.equal(items);
+  });
+
+  it('3. writes a policy (a syntax error is marked at its line) and creates a token with it', async () => {
+    await section('Policies').click();
+    await page.getByRole('heading', { name: 'Policies', level: 1 }).waitFor();
+    await page.getByLabel('Name', { exact: true }).fill('orders-app');
+    const editor = page.getByLabel('Policy (HCL)');
+    await editor.fill('path "transit/encrypt/orders" {\n  capabilities = ["update"]\n}\npath "transit/decrypt/orders" {\n  capabilities = ["update"\n}\n');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.getByText(/problem on line \d+/).waitFor();
+    const marked = Number(await page.locator('.gutter .bad-line').textContent());
+    expect(marked).to.be.within(5, 6);
+    expect(await page.getByRole('alert').textContent()).to.contain(`line ${marked}`);
+    await shot('10-policy-error');
+    await editor.fill('path "transit/encrypt/orders" {\n  capabilities = ["update"]\n}\npath "transit/decrypt/orders" {\n  capabilities = ["update"]\n}\n');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.getByText('Saved orders-app').waitFor();
+    await page.getByLabel('Path', { exact: true }).fill('transit/encrypt/orders');
+    await page.getByRole('button', { name: 'Check', exact: true }).click();
+    await page.getByText(/Capabilities on/).waitFor();
+    await shot('11-policies');
+
+    await section('Tokens').click();
+    await page.getByRole('heading', { name: 'Tokens' }).waitFor();
+    await page.getByLabel('Policies').fill('orders-app');
+    await page.getByLabel('TTL').fill('1h');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    appToken = String(await page.getByLabel('Token', { exact: true }).last().textContent());
+    expect(appToken).to.match(/^(hvs|s)\./);
+    await shot('12-tokens');
+    const lookup = await new TestClient(server.address, rootToken).post('auth/token/lookup', { token: appToken });
+    expect(lookup.body.data.policies).to.deep.equal(['default', 'orders-app']);
+    expect(lookup.body.data.ttl).to.be.within(3500, 3600);
+  });
+
+  it('4. signs in with that token and shows only what its policy allows', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await page.evaluate<number>('sessionStorage.length')).to.equal(0);
+    await page.getByLabel('Token', { exact: true }).fill(appToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    const nav = await page.getByRole('navigation', { name: 'Sections' }).getByRole('link').allTextContents();
+    expect(nav).to.deep.equal(['Dashboard', 'Transit keys', 'Transit tools']);
+    await page.getByText('Your token may not list the secrets engines.').waitFor();
+
+    await section('Transit keys').click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).to.contain('permission denied');
+
+    await section('Transit tools').click();
+    await page.getByLabel('Key name').fill('orders');
+    await page.getByLabel('Plaintext', { exact: true }).fill('allowed');
+    await page.getByRole('button', { name: 'Encrypt', exact: true }).last().click();
+    expect(String(await page.getByLabel('ciphertext', { exact: true }).textContent())).to.match(/^vault:v2:/);
+    await page.getByRole('tab', { name: 'HMAC' }).click();
+    await page.getByLabel('Input', { exact: true }).fill('not allowed');
+    await page.getByRole('button', { name: 'HMAC', exact: true }).last().click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).to.contain('permission denied');
+    await shot('13-limited-token');
+  });
+
+  it('works at 390 px wide', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await section('Dashboard').click();
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    // Nothing sticks out sideways: the page is no wider than the screen.
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).to.be.at.most(390);
+    await shot('14-dashboard-390px');
+    await section('Transit tools').click();
+    await page.getByRole('heading', { name: 'Transit tools' }).waitFor();
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).to.be.at.most(390);
+    await shot('15-transit-tools-390px');
+  });
+
+  it('runs under its Content-Security-Policy: the app breaks none of it, and an injected inline script is blocked', async () => {
+    expect(cspViolations).to.deep.equal([]);
+    expect(pageErrors).to.deep.equal([]);
+    // Page code is given as text: the tests compile without the DOM's types.
+    const blocked = await page.evaluate<{ ran: boolean; violated: string }>(`new Promise((resolve) => {
+      document.addEventListener('securitypolicyviolation', (event) => resolve({ ran: Boolean(window.injected), violated: event.violatedDirective }), { once: true });
+      const script = document.createElement('script');
+      script.textContent = 'window.injected = true';
+      document.head.append(script);
+    })`);
+    expect(blocked).to.deep.equal({ ran: false, violated: 'script-src-elem' });
+  });
+});
