@@ -1,6 +1,6 @@
 /** Building blocks every page uses: forms that show the server's errors, confirmations, copy buttons, batch input. */
-import type { ComponentChildren, TargetedEvent } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { cloneElement, toChildArray, type ComponentChildren, type TargetedEvent } from 'preact';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.js';
 
 /** The server's messages for a failed request, read out by screen readers as they appear. */
@@ -76,13 +76,30 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): { 
   return { data, error, reload: () => setTick((n) => n + 1) };
 }
 
+/**
+ * A labelled control. The label points at the control by id rather than wrapping it, so the
+ * control's accessible name is the label alone (a wrapped select would add its chosen option).
+ */
 export function Field(props: { label: string; hint?: string; children: ComponentChildren }) {
+  const id = useId();
+  let labelled = false;
+  const children = toChildArray(props.children).map((child) => {
+    if (labelled || typeof child !== 'object' || typeof child.type !== 'string' || child.type === 'datalist') return child;
+    labelled = true;
+    return cloneElement(child, { id, ...(props.hint ? { 'aria-describedby': `${id}-hint` } : {}) });
+  });
   return (
-    <label class="field">
-      <span class="label">{props.label}</span>
-      {props.children}
-      {props.hint && <span class="hint">{props.hint}</span>}
-    </label>
+    <div class="field">
+      <label for={id} class="label">
+        {props.label}
+      </label>
+      {children}
+      {props.hint && (
+        <span class="hint" id={`${id}-hint`}>
+          {props.hint}
+        </span>
+      )}
+    </div>
   );
 }
 

@@ -11,15 +11,24 @@ import { fileURLToPath } from 'node:url';
 import { createBrotliDecompress } from 'node:zlib';
 import { chromium, type Browser } from 'playwright-core';
 
-/** The package's root: its entry point is build/index.js. */
-function packageRoot(): string {
-  return path.resolve(path.dirname(fileURLToPath(import.meta.resolve('@sparticuz/chromium'))), '..');
+/** The package's root and version: the nearest folder above its entry point whose package.json names it. */
+function packageRoot(): { root: string; version: string } {
+  let dir = path.dirname(fileURLToPath(import.meta.resolve('@sparticuz/chromium')));
+  for (;;) {
+    const manifest = path.join(dir, 'package.json');
+    if (existsSync(manifest)) {
+      const { name, version } = JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string; version?: string };
+      if (name === '@sparticuz/chromium' && version) return { root: dir, version };
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('@sparticuz/chromium: package.json not found; run npm ci');
+    dir = parent;
+  }
 }
 
 /** Unpacks the Chromium binary (once per package version) and returns its path. */
 export async function chromiumExecutable(): Promise<string> {
-  const root = packageRoot();
-  const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
+  const { root, version } = packageRoot();
   const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
   const dir = path.join(projectRoot, 'node_modules', '.cache', 'keywarden-chromium', version);
   const executable = path.join(dir, 'chromium');

@@ -37,10 +37,15 @@ describe('the web UI in a real browser (ui/)', function () {
     browser = await launchBrowser();
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     page = await context.newPage();
+    page.setDefaultTimeout(15_000);
     page.on('console', (message) => {
       if (/Content.Security.Policy/i.test(message.text())) cspViolations.push(message.text());
     });
     page.on('pageerror', (err) => pageErrors.push(err.message));
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed') await shot(`failed-${this.currentTest.title.slice(0, 40).replace(/[^a-z0-9]+/gi, '-')}`);
   });
 
   after(async () => {
