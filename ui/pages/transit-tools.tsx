@@ -136,6 +136,7 @@ function ItemTool({ tool, mount, keyName }: { tool: Tool; mount: string; keyName
 
   const results = action.result;
   return (
+    <>
     <Form submit={tool.label} busy={action.busy} error={action.error} onSubmit={() => action.run(runTool)} label={`${tool.label} form`}>
       <BatchInput
         label={item.label}
@@ -180,8 +181,9 @@ function ItemTool({ tool, mount, keyName }: { tool: Tool; mount: string; keyName
           <input value={context} onInput={(e) => setContext(e.currentTarget.value)} />
         </Field>
       )}
-      {results && <Results results={results} label={tool.result!} />}
     </Form>
+    {results && <Results results={results} label={tool.result!} />}
+    </>
   );
 }
 
