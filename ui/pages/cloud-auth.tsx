@@ -101,6 +101,7 @@ function Roles({ base }: { base: string }) {
   const roles = useLoad<string[]>(() => list(`${base}/role`), [base]);
   const [name, setName] = useState('');
   const [authType, setAuthType] = useState('iam');
+  const [resolveIds, setResolveIds] = useState(true);
   const [values, setValues] = useState<Record<string, string>>({});
   const [problems, setProblems] = useState<string[]>([]);
   const save = useAction<string>();
@@ -113,6 +114,7 @@ function Roles({ base }: { base: string }) {
     }
     setName(role);
     setAuthType(String(body.data.auth_type));
+    setResolveIds(body.data.resolve_cloud_unique_ids !== false);
     setValues(loaded);
   };
   const input = (field: string, hint?: string) => (
@@ -153,7 +155,7 @@ function Roles({ base }: { base: string }) {
           setProblems(found);
           if (found.length > 0) return;
           return save.run(async () => {
-            const body: Record<string, unknown> = { auth_type: authType };
+            const body: Record<string, unknown> = { auth_type: authType, resolve_cloud_unique_ids: resolveIds };
             for (const field of [...BOUND_FIELDS.map((f) => f.name), 'token_policies']) if (values[field] !== undefined) body[field] = csv(values[field]!);
             for (const field of ['token_ttl', 'token_max_ttl', 'inferred_entity_type', 'inferred_cloud_region']) if (values[field]) body[field] = values[field];
             await api('POST', `${base}/role/${seg(name)}`, body);
@@ -172,6 +174,10 @@ function Roles({ base }: { base: string }) {
           </select>
         </Field>
         {BOUND_FIELDS.map((field) => input(field.name, `comma-separated, e.g. ${field.example}`))}
+        <label class="check">
+          <input type="checkbox" checked={resolveIds} onChange={(e) => setResolveIds(e.currentTarget.checked)} /> resolve_cloud_unique_ids (bind to the
+          principal's unique ID, looked up with the client configuration's keys; cannot be turned off later)
+        </label>
         {ROLE_TEXT_FIELDS.map((field) => input(field))}
         {problems.length > 0 && (
           <div class="error" role="alert">
