@@ -201,6 +201,9 @@ describe('the web UI in a real browser (ui/)', function () {
     await page.getByLabel('Token', { exact: true }).fill(appToken);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    // The token stays for this tab: a reload keeps the session, checked again with the server.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
     const nav = await page.getByRole('navigation', { name: 'Sections' }).getByRole('link').allTextContents();
     expect(nav).to.deep.equal(['Dashboard', 'Transit keys', 'Transit tools']);
     await page.getByText('Your token may not list the secrets engines.').waitFor();
