@@ -35,7 +35,7 @@ describe('the web UI in a real browser (ui/)', function () {
     mkdirSync(OUTPUT, { recursive: true });
     server = await startTestServer({ ui: true });
     browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, permissions: ['clipboard-read', 'clipboard-write'] });
     page = await context.newPage();
     page.setDefaultTimeout(15_000);
     page.on('console', (message) => {
@@ -145,6 +145,8 @@ describe('the web UI in a real browser (ui/)', function () {
     await page.getByRole('button', { name: 'Encrypt', exact: true }).last().click();
     const ciphertext = String(await page.getByLabel('ciphertext', { exact: true }).textContent());
     expect(ciphertext).to.match(/^vault:v2:/);
+    await page.locator('.output').filter({ has: page.getByLabel('ciphertext', { exact: true }) }).getByRole('button', { name: 'Copy to clipboard' }).click();
+    expect(await page.evaluate<string>('navigator.clipboard.readText()')).to.equal(ciphertext);
     await page.getByRole('tab', { name: 'Decrypt' }).click();
     await page.getByLabel('Ciphertext', { exact: true }).fill(ciphertext);
     await page.getByRole('button', { name: 'Decrypt', exact: true }).last().click();
