@@ -240,18 +240,6 @@ describe('the web UI in a real browser (ui/)', function () {
     await shot('15-transit-tools-390px');
   });
 
-  it('runs under its Content-Security-Policy: the app breaks none of it, and an injected inline script is blocked', async () => {
-    expect(cspViolations).to.deep.equal([]);
-    expect(pageErrors).to.deep.equal([]);
-    // Page code is given as text: the tests compile without the DOM's types.
-    const blocked = await page.evaluate<{ ran: boolean; violated: string }>(`new Promise((resolve) => {
-      document.addEventListener('securitypolicyviolation', (event) => resolve({ ran: Boolean(window.injected), violated: event.violatedDirective }), { once: true });
-      const script = document.createElement('script');
-      script.textContent = 'window.injected = true';
-      document.head.append(script);
-    })`);
-    expect(blocked).to.deep.equal({ ran: false, violated: 'script-src-elem' });
-  });
   it('5. cloud auth: bound_* values are checked before they are sent, the server\'s own refusals are shown, deleting a role asks first', async () => {
     await page.setViewportSize({ width: 1280, height: 800 });
     const admin = new TestClient(server.address, rootToken);
@@ -325,5 +313,66 @@ describe('the web UI in a real browser (ui/)', function () {
     await page.getByRole('button', { name: 'Save tuning' }).click();
     await page.getByRole('heading', { name: 'Tune transit/' }).waitFor({ state: 'detached' });
     expect((await admin.get('sys/mounts/transit/tune')).body.data.default_lease_ttl).to.equal(3600);
+  });
+  it('8. transit keys: configure, export, download a backup, restore it under another name, trim, and delete after confirming', async () => {
+    const admin = new TestClient(server.address, rootToken);
+    await section('Transit keys').click();
+    await page.getByLabel('Name', { exact: true }).first().fill('ledger');
+    await page.getByLabel('Type', { exact: true }).selectOption('ed25519');
+    await page.getByText('Exportable (cannot be undone)').click();
+    await page.getByText('Allow plaintext backup (cannot be undone)').click();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const detail = page.getByRole('region', { name: 'Key ledger' });
+    await detail.waitFor();
+    expect((await admin.get('transit/keys/ledger')).body.data).to.include({ type: 'ed25519', exportable: true, allow_plaintext_backup: true });
+
+    await detail.getByLabel('Export', { exact: true }).selectOption('public-key');
+    await detail.getByRole('button', { name: 'Export', exact: true }).click();
+    const exported = JSON.parse(String(await page.getByLabel('Exported keys', { exact: true }).textContent())) as Record<string, string>;
+    expect(exported['1']).to.equal((await admin.get('transit/keys/ledger')).body.data.keys['1'].public_key);
+
+    const [download] = await Promise.all([page.waitForEvent('download'), detail.getByRole('button', { name: 'Download backup' }).click()]);
+    expect(download.suggestedFilename()).to.equal('ledger.backup');
+    const backupFile = await download.path();
+    await page.getByLabel('Backup file').setInputFiles(backupFile);
+    await page.getByRole('region', { name: 'Restore a backup' }).getByLabel('Name', { exact: true }).fill('ledger-copy');
+    await page.getByRole('button', { name: 'Restore', exact: true }).click();
+    await page.getByText('Restored').waitFor();
+    expect((await admin.get('transit/keys/ledger-copy')).body.data.type).to.equal('ed25519');
+
+    await page.getByRole('button', { name: 'ledger', exact: true }).click();
+    await detail.getByRole('button', { name: 'Rotate' }).click();
+    await detail.locator('tbody tr').nth(1).waitFor();
+    await detail.getByText('Configuration', { exact: true }).click();
+    // Trimming needs both minimums raised (the server says so otherwise).
+    await detail.getByLabel('Min decryption version').fill('2');
+    await detail.getByLabel('Min encryption version').fill('2');
+    await detail.getByRole('checkbox', { name: 'Deletion allowed' }).check();
+    await detail.getByRole('button', { name: 'Save configuration' }).click();
+    await detail.getByText('2 / 2').waitFor();
+    await detail.getByLabel('Trim: keep versions from').fill('2');
+    await detail.getByRole('button', { name: 'Trim' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Confirm' }).click();
+    await detail.getByText('Trimmed ledger').waitFor();
+    expect(Object.keys((await admin.get('transit/keys/ledger')).body.data.keys)).to.deep.equal(['2']);
+    await shot('18-transit-key-lifecycle');
+
+    await detail.getByRole('button', { name: 'Delete key' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Confirm' }).click();
+    await detail.waitFor({ state: 'detached' });
+    expect((await admin.get('transit/keys/ledger')).status).to.equal(404);
+  });
+
+  it('runs under its Content-Security-Policy: the app broke none of it on any screen above, and an injected inline script is blocked', async () => {
+    expect(cspViolations).to.deep.equal([]);
+    expect(pageErrors).to.deep.equal([]);
+    // Page code is given as text: the tests compile without the DOM's types.
+    const blocked = await page.evaluate<{ ran: boolean; violated: string }>(`new Promise((resolve) => {
+      document.addEventListener('securitypolicyviolation', (event) => resolve({ ran: Boolean(window.injected), violated: event.violatedDirective }), { once: true });
+      const script = document.createElement('script');
+      script.textContent = 'window.injected = true';
+      document.head.append(script);
+    })`);
+    expect(blocked).to.deep.equal({ ran: false, violated: 'script-src-elem' });
   });
 });

@@ -74,7 +74,7 @@ export function SecretsEngines() {
                     </td>
                     <td>{entry.type}</td>
                     <td>
-                      {entry.config?.default_lease_ttl ?? 0}s / {entry.config?.max_lease_ttl ?? 0}s
+                      {ttl(entry.config?.default_lease_ttl)} / {ttl(entry.config?.max_lease_ttl)}
                     </td>
                     <td class="row-actions">
                       {!system && (
@@ -119,6 +119,11 @@ export function SecretsEngines() {
   );
 }
 
+/** A mount's TTL; 0 means the system's default. */
+function ttl(seconds: number | undefined): string {
+  return seconds ? `${seconds}s` : 'system default';
+}
+
 function TuneForm({ path, onDone }: { path: string; onDone: () => void }) {
   const current = useLoad<Json>(() => api('GET', `sys/mounts/${seg(path)}/tune`), [path]);
   const [values, setValues] = useState<Record<string, string>>({});
@@ -128,6 +133,8 @@ function TuneForm({ path, onDone }: { path: string; onDone: () => void }) {
   return (
     <Section title={`Tune ${path}`}>
       <Errors error={current.error} />
+      {/* The form waits for the current values, so nothing typed is overwritten when they arrive. */}
+      {current.data && (
       <Form
         submit="Save tuning"
         busy={tune.busy}
@@ -149,6 +156,7 @@ function TuneForm({ path, onDone }: { path: string; onDone: () => void }) {
           <input value={value('description')} onInput={set('description')} />
         </Field>
       </Form>
+      )}
     </Section>
   );
 }
