@@ -147,7 +147,10 @@ describe('the web UI in a real browser (ui/)', function () {
     expect(ciphertext).to.match(/^vault:v2:/);
     await page.locator('.output').filter({ has: page.getByLabel('ciphertext', { exact: true }) }).getByRole('button', { name: 'Copy to clipboard' }).click();
     expect(await page.evaluate<string>('navigator.clipboard.readText()')).to.equal(ciphertext);
-    await page.getByRole('tab', { name: 'Decrypt' }).click();
+    // The tool tabs work from the keyboard: an arrow key moves to the next tool and focuses it.
+    await page.getByRole('tab', { name: 'Encrypt' }).focus();
+    await page.keyboard.press('ArrowRight');
+    await page.locator('[role="tab"][aria-selected="true"]:focus', { hasText: 'Decrypt' }).waitFor();
     await page.getByLabel('Ciphertext', { exact: true }).fill(ciphertext);
     await page.getByRole('button', { name: 'Decrypt', exact: true }).last().click();
     expect(await page.getByLabel('plaintext', { exact: true }).textContent()).to.equal('order 66: two coffees');

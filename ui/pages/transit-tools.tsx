@@ -54,9 +54,23 @@ export function TransitTools() {
           </Field>
         )}
       </div>
-      <div class="tabs" role="tablist" aria-label="Tools">
+      <div
+        class="tabs"
+        role="tablist"
+        aria-label="Tools"
+        onKeyDown={(e) => {
+          // Arrow keys move between tools, as in any tab list; Tab then leaves the list.
+          const step = e.key === 'ArrowRight' ? 1 : e.key === 'ArrowLeft' ? -1 : 0;
+          if (step === 0) return;
+          e.preventDefault();
+          const list = e.currentTarget;
+          const next = TOOLS[(TOOLS.findIndex((t) => t.id === toolId) + step + TOOLS.length) % TOOLS.length]!;
+          setToolId(next.id);
+          requestAnimationFrame(() => (list.querySelector('[aria-selected="true"]') as HTMLElement | null)?.focus());
+        }}
+      >
         {TOOLS.map((t) => (
-          <button type="button" role="tab" aria-selected={t.id === toolId} onClick={() => setToolId(t.id)}>
+          <button type="button" role="tab" aria-selected={t.id === toolId} tabIndex={t.id === toolId ? 0 : -1} onClick={() => setToolId(t.id)}>
             {t.label}
           </button>
         ))}

@@ -27,9 +27,11 @@ export function UnsealPage({ status, onStatus }: { status: Json; onStatus: (stat
         </Field>
       </Form>
       {status.progress > 0 && (
-        <button type="button" onClick={() => send({ reset: true })}>
-          Start over (forget the shares given)
-        </button>
+        <div class="actions spaced">
+          <button type="button" onClick={() => send({ reset: true })}>
+            Start over (forget the shares given)
+          </button>
+        </div>
       )}
     </>
   );
