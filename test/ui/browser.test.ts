@@ -366,6 +366,22 @@ describe('the web UI in a real browser (ui/)', function () {
     expect((await admin.get('transit/keys/ledger')).status).to.equal(404);
   });
 
+  it('9. tokens: looks one up by accessor, and revokes it only after confirming', async () => {
+    const admin = new TestClient(server.address, rootToken);
+    const created = await admin.post('auth/token/create', { policies: ['orders-app'], display_name: 'batch-job', ttl: '2h' });
+    const { accessor, client_token: token } = created.body.auth as { accessor: string; client_token: string };
+    await section('Tokens').click();
+    await page.getByRole('heading', { name: 'Tokens' }).waitFor();
+    await page.getByLabel('Accessor', { exact: true }).fill(accessor);
+    await page.getByRole('button', { name: 'Look up' }).click();
+    await page.getByText('token-batch-job').waitFor();
+    await page.getByRole('definition').filter({ hasText: 'default, orders-app' }).waitFor();
+    await page.getByRole('button', { name: 'Revoke token' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Confirm' }).click();
+    await page.getByText('Revoked', { exact: true }).waitFor();
+    expect((await admin.post('auth/token/lookup', { token })).status).to.equal(403);
+  });
+
   it('runs under its Content-Security-Policy: the app broke none of it on any screen above, and an injected inline script is blocked', async () => {
     expect(cspViolations).to.deep.equal([]);
     expect(pageErrors).to.deep.equal([]);
