@@ -112,16 +112,40 @@ export function Form(props: {
   children: ComponentChildren;
   class?: string;
   label?: string;
+  /** When set, submitting first asks for confirmation with this message (a destructive submit). */
+  confirm?: string;
 }) {
+  const dialog = useRef<HTMLDialogElement>(null);
   return (
     <form
       class={`form ${props.class ?? ''}`}
       aria-label={props.label ?? props.submit}
       onSubmit={(event) => {
         event.preventDefault();
-        props.onSubmit();
+        if (props.confirm) dialog.current?.showModal();
+        else props.onSubmit();
       }}
     >
+      {props.confirm && (
+        <dialog ref={dialog} class="confirm" aria-label={`Confirm: ${props.submit}`}>
+          <p>{props.confirm}</p>
+          <div class="actions">
+            <button type="button" onClick={() => dialog.current?.close()} autofocus>
+              Cancel
+            </button>
+            <button
+              type="button"
+              class="danger"
+              onClick={() => {
+                dialog.current?.close();
+                props.onSubmit();
+              }}
+            >
+              Confirm
+            </button>
+          </div>
+        </dialog>
+      )}
       {props.children}
       <div class="actions">
         <button type="submit" class="primary" disabled={props.busy}>

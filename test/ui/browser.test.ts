@@ -342,6 +342,11 @@ describe('the web UI in a real browser (ui/)', function () {
     await page.getByRole('button', { name: 'Restore', exact: true }).click();
     await page.getByText('Restored').waitFor();
     expect((await admin.get('transit/keys/ledger-copy')).body.data.type).to.equal('ed25519');
+    // Restoring over an existing key replaces it: that asks first.
+    await page.getByRole('checkbox', { name: 'Replace an existing key of that name' }).check();
+    await page.getByRole('button', { name: 'Restore', exact: true }).click();
+    await page.getByRole('dialog', { name: 'Confirm: Restore' }).getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('dialog', { name: 'Confirm: Restore' }).waitFor({ state: 'hidden' });
 
     await page.getByRole('button', { name: 'ledger', exact: true }).click();
     await detail.getByRole('button', { name: 'Rotate' }).click();

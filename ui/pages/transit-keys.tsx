@@ -136,6 +136,7 @@ function RestoreKey({ mount, onRestored }: { mount: string; onRestored: (name: s
     <Section title="Restore a backup">
       <Form
         submit="Restore"
+        {...(force ? { confirm: `Replace the existing key ${name || '(the backup\'s name)'} with the one in the backup? Its current versions are lost.` } : {})}
         busy={restore.busy}
         error={restore.error}
         onSubmit={() =>
