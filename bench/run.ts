@@ -3,9 +3,11 @@
  * name contains NAME), one at a time, each in its own process so one cannot warm the other.
  */
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchChartSvg, type BenchResult } from './lib/chart.js';
+import { RESULTS_DIR } from './lib/report.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const filters = process.argv.slice(2);
@@ -25,5 +27,15 @@ for (const bench of benches) {
   // --expose-gc: a benchmark may collect garbage inside the cell that made it (wasm-crypto does).
   const result = spawnSync(process.execPath, ['--expose-gc', path.join(here, bench)], { stdio: 'inherit' });
   if (result.status !== 0) failed++;
+}
+// The chart shows the latest results of every benchmark, this run's and those of earlier runs.
+if (existsSync(RESULTS_DIR)) {
+  const results = readdirSync(RESULTS_DIR)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => JSON.parse(readFileSync(path.join(RESULTS_DIR, f), 'utf8')) as BenchResult);
+  const chart = path.join(RESULTS_DIR, 'chart.svg');
+  writeFileSync(chart, benchChartSvg(results));
+  process.stdout.write(`\nchart: ${path.relative(process.cwd(), chart)}\n`);
 }
 process.exit(failed === 0 ? 0 : 1);

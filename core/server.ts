@@ -8,6 +8,7 @@ import { pino, type Logger } from 'pino';
 import { Host } from './host.js';
 import { DEFAULT_MAX_REQUEST_SIZE } from './http/body.js';
 import { createApp } from './http/app.js';
+import { UiFiles } from './http/ui.js';
 import { CLOSE_GRACE_MS, listen, type Listener, type TlsFiles } from './http/listener.js';
 import { splitAddress, type ListenerConfig, type ListenerTls, type ServerConfig } from './config/config.js';
 import { PluginRegistry } from './plugins/registry.js';
@@ -86,6 +87,8 @@ export function serverLogger(config: ServerConfig): Logger {
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const { config } = options;
   const logger = options.logger ?? serverLogger(config);
+  // Before storage is opened, so a server asked for a UI it does not have fails at once.
+  const ui = config.ui ? UiFiles.load() : undefined;
   const registry = new PluginRegistry();
   for (const plugin of BUILTIN_PLUGINS) registry.register(plugin);
   for (const plugin of options.plugins ?? []) registry.register(plugin, 'the embedding program');
@@ -130,7 +133,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     let rootToken: string | undefined;
     if (options.dev) rootToken = await bootDev(host, registry, options.dev.stateFile, logger);
     for (const listenerConfig of config.listeners) {
-      const listener = await listenOn(host, listenerConfig, logger);
+      const listener = await listenOn(host, listenerConfig, logger, ui);
       listeners.push(listener);
       logger.info({ address: listener.address, storage: physical.kind, ...(ha ? { ha: 'enabled', node_id: nodeId, api_addr: config.apiAddr } : {}) }, 'listening');
     }
@@ -161,8 +164,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   }
 }
 
-async function listenOn(host: Host, config: ListenerConfig, logger: Logger): Promise<Listener> {
-  const app = createApp(host, { maxRequestSize: config.maxRequestSize, logger });
+async function listenOn(host: Host, config: ListenerConfig, logger: Logger, ui: UiFiles | undefined): Promise<Listener> {
+  const app = createApp(host, { maxRequestSize: config.maxRequestSize, logger, ...(ui ? { ui } : {}) });
   const { host: bindHost, port } = splitAddress(config.address);
   return listen(app, {
     host: bindHost,
@@ -233,6 +236,7 @@ const RESTART_ONLY: Readonly<Record<Exclude<keyof ServerConfig, 'logLevel'>, str
   disableUnauthedGenerateRoot: 'disable_unauthed_generate_root_endpoints',
   periodicIntervalMs: 'periodic_interval',
   cloudAuth: 'cloud_auth',
+  ui: 'ui',
 };
 
 function restartOnlyChanges(current: ServerConfig, next: ServerConfig): string[] {
@@ -308,6 +312,7 @@ export function devConfig(dataDir: string, address = '127.0.0.1:8200'): ServerCo
     maxLeaseTtl: 768 * 3600,
     logLevel: 'info',
     periodicIntervalMs: 60_000,
+    ui: true,
   };
 }
 

@@ -45,6 +45,7 @@ export interface FileSettings {
   readonly pidFile?: Setting<string>;
   readonly periodicIntervalMs?: Setting<number>;
   readonly cloudAuth?: Setting<CloudAuthConfig>;
+  readonly ui?: Setting<boolean>;
 }
 
 /** A file's name for messages, and the directory its relative paths resolve against. */
@@ -89,8 +90,6 @@ export function readConfigDocument(doc: HclObject, source: SourceFile): FileSett
   };
 
   read('disable_mlock', boolean);
-  const ui = read('ui', boolean);
-  if (ui?.value) fail(ui.where, 'the web UI does not exist yet; remove ui or set it to false');
   const logFormat = read('log_format', string);
   if (logFormat && logFormat.value !== 'json') {
     fail(logFormat.where, logFormat.value === 'standard' ? 'Keywarden writes JSON logs only; remove log_format or set it to "json"' : `expected "json", got "${logFormat.value}"`);
@@ -119,6 +118,7 @@ export function readConfigDocument(doc: HclObject, source: SourceFile): FileSett
     pidFile: read('pid_file', (value, where) => path.resolve(source.dir, nonEmptyString(value, where))),
     periodicIntervalMs: read('periodic_interval', durationMillis),
     cloudAuth: read('cloud_auth', (value, where) => readCloudAuth(value, where, source)),
+    ui: read('ui', boolean),
   };
 }
 

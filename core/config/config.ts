@@ -91,6 +91,8 @@ export interface ServerConfig {
   /** How often backends' periodic hooks run, in milliseconds; 0 turns the timer off. */
   readonly periodicIntervalMs: number;
   readonly cloudAuth?: CloudAuthConfig;
+  /** Serve the operator web UI at `/ui/` (and redirect `/` there). */
+  readonly ui?: boolean;
 }
 
 const DEFAULT_TTL = 768 * 3600;
@@ -170,6 +172,7 @@ function mergeSettings(files: readonly FileSettings[]): FileSettings {
     pidFile: b.pidFile ?? a.pidFile,
     periodicIntervalMs: b.periodicIntervalMs ?? a.periodicIntervalMs,
     cloudAuth: b.cloudAuth ?? a.cloudAuth,
+    ui: b.ui ?? a.ui,
   }));
 }
 
@@ -219,6 +222,7 @@ function finishConfig(settings: FileSettings, source: string): ServerConfig {
     ...(disableUnauthedGenerateRoot(settings.listeners) ? { disableUnauthedGenerateRoot: true } : {}),
     periodicIntervalMs: settings.periodicIntervalMs?.value ?? 60_000,
     ...(settings.cloudAuth ? { cloudAuth: settings.cloudAuth.value } : {}),
+    ...(settings.ui?.value ? { ui: true } : {}),
   };
 }
 

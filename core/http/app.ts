@@ -1,7 +1,8 @@
 /**
  * The HTTP face of the host (koa + @koa/router): every route under `/v1/`, body reading and the
  * size limit, then the host's pipeline; answers in Vault's envelope with exactly
- * `Content-Type: application/json` and `Cache-Control: no-store`.
+ * `Content-Type: application/json` and `Cache-Control: no-store`. With the UI on, `/ui/` serves
+ * its files (ui.ts).
  */
 import { Readable } from 'node:stream';
 import Koa from 'koa';
@@ -13,11 +14,14 @@ import { DEFAULT_MAX_REQUEST_SIZE, parseBody, readBody } from './body.js';
 import { jsonBody } from './json-pieces.js';
 import { METHOD_HEADER } from './list-method.js';
 import { FORWARDED_MAC } from '../ha/forward.js';
+import type { UiFiles } from './ui.js';
 
 export interface AppOptions {
   /** Bytes; negative turns the limit off. */
   readonly maxRequestSize?: number;
   readonly logger: Logger;
+  /** The web UI, served at `/ui/` (with `/` redirected there) when the configuration turns it on. */
+  readonly ui?: UiFiles;
 }
 
 const METHODS_WITHOUT_BODY = new Set(['GET', 'HEAD']);
@@ -43,6 +47,9 @@ export function createApp(host: Host, options: AppOptions): Koa {
     }
     await next();
   });
+
+  const ui = options.ui;
+  if (ui) app.use(async (ctx, next) => (ui.serve(ctx) ? undefined : next()));
 
   router.all('/v1/{*path}', async (ctx) => {
     let response: HostResponse;

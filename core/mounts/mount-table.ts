@@ -312,7 +312,7 @@ export class MountTable {
       const live = this.live(table, rawPath);
       const before = structuredClone(live.entry);
       change(live.entry);
-      let fresh: { backend: Backend; container: DependencyContainer } | undefined;
+      let fresh: { backend: Backend; container: DependencyContainer; running: LiveMount['running'] } | undefined;
       try {
         if (!live.entry.builtin && !sameOptions(before.options, live.entry.options)) fresh = await this.build(live);
         await this.persist(table);
@@ -323,7 +323,7 @@ export class MountTable {
       }
       if (fresh) {
         const old = { backend: live.backend, container: live.container };
-        await live.swap(fresh.backend, fresh.container);
+        await live.swap(fresh.backend, fresh.container, fresh.running);
         await this.cleanup(old.backend, old.container, live.routePrefix);
         this.deps.logger.info({ mount: live.routePrefix, type: live.entry.type }, 'mount rebuilt with new options');
       }
@@ -367,7 +367,7 @@ export class MountTable {
             if (rebuild) {
               const old = { backend: live.backend, container: live.container };
               const fresh = await this.build(live);
-              await live.swap(fresh.backend, fresh.container);
+              await live.swap(fresh.backend, fresh.container, fresh.running);
               await this.cleanup(old.backend, old.container, live.routePrefix);
             }
             continue;

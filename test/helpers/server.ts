@@ -20,6 +20,8 @@ export interface TestServerOptions {
   readonly clock?: Clock;
   /** Limits of external plugins' workers. */
   readonly isolation?: IsolationLimits;
+  /** Serve the web UI (`ui = true`). */
+  readonly ui?: boolean;
 }
 
 /** A clock tests move by hand, so expiry needs no sleeping. */
@@ -42,6 +44,7 @@ export function testConfig(options: TestServerOptions = {}): ServerConfig {
     logLevel: 'error',
     periodicIntervalMs: options.periodicIntervalMs ?? 0,
     ...(options.pluginDirectory ? { pluginDirectory: options.pluginDirectory } : {}),
+    ...(options.ui ? { ui: true } : {}),
   };
 }
 

@@ -125,10 +125,12 @@ describe('the npm package', function () {
     await dir?.remove();
   });
 
-  it('carries the built JavaScript with its type declarations, the WASM module, licence and changelog, and no tests, benchmarks, sources or source maps', () => {
+  it('carries the built JavaScript with its type declarations, the WASM module, the built web UI, licence and changelog, and no tests, benchmarks, sources or source maps', () => {
     const paths = packed.files.map((f) => f.path);
     expect(paths).to.include.members(['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'bin/keywarden.js', 'build/wasm/keywarden.wasm', 'dist/core/cli/main.js', 'dist/core/server.js', 'dist/sdk/index.js', 'dist/sdk/index.d.ts']);
-    const shipped = /^(?:package\.json|README\.md|LICENSE|CHANGELOG\.md|bin\/keywarden\.js|build\/wasm\/keywarden\.wasm|dist\/(?:core|plugins|sdk|storage|wasm)\/.+\.(?:js|d\.ts))$/;
+    expect(paths).to.include('build/ui/index.html');
+    const shipped =
+      /^(?:package\.json|README\.md|LICENSE|CHANGELOG\.md|bin\/keywarden\.js|build\/wasm\/keywarden\.wasm|build\/ui\/(?:index\.html|assets\/main-[A-Z0-9]+\.(?:js|css))(?:\.br|\.gz)?|dist\/(?:core|plugins|sdk|storage|wasm)\/.+\.(?:js|d\.ts))$/;
     expect(paths.filter((p) => !shipped.test(p)), 'files that should not ship').to.deep.equal([]);
     console.log(`      packed ${(packed.size / 1024).toFixed(0)} kB, unpacked ${(packed.unpackedSize / 1024).toFixed(0)} kB, ${paths.length} files`);
   });
@@ -159,16 +161,22 @@ describe('the npm package', function () {
     expect(load.code, load.stderr).to.equal(0);
   });
 
-  it('gives a keywarden command that runs a server, initializes, unseals, logs in and encrypts through the CLI', async () => {
+  it('gives a keywarden command that runs a server (its web UI on), initializes, unseals, logs in and encrypts through the CLI', async () => {
     const bin = path.join(app, 'node_modules/.bin/keywarden');
     const home = path.join(dir.path, 'home');
     await mkdir(home);
     const config = path.join(dir.path, 'keywarden.json');
-    await writeFile(config, JSON.stringify({ listener: { tcp: { address: '127.0.0.1:0', tls_disable: true } }, storage: { leveldb: { path: path.join(dir.path, 'data') } } }));
+    await writeFile(config, JSON.stringify({ listener: { tcp: { address: '127.0.0.1:0', tls_disable: true } }, storage: { leveldb: { path: path.join(dir.path, 'data') } }, ui: true }));
     // No NODE_PATH, no inherited Vault variables: only the installed tree and this environment.
     const baseEnv = { PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH}`, HOME: home };
     server = spawn(bin, ['server', '-config', config], { cwd: app, env: baseEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const address = await listeningAddress(server);
+
+    const page = await fetch(`${address}/ui/`);
+    expect(page.status).to.equal(200);
+    expect(page.headers.get('content-security-policy')).to.contain("script-src 'self'");
+    const script = /src="(\/ui\/assets\/[^"]+)"/.exec(await page.text())![1]!;
+    expect((await fetch(`${address}${script}`)).status).to.equal(200);
 
     const env = { ...baseEnv, KEYWARDEN_ADDR: address };
     const cli = (...args: string[]) => succeed(bin, args, { cwd: app, env });

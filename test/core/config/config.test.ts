@@ -315,11 +315,17 @@ describe('server configuration', () => {
       expect(refusal(minimal({ cloud_auth: { allow_sha1: true } }))).to.match(inline('cloud_auth.allow_sha1', 'unknown key'));
     });
 
-    it('accepts disable_mlock, and ui and telemetry only at values that need no web UI or metrics', () => {
+    it('turns the web UI on with ui = true, and leaves it off by default', () => {
+      expect(parseConfig(minimal({ ui: true }), BASE).ui).to.equal(true);
+      expect(parseConfig(minimal({ ui: false }), BASE).ui).to.equal(undefined);
+      expect(parseConfig(minimal({}), BASE).ui).to.equal(undefined);
+      expect(refusal(minimal({ ui: 'yes please' }))).to.match(inline('ui', 'expected'));
+    });
+
+    it('accepts disable_mlock, and telemetry only at values that need no metrics', () => {
       expect(() =>
         parseConfig(minimal({ disable_mlock: true, ui: false, telemetry: { prometheus_retention_time: '0s', disable_hostname: false } }), BASE),
       ).not.to.throw();
-      expect(refusal(minimal({ ui: true }))).to.match(inline('ui', 'the web UI does not exist yet'));
       expect(refusal(minimal({ telemetry: { prometheus_retention_time: '24h' } }))).to.match(inline('telemetry.prometheus_retention_time', 'has no effect until sys/metrics exists'));
       expect(refusal(minimal({ telemetry: { disable_hostname: true } }))).to.match(inline('telemetry.disable_hostname', 'has no effect until sys/metrics exists'));
       expect(refusal(minimal({ telemetry: { statsite_address: '127.0.0.1:8125' } }))).to.match(inline('telemetry.statsite_address', 'unknown key'));

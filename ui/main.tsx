@@ -1,0 +1,177 @@
+/**
+ * The operator UI: set-up screens (init, unseal, login) until the server is unsealed and the
+ * browser holds a token, then a navigation of the sections that token may use. Pages are chosen by
+ * the URL's fragment (`#/transit/keys`), which never carries the token.
+ */
+import './style.css';
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, getToken, setToken, type Json } from './api.js';
+import { InitPage } from './pages/init.js';
+import { UnsealPage } from './pages/unseal.js';
+import { LoginPage } from './pages/login.js';
+import { Dashboard } from './pages/dashboard.js';
+import { SecretsEngines } from './pages/secrets-engines.js';
+import { TransitKeys } from './pages/transit-keys.js';
+import { TransitTools } from './pages/transit-tools.js';
+import { Policies } from './pages/policies.js';
+import { Tokens } from './pages/tokens.js';
+import { AuditDevices } from './pages/audit-devices.js';
+import { CloudAuth } from './pages/cloud-auth.js';
+
+/** What the signed-in token may do, asked of sys/capabilities-self once at login. */
+export interface Session {
+  readonly token: string;
+  readonly displayName: string;
+  readonly policies: readonly string[];
+  readonly can: (path: string, capability: string) => boolean;
+}
+
+interface NavItem {
+  readonly route: string;
+  readonly label: string;
+  /** The path and capability that decide whether the item is shown; none: always shown. */
+  readonly needs?: readonly [string, string];
+  readonly page: (props: { session: Session }) => preact.JSX.Element;
+}
+
+const NAV: readonly NavItem[] = [
+  { route: 'dashboard', label: 'Dashboard', page: Dashboard },
+  { route: 'secrets', label: 'Secrets engines', needs: ['sys/mounts', 'read'], page: SecretsEngines },
+  { route: 'transit/keys', label: 'Transit keys', page: TransitKeys },
+  { route: 'transit/tools', label: 'Transit tools', page: TransitTools },
+  { route: 'cloud', label: 'Cloud auth', needs: ['sys/auth', 'read'], page: CloudAuth },
+  { route: 'policies', label: 'Policies', needs: ['sys/policies/acl', 'list'], page: Policies },
+  { route: 'tokens', label: 'Tokens', needs: ['auth/token/create', 'update'], page: Tokens },
+  { route: 'audit', label: 'Audit devices', needs: ['sys/audit', 'read'], page: AuditDevices },
+];
+
+function currentRoute(): string {
+  return location.hash.replace(/^#\/?/, '') || 'dashboard';
+}
+
+async function openSession(token: string): Promise<Session> {
+  setToken(token);
+  const self = await api('GET', 'auth/token/lookup-self');
+  const paths = [...new Set(NAV.flatMap((item) => (item.needs ? [item.needs[0]] : [])))];
+  const caps: Json = await api('POST', 'sys/capabilities-self', { paths });
+  const can = (path: string, capability: string) => {
+    const granted: string[] = caps?.data?.[path] ?? caps?.[path] ?? [];
+    return granted.includes('root') || granted.includes(capability);
+  };
+  return { token, displayName: self.data.display_name, policies: self.data.policies ?? [], can };
+}
+
+function App() {
+  const [status, setStatus] = useState<Json>(null);
+  const [statusError, setStatusError] = useState<string | null>(null);
+  const [session, setSession] = useState<Session | null>(null);
+  const [restoring, setRestoring] = useState(true);
+  const [route, setRoute] = useState(currentRoute());
+
+  const refreshStatus = async () => {
+    try {
+      setStatus(await api('GET', 'sys/seal-status'));
+      setStatusError(null);
+    } catch (err) {
+      setStatusError(err instanceof Error ? err.message : String(err));
+    }
+  };
+
+  useEffect(() => {
+    const onHash = () => setRoute(currentRoute());
+    addEventListener('hashchange', onHash);
+    void refreshStatus();
+    return () => removeEventListener('hashchange', onHash);
+  }, []);
+
+  // A token kept from earlier in this tab is checked again; one the server refuses is dropped.
+  useEffect(() => {
+    if (!status || status.sealed || session) return;
+    const token = getToken();
+    if (!token) {
+      setRestoring(false);
+      return;
+    }
+    openSession(token).then(setSession, () => setToken(null)).finally(() => setRestoring(false));
+  }, [status]);
+
+  useEffect(() => {
+    const main = document.querySelector('main h1') as HTMLElement | null;
+    main?.focus();
+  }, [route, session]);
+
+  if (statusError) return <Shell><p class="error" role="alert">{statusError}</p></Shell>;
+  if (!status) return <Shell><p>Loading…</p></Shell>;
+  if (!status.initialized) return <Shell><InitPage onDone={refreshStatus} /></Shell>;
+  if (status.sealed) return <Shell><UnsealPage status={status} onStatus={setStatus} /></Shell>;
+  if (!session) {
+    if (restoring && getToken()) return <Shell><p>Loading…</p></Shell>;
+    return (
+      <Shell>
+        <LoginPage
+          onLogin={async (token) => {
+            try {
+              setSession(await openSession(token));
+            } catch (err) {
+              setToken(null);
+              throw err;
+            }
+          }}
+        />
+      </Shell>
+    );
+  }
+
+  const visible = NAV.filter((item) => !item.needs || session.can(item.needs[0], item.needs[1]));
+  const item = visible.find((candidate) => candidate.route === route) ?? visible[0]!;
+  const Page = item.page;
+  const signOut = () => {
+    setToken(null);
+    setSession(null);
+    location.hash = '';
+  };
+  return (
+    <div class="layout">
+      <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); (document.querySelector('main h1') as HTMLElement | null)?.focus(); }}>
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">Keywarden</span>
+        <span class="who">
+          {session.displayName} <span class="muted">({session.policies.join(', ')})</span>
+        </span>
+        <button type="button" onClick={signOut}>Sign out</button>
+      </header>
+      <nav aria-label="Sections">
+        <ul>
+          {visible.map((candidate) => (
+            <li>
+              <a href={`#/${candidate.route}`} aria-current={candidate === item ? 'page' : undefined}>
+                {candidate.label}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main id="main">
+        <Page session={session} />
+      </main>
+    </div>
+  );
+}
+
+function Shell({ children }: { children: preact.ComponentChildren }) {
+  return (
+    <div class="shell">
+      <header class="top">
+        <span class="brand">Keywarden</span>
+      </header>
+      <main id="main" class="narrow">
+        {children}
+      </main>
+    </div>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,105 @@
+/** The server at a glance: seal and HA state, version, mounts and how many keys each transit mount holds. */
+import { api, list, seg, type Json } from '../api.js';
+import { Errors, Section, Title, useLoad } from '../components.js';
+import type { Session } from '../main.js';
+
+export function Dashboard({ session }: { session: Session }) {
+  const status = useLoad<Json>(() => api('GET', 'sys/seal-status'), []);
+  const leader = useLoad<Json>(() => api('GET', 'sys/leader'), []);
+  const mounts = useLoad<{ table: Record<string, Json>; keyCounts: Record<string, number | string> }>(async () => {
+    const body = await api('GET', 'sys/mounts');
+    const table = (body?.data ?? body) as Record<string, Json>;
+    const keyCounts: Record<string, number | string> = {};
+    await Promise.all(
+      Object.entries(table)
+        .filter(([, entry]) => entry.type === 'transit')
+        .map(async ([path]) => {
+          keyCounts[path] = await list(`${seg(path)}/keys`).then(
+            (keys) => keys.length,
+            () => 'not permitted',
+          );
+        }),
+    );
+    return { table, keyCounts };
+  }, []);
+  const s = status.data;
+  const l = leader.data;
+  return (
+    <>
+      <Title>Dashboard</Title>
+      <div class="grid">
+        <Section title="Seal">
+          <Errors error={status.error} />
+          {s && (
+            <dl>
+              <dt>State</dt>
+              <dd>
+                <span class={s.sealed ? 'badge bad' : 'badge good'}>{s.sealed ? 'sealed' : 'unsealed'}</span>
+              </dd>
+              <dt>Shares / threshold</dt>
+              <dd>
+                {s.n} / {s.t}
+              </dd>
+              <dt>Version</dt>
+              <dd>{s.version}</dd>
+              <dt>Cluster</dt>
+              <dd>{s.cluster_name ?? '—'}</dd>
+              <dt>Storage</dt>
+              <dd>{s.storage_type ?? '—'}</dd>
+            </dl>
+          )}
+        </Section>
+        <Section title="High availability">
+          <Errors error={leader.error} />
+          {l && (
+            <dl>
+              <dt>HA</dt>
+              <dd>{l.ha_enabled ? 'enabled' : 'not enabled (one node)'}</dd>
+              {l.ha_enabled && (
+                <>
+                  <dt>This node</dt>
+                  <dd>{l.is_self ? 'active' : 'standby'}</dd>
+                  <dt>Active node</dt>
+                  <dd>{l.leader_address || '—'}</dd>
+                </>
+              )}
+            </dl>
+          )}
+        </Section>
+      </div>
+      <Section title="Secrets engines">
+        {session.can('sys/mounts', 'read') ? (
+          <>
+            <Errors error={mounts.error} />
+            {mounts.data && (
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Path</th>
+                    <th scope="col">Type</th>
+                    <th scope="col">Keys</th>
+                    <th scope="col">Description</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {Object.entries(mounts.data.table).map(([path, entry]) => (
+                    <tr>
+                      <td>
+                        <code>{path}</code>
+                      </td>
+                      <td>{entry.type}</td>
+                      <td>{mounts.data!.keyCounts[path] ?? '—'}</td>
+                      <td>{entry.description || '—'}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </>
+        ) : (
+          <p class="muted">Your token may not list the secrets engines.</p>
+        )}
+      </Section>
+    </>
+  );
+}
