@@ -106,6 +106,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ...(ha ? { ha } : {}),
     disableUnauthedGenerateRoot: config.disableUnauthedGenerateRoot ?? false,
     ...(config.clusterName ? { clusterName: config.clusterName } : {}),
+    config,
   });
   // Plugins read their server-wide settings from it (the cloud auth method: cloud_auth).
   registerValue(host.container, TOKENS.ServerConfig, config);
@@ -147,7 +148,11 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 }
 
 async function listenOn(host: Host, config: ListenerConfig, logger: Logger): Promise<Listener> {
-  const app = createApp(host, { maxRequestSize: config.maxRequestSize, logger });
+  const app = createApp(host, {
+    maxRequestSize: config.maxRequestSize,
+    logger,
+    ...(config.unauthenticatedMetricsAccess ? { unauthenticatedMetrics: true } : {}),
+  });
   const { host: bindHost, port } = splitAddress(config.address);
   return listen(app, {
     host: bindHost,
@@ -178,7 +183,7 @@ interface Running {
 async function reload(next: ServerConfig | undefined, running: Running): Promise<void> {
   const { config, listeners, host, logger } = running;
   if (next && next.logLevel !== logger.level) {
-    logger.level = next.logLevel;
+    host.logLevels.configure(next.logLevel);
     logger.info({ log_level: next.logLevel }, 'reload: log level changed');
   }
   if (next) {
@@ -216,6 +221,7 @@ const RESTART_ONLY: Readonly<Record<Exclude<keyof ServerConfig, 'logLevel'>, str
   disableUnauthedGenerateRoot: 'disable_unauthed_generate_root_endpoints',
   periodicIntervalMs: 'periodic_interval',
   cloudAuth: 'cloud_auth',
+  telemetry: 'telemetry',
 };
 
 function restartOnlyChanges(current: ServerConfig, next: ServerConfig): string[] {

@@ -18,6 +18,8 @@ export interface AppOptions {
   /** Bytes; negative turns the limit off. */
   readonly maxRequestSize?: number;
   readonly logger: Logger;
+  /** `telemetry { unauthenticated_metrics_access }` of this listener. */
+  readonly unauthenticatedMetrics?: boolean;
 }
 
 const METHODS_WITHOUT_BODY = new Set(['GET', 'HEAD']);
@@ -64,6 +66,7 @@ export function createApp(host: Host, options: AppOptions): Koa {
         remoteAddress: ctx.req.socket.remoteAddress ?? '',
         // A standby's MAC covers the exact bytes it sent; no other request keeps them.
         rawBody: ctx.headers[FORWARDED_MAC] === undefined ? undefined : raw,
+        ...(options.unauthenticatedMetrics ? { unauthenticatedMetrics: true } : {}),
       });
     } catch (err) {
       response = { status: httpStatusOf(err), body: { errors: [publicMessageOf(err)] } };
@@ -94,6 +97,11 @@ function send(ctx: Koa.Context, response: HostResponse): void | Promise<void> {
     if (ctx.method === 'HEAD' && response.body !== undefined) ctx.set('Content-Type', 'application/json');
     ctx.body = null;
     ctx.status = response.status;
+    return;
+  }
+  if (response.contentType) {
+    ctx.set('Content-Type', response.contentType);
+    ctx.body = String(response.body);
     return;
   }
   // Set as a raw header before the body: koa then keeps it as it is (its type setter would add

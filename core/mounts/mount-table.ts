@@ -62,6 +62,10 @@ export class LiveMount {
   container: DependencyContainer | undefined;
   /** Why the backend could not be built; requests to the mount fail with it. */
   failure: string | undefined;
+  /** The backend's logger (none for built-in mounts). */
+  logger: Logger | undefined;
+  /** A level set for this mount's logger alone (sys/loggers/:name); kept across reloads. */
+  logLevel: string | undefined;
   /** Requests on the current backend; a swap starts a new count so the old backend drains on its own. */
   private inflight = new InFlight();
 
@@ -175,6 +179,11 @@ export class MountTable {
     return { mount: best, relative: path.slice(best.routePrefix.length) };
   }
 
+  /** Every live mount, sorted by route prefix. */
+  allLive(): LiveMount[] {
+    return [...this.mounts.values()].sort((a, b) => a.routePrefix.localeCompare(b.routePrefix));
+  }
+
   entries(table: MountTableName): MountEntry[] {
     return [...this.mounts.values()]
       .filter((m) => m.entry.table === table)
@@ -275,6 +284,7 @@ export class MountTable {
         const old = { backend: live.backend, container: live.container };
         const fresh = await this.build(live);
         await live.swap(fresh.backend, fresh.container);
+        live.logger = fresh.logger;
         await this.cleanup(old.backend, old.container, live.routePrefix);
         this.deps.logger.info({ mount: live.routePrefix, type: live.entry.type }, 'mount reloaded');
       }
@@ -370,13 +380,15 @@ export class MountTable {
     const built = await this.build(live);
     live.backend = built.backend;
     live.container = built.container;
+    live.logger = built.logger;
     live.failure = undefined;
   }
 
-  private async build(live: LiveMount): Promise<{ backend: Backend; container: DependencyContainer }> {
+  private async build(live: LiveMount): Promise<{ backend: Backend; container: DependencyContainer; logger: Logger }> {
     const manifest = this.deps.registry.get(live.entry.type, live.entry.table);
     const container = this.deps.root.createChildContainer();
     const logger = this.deps.logger.child({ mount: live.routePrefix });
+    if (live.logLevel) logger.level = live.logLevel;
     registerValue(container, TOKENS.MountContext, live.entry);
     registerValue(container, TOKENS.MountStorage, live.storage);
     registerValue(container, TOKENS.Logger, logger);
@@ -390,7 +402,7 @@ export class MountTable {
         clock: this.deps.clock,
         system: this.systemViewFor(live),
       });
-      return { backend, container };
+      return { backend, container, logger };
     } catch (err) {
       await container.dispose();
       throw err;

@@ -17,11 +17,18 @@ import { keysTrimPath } from './paths/keys-trim.js';
 import { configKeysPath } from './paths/config-keys.js';
 import { cacheConfigPath, readCacheSize } from './paths/cache-config.js';
 import { TRANSIT_OPERATION_PATHS } from './paths/index.js';
+import { encryptionPaths } from './paths/encryption-paths.js';
+import { signingPaths } from './paths/signing-paths.js';
+import type { Metrics } from '../../core/metrics/metrics.js';
+import { measured } from './measured.js';
 
 export async function createTransitBackend(plugin: PluginContext): Promise<FrameworkBackend> {
   const wasm = plugin.container.resolve<WasmCrypto>(TOKENS.WasmCrypto);
   const keys = new KeyStore(plugin.storage, await readCacheSize(plugin.storage));
   const ctx: TransitContext = { keys, storage: plugin.storage, wasm, clock: plugin.clock, logger: plugin.logger };
+  // Registered only while the server collects metrics.
+  const metrics = plugin.container.isRegistered(TOKENS.Metrics, true) ? plugin.container.resolve<Metrics>(TOKENS.Metrics) : undefined;
+  const cryptoPaths = new Set<(ctx: TransitContext) => AnyPathDefinition[]>([encryptionPaths, signingPaths]);
   const paths: AnyPathDefinition[] = [
     ...keysPaths(ctx),
     keysConfigPath(ctx),
@@ -29,7 +36,10 @@ export async function createTransitBackend(plugin: PluginContext): Promise<Frame
     keysTrimPath(ctx),
     configKeysPath(ctx),
     cacheConfigPath(ctx),
-    ...TRANSIT_OPERATION_PATHS.flatMap((make) => make(ctx)),
+    ...TRANSIT_OPERATION_PATHS.flatMap((make) => {
+      const made = make(ctx);
+      return metrics && cryptoPaths.has(make) ? made.map((path) => measured(path, keys, metrics)) : made;
+    }),
   ];
   return new FrameworkBackend({
     description: 'The transit engine: cryptography as a service with named, versioned keys.',

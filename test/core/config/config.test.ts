@@ -149,158 +149,12 @@ describe('server configuration', () => {
       );
     });
 
-    it('accepts unauthenticated_metrics_access = false and refuses true until sys/metrics exists', () => {
-      expect(() => tcp({ tls_disable: true, telemetry: { unauthenticated_metrics_access: false } })).not.to.throw();
-      expect(refusal(minimal({ listener: { tcp: { tls_disable: true, telemetry: { unauthenticated_metrics_access: true } } } }))).to.match(
-        inline('listener.tcp.telemetry.unauthenticated_metrics_access', 'has no effect until sys/metrics exists'),
-      );
+    it('takes unauthenticated_metrics_access per listener, and refuses the telemetry keys it does not know', () => {
+      expect(tcp({ tls_disable: true, telemetry: { unauthenticated_metrics_access: false } }).unauthenticatedMetricsAccess).to.equal(undefined);
+      expect(tcp({ tls_disable: true, telemetry: { unauthenticated_metrics_access: true } }).unauthenticatedMetricsAccess).to.equal(true);
       expect(refusal(minimal({ listener: { tcp: { tls_disable: true, telemetry: { unauthenticated_pprof_access: true } } } }))).to.match(
         inline('listener.tcp.telemetry.unauthenticated_pprof_access', 'unknown key; expected one of unauthenticated_metrics_access'),
       );
-    });
-  });
-
-  describe('listeners', () => {
-    it('refuses unix sockets and unknown listener types', () => {
-      expect(refusal(minimal({ listener: { unix: { address: '/run/kw.sock' } } }))).to.match(inline('listener.unix', 'unix socket listeners are not supported'));
-      expect(refusal(minimal({ listener: { udp: {} } }))).to.match(inline('listener.udp', 'unknown listener type "udp"'));
-    });
-
-    it('refuses an address that is not host:port', () => {
-      expect(refusal(minimal({ listener: { tcp: { tls_disable: true, address: 'localhost' } } }))).to.match(
-        inline('listener.tcp.address', 'must be host:port, got "localhost"'),
-      );
-    });
-
-    it('takes several listener blocks in JSON as a list, as HCL\'s JSON form repeats blocks', () => {
-      const config = parseConfig(
-        { storage: { inmem: {} }, listener: [{ tcp: { tls_disable: true, address: '127.0.0.1:8200' } }, { tcp: { tls_disable: true, address: '127.0.0.1:8300' } }] },
-        BASE,
-      );
-      expect(config.listeners.map((l) => l.address)).to.deep.equal(['127.0.0.1:8200', '127.0.0.1:8300']);
-    });
-  });
-
-  describe('storage', () => {
-    it('resolves a relative leveldb path against the config file\'s directory', () => {
-      expect(parseConfig(minimal({ storage: { leveldb: { path: 'data' } } }), BASE).storage).to.deep.equal({ kind: 'leveldb', path: path.join(BASE, 'data') });
-      expect(parseConfig(minimal({ storage: { leveldb: { path: '/var/lib/kw' } } }), BASE).storage).to.deep.equal({ kind: 'leveldb', path: path.resolve('/var/lib/kw') });
-    });
-
-    it('is required', () => {
-      expect(refusal({ listener: { tcp: { tls_disable: true } } })).to.equal(
-        '(configuration): storage: a storage "leveldb" (with path), "postgresql" (with connection_url) or "inmem" block is required',
-      );
-    });
-
-    it('takes exactly one backend', () => {
-      expect(refusal(minimal({ storage: {} }))).to.match(inline('storage', 'expected a labeled block such as storage "leveldb"'));
-      expect(refusal(minimal({ storage: { inmem: {}, leveldb: { path: 'd' } } }))).to.match(inline('storage.leveldb', 'only one storage backend is permitted'));
-    });
-
-    it('refuses an unknown backend, a leveldb block without a path and keys a backend does not take, naming them', () => {
-      expect(refusal(minimal({ storage: { raft: { path: 'd' } } }))).to.match(inline('storage.raft', 'unknown storage backend "raft"'));
-      expect(refusal(minimal({ storage: { leveldb: {} } }))).to.match(inline('storage.leveldb', 'path is required'));
-      expect(refusal(minimal({ storage: { leveldb: { path: '' } } }))).to.match(inline('storage.leveldb.path', 'must not be empty'));
-      expect(refusal(minimal({ storage: { inmem: { path: 'x' } } }))).to.match(inline('storage.inmem.path', 'unknown key; this block takes none'));
-    });
-
-    it('refuses Vault\'s old "backend" spelling, saying to write "storage"', () => {
-      expect(refusal({ listener: { tcp: { tls_disable: true } }, backend: { inmem: {} } })).to.match(inline('backend', 'not supported: this is Vault\'s old name for the storage block'));
-    });
-  });
-
-  describe('postgresql storage', () => {
-    const pg = (block: Record<string, unknown>, extra: Record<string, unknown> = {}) => minimal({ storage: { postgresql: block }, ...extra });
-    const URL_ = 'postgres://kw:secret@db:5432/kw';
-
-    it('reads the connection URL, table, HA switch and pool size, with defaults', () => {
-      expect(parseConfig(pg({ connection_url: URL_ }), BASE).storage).to.deep.equal({
-        kind: 'postgresql', connectionUrl: URL_, table: 'keywarden_store', haEnabled: false, maxParallel: 10,
-      });
-      const config = parseConfig(pg({ connection_url: URL_, table: 'kw_prod', ha_enabled: 'true', max_parallel: '20' }, { api_addr: 'https://10.0.0.5:8200/' }), BASE);
-      expect(config.storage).to.deep.equal({ kind: 'postgresql', connectionUrl: URL_, table: 'kw_prod', haEnabled: true, maxParallel: 20 });
-      expect(config.apiAddr).to.equal('https://10.0.0.5:8200');
-    });
-
-    it('needs an api_addr URL with ha_enabled: standbys forward requests there', () => {
-      expect(refusal(pg({ connection_url: URL_, ha_enabled: true }))).to.match(inline('storage', 'ha_enabled needs api_addr'));
-      expect(refusal(pg({ connection_url: URL_, ha_enabled: true }, { api_addr: '10.0.0.5:8200' }))).to.match(inline('api_addr', 'must be a URL like'));
-    });
-
-    it('refuses an odd table name, a pool size out of range and a URL of another scheme without echoing the URL (it may hold a password)', () => {
-      expect(refusal(pg({ connection_url: URL_, table: 'Store; DROP' }))).to.match(inline('storage.postgresql.table', '"Store; DROP" is not a plain table name'));
-      expect(refusal(pg({ connection_url: URL_, max_parallel: 0 }))).to.match(inline('storage.postgresql.max_parallel', 'expected 1 to 1000 connections, got 0'));
-      const message = refusal(pg({ connection_url: 'mysql://kw:hunter2@db/kw' }));
-      expect(message).to.match(inline('storage.postgresql.connection_url', 'must be a URL starting with postgres'));
-      expect(message).to.not.include('hunter2');
-      expect(refusal(pg({}))).to.match(inline('storage.postgresql', 'connection_url is required'));
-    });
-  });
-
-  describe('lease TTLs', () => {
-    it('reads durations as Go-style strings or seconds', () => {
-      const config = parseConfig(minimal({ default_lease_ttl: '1h', max_lease_ttl: 86400 }), BASE);
-      expect([config.defaultLeaseTtl, config.maxLeaseTtl]).to.deep.equal([3600, 86400]);
-    });
-
-    it('reads "" and 0 as the 768h default, as Vault does', () => {
-      for (const unset of ['', 0, '0s']) {
-        const config = parseConfig(minimal({ default_lease_ttl: unset, max_lease_ttl: unset }), BASE);
-        expect([config.defaultLeaseTtl, config.maxLeaseTtl], JSON.stringify(unset)).to.deep.equal([HOURS_768, HOURS_768]);
-      }
-    });
-
-    it('refuses a default above the maximum, naming the key that makes it so', () => {
-      expect(refusal(minimal({ default_lease_ttl: '2h', max_lease_ttl: '1h' }))).to.match(inline('default_lease_ttl', '7200s is greater than max_lease_ttl \\(3600s\\)'));
-      expect(refusal(minimal({ default_lease_ttl: '1000h' }))).to.match(inline('default_lease_ttl', '3600000s is greater than max_lease_ttl'));
-      expect(refusal(minimal({ max_lease_ttl: '1h' }))).to.match(inline('max_lease_ttl', '3600s is less than the default lease TTL'));
-    });
-
-    it('refuses a value that is not a duration, naming the key', () => {
-      expect(refusal(minimal({ default_lease_ttl: 'forever' }))).to.match(inline('default_lease_ttl', 'expected a duration'));
-      expect(refusal(minimal({ max_lease_ttl: '-1h' }))).to.match(inline('max_lease_ttl', 'expected a duration'));
-      expect(refusal(minimal({ max_lease_ttl: -5 }))).to.match(inline('max_lease_ttl', 'expected a non-negative duration'));
-      expect(refusal(minimal({ default_lease_ttl: 1.5 }))).to.match(inline('default_lease_ttl', 'expected a duration such as "30s" or a whole number of seconds'));
-    });
-  });
-
-  describe('other keys', () => {
-    it('takes api_addr, cluster_name, log_level and a plugin directory relative to the config file', () => {
-      const config = parseConfig(minimal({ api_addr: 'https://kw.example:8200', cluster_name: 'prod', log_level: 'debug', plugin_directory: 'plugins' }), BASE);
-      expect(config).to.include({ apiAddr: 'https://kw.example:8200', clusterName: 'prod', logLevel: 'debug', pluginDirectory: path.join(BASE, 'plugins') });
-    });
-
-    it('takes pid_file relative to the config file, and refuses an empty one', () => {
-      expect(parseConfig(minimal({ pid_file: 'run/keywarden.pid' }), BASE).pidFile).to.equal(path.join(BASE, 'run/keywarden.pid'));
-      expect(parseConfig(minimal(), BASE)).not.to.have.property('pidFile');
-      expect(refusal(minimal({ pid_file: '' }))).to.match(/pid_file: /);
-    });
-
-    it('turns the unauthenticated root generation off with disable_unauthed_generate_root_endpoints, the same on every listener', () => {
-      const listener = (extra: Record<string, unknown>) => ({ tcp: { address: '127.0.0.1:8200', tls_disable: true, ...extra } });
-      expect(parseConfig(minimal({ listener: listener({ disable_unauthed_generate_root_endpoints: true }) }), BASE).disableUnauthedGenerateRoot).to.equal(true);
-      expect(parseConfig(minimal(), BASE)).not.to.have.property('disableUnauthedGenerateRoot');
-      const disagreeing = minimal({ listener: [listener({ disable_unauthed_generate_root_endpoints: true }), { tcp: { address: '127.0.0.1:8201', tls_disable: true } }] });
-      expect(refusal(disagreeing)).to.match(/must be the same on every listener/);
-    });
-
-    it('reads Vault\'s log level names, "warning", "notice" and "err" included, in any case', () => {
-      const level = (log_level: string) => parseConfig(minimal({ log_level }), BASE).logLevel;
-      expect(['warning', 'notice', 'err', ' TRACE '].map(level)).to.deep.equal(['warn', 'info', 'error', 'trace']);
-      expect(refusal(minimal({ log_level: 'loud' }))).to.match(inline('log_level', 'expected trace, debug, info, warn or error, got "loud"'));
-    });
-
-    it('takes log_format "json" and refuses "standard": the logger writes JSON only', () => {
-      expect(() => parseConfig(minimal({ log_format: 'json' }), BASE)).not.to.throw();
-      expect(refusal(minimal({ log_format: 'standard' }))).to.match(inline('log_format', 'Keywarden writes JSON logs only'));
-    });
-
-    it('reads periodic_interval in milliseconds, keeping fractions of a second', () => {
-      expect(parseConfig(minimal({ periodic_interval: '250ms' }), BASE).periodicIntervalMs).to.equal(250);
-      expect(parseConfig(minimal({ periodic_interval: '1m30s' }), BASE).periodicIntervalMs).to.equal(90_000);
-      expect(parseConfig(minimal({ periodic_interval: 0 }), BASE).periodicIntervalMs).to.equal(0);
-      expect(refusal(minimal({ periodic_interval: 'often' }))).to.match(inline('periodic_interval', 'expected a duration'));
     });
 
     it('takes cloud_auth with allow_sha1_signatures', () => {
@@ -308,14 +162,30 @@ describe('server configuration', () => {
       expect(refusal(minimal({ cloud_auth: { allow_sha1: true } }))).to.match(inline('cloud_auth.allow_sha1', 'unknown key'));
     });
 
-    it('accepts disable_mlock, and ui and telemetry only at values that need no web UI or metrics', () => {
-      expect(() =>
-        parseConfig(minimal({ disable_mlock: true, ui: false, telemetry: { prometheus_retention_time: '0s', disable_hostname: false } }), BASE),
-      ).not.to.throw();
+    it('accepts disable_mlock, and ui only at false', () => {
+      expect(() => parseConfig(minimal({ disable_mlock: true, ui: false }), BASE)).not.to.throw();
       expect(refusal(minimal({ ui: true }))).to.match(inline('ui', 'the web UI does not exist yet'));
-      expect(refusal(minimal({ telemetry: { prometheus_retention_time: '24h' } }))).to.match(inline('telemetry.prometheus_retention_time', 'has no effect until sys/metrics exists'));
-      expect(refusal(minimal({ telemetry: { disable_hostname: true } }))).to.match(inline('telemetry.disable_hostname', 'has no effect until sys/metrics exists'));
-      expect(refusal(minimal({ telemetry: { statsite_address: '127.0.0.1:8125' } }))).to.match(inline('telemetry.statsite_address', 'unknown key'));
+    });
+
+    it('reads the telemetry block: retention, hostname label and filter_default, with defaults', () => {
+      expect(parseConfig(minimal({}), BASE).telemetry).to.equal(undefined);
+      expect(parseConfig(minimal({ telemetry: {} }), BASE).telemetry).to.deep.equal({ prometheusRetentionMs: 24 * 3600 * 1000, disableHostname: false, collect: true });
+      expect(parseConfig(minimal({ telemetry: { prometheus_retention_time: '30m', disable_hostname: true, filter_default: false } }), BASE).telemetry).to.deep.equal({
+        prometheusRetentionMs: 30 * 60 * 1000,
+        disableHostname: true,
+        collect: false,
+      });
+      expect(parseConfig(minimal({ telemetry: { prometheus_retention_time: 0 } }), BASE).telemetry?.prometheusRetentionMs).to.equal(0);
+      expect(refusal(minimal({ telemetry: { prometheus_retention_time: 'soon' } }))).to.match(/telemetry\.prometheus_retention_time: /);
+    });
+
+    it('refuses the telemetry keys of push sinks and filters, naming the key and why', () => {
+      expect(refusal(minimal({ telemetry: { statsite_address: '127.0.0.1:8125' } }))).to.match(inline('telemetry.statsite_address', 'not supported: Keywarden pushes metrics nowhere'));
+      expect(refusal(minimal({ telemetry: { statsd_address: '127.0.0.1:8125' } }))).to.match(inline('telemetry.statsd_address', 'not supported: Keywarden pushes metrics nowhere'));
+      expect(refusal(minimal({ telemetry: { dogstatsd_addr: '127.0.0.1:8125' } }))).to.match(inline('telemetry.dogstatsd_addr', 'not supported: Keywarden pushes metrics nowhere'));
+      expect(refusal(minimal({ telemetry: { circonus_api_token: 'x' } }))).to.match(inline('telemetry.circonus_api_token', 'not supported: Keywarden pushes metrics nowhere'));
+      expect(refusal(minimal({ telemetry: { prefix_filter: ['-keywarden'] } }))).to.match(inline('telemetry.prefix_filter', 'not supported: metrics cannot be filtered by prefix'));
+      expect(refusal(minimal({ telemetry: { usage_gauge_periodd: '10m' } }))).to.match(inline('telemetry.usage_gauge_periodd', 'unknown key; expected one of prometheus_retention_time, disable_hostname, filter_default'));
     });
 
     it('refuses cluster_addr: nodes talk over api_addr, there is no cluster port', () => {
