@@ -4,13 +4,14 @@
  * metric with its meaning; keep the two in step.
  *
  * Two kinds of source feed it. The request path records directly (requests, latency, transit
- * operations, logins, storage latency): one counter increment or histogram observation per
- * event, with label objects made once per mount, operation and status and reused. Parts that
+ * operations, logins, storage latency) into series.ts's counters and histograms: each label set's
+ * series is found once and then updated with additions. Parts that
  * count for themselves anyway (the token store, the WASM dispatcher, the HA manager, the seal)
  * are read only when metrics are scraped, so they cost the request path nothing.
  */
 import os from 'node:os';
-import { Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
+import { Counter, Gauge, Registry, type Metric } from 'prom-client';
+import { FastCounter, FastHistogram, type CounterSeries, type HistogramSeries } from './series.js';
 import type { TelemetryConfig } from '../config/config.js';
 import { Retention } from './retention.js';
 import { RuntimeMetrics } from './runtime.js';
@@ -33,13 +34,10 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 const STORAGE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 const BATCH_BUCKETS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 50000];
 
-export type RequestLabels = { mount: string; operation: string; status: string };
-type DurationLabels = { mount: string; operation: string };
-
-/** The label objects of one mount and operation, and its counters by status, made once and reused. */
+/** The series of one mount and operation: its duration, and its counts by status. */
 interface RequestCell {
-  readonly duration: DurationLabels;
-  readonly byStatus: Map<number, RequestLabels>;
+  readonly duration: HistogramSeries;
+  readonly byStatus: Map<number, CounterSeries>;
 }
 
 export class Metrics {
@@ -49,15 +47,15 @@ export class Metrics {
   private readonly telemetry: TelemetryConfig;
   private readonly retention: Retention;
   private readonly runtime: RuntimeMetrics | undefined;
-  private readonly requests: Counter<'mount' | 'operation' | 'status'>;
-  private readonly durations: Histogram<'mount' | 'operation'>;
-  private readonly transitOps: Counter<'operation' | 'key_type'>;
-  private readonly transitBatch: Histogram<'operation'>;
-  private readonly logins: Counter<'method' | 'mount' | 'result'>;
-  private readonly storage: Histogram<'backend' | 'operation'>;
+  private readonly requests = new FastCounter('keywarden_requests_total', 'Requests answered, by mount, operation and HTTP status.');
+  private readonly durations = new FastHistogram('keywarden_request_duration_seconds', 'Time from a request reaching the pipeline to its answer, by mount and operation.', LATENCY_BUCKETS);
+  private readonly transitOps = new FastCounter('keywarden_transit_operations_total', 'Transit requests answered (a batch counts once), by operation and key type.');
+  private readonly transitBatch = new FastHistogram('keywarden_transit_batch_items', 'Items per transit request (1 without batch_input), by operation.', BATCH_BUCKETS);
+  private readonly logins = new FastCounter('keywarden_logins_total', 'Logins to auth methods, by method (mount type), mount and result.');
+  private readonly storage = new FastHistogram('keywarden_storage_operation_duration_seconds', 'Physical storage operations under the barrier, by backend and operation.', STORAGE_BUCKETS);
   private readonly cells = new Map<string, Map<string, RequestCell>>();
-  private readonly transitLabels = new Map<string, { op: { operation: string; key_type: string }; batch: { operation: string } }>();
-  private readonly storageLabels = new Map<string, { backend: string; operation: string }>();
+  private readonly transitSeries = new Map<string, { op: CounterSeries; batch: HistogramSeries }>();
+  private readonly storageSeries = new Map<string, HistogramSeries>();
   private inFlight: () => number = () => 0;
 
   constructor(telemetry: TelemetryConfig, sources: MetricSources) {
@@ -66,17 +64,12 @@ export class Metrics {
     const registers = [this.registry];
     if (!telemetry.disableHostname) this.registry.setDefaultLabels({ host: os.hostname() });
 
-    this.requests = new Counter({ name: 'keywarden_requests_total', help: 'Requests answered, by mount, operation and HTTP status.', labelNames: ['mount', 'operation', 'status'], registers: [] });
-    this.durations = new Histogram({ name: 'keywarden_request_duration_seconds', help: 'Time from a request reaching the pipeline to its answer, by mount and operation.', labelNames: ['mount', 'operation'], buckets: LATENCY_BUCKETS, registers: [] });
-    this.transitOps = new Counter({ name: 'keywarden_transit_operations_total', help: 'Transit requests answered (a batch counts once), by operation and key type.', labelNames: ['operation', 'key_type'], registers: [] });
-    this.transitBatch = new Histogram({ name: 'keywarden_transit_batch_items', help: 'Items per transit request (1 without batch_input), by operation.', labelNames: ['operation'], buckets: BATCH_BUCKETS, registers: [] });
-    this.logins = new Counter({ name: 'keywarden_logins_total', help: 'Logins to auth methods, by method (mount type), mount and result.', labelNames: ['method', 'mount', 'result'], registers: [] });
-    this.storage = new Histogram({ name: 'keywarden_storage_operation_duration_seconds', help: 'Physical storage operations under the barrier, by backend and operation.', labelNames: ['backend', 'operation'], buckets: STORAGE_BUCKETS, registers: [] });
-    const direct: Metric[] = [this.requests, this.durations, this.transitOps, this.transitBatch, this.logins, this.storage];
+    const direct = [this.requests, this.durations, this.transitOps, this.transitBatch, this.logins, this.storage];
     this.retention = new Retention(direct, telemetry.prometheusRetentionMs);
     if (!this.enabled) return;
 
-    for (const metric of direct) this.registry.registerMetric(metric);
+    // They answer get() as prom-client's own metrics do; the registry asks nothing else of them.
+    for (const metric of direct) this.registry.registerMetric(metric as unknown as Metric);
     const metrics = this;
     new Gauge({ name: 'keywarden_requests_in_flight', help: 'Requests being answered now.', registers, collect() { this.set(metrics.inFlight()); } });
     new Gauge({ name: 'keywarden_core_unsealed', help: '1 when this node is unsealed, 0 when sealed.', registers, collect() { this.set(sources.unsealed() ? 1 : 0); } });
@@ -120,47 +113,41 @@ export class Metrics {
     this.inFlight = count;
   }
 
-  /**
-   * The labels of requests to `mount` with `operation` answered `status`, made once: the request
-   * path reuses them rather than allocate a label object per request.
-   */
-  requestLabels(mount: string, operation: string, status: number): { readonly count: RequestLabels; readonly duration: DurationLabels } {
+  /** One answered request and its duration in seconds. */
+  request(mount: string, operation: string, status: number, seconds: number): void {
     let byOperation = this.cells.get(mount);
     if (!byOperation) this.cells.set(mount, (byOperation = new Map()));
     let cell = byOperation.get(operation);
-    if (!cell) byOperation.set(operation, (cell = { duration: { mount, operation }, byStatus: new Map() }));
+    if (!cell) byOperation.set(operation, (cell = { duration: this.durations.series({ mount, operation }), byStatus: new Map() }));
     let count = cell.byStatus.get(status);
-    if (!count) cell.byStatus.set(status, (count = { mount, operation, status: String(status) }));
-    return { count, duration: cell.duration };
+    if (!count) cell.byStatus.set(status, (count = this.requests.series({ mount, operation, status: String(status) })));
+    FastCounter.inc(count);
+    this.durations.observe(cell.duration, seconds);
   }
 
-  /** One answered request and its duration in seconds. */
-  request(mount: string, operation: string, status: number, seconds: number): void {
-    const labels = this.requestLabels(mount, operation, status);
-    this.requests.inc(labels.count);
-    this.durations.observe(labels.duration, seconds);
-  }
-
-  /** One login attempt on an auth method. */
+  /** One login attempt on an auth method (rare next to requests: looked up by label set). */
   login(method: string, mount: string, success: boolean): void {
-    this.logins.inc({ method, mount, result: success ? 'success' : 'failure' });
+    FastCounter.inc(this.logins.series({ method, mount, result: success ? 'success' : 'failure' }));
   }
 
-  /** One transit request: its operation, the key's type ("" for keyless: hash, random) and batch size. */
+  /** One transit request: its operation, the key's type ("none" for keyless: hash, random) and batch size. */
   transit(operation: string, keyType: string, items: number): void {
     const key = `${operation} ${keyType}`;
-    let labels = this.transitLabels.get(key);
-    if (!labels) this.transitLabels.set(key, (labels = { op: { operation, key_type: keyType }, batch: { operation } }));
-    this.transitOps.inc(labels.op);
-    this.transitBatch.observe(labels.batch, items);
+    let series = this.transitSeries.get(key);
+    if (!series) {
+      series = { op: this.transitOps.series({ operation, key_type: keyType }), batch: this.transitBatch.series({ operation }) };
+      this.transitSeries.set(key, series);
+    }
+    FastCounter.inc(series.op);
+    this.transitBatch.observe(series.batch, items);
   }
 
   /** One physical storage operation and its duration in seconds. */
   storageOperation(backend: string, operation: string, seconds: number): void {
     const key = `${backend} ${operation}`;
-    let labels = this.storageLabels.get(key);
-    if (!labels) this.storageLabels.set(key, (labels = { backend, operation }));
-    this.storage.observe(labels, seconds);
+    let series = this.storageSeries.get(key);
+    if (!series) this.storageSeries.set(key, (series = this.storage.series({ backend, operation })));
+    this.storage.observe(series, seconds);
   }
 
   /** Whether `?format=prometheus` is served: off with `prometheus_retention_time = 0`, as in Vault. */

@@ -4,7 +4,7 @@
  * when metrics are read, by comparing each series with what the previous read saw, so the request
  * path keeps no timestamps.
  */
-import type { Metric } from 'prom-client';
+import type { SeriesMetric } from './series.js';
 
 interface Seen {
   /** The series' count (a counter's value, a histogram's observation count). */
@@ -14,11 +14,11 @@ interface Seen {
 }
 
 export class Retention {
-  private readonly seen = new Map<Metric, Map<string, Seen>>();
+  private readonly seen = new Map<SeriesMetric, Map<string, Seen>>();
 
   /** `retentionMs` 0: the Prometheus format is off and nothing expires (JSON shows everything). */
   constructor(
-    private readonly metrics: readonly Metric[],
+    private readonly metrics: readonly SeriesMetric[],
     private readonly retentionMs: number,
     private readonly now: () => number = Date.now,
   ) {}
@@ -32,7 +32,7 @@ export class Retention {
       if (!series) this.seen.set(metric, (series = new Map()));
       const current = new Set<string>();
       const { values } = await metric.get();
-      for (const sample of values as { value: number; labels: object; metricName?: string }[]) {
+      for (const sample of values) {
         // A histogram's series is its _count sample; its buckets and sum move with it.
         if (sample.metricName !== undefined && !sample.metricName.endsWith('_count')) continue;
         const key = JSON.stringify(sample.labels);
@@ -41,7 +41,7 @@ export class Retention {
         if (!before || before.value !== sample.value) {
           series.set(key, { value: sample.value, since: now });
         } else if (now - before.since > this.retentionMs) {
-          metric.remove(sample.labels as Record<string, string>);
+          metric.remove(sample.labels);
           series.delete(key);
         }
       }

@@ -1,38 +1,50 @@
 /** prometheus_retention_time: series that stop changing leave the output; live ones stay. */
 import { expect } from 'chai';
-import { Counter, Registry } from 'prom-client';
 import { Retention } from '../../../core/metrics/retention.js';
+import { FastCounter, FastHistogram } from '../../../core/metrics/series.js';
 
 describe('metrics retention', function () {
-  it('drops a series unchanged for longer than the retention time, and keeps one that moves', async function () {
-    const registry = new Registry();
-    const counter = new Counter({ name: 'test_total', help: 'test', labelNames: ['mount'], registers: [registry] });
+  it('hides a series unchanged for longer than the retention time, keeps one that moves, and shows it again from zero', async function () {
+    const counter = new FastCounter('test_total', 'test');
+    const old = counter.series({ mount: 'old/' });
+    const busy = counter.series({ mount: 'busy/' });
     let now = 0;
     const retention = new Retention([counter], 60_000, () => now);
-    counter.inc({ mount: 'old/' });
-    counter.inc({ mount: 'busy/' });
+    FastCounter.inc(old);
+    FastCounter.inc(busy);
     await retention.sweep();
     now = 50_000;
-    counter.inc({ mount: 'busy/' });
+    FastCounter.inc(busy);
     await retention.sweep();
     now = 70_000;
     await retention.sweep();
-    const mounts = async () => (await counter.get()).values.map((v) => v.labels.mount).sort();
-    expect(await mounts()).to.deep.equal(['busy/']);
-    // A dropped series comes back, from zero, when it moves again.
-    counter.inc({ mount: 'old/' });
-    expect((await counter.get()).values.find((v) => v.labels.mount === 'old/')?.value).to.equal(1);
+    const shown = async () => Object.fromEntries((await counter.get()).values.map((v) => [v.labels.mount, v.value]));
+    expect(await shown()).to.deep.equal({ 'busy/': 2 });
+    FastCounter.inc(old);
+    expect(await shown()).to.deep.equal({ 'busy/': 2, 'old/': 1 });
     // Later, busy/ has been still for longer than the retention time; old/ only just came back.
     now = 200_000;
     await retention.sweep();
-    expect(await mounts()).to.deep.equal(['old/']);
+    expect(await shown()).to.deep.equal({ 'old/': 1 });
+  });
+
+  it('hides a histogram series whole, buckets, sum and count', async function () {
+    const histogram = new FastHistogram('test_seconds', 'test', [0.1, 1]);
+    histogram.observe(histogram.series({ mount: 'a/' }), 0.5);
+    let now = 0;
+    const retention = new Retention([histogram], 1_000, () => now);
+    await retention.sweep();
+    expect((await histogram.get()).values).to.have.length(5);
+    now = 2_000;
+    await retention.sweep();
+    expect((await histogram.get()).values).to.deep.equal([]);
   });
 
   it('keeps everything when the retention time is 0', async function () {
-    const counter = new Counter({ name: 'test_total', help: 'test', registers: [] });
+    const counter = new FastCounter('test_total', 'test');
+    FastCounter.inc(counter.series({}));
     let now = 0;
     const retention = new Retention([counter], 0, () => now);
-    counter.inc();
     await retention.sweep();
     now = 10 ** 9;
     await retention.sweep();
