@@ -94,7 +94,7 @@ function send(ctx: Koa.Context, response: HostResponse): void | Promise<void> {
   ctx.status = response.status;
   ctx.set('Cache-Control', 'no-store');
   if (response.body === undefined || ctx.method === 'HEAD') {
-    if (ctx.method === 'HEAD' && response.body !== undefined) ctx.set('Content-Type', 'application/json');
+    if (ctx.method === 'HEAD' && response.body !== undefined) ctx.set('Content-Type', response.contentType ?? 'application/json');
     ctx.body = null;
     ctx.status = response.status;
     return;

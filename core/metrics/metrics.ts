@@ -5,9 +5,9 @@
  *
  * Two kinds of source feed it. The request path records directly (requests, latency, transit
  * operations, logins, storage latency) into series.ts's counters and histograms: each label set's
- * series is found once and then updated with additions. Parts that
- * count for themselves anyway (the token store, the WASM dispatcher, the HA manager, the seal)
- * are read only when metrics are scraped, so they cost the request path nothing.
+ * series is found once and then updated with additions. Parts that count for themselves anyway
+ * (the token store, the WASM dispatcher, the HA manager, the seal) are read only when metrics are
+ * scraped, so they cost the request path nothing.
  */
 import os from 'node:os';
 import { Counter, Gauge, Registry, type Metric } from 'prom-client';
