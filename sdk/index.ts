@@ -128,7 +128,9 @@ export type { CloudAuthConfig } from '../core/config/config.js';
  *
  * - `WasmCrypto`: the loaded {@link WasmCrypto} core (always registered by a server);
  * - `CloudAuthConfig`: the server configuration's `cloud_auth` block ({@link CloudAuthConfig}),
- *   registered only when the configuration has one (check with `container.isRegistered(token, true)`).
+ *   registered only when the configuration has one (check with `container.isRegistered(token, true)`);
+ * - `Metrics`: the server's {@link TransitMetrics} recorder, registered only while the server
+ *   collects metrics (check with `container.isRegistered(token, true)`).
  *
  * ```ts
  * const wasm = context.container.resolve<WasmCrypto>(SERVICES.WasmCrypto);
@@ -137,7 +139,11 @@ export type { CloudAuthConfig } from '../core/config/config.js';
 export const SERVICES = {
   WasmCrypto: TOKENS.WasmCrypto,
   CloudAuthConfig: TOKENS.CloudAuthConfig,
+  Metrics: TOKENS.Metrics,
 } as const;
+
+/** What a plugin may record in the server's metrics: transit's operation counts and batch sizes. */
+export type TransitMetrics = Pick<import('../core/metrics/metrics.js').Metrics, 'transit'>;
 
 // ---- Helpers ----
 export { type Clock, systemClock } from '../core/clock.js';

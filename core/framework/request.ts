@@ -66,6 +66,8 @@ export interface AuthResult {
 export interface RawResponse {
   readonly status: number;
   readonly body?: unknown;
+  /** A body that is text, not JSON (sys/metrics in the Prometheus format), sent with this Content-Type. */
+  readonly contentType?: string;
 }
 
 export interface LogicalResponse {

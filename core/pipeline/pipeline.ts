@@ -26,6 +26,9 @@ import { shape } from './shape.js';
 import { WrapStage } from './wrap.js';
 import type { ResponseWrapper } from '../wrapping/wrapper.js';
 import type { StandbyStrategy } from './standby.js';
+import type { InFlightRequests } from './in-flight.js';
+import { MeasureStage, type Observed } from './measure.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { HostRequest, HostResponse, ReadRequest, Route } from './types.js';
 
 export interface PipelineServices {
@@ -40,6 +43,10 @@ export interface PipelineServices {
   readonly logger: Logger;
   /** HA only. */
   readonly standby?: StandbyStrategy;
+  /** The requests being answered (sys/in-flight-req). */
+  readonly inFlight: InFlightRequests;
+  /** Absent when metrics are not collected. */
+  readonly metrics?: Metrics;
 }
 
 const NO_USE: TokenUse = { finish: async () => {} };
@@ -52,6 +59,8 @@ export class Pipeline {
   private readonly login: LoginStage;
   private readonly wrapping: WrapStage;
   private readonly standby: StandbyStrategy | undefined;
+  private readonly inFlight: InFlightRequests;
+  private readonly measure: MeasureStage | undefined;
   private readonly logger: Logger;
   /** The sys backend's storage: the barrier under `sys/`. */
   private readonly systemStorage: StorageView;
@@ -64,6 +73,8 @@ export class Pipeline {
     this.login = new LoginStage(services.tokens, services.identity, services.mounts);
     this.wrapping = new WrapStage(services.wrapper);
     this.standby = services.standby;
+    this.inFlight = services.inFlight;
+    this.measure = services.metrics ? new MeasureStage(services.metrics) : undefined;
     this.logger = services.logger;
     this.systemStorage = new StorageView(services.barrier, 'sys/');
   }
@@ -71,22 +82,33 @@ export class Pipeline {
   /** Answers one request; never throws: every failure becomes an error response. */
   async handle(http: HostRequest): Promise<HostResponse> {
     const id = randomUUID();
+    const started = performance.now();
+    const observed: Observed = { route: undefined, operation: 'none' };
+    this.inFlight.add(id, http);
+    let response: HostResponse;
     try {
-      if (this.standby) return await this.standby.run(http, (request) => this.run(id, request));
-      return await this.run(id, http);
+      response = this.standby
+        ? await this.standby.run(http, (request) => this.run(id, request, observed))
+        : await this.run(id, http, observed);
     } catch (err) {
       const status = httpStatusOf(err);
       if (status >= 500) {
         this.logger.error({ request_id: id, path: http.path, err: err instanceof Error ? err.message : String(err) }, 'request failed');
       }
-      return { status, body: { errors: [publicMessageOf(err)] } };
+      response = { status, body: { errors: [publicMessageOf(err)] } };
+    } finally {
+      this.inFlight.delete(id);
     }
+    this.measure?.record(observed, response.status, started);
+    return response;
   }
 
-  private async run(id: string, http: HostRequest): Promise<HostResponse> {
+  private async run(id: string, http: HostRequest, observed: Observed): Promise<HostResponse> {
     const request = readRequest(id, http);
+    observed.operation = request.operation;
     checkHeaders(request);
-    const route = this.routes.route(request.path);
+    const route = this.routes.route(request.path, http.unauthenticatedMetrics === true);
+    observed.route = route;
     try {
       const audit = this.audit.begin(request, route);
       const caller = await this.authentication.authenticate(request, route, audit);
@@ -94,6 +116,7 @@ export class Pipeline {
 
       const auth = caller ? requestAuth(caller) : undefined;
       const prepared = await route.backend.prepare(this.logical(request, route, auth));
+      observed.operation = prepared.operation;
       audit.operation = prepared.operation;
       const use = route.unauthenticated ? NO_USE : await this.authorization.authorize(request, caller!, auth!, prepared, audit);
       await audit.request();

@@ -21,12 +21,16 @@ export interface HostRequest {
    * them); undefined for every other request.
    */
   readonly rawBody?: Buffer;
+  /** The listener serves `sys/metrics` without a token (`telemetry { unauthenticated_metrics_access }`). */
+  readonly unauthenticatedMetrics?: boolean;
 }
 
 export interface HostResponse {
   readonly status: number;
-  /** JSON-serializable; undefined means no body. */
+  /** JSON-serializable, or the text itself when `contentType` is set; undefined means no body. */
   readonly body?: unknown;
+  /** A body that is not JSON (sys/metrics in the Prometheus format): sent as it is, with this type. */
+  readonly contentType?: string;
 }
 
 /** The request after the read stage: its operation, checked path, data and client token. */

@@ -33,6 +33,11 @@ import {
 } from './paths/generate-root.js';
 import { decodeTokenPath } from './paths/decode-token.js';
 import { internalUiMountsPath } from './paths/internal-ui-mounts.js';
+import { metricsPath } from './paths/metrics.js';
+import { hostInfoPath } from './paths/host-info.js';
+import { inFlightReqPath } from './paths/in-flight-req.js';
+import { configStatePath } from './paths/config-state.js';
+import { loggerPaths } from './paths/loggers.js';
 
 export function createSystemBackend(services: SystemServices): FrameworkBackend {
   const migrations = new MountMigrations();
@@ -74,6 +79,11 @@ export function createSystemBackend(services: SystemServices): FrameworkBackend 
       generateRootAttemptPath(services),
       generateRootUpdatePath(services),
       decodeTokenPath(),
+      metricsPath(services),
+      hostInfoPath(services),
+      inFlightReqPath(services),
+      configStatePath(services),
+      ...loggerPaths(services),
     ],
   });
 }
