@@ -18,6 +18,7 @@ import { Policies } from './pages/policies.js';
 import { Tokens } from './pages/tokens.js';
 import { AuditDevices } from './pages/audit-devices.js';
 import { CloudAuth } from './pages/cloud-auth.js';
+import { KvBrowser } from './pages/kv.js';
 
 /** What the signed-in token may do, asked of sys/capabilities-self once at login. */
 export interface Session {
@@ -40,11 +41,15 @@ const NAV: readonly NavItem[] = [
   { route: 'secrets', label: 'Secrets engines', needs: ['sys/mounts', 'read'], page: SecretsEngines },
   { route: 'transit/keys', label: 'Transit keys', page: TransitKeys },
   { route: 'transit/tools', label: 'Transit tools', page: TransitTools },
+  { route: 'kv', label: 'KV secrets', needs: ['sys/mounts', 'read'], page: KvBrowser },
   { route: 'cloud', label: 'Cloud auth', needs: ['sys/auth', 'read'], page: CloudAuth },
   { route: 'policies', label: 'Policies', needs: ['sys/policies/acl', 'list'], page: Policies },
   { route: 'tokens', label: 'Tokens', needs: ['auth/token/create', 'update'], page: Tokens },
   { route: 'audit', label: 'Audit devices', needs: ['sys/audit', 'read'], page: AuditDevices },
 ];
+
+/** Paths the pages ask about beyond the navigation's (the dashboard's request-rate chart reads sys/metrics). */
+const PAGE_PATHS = ['sys/metrics'];
 
 function currentRoute(): string {
   return location.hash.replace(/^#\/?/, '') || 'dashboard';
@@ -53,7 +58,7 @@ function currentRoute(): string {
 async function openSession(token: string): Promise<Session> {
   setToken(token);
   const self = await api('GET', 'auth/token/lookup-self');
-  const paths = [...new Set(NAV.flatMap((item) => (item.needs ? [item.needs[0]] : [])))];
+  const paths = [...new Set([...NAV.flatMap((item) => (item.needs ? [item.needs[0]] : [])), ...PAGE_PATHS])];
   const caps: Json = await api('POST', 'sys/capabilities-self', { paths });
   const can = (path: string, capability: string) => {
     const granted: string[] = caps?.data?.[path] ?? caps?.[path] ?? [];

@@ -1,7 +1,8 @@
-/** The server at a glance: seal and HA state, version, mounts and how many keys each transit mount holds. */
+/** The server at a glance: seal and HA state, version, the live request rate, mounts and how many keys each transit mount holds. */
 import { api, list, seg, type Json } from '../api.js';
 import { Errors, Section, Title, useLoad } from '../components.js';
 import type { Session } from '../main.js';
+import { RequestRate } from '../request-rate.js';
 
 export function Dashboard({ session }: { session: Session }) {
   const status = useLoad<Json>(() => api('GET', 'sys/seal-status'), []);
@@ -67,6 +68,9 @@ export function Dashboard({ session }: { session: Session }) {
           )}
         </Section>
       </div>
+      <Section title="Request rate">
+        {session.can('sys/metrics', 'read') ? <RequestRate /> : <p class="muted">Your token may not read sys/metrics, so the request rate is not shown.</p>}
+      </Section>
       <Section title="Secrets engines">
         {session.can('sys/mounts', 'read') ? (
           <>

@@ -36,6 +36,8 @@ export function SecretsEngines() {
             <input list="engine-types" required value={type} onInput={(e) => setType(e.currentTarget.value)} />
             <datalist id="engine-types">
               <option value="transit" />
+              <option value="kv-v2" />
+              <option value="kv" />
             </datalist>
           </Field>
           <Field label="Path" hint="defaults to the type">
