@@ -8,9 +8,9 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, type Json } from './api.js';
 import { Errors } from './components.js';
 
-const POLL_MS = 3000;
-/** Points kept: two minutes at one read every three seconds. */
-const POINTS = 40;
+const POLL_MS = 2000;
+/** Points kept: two minutes at one read every two seconds. */
+const POINTS = 60;
 const WIDTH = 240;
 const HEIGHT = 48;
 
@@ -85,7 +85,12 @@ export function RequestRate() {
       </p>
       <svg class="sparkline" viewBox={`0 0 ${WIDTH} ${HEIGHT}`} width={WIDTH} height={HEIGHT} role="img" aria-label={`Request rate over the last ${rates.length} readings`}>
         <line x1="0" y1={HEIGHT - 1} x2={WIDTH} y2={HEIGHT - 1} class="axis" />
-        {rates.length > 1 && <polyline points={points} fill="none" class="trace" />}
+        {rates.length > 1 && (
+          <>
+            <polygon points={`${(POINTS - rates.length) * step},${HEIGHT - 1} ${points} ${WIDTH},${HEIGHT - 1}`} class="area" />
+            <polyline points={points} fill="none" class="trace" />
+          </>
+        )}
       </svg>
     </div>
   );

@@ -71,8 +71,16 @@ describe('the web UI in a real browser: KV browser and request rate (ui/pages/kv
     } finally {
       clearInterval(traffic);
     }
-    const points = String(await chart.locator('svg.sparkline polyline').getAttribute('points')).split(' ');
-    expect(points.length).to.be.at.least(2);
+    // The line grows by a point at each read (every two seconds).
+    const pointCount = async () => String(await chart.locator('svg.sparkline polyline').getAttribute('points')).split(' ').length;
+    const first = await pointCount();
+    expect(first).to.be.at.least(2);
+    // Polled from here: a function evaluated in the page would itself break its CSP (no eval).
+    const deadline = Date.now() + 10_000;
+    while ((await pointCount()) <= first) {
+      expect(Date.now()).to.be.below(deadline, 'the line gained no point in 10 s');
+      await page.waitForTimeout(250);
+    }
     await shot('19-dashboard-request-rate');
   });
 
