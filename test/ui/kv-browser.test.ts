@@ -163,7 +163,7 @@ describe('the web UI in a real browser: KV browser and request rate (ui/pages/kv
 
     // The key now requires CAS: the box is ticked for it; unticked, the server refuses the write.
     const casBox = detail.getByRole('checkbox', { name: /Check-and-set: only if version 2/ });
-    await detail.getByText('(this key requires it)').waitFor();
+    await detail.getByText('(required here)').waitFor();
     expect(await casBox.isChecked()).to.equal(true);
     await casBox.uncheck();
     await detail.getByLabel('Data of the new version (JSON)').fill('{"password": "three"}');
@@ -178,6 +178,25 @@ describe('the web UI in a real browser: KV browser and request rate (ui/pages/kv
     await confirm();
     await detail.waitFor({ state: 'detached' });
     expect((await admin.get('secret/metadata/app/db')).status).to.equal(404);
+  });
+
+  it('ticks check-and-set for every key when the mount requires it (kv config cas_required)', async () => {
+    const admin = server.client;
+    expect((await admin.post('secret/config', { cas_required: true })).status).to.be.oneOf([200, 204]);
+    try {
+      await page.getByLabel('Secret path').fill('mount-cas');
+      await page.getByLabel('Data (JSON)', { exact: true }).fill('{"v": 1}');
+      await page.getByRole('button', { name: 'Create secret' }).click();
+      const detail = page.getByRole('region', { name: 'Secret mount-cas' });
+      await detail.getByText('(required here)').waitFor();
+      expect(await detail.getByRole('checkbox', { name: /Check-and-set: only if version 1/ }).isChecked()).to.equal(true);
+      await detail.getByLabel('Data of the new version (JSON)').fill('{"v": 2}');
+      await detail.getByRole('button', { name: 'Save new version' }).click();
+      await detail.getByRole('heading', { name: 'Version 2 (current)' }).waitFor();
+      expect((await admin.get('secret/data/mount-cas')).body.data.data).to.deep.equal({ v: 2 });
+    } finally {
+      await admin.post('secret/config', { cas_required: false });
+    }
   });
 
   it('kv v1: browses folders, reads, replaces and deletes a secret after confirming', async () => {

@@ -191,6 +191,8 @@ function SecretV1({ mount, path, onGone }: { mount: KvMount; path: string; onGon
 function SecretV2({ mount, path, onGone }: { mount: KvMount; path: string; onGone: () => void }) {
   const base = seg(mount.path);
   const metadata = useLoad<Json>(async () => (await api('GET', `${base}/metadata/${seg(path)}`)).data, [path]);
+  // The mount's own cas_required applies to every key; a token that may not read the config goes by the key's.
+  const mountConfig = useLoad<Json>(() => api('GET', `${base}/config`).then((body) => body?.data, () => undefined), [mount.path]);
   const [shown, setShown] = useState<number | null>(null);
   const current: number = metadata.data?.current_version ?? 0;
   const version = shown ?? current;
@@ -284,7 +286,7 @@ function SecretV2({ mount, path, onGone }: { mount: KvMount; path: string; onGon
             mount={mount}
             path={path}
             current={current}
-            casRequired={Boolean(metadata.data.cas_required)}
+            casRequired={Boolean(metadata.data.cas_required || mountConfig.data?.cas_required)}
             initial={read.data && !read.data.gone && version === current ? JSON.stringify(read.data.data, null, 2) : '{\n  \n}'}
             onWritten={() => { setShown(null); metadata.reload(); }}
           />
@@ -334,7 +336,7 @@ function NewVersion(props: { mount: KvMount; path: string; current: number; casR
         </Field>
         <label class="check">
           <input type="checkbox" checked={cas} onChange={(e) => setUseCas(e.currentTarget.checked)} />
-          Check-and-set: only if version {props.current} is still the current one{props.casRequired ? ' (this key requires it)' : ''}
+          Check-and-set: only if version {props.current} is still the current one{props.casRequired ? ' (required here)' : ''}
         </label>
       </Form>
     </>
