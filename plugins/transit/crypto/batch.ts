@@ -376,8 +376,8 @@ export function onlyResult<T>(result: T | ItemError): T {
 
 /**
  * How a successful result reads in `batch_results`, beside its reference: its members as plain
- * data (a new object each time), and the same members as JSON text (what goes between the braces)
- * for a value that needs no escaping — base64, `vault:v<N>:` ciphertexts, numbers.
+ * data, and the same members as JSON text (what goes between the braces), written directly, so
+ * only for values that need no escaping — base64, `vault:v<N>:` ciphertexts, numbers.
  */
 export interface ResultFields<T> {
   readonly plain: (result: T) => Record<string, unknown>;
