@@ -92,6 +92,7 @@ export {
   type FieldValues,
 } from '../core/framework/fields.js';
 export { asksNothing, refuseUnhonoured } from '../core/framework/refused-fields.js';
+export { JsonText } from '../core/framework/json-text.js';
 export { globbedStringsMatch } from '../core/framework/glob.js';
 export type { PathHelp } from '../core/framework/help.js';
 
