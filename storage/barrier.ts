@@ -182,6 +182,32 @@ export class Barrier implements Storage {
   }
 
   /**
+   * Replaces the keyring in memory with the stored one, read with the root key held since unseal
+   * (the whole store was replaced by a snapshot's, whose keyring may have fewer terms or other
+   * keys). False, and the barrier unchanged, when that root key does not open the stored keyring:
+   * the snapshot came from another cluster, and only its own shares open it.
+   * @throws SealedError while sealed.
+   */
+  async reopen(): Promise<boolean> {
+    const ring = this.unsealedKeyring();
+    const generation = this.generation;
+    const stored = await this.physical.get(KEYRING_PATH);
+    if (generation !== this.generation || this.rootKey === undefined) throw new SealedError();
+    if (stored === undefined) return false;
+    let terms: Map<number, TermKey>;
+    try {
+      terms = this.decryptKeyring(stored, this.rootKey);
+    } catch (err) {
+      if (err instanceof IntegrityError) return false;
+      throw err;
+    }
+    for (const t of ring.terms.values()) zeroize(t.key);
+    const active = [...terms.values()].reduce((a, b) => (b.term > a.term ? b : a));
+    this.keyring = { terms, active, encryptions: 0 };
+    return true;
+  }
+
+  /**
    * A key for a purpose named by `label`, the same on every node unsealed with this keyring
    * (HMAC-SHA-256 of the label under the first term's key), and never stored.
    */

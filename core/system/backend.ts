@@ -24,6 +24,8 @@ import {
   generateRootUpdatePath,
 } from './paths/generate-root.js';
 import { decodeTokenPath } from './paths/decode-token.js';
+import { storageSnapshotPaths } from './paths/storage-snapshot.js';
+import { storageSnapshotForcePaths } from './paths/storage-snapshot-force.js';
 
 export function createSystemBackend(services: SystemServices): FrameworkBackend {
   return new FrameworkBackend({
@@ -56,6 +58,8 @@ export function createSystemBackend(services: SystemServices): FrameworkBackend 
       generateRootAttemptPath(services),
       generateRootUpdatePath(services),
       decodeTokenPath(),
+      ...storageSnapshotPaths(services),
+      ...storageSnapshotForcePaths(services),
     ],
   });
 }
