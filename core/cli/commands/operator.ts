@@ -5,6 +5,7 @@ import { attempt, clientFor, commandGroup, formatOf, withClientOptions, type Cli
 import { renderData, table } from '../output.js';
 import { registerOperatorRekey } from './operator-rekey.js';
 import { registerOperatorGenerateRoot } from './operator-generate-root.js';
+import { registerOperatorSnapshot } from './operator-snapshot.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -109,6 +110,7 @@ export function registerOperator(program: Command, ctx: CliContext, setExit: (co
 
   registerOperatorRekey(operator, ctx);
   registerOperatorGenerateRoot(operator, ctx);
+  registerOperatorSnapshot(operator, ctx);
 
   withClientOptions(operator.command('seal').description('Seal the server')).action(async (opts: GlobalOptions) => {
     await attempt('Error sealing', async () => (await clientFor(ctx, opts)).write('sys/seal'));
