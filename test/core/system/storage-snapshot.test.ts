@@ -106,6 +106,36 @@ for (const backend of backends) {
       expect((await client.get('notes/notes/added')).body.data.text).to.equal('again');
     });
 
+    it('serves requests during a restore: none fails, and each write lands either before it (gone) or after it (kept)', async () => {
+      const { client } = server;
+      const saved = (await client.get('sys/storage/snapshot')).bytes;
+      let stop = false;
+      const statuses: number[] = [];
+      const written: number[] = [];
+      const writer = (async () => {
+        for (let i = 0; !stop || i < 5; i++) {
+          const res = await client.post(`notes/notes/during-${i}`, { text: String(i) });
+          statuses.push(res.status);
+          written.push(i);
+        }
+      })();
+      const reader = (async () => {
+        while (!stop) statuses.push((await client.get('notes/notes/kept')).status);
+      })();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const restored = await client.post('sys/storage/snapshot', undefined, { rawBody: saved });
+      stop = true;
+      await Promise.all([writer, reader]);
+      expect(restored.status, restored.text).to.equal(204);
+      expect(statuses.filter((status) => status !== 200 && status !== 204)).to.deep.equal([]);
+      const present: boolean[] = [];
+      for (const i of written) present.push((await client.get(`notes/notes/during-${i}`)).status === 200);
+      // Writes are sequential: those before the replacement are gone, every one after it is kept.
+      const firstKept = present.indexOf(true);
+      expect(firstKept, 'some writes came after the restore').to.be.greaterThan(-1);
+      expect(present.slice(firstKept).every(Boolean), present.join()).to.equal(true);
+    });
+
     it('refuses a corrupt, truncated, empty or wrong-format snapshot and changes nothing', async () => {
       const { client } = server;
       await ok(client.post('notes/notes/marker', { text: 'before' }));
