@@ -17,8 +17,9 @@
  * - The `\r\n` in the magic catches a transfer that rewrote line endings; nothing may follow the
  *   checksum.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual, type Hash } from 'node:crypto';
 import { BadRequestError } from '../core/errors.js';
+import { compareKeys } from './keys.js';
 import type { StoredEntry } from './storage.js';
 
 export const SNAPSHOT_MAGIC = Buffer.from('KWSNAP\r\n', 'latin1');
@@ -106,7 +107,7 @@ export class SnapshotReader {
   private done: { readonly digest: Buffer; readonly seal: Buffer; readonly count: bigint } | undefined;
 
   constructor(source: AsyncIterable<Uint8Array>) {
-    this.bytes = new ByteReader(source);
+    this.bytes = new ByteReader(source, [this.sealed, this.whole]);
   }
 
   /** @throws SnapshotFormatError when the bytes are not a Keywarden snapshot of a known version. */
@@ -136,33 +137,35 @@ export class SnapshotReader {
     let count = 0n;
     let previous: string | undefined;
     for (;;) {
-      const tag = (await this.take(1, 'an entry'))[0];
+      // Most entries are already buffered: read them without waiting (see ByteReader.now).
+      const tag = (this.bytes.now(1) ?? (await this.take(1, 'an entry')))[0];
       if (tag === END_TAG) break;
       if (tag !== ENTRY_TAG) throw new SnapshotFormatError(`snapshot is corrupt: unexpected byte 0x${tag!.toString(16).padStart(2, '0')} at entry ${count + 1n}`);
-      const keyLength = (await this.take(4, 'an entry')).readUInt32BE(0);
+      const keyLength = (this.bytes.now(4) ?? (await this.take(4, 'an entry'))).readUInt32BE(0);
       if (keyLength === 0 || keyLength > MAX_KEY_LENGTH) throw new SnapshotFormatError(`snapshot is corrupt: entry ${count + 1n} has a key of ${keyLength} bytes`);
-      const key = decodeText(await this.take(keyLength, 'an entry'), 'key');
-      if (previous !== undefined && !(Buffer.compare(Buffer.from(previous, 'utf8'), Buffer.from(key, 'utf8')) < 0)) {
+      const key = decodeText(this.bytes.now(keyLength) ?? (await this.take(keyLength, 'an entry')), 'key');
+      if (previous !== undefined && compareKeys(previous, key) >= 0) {
         throw new SnapshotFormatError(`snapshot is corrupt: entry ${count + 1n} is out of order`);
       }
-      const valueLength = (await this.take(4, 'an entry')).readUInt32BE(0);
+      const valueLength = (this.bytes.now(4) ?? (await this.take(4, 'an entry'))).readUInt32BE(0);
       if (valueLength > MAX_VALUE_LENGTH) throw new SnapshotFormatError(`snapshot is corrupt: entry ${count + 1n} has a value of ${valueLength} bytes`);
-      const value = await this.take(valueLength, 'an entry');
+      const value = this.bytes.now(valueLength) ?? (await this.take(valueLength, 'an entry'));
       previous = key;
       count++;
       yield { key, value };
     }
     const declared = (await this.take(8, 'the trailer')).readBigUInt64BE(0);
+    this.bytes.hashConsumed();
     const digest = this.sealed.digest();
-    const seal = await this.bytes.read(DIGEST_LENGTH);
-    if (seal.length < DIGEST_LENGTH) throw truncated('the trailer');
-    this.whole.update(seal);
-    const checksum = await this.bytes.read(DIGEST_LENGTH);
-    if (checksum.length < DIGEST_LENGTH) throw truncated('the trailer');
+    this.bytes.stopHashing(this.sealed);
+    const seal = await this.take(DIGEST_LENGTH, 'the trailer');
+    this.bytes.hashConsumed();
+    this.bytes.stopHashing(this.whole);
+    const checksum = await this.take(DIGEST_LENGTH, 'the trailer');
     if (!timingSafeEqual(checksum, this.whole.digest())) throw new SnapshotFormatError('snapshot is corrupt: the checksum does not match its contents');
     if (!(await this.bytes.atEnd())) throw new SnapshotFormatError('snapshot is corrupt: there are bytes after its end');
     if (declared !== count) throw new SnapshotFormatError(`snapshot is corrupt: it declares ${declared} entries and holds ${count}`);
-    this.done = { digest, seal, count };
+    this.done = { digest, seal: Buffer.from(seal), count };
   }
 
   /** How many entries the snapshot held; only after `entries()` finished. */
@@ -181,12 +184,10 @@ export class SnapshotReader {
     return this.done;
   }
 
-  /** Exactly `n` bytes, hashed into both digests. */
+  /** Exactly `n` bytes, waiting for them if need be. */
   private async take(n: number, where: string): Promise<Buffer> {
     const out = await this.bytes.read(n);
     if (out.length < n) throw truncated(where);
-    this.sealed.update(out);
-    this.whole.update(out);
     return out;
   }
 }
@@ -220,47 +221,57 @@ function truncated(where: string): SnapshotFormatError {
   return new SnapshotFormatError(`snapshot is truncated: it ends inside ${where}`);
 }
 
-/** Reads exact byte counts from a stream of chunks of any size. */
+/**
+ * Reads exact byte counts from a stream of chunks of any size, and feeds every byte it hands out
+ * to `hashes` — in bulk, when a buffer is left behind or on `hashConsumed`, not per read.
+ */
 class ByteReader {
   private readonly iterator: AsyncIterator<Uint8Array>;
-  private chunks: Buffer[] = [];
-  private buffered = 0;
+  private buffer: Buffer = Buffer.alloc(0);
+  private position = 0;
+  /** Bytes of `buffer` before this offset have been hashed. */
+  private hashed = 0;
   private ended = false;
 
-  constructor(source: AsyncIterable<Uint8Array>) {
+  constructor(
+    source: AsyncIterable<Uint8Array>,
+    private readonly hashes: Hash[],
+  ) {
     this.iterator = source[Symbol.asyncIterator]();
+  }
+
+  /** `n` bytes if they are buffered already, else undefined (then `read`). */
+  now(n: number): Buffer | undefined {
+    if (this.buffer.length - this.position < n) return undefined;
+    const out = this.buffer.subarray(this.position, this.position + n);
+    this.position += n;
+    return out;
   }
 
   /** `n` bytes, or fewer only at the end of the stream. */
   async read(n: number): Promise<Buffer> {
-    while (this.buffered < n && !this.ended) await this.pull();
-    const size = Math.min(n, this.buffered);
-    if (size === 0) return Buffer.alloc(0);
-    const first = this.chunks[0]!;
-    if (first.length >= size) {
-      const out = first.subarray(0, size);
-      if (first.length === size) this.chunks.shift();
-      else this.chunks[0] = first.subarray(size);
-      this.buffered -= size;
-      return out;
-    }
-    const out = Buffer.allocUnsafe(size);
-    let filled = 0;
-    while (filled < size) {
-      const chunk = this.chunks[0]!;
-      const used = Math.min(chunk.length, size - filled);
-      chunk.copy(out, filled, 0, used);
-      filled += used;
-      if (used === chunk.length) this.chunks.shift();
-      else this.chunks[0] = chunk.subarray(used);
-    }
-    this.buffered -= size;
-    return out;
+    while (this.buffer.length - this.position < n && !this.ended) await this.pull();
+    return this.now(Math.min(n, this.buffer.length - this.position))!;
   }
 
   async atEnd(): Promise<boolean> {
-    while (this.buffered === 0 && !this.ended) await this.pull();
-    return this.buffered === 0;
+    while (this.buffer.length === this.position && !this.ended) await this.pull();
+    return this.buffer.length === this.position;
+  }
+
+  /** Hashes every byte handed out so far. */
+  hashConsumed(): void {
+    if (this.position > this.hashed) {
+      const consumed = this.buffer.subarray(this.hashed, this.position);
+      for (const hash of this.hashes) hash.update(consumed);
+    }
+    this.hashed = this.position;
+  }
+
+  /** Bytes handed out from now on are not fed to `hash`. */
+  stopHashing(hash: Hash): void {
+    const at = this.hashes.indexOf(hash);
+    if (at >= 0) this.hashes.splice(at, 1);
   }
 
   private async pull(): Promise<void> {
@@ -269,9 +280,12 @@ class ByteReader {
       this.ended = true;
       return;
     }
+    if (next.value.byteLength === 0) return;
     const chunk = Buffer.from(next.value.buffer, next.value.byteOffset, next.value.byteLength);
-    if (chunk.length === 0) return;
-    this.chunks.push(chunk);
-    this.buffered += chunk.length;
+    this.hashConsumed();
+    // Values handed out are views of the old buffer, which stays as it is: the rest is copied.
+    this.buffer = this.position === this.buffer.length ? chunk : Buffer.concat([this.buffer.subarray(this.position), chunk]);
+    this.position = 0;
+    this.hashed = 0;
   }
 }

@@ -9,7 +9,7 @@
  * truncated or foreign snapshot is refused before anything changes. Only then does it stop new
  * requests, wait for those in flight, replace the store in one atomic step and reload.
  */
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import os from 'node:os';
@@ -91,7 +91,7 @@ export class Snapshots {
     const copy = async function* (): AsyncGenerator<Uint8Array> {
       for await (const chunk of body) {
         if (writeFailed !== undefined) throw tempFileFailed(writeFailed);
-        if (!out.write(chunk)) await Promise.race([once(out, 'drain'), once(out, 'close')]);
+        if (!out.write(chunk)) await drained(out);
         yield chunk;
       }
     };
@@ -138,6 +138,19 @@ export class Snapshots {
   private sealKey(): Buffer {
     return this.barrier.deriveKey(SEAL_KEY_LABEL);
   }
+}
+
+/** Resolves when `out` can take more, or has closed (after an error); leaves no listener behind. */
+function drained(out: WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      out.off('drain', done);
+      out.off('close', done);
+      resolve();
+    };
+    out.on('drain', done);
+    out.on('close', done);
+  });
 }
 
 function tempFileFailed(cause: unknown): UnavailableError {
