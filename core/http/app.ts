@@ -104,8 +104,8 @@ function send(ctx: Koa.Context, response: HostResponse): void | Promise<void> {
       ctx.body = null;
       return;
     }
-    // A failure part way (the server sealed) ends the connection without the trailer; the
-    // incomplete file is refused on restore.
+    // A failure part way (the server sealed) destroys the response (koa pipes a stream body with
+    // stream.pipeline): the client sees an incomplete answer, which a restore refuses.
     ctx.body = Readable.from(response.binary, { objectMode: false });
     return;
   }

@@ -11,9 +11,11 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { startServer, type RunningServer } from '../../../core/server.js';
 import notesPlugin from '../../fixtures/plugins/notes.js';
+import { SnapshotFormatError, SnapshotReader } from '../../../storage/snapshot-format.js';
 import { TestClient } from '../../helpers/http.js';
 import { createTestDatabase } from '../../helpers/postgres.js';
-import { initAndUnseal, testConfig } from '../../helpers/server.js';
+import http from 'node:http';
+import { initAndUnseal, startUnsealedServer, testConfig } from '../../helpers/server.js';
 
 type Server = RunningServer & { client: TestClient };
 
@@ -203,6 +205,58 @@ for (const backend of backends) {
     });
   });
 }
+
+describe('sys/storage/snapshot while the server seals', function () {
+  this.timeout(60_000);
+
+  it('ends a save cut short by a seal without its trailer (the connection is cut), so the file reads as truncated', async () => {
+    const server = await startUnsealedServer();
+    try {
+      const value = Buffer.alloc(1000, 7);
+      for (let i = 0; i < 20; i++) {
+        await server.host.barrier.batch(Array.from({ length: 500 }, (_, j) => ({ type: 'put' as const, key: `logical/x/${i}/${j}`, value })));
+      }
+      const received: Buffer[] = [];
+      const outcome = await new Promise<string>((resolve, reject) => {
+        const url = new URL(`${server.address}/v1/sys/storage/snapshot`);
+        const req = http.get(url, { headers: { 'X-Vault-Token': server.rootToken }, agent: false }, (res) => {
+          let paused = false;
+          res.on('data', (chunk: Buffer) => {
+            received.push(chunk);
+            if (paused) return;
+            paused = true;
+            // Hold the stream back while the server seals, then read on.
+            res.pause();
+            server.client.put('sys/seal').then((sealed) => {
+              expect(sealed.status).to.equal(204);
+              res.resume();
+            }, reject);
+          });
+          res.on('end', () => resolve('ended'));
+          res.on('aborted', () => resolve('aborted'));
+          res.on('error', () => resolve('aborted'));
+        });
+        req.on('error', () => resolve('aborted'));
+      });
+      expect(outcome).to.equal('aborted');
+      const reader = new SnapshotReader(
+        (async function* () {
+          yield Buffer.concat(received);
+        })(),
+      );
+      let refused: unknown;
+      try {
+        for await (const entry of reader.entries()) expect(entry.key).to.be.a('string');
+      } catch (err) {
+        refused = err;
+      }
+      expect(refused).to.be.instanceOf(SnapshotFormatError);
+      expect((refused as Error).message).to.match(/truncated/);
+    } finally {
+      await server.close();
+    }
+  });
+});
 
 async function ok(pending: Promise<{ status: number; text: string }>): Promise<void> {
   const res = await pending;
