@@ -18,7 +18,7 @@ import { KEYRING_PATH, type Barrier } from '../../storage/barrier.js';
 import { SnapshotFormatError, SnapshotReader, writeSnapshot } from '../../storage/snapshot-format.js';
 import type { PhysicalStorage, StoredEntry } from '../../storage/storage.js';
 import type { Clock } from '../clock.js';
-import { BadRequestError, UnavailableError } from '../errors.js';
+import { BadRequestError, SealedError, UnavailableError } from '../errors.js';
 import type { SealManager } from '../seal/seal-manager.js';
 import type { ClusterInfo } from '../system/services.js';
 
@@ -117,6 +117,8 @@ export class Snapshots {
 
   /** Replaces the store with the checked snapshot in `file` and rebuilds what the host holds. */
   private async replace(file: string): Promise<RestoreResult> {
+    // Sealed while the snapshot was received (a request that was in flight): leave the store alone.
+    if (this.barrier.sealed) throw new SealedError();
     await this.hooks.unload();
     let keys: number;
     try {
