@@ -135,9 +135,18 @@ export class HostState {
       logger,
       clock,
       defaults,
-      onDisable: async (_entry, prefix) => {
-        const revoked = await tokens.revokeByPathPrefix(prefix);
+      onDisable: async (entry, prefix) => {
+        const revoked = await tokens.revokeByMount(prefix, entry.accessor);
         if (revoked > 0) logger.info({ mount: prefix, revoked }, 'tokens of a disabled auth method revoked');
+      },
+      // Tokens minted through a moved auth method keep working (renewal finds it by accessor); their
+      // path follows it, so lookups show where they came from and disabling it later revokes them.
+      // Its entity aliases keep their entities (by accessor) and show the new path.
+      onRemount: async (entry, from, to) => {
+        if (entry.table !== 'auth') return;
+        const moved = await tokens.movePathPrefix(from, to);
+        if (moved > 0) logger.info({ from, to, moved }, 'tokens of a moved auth method follow it');
+        await identity.moveAliases(entry.accessor, to);
       },
     });
     // Load first: ensureBuiltin persists the table, which must already hold the stored entries.

@@ -81,7 +81,7 @@ export class Host {
     const clock = options.clock ?? systemClock;
     this.registry = options.registry;
     const defaults = { defaultLeaseTtl: options.defaultLeaseTtl ?? DEFAULT_TTL, maxLeaseTtl: options.maxLeaseTtl ?? DEFAULT_TTL };
-    this.barrier = new Barrier(options.physical);
+    this.barrier = new Barrier(options.physical, { clock });
     this.tokens = new TokenStore(this.barrier, clock);
     this.policies = new PolicyStore(this.barrier);
     this.identity = new IdentityStore(this.barrier, clock);
@@ -214,8 +214,9 @@ export class Host {
   }
 
   /**
-   * Runs every backend's periodic hook and the token expiry sweep once (the timer calls this).
-   * In an HA cluster only the active node does: periodic work happens once per cluster.
+   * Runs every backend's periodic hook, the token expiry sweep and the barrier's automatic
+   * rotation check once (the timer calls this). In an HA cluster only the active node does:
+   * periodic work happens once per cluster, and only one node may rotate the keyring.
    */
   async runPeriodic(): Promise<void> {
     const table = this.state.mounts;
@@ -228,6 +229,11 @@ export class Host {
       if (swept > 0) this.logger.info({ swept }, 'expired tokens removed');
     } catch (err) {
       this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'periodic work failed');
+    }
+    try {
+      await this.rotateBarrierIfDue();
+    } catch (err) {
+      this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'automatic barrier key rotation failed');
     } finally {
       this.periodicRunning = false;
     }
@@ -248,7 +254,24 @@ export class Host {
     this.ha.join();
   }
 
+  /**
+   * Rotates the barrier key when `sys/rotate/config` says it is due; otherwise stores the
+   * encryption count, so it outlives this process.
+   */
+  private async rotateBarrierIfDue(): Promise<void> {
+    const reason = this.barrier.rotationDue();
+    if (!reason) return this.barrier.flushEncryptions();
+    const status = await this.barrier.rotate();
+    this.logger.info({ reason, term: status.term }, 'barrier key rotated automatically');
+  }
+
   private async beforeSeal(): Promise<void> {
+    // Only the active node writes; a standby encrypts nothing, so it has no count to keep.
+    if (!this.ha || this.ha.state === 'active') {
+      await this.barrier.flushEncryptions().catch((err: unknown) => {
+        this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not store the barrier encryption count');
+      });
+    }
     await this.ha?.leave();
     this.standby?.forgetKey();
     await this.state.unload();

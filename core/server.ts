@@ -52,7 +52,7 @@ export interface RunningServer {
   /**
    * What SIGHUP does: takes from `config` (the files read again) what applies without a restart,
    * the log level and the listeners' certificate, key and client CA files, and reopens audit files
-   * (for logrotate). Without `config` (dev mode, or files that no longer parse) the certificate
+   * (for logrotate) and audit sockets (a collector that moved is found again). Without `config` (dev mode, or files that no longer parse) the certificate
    * files in use are read again. Never throws: a failure is logged and the previous setting stays.
    */
   reload(config?: ServerConfig): Promise<void>;

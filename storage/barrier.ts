@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { BadRequestError, IntegrityError, SealedError } from '../core/errors.js';
+import { systemClock, type Clock } from '../core/clock.js';
 import { AES256_KEY_LENGTH, GCM_NONCE_LENGTH, GCM_TAG_LENGTH, gcmOpen, gcmSealWithNonce, zeroize } from './aead.js';
 import type { BatchOp, Storage } from './storage.js';
 
@@ -7,9 +8,31 @@ import type { BatchOp, Storage } from './storage.js';
 export interface KeyStatus {
   term: number;
   installTime: Date;
-  /** Encryptions under this term since this process unsealed (not persisted). */
+  /**
+   * Encryptions under this term since it was installed: the count stored in the keyring plus this
+   * node's encryptions since the last flush (`flushEncryptions`). Those are lost if the process
+   * dies without sealing, so the count can fall short, never over.
+   */
   encryptions: number;
 }
+
+/** When the active term is replaced automatically (`sys/rotate/config`), stored in the keyring. */
+export interface RotationConfig {
+  /** Whether automatic rotation happens at all; encryptions are counted either way. */
+  readonly enabled: boolean;
+  /** Rotate once the active term has encrypted more values than this. */
+  readonly maxOperations: number;
+  /** Rotate once the active term is older than this, in seconds; 0: never by age. */
+  readonly intervalSeconds: number;
+}
+
+/**
+ * The most encryptions one term may do before automatic rotation: 2^32 random 96-bit GCM nonces
+ * under one key is NIST SP 800-38D's limit, less 10% for counts lost in crashes (Vault's value).
+ */
+export const MAX_OPERATIONS_LIMIT = 3_865_470_566;
+
+export const DEFAULT_ROTATION_CONFIG: RotationConfig = { enabled: true, maxOperations: MAX_OPERATIONS_LIMIT, intervalSeconds: 0 };
 
 export interface BarrierOptions {
   /**
@@ -17,6 +40,8 @@ export interface BarrierOptions {
    * a nonce under one key breaks GCM.
    */
   randomBytes?: (size: number) => Uint8Array;
+  /** Install times of new terms, and the age automatic rotation compares with an interval. */
+  clock?: Clock;
 }
 
 /**
@@ -36,18 +61,29 @@ interface TermKey {
   readonly term: number;
   readonly key: Buffer;
   readonly installTime: Date;
+  /** Encryptions under this term as last stored in the keyring. */
+  encryptions: number;
 }
 
 interface Keyring {
   readonly terms: Map<number, TermKey>;
   active: TermKey;
-  encryptions: number;
+  /** This node's encryptions under the active term not yet added to its stored count. */
+  unflushed: number;
+  rotation: RotationConfig;
 }
 
-/** The keyring as serialized (Vault's field names), before encryption under the root key. */
+/**
+ * The keyring as serialized (Vault's field names and units: `Interval` is a Go duration in
+ * nanoseconds), before encryption under the root key. Keyrings written before rotation settings
+ * existed have neither `encryptions` nor `RotationConfig`, and read as 0 and the defaults.
+ */
 interface KeyringDocument {
-  Keys: Array<{ Term: number; Version: number; Value: string; InstallTime: string }>;
+  Keys: Array<{ Term: number; Version: number; Value: string; InstallTime: string; encryptions?: number }>;
+  RotationConfig?: { Disabled: boolean; MaxOperations: number; Interval: number };
 }
+
+const NANOS_PER_SECOND = 1_000_000_000;
 
 /**
  * The encrypting barrier: a `Storage` over a physical store in which every value is AES-256-GCM
@@ -65,9 +101,14 @@ export class Barrier implements Storage {
   private rootKey: Buffer | undefined;
   /** Bumped by `seal()`, so an unseal or rotation that was awaiting storage cannot resurrect keys. */
   private generation = 0;
-  /** Rotations run one at a time; two at once would both mint term N+1 with different keys. */
-  private rotating: Promise<unknown> = Promise.resolve();
+  /**
+   * Keyring writes (rotations, rotation settings, encryption counts) run one at a time: two
+   * rotations at once would both mint term N+1 with different keys, and any two writes at once
+   * could each drop what the other added.
+   */
+  private keyringWrites: Promise<unknown> = Promise.resolve();
   private readonly random: (size: number) => Uint8Array;
+  private readonly clock: Clock;
   /** Called before every write (HA: throws on a standby, whose writes go to the active node). */
   private writeGuard: (() => void) | undefined;
   /** A keyring re-read in flight (another node rotated): shared by every reader that needs it. */
@@ -75,6 +116,7 @@ export class Barrier implements Storage {
 
   constructor(private readonly physical: Storage, options: BarrierOptions = {}) {
     this.random = options.randomBytes ?? randomBytes;
+    this.clock = options.clock ?? systemClock;
   }
 
   get sealed(): boolean {
@@ -94,9 +136,9 @@ export class Barrier implements Storage {
   async initialize(rootKey: Uint8Array): Promise<void> {
     if (rootKey.length !== AES256_KEY_LENGTH) throw new BadRequestError(`root key must be ${AES256_KEY_LENGTH} bytes`);
     if (await this.isInitialized()) throw new BadRequestError('Vault is already initialized');
-    const first: TermKey = { term: 1, key: this.freshKey(), installTime: new Date() };
+    const first: TermKey = { term: 1, key: this.freshKey(), installTime: this.clock.now(), encryptions: 0 };
     try {
-      await this.physical.put(KEYRING_PATH, this.encryptKeyring([first], rootKey));
+      await this.physical.put(KEYRING_PATH, this.encryptKeyring([first], DEFAULT_ROTATION_CONFIG, rootKey));
     } finally {
       zeroize(first.key);
     }
@@ -113,7 +155,7 @@ export class Barrier implements Storage {
     const generation = this.generation;
     const stored = await this.physical.get(KEYRING_PATH);
     if (stored === undefined) throw new BadRequestError('Vault is not initialized');
-    const terms = this.decryptKeyring(stored, rootKey);
+    const { terms, rotation } = this.decryptKeyring(stored, rootKey);
     if (this.keyring !== undefined || generation !== this.generation) {
       // Already unsealed, or sealed while we read: either way these copies must not linger.
       for (const t of terms.values()) zeroize(t.key);
@@ -121,7 +163,7 @@ export class Barrier implements Storage {
       return;
     }
     const active = [...terms.values()].reduce((a, b) => (b.term > a.term ? b : a));
-    this.keyring = { terms, active, encryptions: 0 };
+    this.keyring = { terms, active, unflushed: 0, rotation };
     this.rootKey = Buffer.from(rootKey);
   }
 
@@ -141,9 +183,55 @@ export class Barrier implements Storage {
    * values under older terms still decrypt, because every term stays in the keyring.
    */
   rotate(): Promise<KeyStatus> {
-    const run = this.rotating.then(() => this.rotateNow());
-    this.rotating = run.catch(() => undefined);
-    return run;
+    return this.writeKeyringInTurn(() => this.rotateNow());
+  }
+
+  /** @throws SealedError while sealed. */
+  rotationConfig(): RotationConfig {
+    return { ...this.unsealedKeyring().rotation };
+  }
+
+  /** Stores new automatic-rotation settings in the keyring (the caller checks their ranges). */
+  setRotationConfig(config: RotationConfig): Promise<void> {
+    return this.writeKeyringInTurn(async () => {
+      const ring = await this.freshKeyring();
+      await this.storeKeyring([...ring.terms.values()], config);
+      ring.rotation = { ...config };
+    });
+  }
+
+  /**
+   * Adds this node's encryptions since the last flush to the active term's count in the keyring,
+   * so `sys/key-status` and `max_operations` survive a restart. Called periodically and on seal;
+   * does nothing when there is nothing to add.
+   */
+  flushEncryptions(): Promise<void> {
+    return this.writeKeyringInTurn(async () => {
+      const ring = this.unsealedKeyring();
+      if (ring.unflushed === 0) return;
+      await this.freshKeyring();
+      const active = ring.active;
+      const added = ring.unflushed;
+      await this.storeKeyring([...ring.terms.values()].map((t) => (t === active ? { ...t, encryptions: t.encryptions + added } : t)), ring.rotation);
+      active.encryptions += added;
+      // Encryptions made while the keyring was being written stay unflushed, for the next time.
+      ring.unflushed -= added;
+    });
+  }
+
+  /**
+   * Why the active term is due for automatic rotation under the stored settings — too many
+   * encryptions, or older than the interval — or undefined when it is not (or rotation is off).
+   * @throws SealedError while sealed.
+   */
+  rotationDue(): string | undefined {
+    const ring = this.unsealedKeyring();
+    const { enabled, maxOperations, intervalSeconds } = ring.rotation;
+    if (!enabled) return undefined;
+    if (ring.active.encryptions + ring.unflushed > maxOperations) return 'reached max operations';
+    const age = this.clock.now().getTime() - ring.active.installTime.getTime();
+    if (intervalSeconds > 0 && age > intervalSeconds * 1000) return 'rotation interval reached';
+    return undefined;
   }
 
   /** Installs the check every write runs first (see `writeGuard`). */
@@ -162,16 +250,17 @@ export class Barrier implements Storage {
         const generation = this.generation;
         const stored = await this.physical.get(KEYRING_PATH);
         if (stored === undefined || generation !== this.generation || this.rootKey === undefined) return;
-        const terms = this.decryptKeyring(stored, this.rootKey);
+        const { terms, rotation } = this.decryptKeyring(stored, this.rootKey);
+        ring.rotation = rotation;
         for (const [term, key] of terms) {
-          if (ring.terms.has(term)) {
+          const known = ring.terms.get(term);
+          if (known) {
             zeroize(key.key);
+            // Counts only grow; a stored one above ours was flushed by the node that did them.
+            known.encryptions = Math.max(known.encryptions, key.encryptions);
           } else {
             ring.terms.set(term, key);
-            if (term > ring.active.term) {
-              ring.active = key;
-              ring.encryptions = 0;
-            }
+            if (term > ring.active.term) this.activate(ring, key);
           }
         }
       } finally {
@@ -182,29 +271,36 @@ export class Barrier implements Storage {
   }
 
   /**
-   * Replaces the keyring in memory with the stored one, read with the root key held since unseal
-   * (the whole store was replaced by a snapshot's, whose keyring may have fewer terms or other
-   * keys). False, and the barrier unchanged, when that root key does not open the stored keyring:
-   * the snapshot came from another cluster, and only its own shares open it.
-   * @throws SealedError while sealed.
+   * Runs `replace` — which replaces the whole physical store (a snapshot restore) — between the
+   * keyring writes (rotation, settings, encryption counts), so none of them can write the old
+   * keyring over the new one; then reads the new keyring with the root key held since unseal and
+   * replaces the one in memory with it. `opened` is false, and the barrier keeps its keys until it
+   * is sealed, when that root key does not open the new keyring: the snapshot came from another
+   * cluster, and only that cluster's shares open it.
+   * @throws SealedError while sealed, before `replace` runs.
    */
-  async reopen(): Promise<boolean> {
-    const ring = this.unsealedKeyring();
-    const generation = this.generation;
-    const stored = await this.physical.get(KEYRING_PATH);
-    if (generation !== this.generation || this.rootKey === undefined) throw new SealedError();
-    if (stored === undefined) return false;
-    let terms: Map<number, TermKey>;
-    try {
-      terms = this.decryptKeyring(stored, this.rootKey);
-    } catch (err) {
-      if (err instanceof IntegrityError) return false;
-      throw err;
-    }
-    for (const t of ring.terms.values()) zeroize(t.key);
-    const active = [...terms.values()].reduce((a, b) => (b.term > a.term ? b : a));
-    this.keyring = { terms, active, encryptions: 0 };
-    return true;
+  replaceStore<T>(replace: () => Promise<T>): Promise<{ readonly result: T; readonly opened: boolean }> {
+    return this.writeKeyringInTurn(async () => {
+      const ring = this.unsealedKeyring();
+      const result = await replace();
+      // The encryptions not yet counted were made under the keyring that was just replaced.
+      ring.unflushed = 0;
+      const generation = this.generation;
+      const stored = await this.physical.get(KEYRING_PATH);
+      if (generation !== this.generation || this.rootKey === undefined) throw new SealedError();
+      if (stored === undefined) return { result, opened: false };
+      let parsed: { terms: Map<number, TermKey>; rotation: RotationConfig };
+      try {
+        parsed = this.decryptKeyring(stored, this.rootKey);
+      } catch (err) {
+        if (err instanceof IntegrityError) return { result, opened: false };
+        throw err;
+      }
+      for (const t of ring.terms.values()) zeroize(t.key);
+      const active = [...parsed.terms.values()].reduce((a, b) => (b.term > a.term ? b : a));
+      this.keyring = { terms: parsed.terms, active, unflushed: 0, rotation: parsed.rotation };
+      return { result, opened: true };
+    });
   }
 
   /**
@@ -220,7 +316,7 @@ export class Barrier implements Storage {
   /** @throws SealedError while sealed. */
   keyStatus(): KeyStatus {
     const ring = this.unsealedKeyring();
-    return { term: ring.active.term, installTime: new Date(ring.active.installTime), encryptions: ring.encryptions };
+    return { term: ring.active.term, installTime: new Date(ring.active.installTime), encryptions: ring.active.encryptions + ring.unflushed };
   }
 
   async get(key: string): Promise<Uint8Array | undefined> {
@@ -264,30 +360,60 @@ export class Barrier implements Storage {
   }
 
   private async rotateNow(): Promise<KeyStatus> {
-    const ring = this.unsealedKeyring();
-    this.writeGuard?.();
-    // Another node may have rotated since we read the keyring: start from the stored one.
-    await this.reloadKeyring();
-    const rootKey = this.rootKey!;
-    const generation = this.generation;
+    const ring = await this.freshKeyring();
     let newest = 0;
     for (const term of ring.terms.keys()) newest = Math.max(newest, term);
-    const next: TermKey = { term: newest + 1, key: this.freshKey(), installTime: new Date() };
+    const next: TermKey = { term: newest + 1, key: this.freshKey(), installTime: this.clock.now(), encryptions: 0 };
+    // The outgoing term's count is stored with it, final but for encryptions racing this write.
+    const retiring = ring.active;
+    const terms = [...ring.terms.values()].map((t) => (t === retiring ? { ...t, encryptions: t.encryptions + ring.unflushed } : t));
     try {
-      await this.physical.put(KEYRING_PATH, this.encryptKeyring([...ring.terms.values(), next], rootKey));
+      await this.storeKeyring([...terms, next], ring.rotation);
     } catch (err) {
       zeroize(next.key);
       throw err;
     }
-    if (generation !== this.generation) {
-      // Sealed while writing: the stored keyring has the new term and the next unseal loads it.
-      zeroize(next.key);
-      throw new SealedError();
-    }
     ring.terms.set(next.term, next);
-    ring.active = next;
-    ring.encryptions = 0;
+    this.activate(ring, next);
     return this.keyStatus();
+  }
+
+  /** Makes `next` the active term; this node's unflushed encryptions were under the one it replaces. */
+  private activate(ring: Keyring, next: TermKey): void {
+    ring.active.encryptions += ring.unflushed;
+    ring.unflushed = 0;
+    ring.active = next;
+  }
+
+  /** Runs one keyring write after the ones already queued. */
+  private writeKeyringInTurn<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.keyringWrites.then(work);
+    this.keyringWrites = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * The keyring about to be rewritten, brought up to date first: another node may have rotated
+   * or changed settings since this one read it, and a write from the old copy would undo that.
+   * @throws SealedError while sealed; whatever the write guard throws on an HA standby.
+   */
+  private async freshKeyring(): Promise<Keyring> {
+    const ring = this.unsealedKeyring();
+    this.writeGuard?.();
+    await this.reloadKeyring();
+    return ring;
+  }
+
+  /**
+   * Writes the keyring with `terms` and `rotation` under the root key.
+   * @throws SealedError when the barrier was sealed meanwhile: the caller must not then touch the
+   *   wiped keyring in memory (the stored one is complete, and the next unseal reads it).
+   */
+  private async storeKeyring(terms: readonly TermKey[], rotation: RotationConfig): Promise<void> {
+    const generation = this.generation;
+    if (this.rootKey === undefined) throw new SealedError();
+    await this.physical.put(KEYRING_PATH, this.encryptKeyring(terms, rotation, this.rootKey));
+    if (generation !== this.generation) throw new SealedError();
   }
 
   private hasTerm(stored: Uint8Array): boolean {
@@ -299,7 +425,7 @@ export class Barrier implements Storage {
     // node:crypto would quietly encrypt a string as UTF-8; storage holds bytes only.
     if (!(plaintext instanceof Uint8Array)) throw new BadRequestError(`storage value for "${path}" must be a Uint8Array`);
     const out = frame(ring.active.term, ring.active.key, this.nonce(), path, plaintext);
-    ring.encryptions++;
+    ring.unflushed++;
     return out;
   }
 
@@ -308,14 +434,20 @@ export class Barrier implements Storage {
     return unframe(stored, path, (term) => ring.terms.get(term)?.key);
   }
 
-  private encryptKeyring(terms: readonly TermKey[], rootKey: Uint8Array): Buffer {
+  private encryptKeyring(terms: readonly TermKey[], rotation: RotationConfig, rootKey: Uint8Array): Buffer {
     const doc: KeyringDocument = {
       Keys: [...terms].sort((a, b) => a.term - b.term).map((t) => ({
         Term: t.term,
         Version: 1,
         Value: t.key.toString('base64'),
         InstallTime: t.installTime.toISOString(),
+        ...(t.encryptions > 0 ? { encryptions: t.encryptions } : {}),
       })),
+      RotationConfig: {
+        Disabled: !rotation.enabled,
+        MaxOperations: rotation.maxOperations,
+        Interval: rotation.intervalSeconds * NANOS_PER_SECOND,
+      },
     };
     // The base64 strings in `doc` and the JSON text cannot be wiped (JS strings are immutable);
     // only the byte copy can. They are unreachable after this call and left to the collector.
@@ -327,7 +459,7 @@ export class Barrier implements Storage {
     }
   }
 
-  private decryptKeyring(stored: Uint8Array, rootKey: Uint8Array): Map<number, TermKey> {
+  private decryptKeyring(stored: Uint8Array, rootKey: Uint8Array): ParsedKeyring {
     let plain: Buffer;
     try {
       plain = unframe(stored, KEYRING_PATH, (term) => (term === KEYRING_FRAME_TERM ? rootKey : undefined));
@@ -391,7 +523,12 @@ function unframe(stored: Uint8Array, path: string, keyFor: (term: number) => Uin
   }
 }
 
-function parseKeyring(plain: Buffer): Map<number, TermKey> {
+interface ParsedKeyring {
+  readonly terms: Map<number, TermKey>;
+  readonly rotation: RotationConfig;
+}
+
+function parseKeyring(plain: Buffer): ParsedKeyring {
   const malformed = (): IntegrityError => new IntegrityError('keyring is malformed');
   let doc: unknown;
   try {
@@ -401,25 +538,37 @@ function parseKeyring(plain: Buffer): Map<number, TermKey> {
   }
   const keys = (doc as Partial<KeyringDocument> | null)?.Keys;
   if (!Array.isArray(keys) || keys.length === 0) throw malformed();
+  const rotation = parseRotationConfig((doc as Partial<KeyringDocument>).RotationConfig);
+  if (!rotation) throw malformed();
   const terms = new Map<number, TermKey>();
   try {
     for (const entry of keys as unknown[]) {
-      const { Term, Value, InstallTime } = (entry ?? {}) as Partial<KeyringDocument['Keys'][number]>;
+      const { Term, Value, InstallTime, encryptions = 0 } = (entry ?? {}) as Partial<KeyringDocument['Keys'][number]>;
       if (!Number.isInteger(Term) || Term! < 1 || Term! > 0xffffffff || terms.has(Term!)) throw malformed();
       if (typeof Value !== 'string' || typeof InstallTime !== 'string') throw malformed();
+      if (!Number.isSafeInteger(encryptions) || encryptions < 0) throw malformed();
       const key = Buffer.from(Value, 'base64');
       const installTime = new Date(InstallTime);
       if (key.length !== AES256_KEY_LENGTH || Number.isNaN(installTime.getTime())) {
         zeroize(key);
         throw malformed();
       }
-      terms.set(Term!, { term: Term!, key, installTime });
+      terms.set(Term!, { term: Term!, key, installTime, encryptions });
     }
   } catch (err) {
     for (const t of terms.values()) zeroize(t.key);
     throw err;
   }
-  return terms;
+  return { terms, rotation };
+}
+
+/** The stored rotation settings, the defaults when there are none, undefined when they are malformed. */
+function parseRotationConfig(raw: unknown): RotationConfig | undefined {
+  if (raw === undefined) return DEFAULT_ROTATION_CONFIG;
+  const { Disabled, MaxOperations, Interval } = (raw ?? {}) as Partial<NonNullable<KeyringDocument['RotationConfig']>>;
+  if (typeof Disabled !== 'boolean' || !Number.isSafeInteger(MaxOperations) || MaxOperations! < 1) return undefined;
+  if (typeof Interval !== 'number' || !Number.isFinite(Interval) || Interval < 0) return undefined;
+  return { enabled: !Disabled, maxOperations: MaxOperations!, intervalSeconds: Math.floor(Interval / NANOS_PER_SECOND) };
 }
 
 /** The keyring is the barrier's own; writing it through the data API would brick the store. */

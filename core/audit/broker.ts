@@ -22,6 +22,9 @@ import {
   type EntryFormat,
 } from './entry.js';
 import { FileAuditDevice } from './file-device.js';
+import { AuditedHeaders } from './request-headers.js';
+import { SocketAuditDevice } from './socket-device.js';
+import { SyslogAuditDevice } from './syslog-device.js';
 import { identifiedHmac, newSalt } from './salt.js';
 
 /** 503: devices are enabled and not one of them could record the entry. */
@@ -45,6 +48,8 @@ const SALT_KEY = 'salt';
 /** Device types that can be enabled, by `type`; each validates its options when built. */
 const DEVICE_TYPES: Readonly<Record<string, (options: Readonly<Record<string, string>>) => AuditDevice>> = {
   file: (options) => FileAuditDevice.fromOptions(options),
+  socket: (options) => SocketAuditDevice.fromOptions(options),
+  syslog: (options) => SyslogAuditDevice.fromOptions(options),
 };
 
 /** A device as `sys/audit` lists it. */
@@ -78,6 +83,8 @@ interface LiveDevice {
 export class AuditBroker {
   private readonly devices = new Map<string, LiveDevice>();
   private mutation: Promise<unknown> = Promise.resolve();
+  /** The request headers entries record (`sys/config/auditing/request-headers`). */
+  readonly headers: AuditedHeaders;
 
   /**
    * @param storage the barrier (or a view of it): the table and the salts are secrets' neighbours.
@@ -87,7 +94,9 @@ export class AuditBroker {
     private readonly storage: Storage,
     private readonly logger: Logger,
     private readonly clock: Clock = systemClock,
-  ) {}
+  ) {
+    this.headers = new AuditedHeaders(storage);
+  }
 
   /**
    * Reads the table and opens every device. A device whose sink cannot be opened is logged and
@@ -96,6 +105,7 @@ export class AuditBroker {
   async load(): Promise<void> {
     await this.serialize(async () => {
       await this.closeAll();
+      await this.headers.load();
       for (const entry of await this.readTable()) {
         const salt = await this.readSalt(entry);
         let device: AuditDevice;
@@ -221,6 +231,7 @@ export class AuditBroker {
   /** Closes every device (seal, shutdown); the table stays in storage for the next load. */
   async close(): Promise<void> {
     await this.serialize(() => this.closeAll());
+    this.headers.clear();
   }
 
   /**

@@ -4,6 +4,7 @@
  * `request.id`). Every sensitive string is HMAC'd with the device's salt unless the device logs raw;
  * the input objects are never modified, the entry is a deep copy.
  */
+import type { RecordedHeader } from './request-headers.js';
 
 /** A request as the host saw it, with the caller's token resolved (`auth`) when there was one. */
 export interface AuditInput {
@@ -13,6 +14,8 @@ export interface AuditInput {
     readonly clientToken?: string; readonly clientTokenAccessor?: string;
     readonly mountPoint?: string; readonly mountType?: string; readonly mountAccessor?: string;
     readonly remoteAddress?: string; readonly remotePort?: number;
+    /** The audited request headers it carried (sys/config/auditing/request-headers), by lower-case name. */
+    readonly headers?: Readonly<Record<string, RecordedHeader>>;
   };
   readonly auth?: {
     readonly clientToken?: string; readonly accessor?: string; readonly displayName?: string;
@@ -78,6 +81,7 @@ export interface AuditRequestSection {
   data?: Record<string, unknown>;
   remote_address?: string;
   remote_port?: number;
+  headers?: Record<string, string[]>;
 }
 
 export interface AuditResponseSection {
@@ -202,7 +206,17 @@ function requestSection(input: AuditInput, format: EntryFormat): AuditRequestSec
     data: req.data ? (hashStructure(req.data, format.hash, input.nonHmacRequestKeys) as Record<string, unknown>) : undefined,
     remote_address: req.remoteAddress,
     remote_port: req.remotePort,
+    headers: req.headers ? recordedHeaders(req.headers, format) : undefined,
   });
+}
+
+/** Each header's values, HMAC'd where its setting says so (and the device hashes at all: not with log_raw). */
+function recordedHeaders(headers: Readonly<Record<string, RecordedHeader>>, format: EntryFormat): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [name, { values, hmac }] of Object.entries(headers)) {
+    out[name] = values.map((value) => (hmac && format.hash ? format.hash(value) : value));
+  }
+  return out;
 }
 
 function responseSection(input: AuditResponseInput, format: EntryFormat): AuditResponseSection | undefined {

@@ -424,17 +424,42 @@ export class TokenStore {
     });
   }
 
-  /** Revokes every token issued through a path under a prefix (an auth method being disabled). */
-  async revokeByPathPrefix(prefix: string): Promise<number> {
+  /**
+   * Revokes every token of an auth method being disabled: issued through a path under its prefix,
+   * or minted by a login through it (its accessor), which also catches a token whose path a move
+   * of the method (`movePathPrefix`) did not get to rewrite.
+   */
+  async revokeByMount(prefix: string, accessor: string): Promise<number> {
     let revoked = 0;
     for (const hash of await this.storage.list(KEYS.idPrefix)) {
       const entry = await this.readByHash(hash);
-      if (entry && entry.path.startsWith(prefix)) {
+      if (entry && (entry.path.startsWith(prefix) || entry.origin?.mountAccessor === accessor)) {
         await this.revokeTree(hash);
         revoked++;
       }
     }
     return revoked;
+  }
+
+  /**
+   * Rewrites the path of every service token issued under `from` to the same path under `to` (an
+   * auth method moved). Batch tokens carry their path inside themselves and keep the old one.
+   */
+  async movePathPrefix(from: string, to: string): Promise<number> {
+    let moved = 0;
+    for (const hash of await this.storage.list(KEYS.idPrefix)) {
+      const done = await this.withLock(hash, async () => {
+        const entry = await this.readByHash(hash);
+        if (!entry || !entry.path.startsWith(from)) return false;
+        const origin = entry.origin && entry.origin.mountPath === from ? { ...entry.origin, mountPath: to } : entry.origin;
+        const next: TokenEntry = { ...entry, path: to + entry.path.slice(from.length), ...(origin ? { origin } : {}) };
+        await this.storage.put(KEYS.id(hash), encode({ ...next, hash }));
+        this.remember(hash, next);
+        return true;
+      });
+      if (done) moved++;
+    }
+    return moved;
   }
 
   /** Deletes every token whose expiry has passed (run by the host's periodic timer). Returns how many. */

@@ -140,6 +140,9 @@ export class ApiClient {
    * @param tls options for the https agent (trusted CAs, client certificate, server name).
    * @throws ClientSetupError when the address is not an http(s) URL.
    */
+  /** Sent as X-Vault-Wrap-TTL (`-wrap-ttl`): the server answers with a wrapping token instead. */
+  wrapTtl: string | undefined;
+
   constructor(
     readonly address: string,
     public token: string | undefined,
@@ -271,6 +274,7 @@ export class ApiClient {
           agent: this.agent,
           headers: {
             ...(this.token ? { 'X-Vault-Token': this.token } : {}),
+            ...(this.wrapTtl ? { 'X-Vault-Wrap-TTL': this.wrapTtl } : {}),
             ...(payload !== undefined ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } : {}),
             'X-Vault-Request': 'true',
           },

@@ -21,6 +21,8 @@ export interface GlobalOptions extends TlsFlags {
   readonly address?: string;
   /** Only on commands registered with withFieldOption. */
   readonly field?: string;
+  /** Only on commands registered with withFieldOption ($VAULT_WRAP_TTL, applied by main). */
+  readonly wrapTtl?: string;
 }
 
 /**
@@ -47,9 +49,14 @@ export function commandGroup(program: Command, name: string, description: string
   return program.commands.find((c) => c.name() === name) ?? program.command(name).description(description);
 }
 
-/** Adds -field, for commands that print a response (read, write, token create, login, …). */
+/**
+ * Adds -field and -wrap-ttl, for commands that print a response (read, write, list, token create,
+ * login, …): a wrapped answer is printed as its wrap_info, as vault prints it.
+ */
 export function withFieldOption(command: Command): Command {
-  return command.option('--field <name>', 'print only this field, raw (from the auth block for a token, else from data)');
+  return command
+    .option('--field <name>', 'print only this field, raw (from the auth block for a token, else from data; wrapping_token when wrapped)')
+    .option('--wrap-ttl <duration>', 'wrap the answer in a single-use wrapping token living this long (5m, 300) ($VAULT_WRAP_TTL)');
 }
 
 /**
@@ -59,7 +66,9 @@ export function withFieldOption(command: Command): Command {
  */
 export async function clientFor(ctx: CliContext, opts: GlobalOptions): Promise<ApiClient> {
   const address = (opts.address || serverAddress(ctx.env)).replace(/\/+$/, '');
-  return new ApiClient(address, await storedToken(ctx.env), tlsAgentOptions(opts, ctx.env));
+  const client = new ApiClient(address, await storedToken(ctx.env), tlsAgentOptions(opts, ctx.env));
+  client.wrapTtl = opts.wrapTtl;
+  return client;
 }
 
 export function formatOf(opts: GlobalOptions): OutputFormat {
@@ -98,6 +107,11 @@ export function printResponse(ctx: CliContext, opts: GlobalOptions, body: unknow
   const warnings = format === 'table' ? warningsOf(body) : '';
   if (warnings) ctx.io.err(warnings);
   ctx.io.out(render(format, body));
+}
+
+/** Whether a response is a wrapped one (only wrap_info, no secret): print it with printResponse. */
+export function isWrapped(body: unknown): boolean {
+  return body !== null && typeof body === 'object' && Boolean((body as { wrap_info?: unknown }).wrap_info);
 }
 
 /** A path as vault's commands echo it: no leading or trailing slashes. */

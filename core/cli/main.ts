@@ -15,9 +15,11 @@ import { registerServer } from './commands/server.js';
 import { registerOperator } from './commands/operator.js';
 import { registerKv } from './commands/kv.js';
 import { registerMounts } from './commands/mounts.js';
+import { registerAudit } from './commands/audit.js';
 import { registerPolicy } from './commands/policy.js';
 import { registerToken } from './commands/token.js';
 import { registerLogin } from './commands/login.js';
+import { registerUnwrap } from './commands/unwrap.js';
 import { registerPathHelp } from './commands/path-help.js';
 import { registerCompletion } from './commands/completion.js';
 import { processIo } from './process-io.js';
@@ -52,9 +54,11 @@ export async function main(argv: readonly string[], io: Io = processIo(), env: N
   registerOperator(program, ctx, setExit);
   registerKv(program, ctx);
   registerMounts(program, ctx);
+  registerAudit(program, ctx);
   registerPolicy(program, ctx);
   registerToken(program, ctx);
   registerLogin(program, ctx);
+  registerUnwrap(program, ctx);
   registerPathHelp(program, ctx);
   registerCompletion(program, ctx);
   const everyCommand = (command: Command): Command[] => [command, ...command.commands.flatMap(everyCommand)];
@@ -64,6 +68,10 @@ export async function main(argv: readonly string[], io: Io = processIo(), env: N
     if (!action.options.some((o) => o.attributeName() === 'format')) return;
     if (action.getOptionValueSource('format') === 'default' && env.VAULT_FORMAT) action.setOptionValueWithSource('format', env.VAULT_FORMAT, 'env');
     parseFormat(action.getOptionValue('format') as string);
+  });
+  program.hook('preAction', (_program, action) => {
+    if (!action.options.some((o) => o.attributeName() === 'wrapTtl')) return;
+    if (action.getOptionValue('wrapTtl') === undefined && env.VAULT_WRAP_TTL) action.setOptionValueWithSource('wrapTtl', env.VAULT_WRAP_TTL, 'env');
   });
 
   try {

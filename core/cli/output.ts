@@ -111,7 +111,18 @@ interface Secret {
   readonly data: Record<string, unknown> | null;
   readonly warnings: string[] | null;
   readonly auth?: SecretAuth;
+  readonly wrap_info?: WrapInfo;
   readonly mount_type?: string;
+}
+
+/** A wrapped answer's wrap_info, as vault's api.SecretWrapInfo has it. */
+interface WrapInfo {
+  readonly token: string;
+  readonly accessor: string;
+  readonly ttl: number;
+  readonly creation_time: string;
+  readonly creation_path: string;
+  readonly wrapped_accessor: string;
 }
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -132,6 +143,17 @@ function asAuth(a: Json): SecretAuth {
   };
 }
 
+function asWrapInfo(w: Json): WrapInfo {
+  return {
+    token: w.token ?? '',
+    accessor: w.accessor ?? '',
+    ttl: w.ttl ?? 0,
+    creation_time: w.creation_time ?? '',
+    creation_path: w.creation_path ?? '',
+    wrapped_accessor: w.wrapped_accessor ?? '',
+  };
+}
+
 /**
  * A response body as vault's CLI reads it: the envelope's fields, and for a body that has none of
  * them (sys/seal-status and the like answer bare JSON) the whole body as data.
@@ -140,7 +162,7 @@ function asSecret(body: unknown): Secret {
   const b: Json = body !== null && typeof body === 'object' ? (body as Json) : {};
   const isEnvelope =
     Boolean(b.request_id) || Boolean(b.lease_id) || Boolean(b.lease_duration) || b.renewable === true || (b.data !== null && b.data !== undefined) ||
-    (b.warnings !== null && b.warnings !== undefined) || Boolean(b.auth) || Boolean(b.mount_type);
+    (b.warnings !== null && b.warnings !== undefined) || Boolean(b.auth) || Boolean(b.mount_type) || Boolean(b.wrap_info);
   return {
     request_id: b.request_id ?? '',
     lease_id: b.lease_id ?? '',
@@ -149,6 +171,7 @@ function asSecret(body: unknown): Secret {
     data: isEnvelope ? (b.data ?? null) : Object.keys(b).length > 0 ? b : null,
     warnings: b.warnings ?? null,
     ...(b.auth ? { auth: asAuth(b.auth) } : {}),
+    ...(b.wrap_info ? { wrap_info: asWrapInfo(b.wrap_info) } : {}),
     ...(b.mount_type ? { mount_type: b.mount_type } : {}),
   };
 }
@@ -179,6 +202,18 @@ function secretRows(secret: Secret): [string, unknown][] {
   }
   const data = secret.data ?? {};
   for (const k of Object.keys(data).sort()) rows.push([k, durationOr(k, data[k])]);
+  const w = secret.wrap_info;
+  if (w) {
+    // vault's own row names for a wrapped answer, colons included.
+    rows.push(
+      ['wrapping_token:', w.token],
+      ['wrapping_accessor:', w.accessor],
+      ['wrapping_token_ttl:', humanDuration(w.ttl)],
+      ['wrapping_token_creation_time:', w.creation_time],
+      ['wrapping_token_creation_path:', w.creation_path],
+    );
+    if (w.wrapped_accessor) rows.push(['wrapped_accessor:', w.wrapped_accessor]);
+  }
   return rows;
 }
 
@@ -223,6 +258,16 @@ const AUTH_FIELDS: Readonly<Record<string, (a: SecretAuth) => unknown>> = {
   policies: (a) => a.policies ?? [],
 };
 
+/** Fields `-field` reads from a wrapped answer's wrap_info (vault's RawField). */
+const WRAP_FIELDS: Readonly<Record<string, (w: WrapInfo) => unknown>> = {
+  wrapping_token: (w) => w.token,
+  wrapping_accessor: (w) => w.accessor,
+  wrapping_token_ttl: (w) => w.ttl,
+  wrapping_token_creation_time: (w) => w.creation_time,
+  wrapping_token_creation_path: (w) => w.creation_path,
+  wrapped_accessor: (w) => w.wrapped_accessor,
+};
+
 const ENVELOPE_FIELDS: Readonly<Record<string, (s: Secret) => unknown>> = {
   lease_duration: (s) => s.lease_duration,
   lease_id: (s) => s.lease_id,
@@ -239,6 +284,8 @@ const ENVELOPE_FIELDS: Readonly<Record<string, (s: Secret) => unknown>> = {
  */
 export function fieldOf(body: unknown, field: string): unknown {
   const secret = asSecret(body);
+  const fromWrap = secret.wrap_info ? WRAP_FIELDS[field] : undefined;
+  if (fromWrap) return fromWrap(secret.wrap_info!);
   const fromAuth = secret.auth ? AUTH_FIELDS[field] : undefined;
   const fromEnvelope = secret.auth ? undefined : ENVELOPE_FIELDS[field];
   const value = fromAuth ? fromAuth(secret.auth!) : fromEnvelope ? fromEnvelope(secret) : secret.data?.[field];

@@ -116,6 +116,17 @@ export function parseDurationExact(raw: unknown): number {
   return Number(nanos / NANOS_PER_SECOND) + Number(nanos % NANOS_PER_SECOND) / 1e9;
 }
 
+/** Seconds as Go prints a time.Duration (`0s`, `5m0s`, `300h0m0s`), the form Vault clients read. */
+export function goDuration(seconds: number): string {
+  if (seconds <= 0) return '0s';
+  const hours = Math.floor(seconds / 3600);
+  const minutes = Math.floor((seconds % 3600) / 60);
+  const rest = seconds % 60;
+  if (hours > 0) return `${hours}h${minutes}m${rest}s`;
+  if (minutes > 0) return `${minutes}m${rest}s`;
+  return `${rest}s`;
+}
+
 function checkSeconds(raw: number): number {
   if (!Number.isFinite(raw) || raw < 0) throw new CoercionError(`expected a non-negative duration, got ${describe(raw)}`);
   if (raw > Number.MAX_SAFE_INTEGER) throw new CoercionError(`duration ${describe(raw)} is out of range`);

@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Barrier } from '../../storage/barrier.js';
 import type { AuditBroker } from '../audit/broker.js';
 import { AUDIT_TABLE_KEY } from '../audit/broker.js';
+import { AUDITED_HEADERS_KEY } from '../audit/request-headers.js';
 import type { PolicyStore } from '../auth/policy-store.js';
 import type { TokenStore } from '../auth/token-store.js';
 import { CLUSTER_INFO_KEY, type HostState } from '../host-state.js';
@@ -58,6 +59,7 @@ export class RemoteChanges {
       if (key === 'core/keyring') this.track(barrier.reloadKeyring());
       else if (MOUNT_TABLES.has(key)) mounts = true;
       else if (key === AUDIT_TABLE_KEY) this.track(audit.load());
+      else if (key === AUDITED_HEADERS_KEY) this.track(audit.headers.load());
       else if (key === CLUSTER_INFO_KEY) this.track(state.reloadCluster());
       else if (key.startsWith('sys/policy/')) policies.remoteChanged(key);
       else if (key.startsWith('sys/token/')) tokens.remoteChanged(key);

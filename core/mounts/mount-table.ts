@@ -131,6 +131,8 @@ export interface MountTableDeps {
   readonly defaults: SystemDefaults;
   /** Called after a mount left the table and before its storage is deleted (the host revokes its tokens). */
   readonly onDisable?: (entry: MountEntry, routePrefix: string) => Promise<void>;
+  /** Called once a moved mount is stored at its new path (the host moves its tokens' paths along). */
+  readonly onRemount?: (entry: MountEntry, fromPrefix: string, toPrefix: string) => Promise<void>;
 }
 
 export class MountTable {
@@ -247,6 +249,42 @@ export class MountTable {
       await this.deps.onDisable?.(live.entry, prefix);
       await deletePrefix(this.deps.storage, storagePrefixOf(live.entry));
       this.deps.logger.info({ mount: prefix, type: live.entry.type }, 'mount disabled');
+    });
+  }
+
+  /**
+   * Moves a mount to another path of its own table (sys/remount). The entry keeps its UUID — and so
+   * its storage — its accessor and its config; only the path changes. A backend built for the new
+   * path takes over at once, and the old one is cleaned up when the requests inside it have ended.
+   * @throws BadRequestError for no mount at `rawFrom`, a built-in mount, or a reserved target.
+   * @throws ConflictError when the target is in use, or inside or around another mount (the moved
+   *   one included: a mount cannot move under itself).
+   */
+  async remount(table: MountTableName, rawFrom: string, rawTo: string): Promise<MountEntry> {
+    return this.serialize(async () => {
+      const fromPrefix = routePrefixOf({ table, path: normalizeMountPath(rawFrom) });
+      const live = this.mounts.get(fromPrefix);
+      if (!live) throw new BadRequestError(`no mount at "${fromPrefix}"`);
+      if (live.entry.builtin) throw new BadRequestError(`cannot move the built-in mount "${fromPrefix}"`);
+      const to = normalizeMountPath(rawTo);
+      this.checkPathFree(table, to);
+      const moved = new LiveMount({ ...live.entry, path: to }, live.storage);
+      await this.start(moved);
+      this.mounts.delete(fromPrefix);
+      this.mounts.set(moved.routePrefix, moved);
+      try {
+        await this.persist(table);
+      } catch (err) {
+        // Still at the old path in the stored table, so still mounted there.
+        this.mounts.delete(moved.routePrefix);
+        this.mounts.set(fromPrefix, live);
+        await this.stop(moved);
+        throw err;
+      }
+      await this.stop(live);
+      await this.deps.onRemount?.(moved.entry, fromPrefix, moved.routePrefix);
+      this.deps.logger.info({ from: fromPrefix, to: moved.routePrefix, type: moved.entry.type }, 'mount moved');
+      return moved.entry;
     });
   }
 

@@ -7,6 +7,7 @@
  */
 import type { AuditBroker } from '../audit/broker.js';
 import type { AuditInput } from '../audit/entry.js';
+import type { RecordedHeader } from '../audit/request-headers.js';
 import type { ResolvedToken } from '../auth/token-store.js';
 import { publicMessageOf } from '../errors.js';
 import type { LogicalResponse, Operation } from '../framework/request.js';
@@ -54,6 +55,8 @@ export class AuditStage {
 class Trail implements RequestAudit {
   caller: ResolvedToken | undefined;
   operation: Operation;
+  /** The audited headers the request carried, picked once for both of its entries. */
+  private readonly headers: Record<string, RecordedHeader> | undefined;
 
   constructor(
     private readonly broker: AuditBroker,
@@ -61,6 +64,7 @@ class Trail implements RequestAudit {
     private readonly route: Route,
   ) {
     this.operation = read.operation;
+    this.headers = broker.headers.select(read.http.headers);
   }
 
   request(): Promise<void> {
@@ -99,6 +103,7 @@ class Trail implements RequestAudit {
         mountType: mount ? mount.type : 'system',
         mountAccessor: mount ? mount.accessor : 'system',
         remoteAddress: read.http.remoteAddress,
+        ...(this.headers ? { headers: this.headers } : {}),
       },
       ...(caller
         ? {

@@ -1,6 +1,6 @@
 /** The plugins compiled into Keywarden; the server registers each at start-up. */
 import type { PluginManifest } from './plugin.js';
 import { transitPlugin } from '../../plugins/transit/backend.js';
-import { cloudAuthPlugin } from '../../plugins/cloud-auth/backend.js';
+import { awsAuthPlugin, cloudAuthPlugin } from '../../plugins/cloud-auth/backend.js';
 
-export const BUILTIN_PLUGINS: readonly PluginManifest[] = [transitPlugin, cloudAuthPlugin];
+export const BUILTIN_PLUGINS: readonly PluginManifest[] = [transitPlugin, cloudAuthPlugin, awsAuthPlugin];

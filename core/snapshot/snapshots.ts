@@ -120,21 +120,21 @@ export class Snapshots {
     // Sealed while the snapshot was received (a request that was in flight): leave the store alone.
     if (this.barrier.sealed) throw new SealedError();
     await this.hooks.unload();
-    let keys: number;
+    let replaced: { readonly result: number; readonly opened: boolean };
     try {
-      keys = await this.physical.replaceAll(entriesOf(file));
+      replaced = await this.barrier.replaceStore(() => this.physical.replaceAll(entriesOf(file)));
     } catch (err) {
       // Nothing was replaced: serve the store as it was.
       await this.hooks.load();
       throw err;
     }
     this.seal.storeReplaced();
-    if (!(await this.barrier.reopen())) {
+    if (!replaced.opened) {
       await this.hooks.seal();
-      return { keys, sealed: true };
+      return { keys: replaced.result, sealed: true };
     }
     await this.hooks.load();
-    return { keys, sealed: false };
+    return { keys: replaced.result, sealed: false };
   }
 
   private sealKey(): Buffer {

@@ -8,11 +8,16 @@ import { sealPath } from './paths/seal.js';
 import { healthPath } from './paths/health.js';
 import { leaderPath, stepDownPath } from './paths/leader.js';
 import { keyStatusPath, rotatePath } from './paths/key-status.js';
+import { rotateConfigPath } from './paths/rotate-config.js';
 import { mountTablePaths } from './paths/mounts.js';
+import { remountPath } from './paths/remount.js';
+import { remountStatusPath } from './paths/remount-status.js';
+import { MountMigrations } from './mount-migrations.js';
 import { pluginsReloadPath } from './paths/plugins-reload.js';
 import { policyPaths } from './paths/policies.js';
 import { capabilityPaths } from './paths/capabilities.js';
 import { auditPaths } from './paths/audit.js';
+import { auditedHeaderPaths } from './paths/config-auditing-request-headers.js';
 import { openApiPath } from './paths/openapi.js';
 import { wrappingPaths } from './paths/wrapping.js';
 import { toolPaths } from './paths/tools.js';
@@ -28,6 +33,7 @@ import { storageSnapshotPaths } from './paths/storage-snapshot.js';
 import { storageSnapshotForcePaths } from './paths/storage-snapshot-force.js';
 
 export function createSystemBackend(services: SystemServices): FrameworkBackend {
+  const migrations = new MountMigrations();
   return new FrameworkBackend({
     description: 'system endpoints used for control, policy and debugging',
     paths: [
@@ -40,12 +46,16 @@ export function createSystemBackend(services: SystemServices): FrameworkBackend 
       stepDownPath(services),
       keyStatusPath(services),
       rotatePath(services),
+      rotateConfigPath(services),
       ...mountTablePaths(services, 'secret'),
       ...mountTablePaths(services, 'auth'),
+      remountPath(services, migrations),
+      remountStatusPath(services, migrations),
       pluginsReloadPath(services),
       ...policyPaths(() => services.authz.policies),
       ...capabilityPaths(() => services.authz),
       ...auditPaths(() => services.audit),
+      ...auditedHeaderPaths(() => services.audit.headers),
       openApiPath((authenticated) => services.openapi(authenticated)),
       ...wrappingPaths(() => services.wrapping),
       ...toolPaths(),

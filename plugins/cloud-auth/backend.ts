@@ -120,3 +120,13 @@ export const cloudAuthPlugin: PluginManifest = {
   description: 'Cloud-identity login: iam (signed GetCallerIdentity) and ec2 (signed instance identity documents).',
   factory: (context) => createCloudAuthBackend(context),
 };
+
+/**
+ * The same method under Vault's type name: Vault scripts and Terraform enable `aws` auth mounts, and
+ * a mount keeps the type it was enabled with, so reading it back shows no drift.
+ */
+export const awsAuthPlugin: PluginManifest = {
+  ...cloudAuthPlugin,
+  name: 'aws',
+  description: 'The cloud auth method under Vault\'s type name "aws" (same paths, fields and logins).',
+};

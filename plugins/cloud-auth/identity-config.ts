@@ -21,6 +21,16 @@ export const IAM_METADATA_FIELDS = [
 ] as const;
 export const EC2_METADATA_FIELDS = ['ami_id', 'instance_id', 'region'] as const;
 
+/**
+ * Vault's names for our metadata fields. A selection may use either and is stored as written (so a
+ * Vault client reads back what it wrote); a login's metadata carries both keys, so policies
+ * templated on Vault's key and on ours both work.
+ */
+export const VAULT_METADATA_NAMES: Readonly<Record<string, string>> = { inferred_cloud_region: 'inferred_aws_region' };
+const OUR_METADATA_NAMES: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(VAULT_METADATA_NAMES).map(([ours, vaults]) => [vaults, ours]),
+);
+
 export interface IdentityConfig {
   iam_alias: string;
   /** Undefined: the defaults. */
@@ -53,18 +63,27 @@ export function parseMetadataSelection(
     return { error: `[${selection.map((f) => JSON.stringify(f)).join(' ')}] contains default - default can't be used in combination with other fields` };
   }
   const all = [...DEFAULT_METADATA_FIELDS, ...available];
-  if (selection.some((field) => !all.includes(field))) {
+  if (selection.some((field) => !all.includes(ourName(field)))) {
     return { error: `"${selection.join(', ')}" contains an unavailable field, please select from "${all.join(', ')}"` };
   }
-  return { fields: [...selection] };
+  const seen = new Set<string>();
+  return { fields: selection.filter((field) => !seen.has(ourName(field)) && seen.add(ourName(field))) };
 }
 
-/** The chosen fields that have a non-empty value. */
+/** The chosen fields that have a non-empty value, each also under Vault's name where that differs. */
 export function selectMetadata(fields: readonly string[], values: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const field of fields) {
-    const value = values[field];
-    if (value) out[field] = value;
+    const ours = ourName(field);
+    const value = values[ours];
+    if (!value) continue;
+    out[ours] = value;
+    const vaults = VAULT_METADATA_NAMES[ours];
+    if (vaults) out[vaults] = value;
   }
   return out;
+}
+
+function ourName(field: string): string {
+  return OUR_METADATA_NAMES[field] ?? field;
 }

@@ -7,7 +7,7 @@
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { BadRequestError, PermissionDeniedError } from '../../core/errors.js';
-import type { AuthResult, LogicalRequest } from '../../core/framework/index.js';
+import { goDuration, type AuthResult, type LogicalRequest } from '../../core/framework/index.js';
 import { cidrAllows } from '../../core/auth/cidr.js';
 import type { CloudAuthContext } from './context.js';
 import { verifiedIdentityDocument, type Ec2Proof, type IdentityDocument } from './identity-document.js';
@@ -202,15 +202,4 @@ async function instanceRoleTag(ctx: CloudAuthContext, role: RoleEntry, roleName:
   if (await readDenyListEntry(ctx.storage, value)) throw new BadRequestError('role tag is deny listed');
   if (!tagPoliciesAllowed(tag.policies, role.token_policies)) throw new BadRequestError('policies on the role tag must be subset of policies on the role');
   return tag;
-}
-
-/** Seconds as Go prints a time.Duration (`0s`, `5m0s`, `300h0m0s`), the form Vault clients read. */
-export function goDuration(seconds: number): string {
-  if (seconds <= 0) return '0s';
-  const hours = Math.floor(seconds / 3600);
-  const minutes = Math.floor((seconds % 3600) / 60);
-  const rest = seconds % 60;
-  if (hours > 0) return `${hours}h${minutes}m${rest}s`;
-  if (minutes > 0) return `${minutes}m${rest}s`;
-  return `${rest}s`;
 }

@@ -95,6 +95,9 @@ export function roleResponse(role: RoleEntry): Record<string, unknown> {
     inferred_entity_type: role.inferred_entity_type,
     inferred_cloud_region: role.inferred_cloud_region,
     resolve_cloud_unique_ids: role.resolve_cloud_unique_ids,
+    // Vault's names too, so Vault clients and Terraform read back what they wrote.
+    inferred_aws_region: role.inferred_cloud_region,
+    resolve_aws_unique_ids: role.resolve_cloud_unique_ids,
     role_id: role.role_id,
     role_tag: role.role_tag,
     allow_instance_migration: role.allow_instance_migration,

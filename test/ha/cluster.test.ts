@@ -12,6 +12,7 @@ import { Cluster, sleep, untilStatus, type ClusterNode } from './cluster.js';
 import { TcpProxy } from './tcp-proxy.js';
 import { CANARY_PRINCIPAL, startCanary } from '../reliability/support/canary.js';
 import { iamLogin } from '../reliability/support/cloud.js';
+import { entriesOf, streamCollector } from '../core/audit/listeners.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/keywarden.js');
 const b64 = (text: string) => Buffer.from(text).toString('base64');
@@ -137,6 +138,31 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
     // Disabled through a: gone from b.
     expect((await a.client.delete('sys/mounts/late-transit')).status).to.equal(204);
     expect((await b.client.post('late-transit/encrypt/k', { plaintext: b64('late') })).status).to.equal(404);
+  });
+
+  it('opens an audit device enabled through one node on every node, and records the audited headers configured through another', async () => {
+    const [a, b, c] = cluster.nodes as [ClusterNode, ClusterNode, ClusterNode];
+    const collector = await streamCollector({ tcp: true });
+    try {
+      const enabled = await b.client.post('sys/audit/ha-net', { type: 'socket', options: { address: collector.address } });
+      expect(enabled.status, enabled.text).to.equal(204);
+      expect((await a.client.post('sys/config/auditing/request-headers/x-ha-trace', { hmac: false })).status).to.equal(204);
+      for (const node of cluster.nodes) {
+        expect((await node.client.get('sys/config/auditing/request-headers')).body.data.headers, node.name).to.deep.equal({ 'x-ha-trace': { hmac: false } });
+        const res = await node.client.post('ha-transit/encrypt/first', { plaintext: b64('audited') }, { headers: { 'X-HA-Trace': `via-${node.name}` } });
+        expect(res.status, `${node.name}: ${res.text}`).to.equal(200);
+      }
+      const traced = () => entriesOf(collector.lines).filter((e) => e.type === 'response' && e.request?.path === 'ha-transit/encrypt/first');
+      await collector.waitFor(() => traced().length === 3);
+      expect(traced().map((e) => e.request.headers['x-ha-trace'][0]).sort()).to.deep.equal(['via-node0', 'via-node1', 'via-node2']);
+      // The standbys answered their encrypts themselves: each node wrote to the collector on a connection of its own.
+      expect(collector.connections).to.be.at.least(3);
+    } finally {
+      expect((await c.client.delete('sys/audit/ha-net')).status).to.equal(204);
+      await a.client.delete('sys/config/auditing/request-headers/x-ha-trace');
+      await collector.close();
+    }
+    for (const node of cluster.nodes) expect((await node.client.get('sys/audit')).body.data, node.name).to.deep.equal({});
   });
 
   it('keeps the client address through forwarding for bound_cidrs, and refuses forwarding headers a client forges', async () => {
@@ -290,6 +316,48 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
     expect(swept, 'the active node swept the expired tokens').to.equal(true);
     for (const node of cluster.standbys(active)) {
       expect(node.process!.output().split('expired tokens removed').length, node.name).to.equal(before[cluster.nodes.indexOf(node)]);
+    }
+  });
+
+  it('shares one keyring: rotation settings and rotations sent to a standby reach every node, and so does the active node\'s encryption count', async () => {
+    const active = await cluster.active();
+    const standby = cluster.standbys(active)[0]!;
+    const set = await standby.client.post('sys/rotate/config', { interval: '720h', max_operations: 2_000_000 });
+    expect(set.status, set.text).to.equal(204);
+    for (const node of cluster.nodes) {
+      expect((await node.client.get('sys/rotate/config')).body.data, node.name).to.deep.equal({ max_operations: 2_000_000, enabled: true, interval: '720h0m0s' });
+    }
+    const term = (await active.client.get('sys/key-status')).body.data.term as number;
+    expect((await standby.client.put('sys/rotate')).status).to.equal(204);
+    for (const node of cluster.nodes) expect((await node.client.get('sys/key-status')).body.data.term, node.name).to.equal(term + 1);
+
+    for (let i = 0; i < 5; i++) expect((await active.client.post(`ha-transit/keys/count-${i}`, {})).status).to.equal(200);
+    const counted = (await active.client.get('sys/key-status')).body.data.encryptions as number;
+    expect(counted).to.be.at.least(5);
+    // The active node stores its count with its periodic work (every second here); standbys read it from the keyring.
+    let seen = 0;
+    for (let i = 0; i < 50 && seen < counted; i++) {
+      await sleep(100);
+      seen = (await standby.client.get('sys/key-status')).body.data.encryptions as number;
+    }
+    expect(seen, 'the standby sees the count the active node stored').to.be.at.least(counted);
+  });
+
+  it('moves a mount through a standby: every node serves it at the new path, and the move\'s status is read through any node', async () => {
+    const active = await cluster.active();
+    const standby = cluster.standbys(active)[0]!;
+    expect((await standby.client.post('sys/mounts/ha-move-from', { type: 'transit' })).status).to.equal(204);
+    expect((await standby.client.post('ha-move-from/keys/k', {})).status).to.equal(200);
+    const sealed = (await standby.client.post('ha-move-from/encrypt/k', { plaintext: b64('moved') })).body.data.ciphertext as string;
+    const moved = await standby.client.post('sys/remount', { from: 'ha-move-from', to: 'ha-move/to' });
+    expect(moved.status, moved.text).to.equal(200);
+    for (const node of cluster.nodes) {
+      const dec = await node.client.post('ha-move/to/decrypt/k', { ciphertext: sealed });
+      expect(dec.status, `${node.name}: ${dec.text}`).to.equal(200);
+      expect(dec.body.data.plaintext, node.name).to.equal(b64('moved'));
+      expect((await node.client.post('ha-move-from/decrypt/k', { ciphertext: sealed })).status, node.name).to.equal(404);
+      const status = await node.client.get(`sys/remount/status/${moved.body.data.migration_id}`);
+      expect(status.body.data?.migration_info?.status, `${node.name}: ${status.text}`).to.equal('success');
     }
   });
 

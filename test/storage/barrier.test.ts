@@ -1,12 +1,16 @@
 import { expect } from 'chai';
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { BadRequestError, IntegrityError, SealedError } from '../../core/errors.js';
-import { Barrier, KEYRING_PATH } from '../../storage/barrier.js';
+import { Barrier, DEFAULT_ROTATION_CONFIG, KEYRING_PATH, MAX_OPERATIONS_LIMIT } from '../../storage/barrier.js';
+import { ManualClock } from '../helpers/server.js';
 import { MemoryStorage } from '../../storage/memory.js';
 import { bytes, caught, text } from './helpers.js';
 import { describeStorageContract } from './storage-contract.js';
 
 const ROOT_KEY = Buffer.alloc(32, 0x11);
+
+/** The decrypted keyring document, loosely typed so tests can break it. */
+type KeyringDoc = { Keys: Record<string, unknown>[]; RotationConfig?: unknown };
 
 async function unsealedBarrier(): Promise<{ physical: MemoryStorage; barrier: Barrier }> {
   const physical = new MemoryStorage();
@@ -292,6 +296,148 @@ describe('Barrier', () => {
       const rotated = await barrier.rotate();
       expect(rotated.encryptions).to.equal(0);
       expect(rotated.installTime.getTime()).to.be.at.least(before.installTime.getTime());
+    });
+  });
+
+  describe('encryption counts and automatic rotation', () => {
+    const putMany = async (barrier: Barrier, n: number) => {
+      for (let i = 0; i < n; i++) await barrier.put(`k${i}`, bytes(String(i)));
+    };
+
+    it('keeps the count across a seal and unseal once flushed, and loses only what was never flushed', async () => {
+      const { physical, barrier } = await unsealedBarrier();
+      await putMany(barrier, 5);
+      await barrier.flushEncryptions();
+      await putMany(barrier, 2);
+      expect(barrier.keyStatus().encryptions).to.equal(7);
+      barrier.seal();
+
+      const restarted = new Barrier(physical);
+      await restarted.unseal(ROOT_KEY);
+      expect(restarted.keyStatus().encryptions, 'the two unflushed encryptions are lost').to.equal(5);
+      await putMany(restarted, 1);
+      await restarted.flushEncryptions();
+      restarted.seal();
+      await restarted.unseal(ROOT_KEY);
+      expect(restarted.keyStatus().encryptions).to.equal(6);
+    });
+
+    it('stores the outgoing term\'s count at rotation and starts the new term at zero', async () => {
+      const { physical, barrier } = await unsealedBarrier();
+      await putMany(barrier, 3);
+      await barrier.rotate();
+      await putMany(barrier, 1);
+      await barrier.flushEncryptions();
+      const keyring = JSON.parse(referenceOpen(ROOT_KEY, (await physical.get(KEYRING_PATH))!, 'core/keyring').toString('utf8'));
+      expect(keyring.Keys.map((k: { Term: number; encryptions?: number }) => [k.Term, k.encryptions])).to.deep.equal([[1, 3], [2, 1]]);
+    });
+
+    it('stores the rotation settings in the keyring with Vault\'s field names and reads them back after a restart', async () => {
+      const { physical, barrier } = await unsealedBarrier();
+      expect(barrier.rotationConfig()).to.deep.equal(DEFAULT_ROTATION_CONFIG);
+      await barrier.setRotationConfig({ enabled: false, maxOperations: 2_000_000, intervalSeconds: 48 * 3600 });
+      const keyring = JSON.parse(referenceOpen(ROOT_KEY, (await physical.get(KEYRING_PATH))!, 'core/keyring').toString('utf8'));
+      expect(keyring.RotationConfig).to.deep.equal({ Disabled: true, MaxOperations: 2_000_000, Interval: 48 * 3600 * 1e9 });
+      barrier.seal();
+      const restarted = new Barrier(physical);
+      await restarted.unseal(ROOT_KEY);
+      expect(restarted.rotationConfig()).to.deep.equal({ enabled: false, maxOperations: 2_000_000, intervalSeconds: 48 * 3600 });
+    });
+
+    it('is due for rotation once the active term has encrypted more than max operations, counting unflushed ones', async () => {
+      const { barrier } = await unsealedBarrier();
+      await barrier.setRotationConfig({ enabled: true, maxOperations: 4, intervalSeconds: 0 });
+      await putMany(barrier, 4);
+      expect(barrier.rotationDue()).to.equal(undefined);
+      await putMany(barrier, 1);
+      expect(barrier.rotationDue()).to.equal('reached max operations');
+      await barrier.rotate();
+      expect(barrier.rotationDue(), 'the new term starts again').to.equal(undefined);
+    });
+
+    it('is due for rotation once the active term is older than the interval, by the injected clock', async () => {
+      const clock = new ManualClock();
+      const physical = new MemoryStorage();
+      const barrier = new Barrier(physical, { clock });
+      await barrier.initialize(ROOT_KEY);
+      await barrier.unseal(ROOT_KEY);
+      await barrier.setRotationConfig({ enabled: true, maxOperations: MAX_OPERATIONS_LIMIT, intervalSeconds: 24 * 3600 });
+      clock.advance(24 * 3600);
+      expect(barrier.rotationDue(), 'exactly the interval is not yet older than it').to.equal(undefined);
+      clock.advance(1);
+      expect(barrier.rotationDue()).to.equal('rotation interval reached');
+      const rotated = await barrier.rotate();
+      expect(rotated.installTime.getTime()).to.equal(clock.now().getTime());
+      expect(barrier.rotationDue()).to.equal(undefined);
+    });
+
+    it('is never due while automatic rotation is disabled, though encryptions are still counted', async () => {
+      const clock = new ManualClock();
+      const barrier = new Barrier(new MemoryStorage(), { clock });
+      await barrier.initialize(ROOT_KEY);
+      await barrier.unseal(ROOT_KEY);
+      await barrier.setRotationConfig({ enabled: false, maxOperations: 1, intervalSeconds: 24 * 3600 });
+      await putMany(barrier, 3);
+      clock.advance(30 * 24 * 3600);
+      expect(barrier.rotationDue()).to.equal(undefined);
+      expect(barrier.keyStatus().encryptions).to.equal(3);
+    });
+
+    it('reads another node\'s settings and flushed counts when it re-reads the keyring', async () => {
+      const { physical, barrier: active } = await unsealedBarrier();
+      const other = new Barrier(physical);
+      await other.unseal(ROOT_KEY);
+      await putMany(active, 3);
+      await active.flushEncryptions();
+      await active.setRotationConfig({ enabled: true, maxOperations: 5_000_000, intervalSeconds: 0 });
+      await other.reloadKeyring();
+      expect(other.rotationConfig().maxOperations).to.equal(5_000_000);
+      expect(other.keyStatus().encryptions).to.equal(3);
+    });
+
+    it('a flush or settings change does not undo a rotation another node made meanwhile', async () => {
+      const { physical, barrier: stale } = await unsealedBarrier();
+      const rotator = new Barrier(physical);
+      await rotator.unseal(ROOT_KEY);
+      await rotator.rotate();
+      await putMany(stale, 1);
+      await stale.flushEncryptions();
+      await stale.setRotationConfig({ enabled: true, maxOperations: 2_000_000, intervalSeconds: 0 });
+      const fresh = new Barrier(physical);
+      await fresh.unseal(ROOT_KEY);
+      expect(fresh.keyStatus().term).to.equal(2);
+      expect(fresh.rotationConfig().maxOperations).to.equal(2_000_000);
+    });
+
+    it('refuses a keyring whose rotation settings or counts are malformed', async () => {
+      for (const tamper of [
+        (doc: KeyringDoc) => (doc.RotationConfig = { Disabled: 'no', MaxOperations: 1, Interval: 0 }),
+        (doc: KeyringDoc) => (doc.RotationConfig = { Disabled: false, MaxOperations: 0, Interval: 0 }),
+        (doc: KeyringDoc) => (doc.RotationConfig = { Disabled: false, MaxOperations: 1, Interval: -1 }),
+        (doc: KeyringDoc) => (doc.Keys[0].encryptions = -3),
+        (doc: KeyringDoc) => (doc.Keys[0].encryptions = 1.5),
+      ]) {
+        const { physical } = await unsealedBarrier();
+        const stored = (await physical.get(KEYRING_PATH))!;
+        const doc = JSON.parse(referenceOpen(ROOT_KEY, stored, 'core/keyring').toString('utf8'));
+        tamper(doc);
+        const nonce = randomBytes(12);
+        await physical.put(KEYRING_PATH, Buffer.concat([Buffer.from([0, 0, 0, 1, 2]), nonce, referenceSeal(ROOT_KEY, nonce, Buffer.from(JSON.stringify(doc)), 'core/keyring')]));
+        const err = await caught(new Barrier(physical).unseal(ROOT_KEY));
+        expect(err, tamper.toString()).to.be.instanceOf(IntegrityError).with.property('message', 'keyring is malformed');
+      }
+    });
+
+    it('reads a keyring written before counts and settings existed as zero and the defaults', async () => {
+      const { physical } = await unsealedBarrier();
+      const doc = JSON.parse(referenceOpen(ROOT_KEY, (await physical.get(KEYRING_PATH))!, 'core/keyring').toString('utf8'));
+      delete doc.RotationConfig;
+      const nonce = randomBytes(12);
+      await physical.put(KEYRING_PATH, Buffer.concat([Buffer.from([0, 0, 0, 1, 2]), nonce, referenceSeal(ROOT_KEY, nonce, Buffer.from(JSON.stringify(doc)), 'core/keyring')]));
+      const barrier = new Barrier(physical);
+      await barrier.unseal(ROOT_KEY);
+      expect(barrier.rotationConfig()).to.deep.equal(DEFAULT_ROTATION_CONFIG);
+      expect(barrier.keyStatus().encryptions).to.equal(0);
     });
   });
 

@@ -130,6 +130,18 @@ export class IdentityStore {
     return this.storage.list(KEYS.aliasPrefix);
   }
 
+  /** Rewrites the mount path of every alias of an auth method that moved (aliases belong to it by accessor). */
+  async moveAliases(mountAccessor: string, mountPath: string): Promise<number> {
+    let moved = 0;
+    for (const id of await this.listAliases()) {
+      const alias = await this.readAlias(id);
+      if (!alias || alias.mount_accessor !== mountAccessor || alias.mount_path === mountPath) continue;
+      await this.write(KEYS.alias(alias.id), { ...alias, mount_path: mountPath, last_update_time: this.clock.now().toISOString() });
+      moved++;
+    }
+    return moved;
+  }
+
   /** The entity and its aliases, for ACL templating. */
   async context(entityId: string): Promise<{ entity: Entity; aliases: EntityAlias[] } | undefined> {
     const entity = await this.readEntity(entityId);

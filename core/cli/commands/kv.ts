@@ -1,7 +1,7 @@
 /** `read`, `write`, `list`, `delete`: generic requests to any path, worded and coded as vault's. */
 import type { Command } from 'commander';
 import { CommandError } from '../client.js';
-import { attempt, clientFor, formatOf, printResponse, sanitizePath, withClientOptions, withFieldOption, type CliContext, type GlobalOptions } from '../context.js';
+import { attempt, clientFor, formatOf, isWrapped, printResponse, sanitizePath, withClientOptions, withFieldOption, type CliContext, type GlobalOptions } from '../context.js';
 import { parseKeyValues } from '../kv-args.js';
 import { renderData, renderList } from '../output.js';
 
@@ -30,18 +30,21 @@ export function registerKv(program: Command, ctx: CliContext): void {
     },
   );
 
-  withClientOptions(program.command('list').description('List the keys under a path').argument('<path>')).action(async (rawPath: string, opts: GlobalOptions) => {
-    const path = sanitizePath(rawPath);
-    const format = formatOf(opts);
-    const res = await attempt(`Error listing ${path}`, async () => (await clientFor(ctx, opts)).listOptional(path));
-    const keys = res?.body?.data?.keys;
-    if (!Array.isArray(keys)) {
-      // As vault: JSON and YAML print an empty object so a pipe still gets a document; all exit 2.
-      if (format !== 'table') ctx.io.out(renderData(format, {}, () => ''));
-      throw new CommandError(format !== 'table' ? '' : res ? `No entries found at ${path}` : `No value found at ${path}`, 2);
-    }
-    ctx.io.out(renderList(format, res!.body));
-  });
+  withClientOptions(program.command('list').description('List the keys under a path').argument('<path>'))
+    .option('--wrap-ttl <duration>', 'wrap the answer in a single-use wrapping token living this long (5m, 300) ($VAULT_WRAP_TTL)')
+    .action(async (rawPath: string, opts: GlobalOptions) => {
+      const path = sanitizePath(rawPath);
+      const format = formatOf(opts);
+      const res = await attempt(`Error listing ${path}`, async () => (await clientFor(ctx, opts)).listOptional(path));
+      if (res && isWrapped(res.body)) return printResponse(ctx, opts, res.body);
+      const keys = res?.body?.data?.keys;
+      if (!Array.isArray(keys)) {
+        // As vault: JSON and YAML print an empty object so a pipe still gets a document; all exit 2.
+        if (format !== 'table') ctx.io.out(renderData(format, {}, () => ''));
+        throw new CommandError(format !== 'table' ? '' : res ? `No entries found at ${path}` : `No value found at ${path}`, 2);
+      }
+      ctx.io.out(renderList(format, res!.body));
+    });
 
   withClientOptions(program.command('delete').description('Delete the data at a path').argument('<path>')).action(async (rawPath: string, opts: GlobalOptions) => {
     const path = sanitizePath(rawPath);

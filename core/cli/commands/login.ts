@@ -1,7 +1,7 @@
 /** `login`: authenticate and keep the token in the token helper file. */
 import type { Command } from 'commander';
 import { saveToken, UsageError } from '../client.js';
-import { attempt, clientFor, formatOf, printResponse, withClientOptions, withFieldOption, type CliContext, type GlobalOptions } from '../context.js';
+import { attempt, clientFor, formatOf, isWrapped, printResponse, withClientOptions, withFieldOption, type CliContext, type GlobalOptions } from '../context.js';
 import { parseKeyValues } from '../kv-args.js';
 import { cloudLoginBody } from '../cloud-login.js';
 
@@ -19,11 +19,11 @@ export function registerLogin(program: Command, ctx: CliContext): void {
     withClientOptions(
       program
         .command('login')
-        .description('Log in with a token (login TOKEN) or an auth method (login -method=cloud role=R [header_value=V] [region=…])')
+        .description('Log in with a token (login TOKEN) or an auth method (login -method=cloud role=R [header_value=V] [region=…]; -method=aws for an aws mount)')
         .argument('[args...]'),
     ),
   )
-    .option('--method <method>', 'token or cloud', 'token')
+    .option('--method <method>', 'token, cloud or aws (the cloud method under Vault\'s name)', 'token')
     .option('--path <path>', 'mount path of the auth method (default: the method name)')
     .option('--no-store', 'do not keep the token in the token helper file')
     .option('--no-print', 'do not print the token (it is still stored)')
@@ -35,6 +35,7 @@ export function registerLogin(program: Command, ctx: CliContext): void {
       let token: string;
       let body: unknown;
       if (opts.method === 'token') {
+        if (opts.wrapTtl) throw new UsageError('-wrap-ttl wraps the token an auth method mints: use it with -method=cloud or -method=aws');
         const typed = args[0] ?? (await ctx.io.secret('Token (will be hidden): '));
         if (!typed) throw new UsageError('no token given, and no terminal to ask for one');
         client.token = typed.trim();
@@ -42,16 +43,18 @@ export function registerLogin(program: Command, ctx: CliContext): void {
         const d = res.body.data;
         token = client.token;
         body = { auth: { client_token: token, accessor: d.accessor, policies: d.policies, token_policies: d.policies, identity_policies: d.identity_policies, metadata: d.meta, orphan: d.orphan, entity_id: d.entity_id, lease_duration: d.ttl, renewable: d.renewable } };
-      } else if (opts.method === 'cloud') {
+      } else if (opts.method === 'cloud' || opts.method === 'aws') {
         const fields = await parseKeyValues(args, ctx.io);
-        const path = (opts.path ?? 'cloud').replace(/^\/+|\/+$/g, '').replace(/^auth\//, '');
+        const path = (opts.path ?? opts.method).replace(/^\/+|\/+$/g, '').replace(/^auth\//, '');
         client.token = undefined;
         const loginBody = await cloudLoginBody(fields, ctx.env);
         const res = await attempt('Error authenticating', () => client.write(`auth/${path}/login`, loginBody));
+        // A wrapped login is for someone else to unwrap: printed, never stored (as vault).
+        if (isWrapped(res.body)) return printResponse(ctx, opts, res.body);
         token = res.body.auth.client_token as string;
         body = res.body;
       } else {
-        throw new UsageError(`unknown login method "${opts.method}": use token or cloud`);
+        throw new UsageError(`unknown login method "${opts.method}": use token, cloud or aws`);
       }
 
       let stored: string | undefined;

@@ -1,5 +1,6 @@
-/** `secrets enable|disable|list` and `auth enable|disable|list`. */
+/** `secrets enable|disable|list|move` and `auth enable|disable|list|move`. */
 import type { Command } from 'commander';
+import { CommandError } from '../client.js';
 import { attempt, clientFor, formatOf, withClientOptions, type CliContext, type GlobalOptions } from '../context.js';
 import { parseKeyValues } from '../kv-args.js';
 import { renderData } from '../output.js';
@@ -44,6 +45,28 @@ function registerTable(program: Command, ctx: CliContext, name: 'secrets' | 'aut
     await attempt(`Error disabling ${what} at ${clean}`, async () => (await clientFor(ctx, opts)).delete(`${sys}/${clean}`));
     ctx.io.out(`Success! Disabled the ${what} (if it existed) at: ${clean}/\n`);
   });
+
+  withClientOptions(group.command('move').description(`Move a ${what} to another path, keeping its data and configuration`).argument('<source>').argument('<destination>')).action(
+    async (source: string, destination: string, opts: GlobalOptions) => {
+      // As vault: paths with a trailing slash; an auth method's given with or without auth/.
+      const asPath = (p: string) => {
+        const clean = p.replace(/^\/+|\/+$/g, '');
+        return name === 'auth' ? `auth/${clean.replace(/^auth\//, '')}/` : `${clean}/`;
+      };
+      const from = asPath(source);
+      const to = asPath(destination);
+      const client = await clientFor(ctx, opts);
+      const started = await attempt(`Error moving ${what} ${from} to ${to}`, () => client.write('sys/remount', { from, to }));
+      const id = started.body.data.migration_id as string;
+      ctx.io.out(`Started moving ${what} ${from} to ${to}, with migration ID ${id}\n`);
+      const status = await attempt(`Error checking migration status of ${what} ${from} to ${to}`, () => client.read(`sys/remount/status/${id}`));
+      // A move is finished when sys/remount answers; any other status means it did not happen.
+      if (status.body.data.migration_info.status !== 'success') {
+        throw new CommandError(`Failure! Error encountered moving ${what} ${from} to ${to}, with migration ID ${id}`, 2);
+      }
+      ctx.io.out(`Success! Finished moving ${what} ${from} to ${to}, with migration ID ${id}\n`);
+    },
+  );
 
   withClientOptions(group.command('list').description(`List the enabled ${what}s`)).action(async (opts: GlobalOptions) => {
     const res = await attempt(`Error listing ${what}s`, async () => (await clientFor(ctx, opts)).read(sys));

@@ -1,10 +1,12 @@
-/** `operator init|unseal|seal|step-down` and `status`. */
+/** `operator init|unseal|seal|step-down` and `status` (rekey, generate-root and rotate in their own files). */
 import type { Command } from 'commander';
 import { UsageError, type ApiClient } from '../client.js';
 import { attempt, clientFor, commandGroup, formatOf, withClientOptions, type CliContext, type GlobalOptions } from '../context.js';
 import { renderData, table } from '../output.js';
+import { readPublicKeyFile, readPublicKeyFiles } from '../operator-shares.js';
 import { registerOperatorRekey } from './operator-rekey.js';
 import { registerOperatorGenerateRoot } from './operator-generate-root.js';
+import { registerOperatorRotate } from './operator-rotate.js';
 import { registerOperatorSnapshot } from './operator-snapshot.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -57,16 +59,27 @@ async function printSealStatus(ctx: CliContext, opts: GlobalOptions, client: Api
 }
 
 export function registerOperator(program: Command, ctx: CliContext, setExit: (code: number) => void): void {
-  const operator = commandGroup(program, 'operator', 'Operate the server: init, unseal, seal, step-down');
+  const operator = commandGroup(program, 'operator', 'Operate the server: init, unseal, seal, step-down, rotate');
 
   withClientOptions(operator.command('init').description('Initialize the server: create the unseal key shares and the root token'))
     .option('--key-shares <n>', 'number of key shares', '5')
     .option('--key-threshold <n>', 'number of shares needed to unseal', '3')
-    .action(async (opts: GlobalOptions & { keyShares: string; keyThreshold: string }) => {
+    .option('--pgp-keys <files>', 'comma-separated OpenPGP public key files, one per share: each share is encrypted to its key')
+    .option('--root-token-pgp-key <file>', 'OpenPGP public key file: the root token is encrypted to it')
+    .action(async (opts: GlobalOptions & { keyShares: string; keyThreshold: string; pgpKeys?: string; rootTokenPgpKey?: string }) => {
       const shares = Number(opts.keyShares);
       const threshold = Number(opts.keyThreshold);
       if (!Number.isInteger(shares) || !Number.isInteger(threshold)) throw new UsageError('-key-shares and -key-threshold must be integers');
-      const res = await attempt('Error initializing', async () => (await clientFor(ctx, opts)).write('sys/init', { secret_shares: shares, secret_threshold: threshold }));
+      const pgpKeys = opts.pgpKeys ? await readPublicKeyFiles(opts.pgpKeys) : [];
+      if (pgpKeys.length > 0 && pgpKeys.length !== shares) throw new UsageError(`-pgp-keys names ${pgpKeys.length} keys: it needs one for each of the ${shares} key shares`);
+      const rootKey = opts.rootTokenPgpKey ? await readPublicKeyFile(opts.rootTokenPgpKey) : undefined;
+      const request = {
+        secret_shares: shares,
+        secret_threshold: threshold,
+        ...(pgpKeys.length > 0 ? { pgp_keys: pgpKeys } : {}),
+        ...(rootKey ? { root_token_pgp_key: rootKey } : {}),
+      };
+      const res = await attempt('Error initializing', async () => (await clientFor(ctx, opts)).write('sys/init', request));
       const body = res.body as { keys: string[]; keys_base64: string[]; root_token: string };
       const output = {
         unseal_keys_b64: body.keys_base64,
@@ -110,6 +123,7 @@ export function registerOperator(program: Command, ctx: CliContext, setExit: (co
 
   registerOperatorRekey(operator, ctx);
   registerOperatorGenerateRoot(operator, ctx);
+  registerOperatorRotate(operator, ctx);
   registerOperatorSnapshot(operator, ctx);
 
   withClientOptions(operator.command('seal').description('Seal the server')).action(async (opts: GlobalOptions) => {

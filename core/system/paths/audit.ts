@@ -49,14 +49,17 @@ export function auditPaths(getBroker: () => AuditBroker): AnyPathDefinition[] {
       path: pathField,
       type: {
         type: 'string',
-        description: 'The device type; required when enabling. Only "file" is supported.',
+        description: 'The device type; required when enabling: "file", "socket" or "syslog".',
       },
       description: { type: 'string', description: 'A human-friendly description of the device.' },
       options: {
         type: 'map',
         description:
           'Device options (string values). file: file_path (required; "stdout" or "-" for standard output, ' +
-          '"discard" for none), mode (octal, default "0600"; "0000" leaves the mode alone). Every type: format ' +
+          '"discard" for none), mode (octal, default "0600"; "0000" leaves the mode alone). socket: address ' +
+          '(required; host:port, or a path for unix), socket_type ("tcp", "udp" or "unix"; default "tcp"), ' +
+          'write_timeout (default "2s", at most "1m"; a write that fails or stalls is retried once). syslog: facility (default "AUTH"), tag (default "keywarden"), ' +
+          'socket_path (a unix stream socket; default the first of /dev/log, /var/run/syslog, /var/run/log). Every type: format ' +
           '("json"), log_raw (default false: never turn on outside debugging, tokens and secrets are then ' +
           'written in the clear), hmac_accessor (default true), prefix, elide_list_responses (default false).',
       },
@@ -91,8 +94,8 @@ export function auditPaths(getBroker: () => AuditBroker): AnyPathDefinition[] {
     },
     synopsis: 'Enable or disable an audit device.',
     description:
-      'POST enables a device of the given type: its sink is opened at once (400 naming the file and the OS ' +
-      'error when it cannot be), a random salt is created for its HMACs, and from then on every request and ' +
+      'POST enables a device of the given type: its sink is opened or connected at once (400 naming the target and ' +
+      'the OS error when it cannot be), a random salt is created for its HMACs, and from then on every request and ' +
       'response is written to it. 409 when the path overlaps an enabled device. When devices are enabled ' +
       'and none can record a request, the request is refused with 503. DELETE disables the device and ' +
       'deletes its salt, so its old hashes can no longer be reproduced; disabling a path with no device ' +

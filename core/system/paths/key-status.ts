@@ -16,7 +16,9 @@ export function keyStatusPath(services: SystemServices) {
       },
     },
     synopsis: 'The active encryption key of the barrier.',
-    description: 'The keyring term every new value is encrypted under, when it was installed and how many encryptions it has done since unseal.',
+    description:
+      'The keyring term every new value is encrypted under, when it was installed and how many encryptions it has done since ' +
+      'then (the count is stored periodically and on seal, so a crash can lose the most recent ones).',
   });
 }
 

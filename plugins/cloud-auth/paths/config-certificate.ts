@@ -28,7 +28,7 @@ export function configCertificatePaths(ctx: CloudAuthContext): AnyPathDefinition
         summary: 'Read a certificate.',
         handler: async (_req, input) => {
           const entry = await readCertificate(ctx.storage, input.cert_name);
-          return entry ? { data: { cloud_public_cert: entry.cloud_public_cert, type: entry.type } } : null;
+          return entry ? { data: { cloud_public_cert: entry.cloud_public_cert, aws_public_cert: entry.cloud_public_cert, type: entry.type } } : null;
         },
       },
       create: { summary: 'Register a certificate.', handler: (_req, input) => write(input) },

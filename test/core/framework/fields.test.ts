@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import {
   CoercionError,
   coerceField,
+  goDuration,
   isUnset,
   parseBool,
   parseDurationExact,
@@ -173,6 +174,10 @@ describe('framework field types', () => {
 
     it('refuses a duration too long to count in seconds', () => {
       expect(() => parseDurationSeconds('99999999999999999999d')).to.throw(CoercionError, 'out of range');
+    });
+
+    it('prints durations as Go does', () => {
+      expect([0, 45, 300, 90, 3600, 1080000, 3725].map(goDuration)).to.deep.equal(['0s', '45s', '5m0s', '1m30s', '1h0m0s', '300h0m0s', '1h2m5s']);
     });
   });
 

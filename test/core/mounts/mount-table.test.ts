@@ -381,6 +381,90 @@ describe('MountTable', () => {
     });
   });
 
+  describe('remount', () => {
+    it('moves the entry with its UUID, accessor and config, and serves the stored data at the new path only', async () => {
+      const before = await table.enable('secret', 'old', { type: 'notes', config: { default_lease_ttl: 30 } });
+      await send(table, 'old/notes/kept', 'update', { text: 'still here' });
+      const moved = await table.remount('secret', 'old', 'new/place');
+      expect(moved).to.deep.equal({ ...before, path: 'new/place/' });
+      expect(table.resolve('old/notes/kept')).to.equal(undefined);
+      expect((await send(table, 'new/place/notes/kept', 'read'))?.data).to.include({ text: 'still here' });
+    });
+
+    it('builds a backend for the new path and cleans the old one up', async () => {
+      await table.enable('secret', 'p', { type: 'probe' });
+      const first = await instanceOf(table, 'p/');
+      await table.remount('secret', 'p', 'q');
+      expect(counters.built).to.equal(2);
+      expect(counters.cleanups).to.equal(1);
+      expect(await instanceOf(table, 'q/')).to.not.equal(first);
+    });
+
+    it('stores the move: a new table over the same storage finds the mount at the new path', async () => {
+      await table.enable('auth', 'people', { type: 'notes-auth' });
+      await table.remount('auth', 'people', 'staff');
+      const reloaded = tableOver(storage);
+      await reloaded.load();
+      expect(reloaded.entries('auth')).to.deep.equal(table.entries('auth'));
+      expect(reloaded.entries('auth').map((e) => e.path)).to.deep.equal(['staff/']);
+    });
+
+    it('calls onRemount with the entry and both route prefixes once the move is stored', async () => {
+      const calls: string[] = [];
+      const t = new MountTable({
+        root: createRootContainer(),
+        storage,
+        registry: allPlugins(),
+        logger: pino({ level: 'silent' }),
+        clock: systemClock,
+        defaults: { defaultLeaseTtl: 3600, maxLeaseTtl: 7200 },
+        onRemount: async (entry, from, to) => {
+          calls.push(`${entry.path} ${from} ${to}`);
+        },
+      });
+      await t.load();
+      await t.enable('auth', 'people', { type: 'notes-auth' });
+      await t.remount('auth', 'people', 'staff');
+      expect(calls).to.deep.equal(['staff/ auth/people/ auth/staff/']);
+    });
+
+    it('keeps the mount where it was when the move cannot be stored', async () => {
+      const brittle = new BrittleStorage();
+      const t = tableOver(brittle);
+      await t.load();
+      await t.enable('secret', 'stay', { type: 'probe' });
+      brittle.failWrites = true;
+      expect((await rejection(t.remount('secret', 'stay', 'go'))).message).to.equal('disk full');
+      expect(t.resolve('go/state')).to.equal(undefined);
+      expect(t.resolve('stay/state')?.mount.entry.path).to.equal('stay/');
+      expect(await instanceOf(t, 'stay/')).to.be.a('string');
+      expect(counters.cleanups, 'the backend built for the new path').to.equal(1);
+    });
+
+    it('refuses a missing source, a built-in mount, a taken or nested target, and a reserved one', async () => {
+      await table.enable('secret', 'a', { type: 'notes' });
+      await table.enable('secret', 'b', { type: 'notes' });
+      await table.ensureBuiltin('secret', 'sys/', 'system', 'system');
+      expect(await rejection(table.remount('secret', 'none', 'x'))).to.be.instanceOf(BadRequestError);
+      expect(await rejection(table.remount('secret', 'sys', 'x'))).to.be.instanceOf(BadRequestError);
+      expect(await rejection(table.remount('secret', 'a', 'b'))).to.be.instanceOf(ConflictError);
+      expect(await rejection(table.remount('secret', 'a', 'a/inner'))).to.be.instanceOf(ConflictError);
+      expect(await rejection(table.remount('secret', 'a', 'cubbyhole/x'))).to.be.instanceOf(BadRequestError);
+      expect(table.entries('secret').map((e) => e.path)).to.deep.equal(['a/', 'b/', 'sys/']);
+    });
+
+    it('another table over the same storage (an HA standby) follows the move on sync', async () => {
+      await table.enable('secret', 'from', { type: 'notes' });
+      await send(table, 'from/notes/n', 'update', { text: 'seen' });
+      const standby = tableOver(storage);
+      await standby.load();
+      await table.remount('secret', 'from', 'to');
+      await standby.sync();
+      expect(standby.resolve('from/notes/n')).to.equal(undefined);
+      expect((await send(standby, 'to/notes/n', 'read'))?.data).to.include({ text: 'seen' });
+    });
+  });
+
   describe('tune', () => {
     it('applies the change and saves it', async () => {
       await table.enable('secret', 'notes', { type: 'notes' });

@@ -92,9 +92,10 @@ describe('cloud auth configuration', () => {
       const encoded = Buffer.from(testSigners().rsa2048.certificatePem).toString('base64');
       expect((await h.root.post('auth/cloud/config/certificate/encoded', { cloud_public_cert: encoded, type: 'IDENTITY' })).status).to.equal(204);
       const plain = await h.root.get('auth/cloud/config/certificate/plain');
-      expect(plain.body.data).to.deep.equal({ cloud_public_cert: pem(), type: 'pkcs7' });
+      expect(plain.body.data).to.deep.equal({ cloud_public_cert: pem(), aws_public_cert: pem(), type: 'pkcs7' });
       const read = await h.root.get('auth/cloud/config/certificate/encoded');
-      expect(read.body.data).to.deep.equal({ cloud_public_cert: testSigners().rsa2048.certificatePem, type: 'identity' });
+      const decoded = testSigners().rsa2048.certificatePem;
+      expect(read.body.data).to.deep.equal({ cloud_public_cert: decoded, aws_public_cert: decoded, type: 'identity' });
       expect((await h.root.list('auth/cloud/config/certificates')).body.data.keys).to.deep.equal(['encoded', 'plain']);
       expect((await h.root.delete('auth/cloud/config/certificate/encoded')).status).to.equal(204);
       expect((await h.root.get('auth/cloud/config/certificate/encoded')).status).to.equal(404);

@@ -1,4 +1,4 @@
-/** Pure pieces of ec2 login: role-tag format and HMAC, identity documents, Go durations, the per-key lock, the server flag. */
+/** Pure pieces of ec2 login: role-tag format and HMAC, identity documents, the per-key lock, the server flag. */
 import { expect } from 'chai';
 import { BadRequestError } from '../../../core/errors.js';
 import { parseConfig } from '../../../core/config/config.js';
@@ -14,7 +14,6 @@ import {
   type RoleTag,
 } from '../../../plugins/cloud-auth/role-tag.js';
 import { parseIdentityDocument } from '../../../plugins/cloud-auth/identity-document.js';
-import { goDuration } from '../../../plugins/cloud-auth/login-ec2.js';
 import { KeyedLock } from '../../../plugins/cloud-auth/keyed-lock.js';
 import { tagFromPath } from '../../../plugins/cloud-auth/deny-list.js';
 
@@ -101,10 +100,6 @@ describe('cloud auth ec2 units', () => {
       ];
       for (const [text, message] of cases) expect(() => parseIdentityDocument(Buffer.from(text)), text).to.throw(BadRequestError, message);
     });
-  });
-
-  it('prints durations as Go does', () => {
-    expect([0, 45, 300, 90, 3600, 1080000, 3725].map(goDuration)).to.deep.equal(['0s', '45s', '5m0s', '1m30s', '1h0m0s', '300h0m0s', '1h2m5s']);
   });
 
   describe('the per-key lock', () => {

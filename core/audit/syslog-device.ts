@@ -1,0 +1,119 @@
+/**
+ * The `syslog` audit device: each entry as one message to the local syslog daemon, with Vault's
+ * options `facility` (default `AUTH`) and `tag` (default `keywarden`; Vault's is `vault`), at
+ * severity INFO as Vault writes them, in the format Go's log/syslog uses on a local socket:
+ * `<PRI>Mmm dd hh:mm:ss TAG[PID]: MESSAGE\n` (RFC 3164 without the host name, which the daemon adds).
+ *
+ * Transport, and why: syslog daemons listen on a unix socket (`/dev/log` on Linux,
+ * `/var/run/syslog` on macOS, `/var/run/log` on the BSDs — tried in that order, as Go's log/syslog
+ * does), usually a datagram one. Node's `dgram` has no unix datagram sockets, and a native module
+ * for them would mean compiling on install, which Keywarden does not do. So this device speaks to a
+ * unix *stream* socket, one newline-terminated message after another, which the daemons accept as
+ * a listening source (syslog-ng's `unix-stream()`, rsyslog's `imptcp` with a `path`). The option
+ * `socket_path` (Keywarden's own) names that socket; when a default path turns out to be a
+ * datagram socket the error says so. A stream also carries entries of any size, where a datagram
+ * would cut large entries off.
+ */
+import { BadRequestError } from '../errors.js';
+import type { AuditEntry } from './entry.js';
+import { parseCommonOptions, serializeEntry, type AuditDevice, type DeviceSettings } from './device.js';
+import { openConnection, SocketSink, type Connection } from './socket-sink.js';
+
+export const SYSLOG_DEVICE_OPTIONS = ['facility', 'tag', 'socket_path'] as const;
+
+/** Where the local syslog daemon listens, in the order Go's log/syslog tries them. */
+export const DEFAULT_SYSLOG_PATHS: readonly string[] = ['/dev/log', '/var/run/syslog', '/var/run/log'];
+
+/** Facility codes (RFC 5424 table 1), under the names Vault's syslog device accepts. */
+const FACILITIES: Readonly<Record<string, number>> = {
+  KERN: 0, USER: 1, MAIL: 2, DAEMON: 3, AUTH: 4, SYSLOG: 5, LPR: 6, NEWS: 7, UUCP: 8, CRON: 9,
+  AUTHPRIV: 10, FTP: 11,
+  LOCAL0: 16, LOCAL1: 17, LOCAL2: 18, LOCAL3: 19, LOCAL4: 20, LOCAL5: 21, LOCAL6: 22, LOCAL7: 23,
+};
+const SEVERITY_INFO = 6;
+/** A syslog daemon answers or refuses a local connection at once; a slow one is not waited for long. */
+const WRITE_TIMEOUT_MS = 2000;
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+export class SyslogAuditDevice implements AuditDevice {
+  private readonly sink: SocketSink;
+  /** `<PRI>` of every message: facility × 8 + INFO. */
+  private readonly priority: number;
+
+  constructor(
+    readonly settings: DeviceSettings,
+    readonly facility: number,
+    readonly tag: string,
+    readonly socketPaths: readonly string[],
+  ) {
+    this.priority = facility * 8 + SEVERITY_INFO;
+    this.sink = new SocketSink((signal) => connectFirst(socketPaths, signal), WRITE_TIMEOUT_MS, `syslog ${socketPaths.join(', ')}`);
+  }
+
+  /** Validates the `syslog` device's options (400 naming the bad one); nothing is connected yet. */
+  static fromOptions(options: Readonly<Record<string, string>>): SyslogAuditDevice {
+    const settings = parseCommonOptions(options, SYSLOG_DEVICE_OPTIONS);
+    const facilityName = (options.facility || 'AUTH').toUpperCase();
+    const facility = Object.hasOwn(FACILITIES, facilityName) ? FACILITIES[facilityName] : undefined;
+    if (facility === undefined) {
+      throw new BadRequestError(`audit device option "facility": "${options.facility}" is not one of ${Object.keys(FACILITIES).join(', ')}`);
+    }
+    const tag = options.tag || 'keywarden';
+    // The tag ends at the first space or colon for every syslog parser; a newline would split the message.
+    if (!/^[\x21-\x7e]{1,48}$/.test(tag) || tag.includes(':') || tag.includes('[')) {
+      throw new BadRequestError(`audit device option "tag": "${tag}" must be 1 to 48 printable characters without spaces, ":" or "["`);
+    }
+    const socketPath = options.socket_path;
+    return new SyslogAuditDevice(settings, facility, tag, socketPath ? [socketPath] : DEFAULT_SYSLOG_PATHS);
+  }
+
+  async open(): Promise<void> {
+    try {
+      await this.sink.open();
+    } catch (err) {
+      throw new BadRequestError(`cannot connect to the syslog socket: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  write(entry: AuditEntry): Promise<void> {
+    let message: Buffer;
+    try {
+      message = Buffer.from(`<${this.priority}>${stamp(new Date())} ${this.tag}[${process.pid}]: ${serializeEntry(entry, this.settings)}`, 'utf8');
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.sink.write(message);
+  }
+
+  reopen(): Promise<void> {
+    return this.sink.reopen();
+  }
+
+  close(): Promise<void> {
+    return this.sink.close();
+  }
+}
+
+/**
+ * Connects to the first of `paths` that accepts a stream connection; rejects naming each path and
+ * why it failed (EPROTOTYPE, explained: a datagram socket).
+ */
+export async function connectFirst(paths: readonly string[], signal: AbortSignal): Promise<Connection> {
+  const failures: string[] = [];
+  for (const path of paths) {
+    try {
+      return await openConnection({ kind: 'unix', path }, signal);
+    } catch (err) {
+      const code = err instanceof Error ? err.message : String(err);
+      failures.push(`${path}: ${code === 'EPROTOTYPE' ? 'a datagram socket (set socket_path to a stream socket the daemon listens on)' : code}`);
+      if (signal.aborted) break;
+    }
+  }
+  throw new Error(failures.join('; '));
+}
+
+/** Go's time.Stamp in local time: `Jan _2 15:04:05`. */
+function stamp(now: Date): string {
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${MONTHS[now.getMonth()]} ${String(now.getDate()).padStart(2, ' ')} ${two(now.getHours())}:${two(now.getMinutes())}:${two(now.getSeconds())}`;
+}

@@ -1,0 +1,126 @@
+/**
+ * Real collectors for the socket and syslog audit devices: a TCP server, a UDP socket and a unix
+ * stream server, each keeping every line (or datagram) it received and counting its connections.
+ */
+import { createSocket } from 'node:dgram';
+import { createServer, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+
+export interface Collector {
+  /** `127.0.0.1:port`, or the socket path. */
+  readonly address: string;
+  /** Each received line (stream) or datagram, without its trailing newline. */
+  readonly lines: string[];
+  /** Stream connections accepted so far. */
+  connections: number;
+  /** Stream connections open now. */
+  readonly open: number;
+  /** Waits until `predicate` holds over the lines; fails after `ms`. */
+  waitFor(predicate: (lines: readonly string[]) => boolean, ms?: number): Promise<void>;
+  /** Closes the connections open now (the listener keeps listening); resolves when they are closed. */
+  dropConnections(): Promise<void>;
+  /** Stops reading from every connection, current and new (a collector that hangs). */
+  pause(): void;
+  /** Reads again. */
+  resume(): void;
+  /** Stops listening and closes every connection. */
+  close(): Promise<void>;
+}
+
+function waiter(lines: string[]) {
+  return async (predicate: (lines: readonly string[]) => boolean, ms = 5000): Promise<void> => {
+    const deadline = Date.now() + ms;
+    while (!predicate(lines)) {
+      if (Date.now() > deadline) throw new Error(`collector: condition not met within ${ms} ms; got ${lines.length} line(s)`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
+}
+
+/** A stream server on TCP (`listen` = port 0 on 127.0.0.1) or a unix socket path. */
+export async function streamCollector(listen: { path: string } | { tcp: true }): Promise<Collector> {
+  const lines: string[] = [];
+  const open = new Set<Socket>();
+  let paused = false;
+  const server: Server = createServer((socket) => {
+    collector.connections++;
+    open.add(socket);
+    if (paused) socket.pause();
+    socket.on('close', () => open.delete(socket));
+    socket.on('error', () => undefined);
+    let buffered = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      buffered += chunk;
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        lines.push(buffered.slice(0, nl));
+        buffered = buffered.slice(nl + 1);
+      }
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    if ('path' in listen) server.listen(listen.path, resolve);
+    else server.listen(0, '127.0.0.1', resolve);
+  });
+  const address = 'path' in listen ? listen.path : `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const dropAll = () =>
+    Promise.all(
+      [...open].map(
+        (socket) =>
+          new Promise<void>((resolve) => {
+            socket.once('close', () => resolve());
+            socket.destroy();
+          }),
+      ),
+    ).then(() => undefined);
+  const collector: Collector = {
+    address,
+    lines,
+    connections: 0,
+    get open() {
+      return open.size;
+    },
+    waitFor: waiter(lines),
+    dropConnections: dropAll,
+    pause: () => {
+      paused = true;
+      for (const socket of open) socket.pause();
+    },
+    resume: () => {
+      paused = false;
+      for (const socket of open) socket.resume();
+    },
+    close: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      await dropAll();
+      await closed;
+    },
+  };
+  return collector;
+}
+
+/** A UDP socket on 127.0.0.1; each datagram is one entry. */
+export async function datagramCollector(): Promise<Collector> {
+  const lines: string[] = [];
+  const socket = createSocket('udp4');
+  socket.on('message', (message) => lines.push(message.toString('utf8').replace(/\n$/, '')));
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  return {
+    address: `127.0.0.1:${socket.address().port}`,
+    lines,
+    connections: 0,
+    open: 0,
+    waitFor: waiter(lines),
+    dropConnections: async () => undefined,
+    pause: () => undefined,
+    resume: () => undefined,
+    close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
+  };
+}
+
+/** The audit entries among `lines` (JSON after `prefix`), for request id or path lookups. */
+export function entriesOf(lines: readonly string[], prefix = ''): Array<Record<string, any>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  return lines.filter((l) => l.startsWith(prefix)).map((l) => JSON.parse(l.slice(prefix.length)) as Record<string, any>); // eslint-disable-line @typescript-eslint/no-explicit-any
+}
