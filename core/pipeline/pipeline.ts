@@ -24,6 +24,7 @@ import { AuditStage } from './audit.js';
 import { LoginStage } from './login.js';
 import { shape } from './shape.js';
 import { WrapStage } from './wrap.js';
+import { Admission } from './admission.js';
 import type { ResponseWrapper } from '../wrapping/wrapper.js';
 import type { StandbyStrategy } from './standby.js';
 import type { HostRequest, HostResponse, ReadRequest, Route } from './types.js';
@@ -52,6 +53,8 @@ export class Pipeline {
   private readonly login: LoginStage;
   private readonly wrapping: WrapStage;
   private readonly standby: StandbyStrategy | undefined;
+  private readonly admission = new Admission();
+  private readonly system: Backend;
   private readonly logger: Logger;
   /** The sys backend's storage: the barrier under `sys/`. */
   private readonly systemStorage: StorageView;
@@ -64,6 +67,7 @@ export class Pipeline {
     this.login = new LoginStage(services.tokens, services.identity, services.mounts);
     this.wrapping = new WrapStage(services.wrapper);
     this.standby = services.standby;
+    this.system = services.system;
     this.logger = services.logger;
     this.systemStorage = new StorageView(services.barrier, 'sys/');
   }
@@ -71,6 +75,7 @@ export class Pipeline {
   /** Answers one request; never throws: every failure becomes an error response. */
   async handle(http: HostRequest): Promise<HostResponse> {
     const id = randomUUID();
+    await this.admission.enter();
     try {
       if (this.standby) return await this.standby.run(http, (request) => this.run(id, request));
       return await this.run(id, http);
@@ -80,7 +85,19 @@ export class Pipeline {
         this.logger.error({ request_id: id, path: http.path, err: err instanceof Error ? err.message : String(err) }, 'request failed');
       }
       return { status, body: { errors: [publicMessageOf(err)] } };
+    } finally {
+      this.admission.leave();
     }
+  }
+
+  /** Runs `work` from inside a request while no other request runs (see Admission). */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    return this.admission.exclusive(work);
+  }
+
+  /** Whether the body of a POST/PUT to `path` is to be handed over unread (only sys paths take one). */
+  takesBinaryBody(path: string): boolean {
+    return path.startsWith('sys/') && (this.system.takesBinaryBody?.(path.slice('sys/'.length)) ?? false);
   }
 
   private async run(id: string, http: HostRequest): Promise<HostResponse> {
@@ -132,6 +149,7 @@ export class Pipeline {
       headers: request.http.headers,
       connection: { remoteAddress: request.http.remoteAddress },
       ...(request.wrapTtl !== undefined ? { wrapTtl: request.wrapTtl } : {}),
+      ...(request.http.bodyStream ? { bodyStream: request.http.bodyStream } : {}),
     };
   }
 }

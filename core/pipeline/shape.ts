@@ -12,7 +12,10 @@ import type { HostResponse } from './types.js';
 const TOP_LEVEL_DATA_ROUTES = [/^sys\/mounts(\/|$)/, /^sys\/auth(\/|$)/, /^sys\/key-status$/, /^sys\/rotate$/, /^sys\/remount$/, /^sys\/policy(\/|$)/, /^sys\/capabilities/, /^sys\/audit/, /^sys\/rekey\/backup$/];
 
 export function shape(id: string, path: string, operation: Operation, response: LogicalResponse | null): HostResponse {
-  if (response?.raw) return { status: response.raw.status, body: response.raw.body };
+  if (response?.raw) {
+    const { status, body, binary } = response.raw;
+    return binary ? { status, binary } : { status, body };
+  }
   if (!response || (!response.data && !response.warnings && !response.tokenAuth)) {
     return operation === 'read' || operation === 'list' ? { status: 404, body: { errors: [] } } : { status: 204 };
   }

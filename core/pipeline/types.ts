@@ -21,12 +21,19 @@ export interface HostRequest {
    * them); undefined for every other request.
    */
   readonly rawBody?: Buffer;
+  /**
+   * The body, unread, for a path that takes bytes rather than fields (`binaryBody`: snapshot
+   * restore); `body` is then undefined.
+   */
+  readonly bodyStream?: AsyncIterable<Uint8Array>;
 }
 
 export interface HostResponse {
   readonly status: number;
   /** JSON-serializable; undefined means no body. */
   readonly body?: unknown;
+  /** Bytes streamed as `application/octet-stream` instead of a JSON body (snapshots). */
+  readonly binary?: AsyncIterable<Uint8Array>;
 }
 
 /** The request after the read stage: its operation, checked path, data and client token. */

@@ -33,6 +33,8 @@ import {
 } from './paths/generate-root.js';
 import { decodeTokenPath } from './paths/decode-token.js';
 import { internalUiMountsPath } from './paths/internal-ui-mounts.js';
+import { storageSnapshotPaths } from './paths/storage-snapshot.js';
+import { storageSnapshotForcePaths } from './paths/storage-snapshot-force.js';
 
 export function createSystemBackend(services: SystemServices): FrameworkBackend {
   const migrations = new MountMigrations();
@@ -74,6 +76,8 @@ export function createSystemBackend(services: SystemServices): FrameworkBackend 
       generateRootAttemptPath(services),
       generateRootUpdatePath(services),
       decodeTokenPath(),
+      ...storageSnapshotPaths(services),
+      ...storageSnapshotForcePaths(services),
     ],
   });
 }

@@ -11,6 +11,7 @@ import type { ACL } from '../auth/policy/acl.js';
 import type { AuditBroker } from '../audit/broker.js';
 import type { HaManager } from '../ha/ha-manager.js';
 import type { ResponseWrapper } from '../wrapping/wrapper.js';
+import type { Snapshots } from '../snapshot/snapshots.js';
 
 /** Tokens and policies, for the sys paths that report or change them. */
 export interface AuthzServices {
@@ -56,6 +57,8 @@ export interface SystemServices {
   readonly maxLeaseTtl: number;
   /** Whether Vault's unauthenticated `sys/generate-root/*` is served (the config can turn it off). */
   readonly unauthedGenerateRoot: boolean;
+  /** Snapshots of the whole store (sys/storage/snapshot). */
+  readonly snapshots: Snapshots;
 }
 
 /** Reached only on paths that are not available while sealed, so the host has checked already. */
