@@ -34,6 +34,12 @@ import { StandbyStrategy } from './pipeline/standby.js';
 import type { HostRequest, HostResponse } from './pipeline/types.js';
 import { VERSION } from './version.js';
 import { Snapshots } from './snapshot/snapshots.js';
+import { Metrics } from './metrics/metrics.js';
+import { timedStorage } from './metrics/timed-storage.js';
+import { InFlightRequests } from './pipeline/in-flight.js';
+import { LogLevels } from './log-levels.js';
+import { DEFAULT_TELEMETRY, type ServerConfig } from './config/config.js';
+import { sanitizedConfig } from './config/sanitized.js';
 
 export { VERSION } from './version.js';
 export type { HostRequest, HostResponse } from './pipeline/types.js';
@@ -60,6 +66,8 @@ export interface HostOptions {
   readonly disableUnauthedGenerateRoot?: boolean;
   /** The name a new cluster gets on its first unseal (the config's cluster_name). */
   readonly clusterName?: string;
+  /** The whole configuration: telemetry, the configured log level, and sys/config/state/sanitized. */
+  readonly config: ServerConfig;
 }
 
 const DEFAULT_TTL = 768 * 3600;
@@ -75,6 +83,9 @@ export class Host {
   readonly catalog: PluginCatalog;
   readonly container: DependencyContainer;
   readonly ha: HaManager | undefined;
+  readonly metrics: Metrics;
+  /** Log levels at run time (sys/loggers; SIGHUP sets the configured one). */
+  readonly logLevels: LogLevels;
   private readonly state: HostState;
   private readonly system: Backend;
   private readonly pipeline: Pipeline;
@@ -88,7 +99,13 @@ export class Host {
     const clock = options.clock ?? systemClock;
     this.registry = options.registry;
     const defaults = { defaultLeaseTtl: options.defaultLeaseTtl ?? DEFAULT_TTL, maxLeaseTtl: options.maxLeaseTtl ?? DEFAULT_TTL };
-    this.barrier = new Barrier(options.physical, { clock });
+    this.metrics = new Metrics(options.config.telemetry ?? DEFAULT_TELEMETRY, {
+      unsealed: () => !this.barrier.sealed,
+      tokens: () => this.tokens.counts,
+      crypto: () => (options.wasm as { dispatched?: Record<string, Record<string, number>> } | undefined)?.dispatched ?? {},
+      ...(options.ha ? { ha: () => ({ active: options.ha!.state === 'active', ...options.ha!.counts }) } : {}),
+    });
+    this.barrier = new Barrier(this.metrics.enabled ? timedStorage(options.physical, this.metrics) : options.physical, { clock });
     this.tokens = new TokenStore(this.barrier, clock);
     this.policies = new PolicyStore(this.barrier);
     this.identity = new IdentityStore(this.barrier, clock);
@@ -102,6 +119,10 @@ export class Host {
     registerValue(this.container, TOKENS.Logger, this.logger);
     registerValue(this.container, TOKENS.PluginRegistry, this.registry);
     if (options.wasm) registerValue(this.container, TOKENS.WasmCrypto, options.wasm);
+    if (this.metrics.enabled) registerValue(this.container, TOKENS.Metrics, this.metrics);
+    const inFlight = new InFlightRequests();
+    this.metrics.countInFlight(() => inFlight.size);
+    this.logLevels = new LogLevels(this.logger, options.config.logLevel, () => this.state.mounts);
 
     this.state = new HostState({
       container: this.container,
@@ -162,6 +183,11 @@ export class Host {
       maxLeaseTtl: defaults.maxLeaseTtl,
       unauthedGenerateRoot: !options.disableUnauthedGenerateRoot,
       snapshots,
+      metrics: this.metrics,
+      inFlight,
+      configState: () => sanitizedConfig(options.config),
+      logLevels: this.logLevels,
+      diskPaths: [...new Set([process.cwd(), ...(options.config.storage.kind === 'leveldb' ? [options.config.storage.path] : [])])],
     };
     this.system = createSystemBackend(services);
 
@@ -200,6 +226,8 @@ export class Host {
       mounts: () => this.state.mounts,
       logger: this.logger,
       ...(this.standby ? { standby: this.standby } : {}),
+      inFlight,
+      ...(this.metrics.enabled ? { metrics: this.metrics } : {}),
     });
 
     const interval = options.periodicIntervalMs ?? 60_000;
@@ -254,6 +282,7 @@ export class Host {
   async shutdown(): Promise<void> {
     if (this.periodicTimer) clearInterval(this.periodicTimer);
     this.periodicTimer = undefined;
+    this.metrics.close();
     await this.seal.seal();
   }
 

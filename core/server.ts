@@ -123,6 +123,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ...(ha ? { ha } : {}),
     disableUnauthedGenerateRoot: config.disableUnauthedGenerateRoot ?? false,
     ...(config.clusterName ? { clusterName: config.clusterName } : {}),
+    config,
   });
   // The one server-wide plugin setting, offered to plugins through the SDK's SERVICES; the rest of
   // the configuration (storage credentials among it) stays out of their reach.
@@ -165,7 +166,12 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 }
 
 async function listenOn(host: Host, config: ListenerConfig, logger: Logger, ui: UiFiles | undefined): Promise<Listener> {
-  const app = createApp(host, { maxRequestSize: config.maxRequestSize, logger, ...(ui ? { ui } : {}) });
+  const app = createApp(host, {
+    maxRequestSize: config.maxRequestSize,
+    logger,
+    ...(ui ? { ui } : {}),
+    ...(config.unauthenticatedMetricsAccess ? { unauthenticatedMetrics: true } : {}),
+  });
   const { host: bindHost, port } = splitAddress(config.address);
   return listen(app, {
     host: bindHost,
@@ -196,7 +202,7 @@ interface Running {
 async function reload(next: ServerConfig | undefined, running: Running): Promise<void> {
   const { config, listeners, host, logger } = running;
   if (next && next.logLevel !== logger.level) {
-    logger.level = next.logLevel;
+    host.logLevels.configure(next.logLevel);
     logger.info({ log_level: next.logLevel }, 'reload: log level changed');
   }
   if (next) {
@@ -237,6 +243,7 @@ const RESTART_ONLY: Readonly<Record<Exclude<keyof ServerConfig, 'logLevel'>, str
   periodicIntervalMs: 'periodic_interval',
   cloudAuth: 'cloud_auth',
   ui: 'ui',
+  telemetry: 'telemetry',
 };
 
 function restartOnlyChanges(current: ServerConfig, next: ServerConfig): string[] {

@@ -168,6 +168,17 @@ function checkKeys(key: Uint8Array | readonly Uint8Array[], count: number, what:
  * serves a whole event loop; a worker thread loads its own.
  */
 export class WasmCrypto {
+  /**
+   * Items each engine ran since load, by primitive family: what the dispatcher decided (read by
+   * sys/metrics; a count per call, nothing per item).
+   */
+  readonly dispatched: Readonly<Record<'aes-gcm' | 'hmac' | 'hash' | 'hkdf', Record<CryptoPath, number>>> = {
+    'aes-gcm': { wasm: 0, hybrid: 0, node: 0 },
+    hmac: { wasm: 0, hybrid: 0, node: 0 },
+    hash: { wasm: 0, hybrid: 0, node: 0 },
+    hkdf: { wasm: 0, hybrid: 0, node: 0 },
+  };
+
   private constructor(
     private readonly kernels: Kernels,
     private readonly arena: Arena,
@@ -182,7 +193,11 @@ export class WasmCrypto {
     const { instance } = await wasmRuntime.instantiate(readFileSync(path), {});
     const kernels = instance.exports as unknown as Kernels;
     const crypto = new WasmCrypto(kernels, new Arena(kernels.memory, kernels.heapBase(), options.arenaBytes ?? DEFAULT_ARENA));
-    if (options.warmUp ?? true) crypto.warmUp();
+    if (options.warmUp ?? true) {
+      crypto.warmUp();
+      // The warm-up's items are not traffic.
+      for (const counts of Object.values(crypto.dispatched)) counts.wasm = counts.hybrid = counts.node = 0;
+    }
     return crypto;
   }
 
@@ -276,9 +291,11 @@ export class WasmCrypto {
     const rule = alg === 'sha256' ? DISPATCH_RULES['hmac-sha256'] : DISPATCH_RULES['hmac-sha512'];
     if (options.path === undefined && inputs.length < rule.minItems) {
       // Too few for the batch path: straight to node:crypto (see hashBatch).
+      this.dispatched.hmac.node += inputs.length;
       return inputs.map((input, i) => nodeHmac(alg, keyAt(key, i), input));
     }
     const plan = planBatch(rule, inputs.length, (i) => inputs[i]!.length, options.path);
+    this.tally('hmac', plan.path, plan.fast.length, plan.node.length);
     const results = new Array<Buffer>(inputs.length);
     for (const i of plan.node) results[i] = nodeHmac(alg, keyAt(key, i), inputs[i]!);
     if (plan.fast.length === 0) return results;
@@ -323,9 +340,11 @@ export class WasmCrypto {
     const rule = hashRule(alg);
     if (options.path === undefined && inputs.length < rule.minItems) {
       // Too few for any batch path: straight to node:crypto, so a one-item call costs what node's does.
+      this.dispatched.hash.node += inputs.length;
       return inputs.map((input) => nodeHash(alg, input));
     }
     const plan = planBatch(rule, inputs.length, (i) => inputs[i]!.length, options.path);
+    this.tally('hash', plan.path, plan.fast.length, plan.node.length);
     const results = new Array<Buffer>(inputs.length);
     for (const i of plan.node) results[i] = nodeHash(alg, inputs[i]!);
     if (plan.fast.length === 0) return results;
@@ -377,6 +396,7 @@ export class WasmCrypto {
             fast: [...planned.fast, ...planned.node.filter((i) => infos[i]!.length > NODE_HKDF_INFO_MAX)].sort((x, y) => x - y),
             node: planned.node.filter((i) => infos[i]!.length <= NODE_HKDF_INFO_MAX),
           };
+    this.tally('hkdf', 'wasm', plan.fast.length, plan.node.length);
     const results = new Array<Buffer>(infos.length);
     for (const i of plan.node) results[i] = nodeHkdfSha256(keyAt(ikm, i), infos[i]!, length, salt);
     if (plan.fast.length === 0) return results;
@@ -446,9 +466,16 @@ export class WasmCrypto {
     const bitsliced = keys.every((k) => (k.length === 16 || k.length === 32) && k.length === keys[0]!.length);
     if (plan.path === 'wasm' && !bitsliced) {
       if (options.path === 'wasm') throw new RangeError("the 'wasm' GCM path needs AES-128 or AES-256 keys, all of one length");
-      return { ...plan, path: 'hybrid' };
+      plan = { ...plan, path: 'hybrid' };
     }
+    this.tally('aes-gcm', plan.path, plan.fast.length, plan.node.length);
     return plan;
+  }
+
+  private tally(family: keyof WasmCrypto['dispatched'], path: BatchPath, fast: number, node: number): void {
+    const counts = this.dispatched[family];
+    counts[path] += fast;
+    counts.node += node;
   }
 
   /**

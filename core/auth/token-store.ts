@@ -117,6 +117,8 @@ export class TokenStore {
   private readonly revokedListeners: ((hash: string) => Promise<void>)[] = [];
   /** Secrets being read or created, by storage key. */
   private readonly creating = new Map<string, Promise<Buffer>>();
+  /** Tokens this node created and revoked since it started (read by sys/metrics). */
+  readonly counts = { created: { service: 0, batch: 0 }, revoked: 0 };
 
   constructor(
     private readonly storage: Storage,
@@ -224,6 +226,7 @@ export class TokenStore {
       const full: TokenEntry = { ...entry, accessor: '' };
       this.batchKey = await this.secret(KEYS.batchKey, this.batchKey);
       const sealed = gcmSeal(this.batchKey, Buffer.from(JSON.stringify(full)), BATCH_AAD);
+      this.counts.created.batch++;
       return { id: `hvb.${sealed.toString('base64url')}`, entry: full };
     }
     const id = requestedId ?? generateServiceTokenId();
@@ -238,6 +241,7 @@ export class TokenStore {
       ...(full.expireTime ? [{ type: 'put' as const, key: KEYS.expiry(full.expireTime, hash), value: new Uint8Array() }] : []),
     ]);
     this.remember(hash, full);
+    this.counts.created.service++;
     return { id, entry: full };
   }
 
@@ -420,6 +424,7 @@ export class TokenStore {
       await this.storage.batch(ops);
       this.mutations++;
       this.cache.delete(hash);
+      if (entry) this.counts.revoked++;
       for (const listener of this.revokedListeners) await listener(hash);
     });
   }

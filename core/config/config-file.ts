@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describeHclValue, type HclItem, type HclObject, type HclValue } from '../hcl.js';
 import { CoercionError, parseBool, parseDurationExact, parseDurationSeconds } from '../framework/fields.js';
 import { DEFAULT_MAX_REQUEST_SIZE } from '../http/body.js';
-import type { CloudAuthConfig, ListenerConfig, ListenerTls, LogLevel, StorageConfig } from './config.js';
+import { DEFAULT_TELEMETRY, type CloudAuthConfig, type ListenerConfig, type ListenerTls, type LogLevel, type StorageConfig, type TelemetryConfig } from './config.js';
 
 export class ConfigError extends Error {}
 
@@ -46,6 +46,7 @@ export interface FileSettings {
   readonly periodicIntervalMs?: Setting<number>;
   readonly cloudAuth?: Setting<CloudAuthConfig>;
   readonly ui?: Setting<boolean>;
+  readonly telemetry?: Setting<TelemetryConfig>;
 }
 
 /** A file's name for messages, and the directory its relative paths resolve against. */
@@ -74,11 +75,34 @@ const REFUSED_KEYS: Readonly<Record<string, string>> = {
 };
 
 /** Vault's log level names, "notice" and "err" included. */
-const LOG_LEVELS: Readonly<Record<string, LogLevel>> = {
+export const LOG_LEVELS: Readonly<Record<string, LogLevel>> = {
   trace: 'trace', debug: 'debug', info: 'info', notice: 'info', warn: 'warn', warning: 'warn', error: 'error', err: 'error',
 };
 
-const NO_METRICS_YET = 'has no effect until sys/metrics exists; remove it or leave it at its default';
+const TELEMETRY_KEYS = ['prometheus_retention_time', 'disable_hostname', 'filter_default'] as const;
+
+/** Vault's other telemetry keys, each with the reason it is refused rather than ignored. */
+const REFUSED_TELEMETRY_KEYS: Readonly<Record<string, string>> = {
+  ...Object.fromEntries(
+    ['statsite_address', 'statsd_address', 'dogstatsd_addr', 'dogstatsd_tags'].map((key) => [key, 'Keywarden pushes metrics nowhere: Prometheus scrapes sys/metrics']),
+  ),
+  ...Object.fromEntries(
+    [
+      'circonus_api_token', 'circonus_api_app', 'circonus_api_url', 'circonus_submission_interval', 'circonus_submission_url',
+      'circonus_check_id', 'circonus_check_force_metric_activation', 'circonus_check_instance_id', 'circonus_check_search_tag',
+      'circonus_check_display_name', 'circonus_check_tags', 'circonus_broker_id', 'circonus_broker_select_tag',
+      'stackdriver_project_id', 'stackdriver_location', 'stackdriver_namespace', 'stackdriver_debug_logs',
+    ].map((key) => [key, 'Keywarden pushes metrics nowhere: Prometheus scrapes sys/metrics']),
+  ),
+  enable_hostname_label: 'every series carries a host label already unless disable_hostname = true',
+  metrics_prefix: 'metric names always start with keywarden_',
+  prefix_filter: 'metrics cannot be filtered by prefix; filter_default = false turns collection off altogether',
+  usage_gauge_period: 'Keywarden has no periodic usage gauges',
+  maximum_gauge_cardinality: 'Keywarden has no periodic usage gauges',
+  lease_metrics_epsilon: 'Keywarden has no leases',
+  num_lease_metrics_buckets: 'Keywarden has no leases',
+  add_lease_metrics_namespace_labels: 'Keywarden has no leases or namespaces',
+};
 
 /** Reads one parsed document. */
 export function readConfigDocument(doc: HclObject, source: SourceFile): FileSettings {
@@ -94,7 +118,6 @@ export function readConfigDocument(doc: HclObject, source: SourceFile): FileSett
   if (logFormat && logFormat.value !== 'json') {
     fail(logFormat.where, logFormat.value === 'standard' ? 'Keywarden writes JSON logs only; remove log_format or set it to "json"' : `expected "json", got "${logFormat.value}"`);
   }
-  read('telemetry', (value, where) => readTelemetry(value, where, source));
 
   return {
     listeners: doc.items
@@ -119,6 +142,7 @@ export function readConfigDocument(doc: HclObject, source: SourceFile): FileSett
     periodicIntervalMs: read('periodic_interval', durationMillis),
     cloudAuth: read('cloud_auth', (value, where) => readCloudAuth(value, where, source)),
     ui: read('ui', boolean),
+    telemetry: read('telemetry', (value, where) => readTelemetry(value, where, source)),
   };
 }
 
@@ -194,7 +218,7 @@ function readListener(block: LabeledBlock, source: SourceFile): ListenerConfig {
   const address = read('address', string) ?? '127.0.0.1:8200';
   const addressProblem = checkAddress(address);
   if (addressProblem) fail(at('address'), addressProblem);
-  read('telemetry', readListenerTelemetry(source));
+  const unauthenticatedMetricsAccess = read('telemetry', readListenerTelemetry(source));
   const readHeaderTimeoutMs = read('http_read_header_timeout', durationMillis);
   const readTimeoutMs = read('http_read_timeout', durationMillis);
   if (readHeaderTimeoutMs !== undefined && readTimeoutMs !== undefined && readTimeoutMs > 0 && readHeaderTimeoutMs > readTimeoutMs) {
@@ -207,6 +231,7 @@ function readListener(block: LabeledBlock, source: SourceFile): ListenerConfig {
     address,
     ...(tls ? { tls } : {}),
     ...(disableUnauthedGenerateRoot !== undefined ? { disableUnauthedGenerateRootEndpoints: disableUnauthedGenerateRoot } : {}),
+    ...(unauthenticatedMetricsAccess ? { unauthenticatedMetricsAccess } : {}),
     // 0 means the default, as in Vault; a negative size turns the limit off.
     maxRequestSize: maxRequestSize === undefined || maxRequestSize === 0 ? DEFAULT_MAX_REQUEST_SIZE : maxRequestSize,
     // Only when configured: the listener owns the defaults.
@@ -250,21 +275,29 @@ function readListenerTls(
   };
 }
 
-function readListenerTelemetry(source: SourceFile): Reader<void> {
+function readListenerTelemetry(source: SourceFile): Reader<boolean> {
   return (value, where) => {
     const fields = fieldsOf(singleBody(value, where).items, `${where.key}.`, source, ['unauthenticated_metrics_access']);
     const access = fields.get('unauthenticated_metrics_access');
-    if (access && boolean(access.value, access.where)) fail(access.where, NO_METRICS_YET);
+    return access ? boolean(access.value, access.where) : false;
   };
 }
 
-function readTelemetry(value: HclValue, where: Where, source: SourceFile): undefined {
-  const fields = fieldsOf(singleBody(value, where).items, 'telemetry.', source, ['prometheus_retention_time', 'disable_hostname']);
+function readTelemetry(value: HclValue, where: Where, source: SourceFile): TelemetryConfig {
+  const body = singleBody(value, where);
+  for (const item of body.items) {
+    const refused = REFUSED_TELEMETRY_KEYS[item.key];
+    if (refused) fail(whereOf(item, 'telemetry.', source), `not supported: ${refused}`);
+  }
+  const fields = fieldsOf(body.items, 'telemetry.', source, TELEMETRY_KEYS);
   const retention = fields.get('prometheus_retention_time');
-  if (retention && durationMillis(retention.value, retention.where) > 0) fail(retention.where, NO_METRICS_YET);
   const hostname = fields.get('disable_hostname');
-  if (hostname && boolean(hostname.value, hostname.where)) fail(hostname.where, NO_METRICS_YET);
-  return undefined;
+  const filterDefault = fields.get('filter_default');
+  return {
+    prometheusRetentionMs: retention ? durationMillis(retention.value, retention.where) : DEFAULT_TELEMETRY.prometheusRetentionMs,
+    disableHostname: hostname ? boolean(hostname.value, hostname.where) : DEFAULT_TELEMETRY.disableHostname,
+    collect: filterDefault ? boolean(filterDefault.value, filterDefault.where) : DEFAULT_TELEMETRY.collect,
+  };
 }
 
 function readStorage(value: HclValue, where: Where, source: SourceFile): StorageConfig {

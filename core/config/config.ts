@@ -43,6 +43,8 @@ export interface ListenerConfig {
    * Keywarden applies it server-wide, so every listener must agree (see loadConfig).
    */
   readonly disableUnauthedGenerateRootEndpoints?: boolean;
+  /** `telemetry { unauthenticated_metrics_access }`: `sys/metrics` on this listener needs no token. */
+  readonly unauthenticatedMetricsAccess?: boolean;
 }
 
 export type StorageConfig =
@@ -66,6 +68,24 @@ export interface CloudAuthConfig {
    */
   readonly allowSha1Signatures: boolean;
 }
+
+/** The `telemetry` block: what `sys/metrics` collects and shows. */
+export interface TelemetryConfig {
+  /**
+   * How long a series that stops changing stays in `sys/metrics` (`prometheus_retention_time`,
+   * default 24h), in milliseconds; 0 turns the Prometheus format off, as in Vault.
+   */
+  readonly prometheusRetentionMs: number;
+  /** No `host` label on every series (`disable_hostname`). */
+  readonly disableHostname: boolean;
+  /** `filter_default = false`: collect nothing (Vault's "no metrics when no filter allows them"). */
+  readonly collect: boolean;
+}
+
+/** Vault's default `prometheus_retention_time`: 24 hours. */
+export const DEFAULT_PROMETHEUS_RETENTION_MS = 24 * 3600 * 1000;
+
+export const DEFAULT_TELEMETRY: TelemetryConfig = { prometheusRetentionMs: DEFAULT_PROMETHEUS_RETENTION_MS, disableHostname: false, collect: true };
 
 export interface ServerConfig {
   /** One or more; the server listens on each. */
@@ -93,6 +113,8 @@ export interface ServerConfig {
   readonly cloudAuth?: CloudAuthConfig;
   /** Serve the operator web UI at `/ui/` (and redirect `/` there). */
   readonly ui?: boolean;
+  /** Absent: DEFAULT_TELEMETRY. */
+  readonly telemetry?: TelemetryConfig;
 }
 
 const DEFAULT_TTL = 768 * 3600;
@@ -173,6 +195,7 @@ function mergeSettings(files: readonly FileSettings[]): FileSettings {
     periodicIntervalMs: b.periodicIntervalMs ?? a.periodicIntervalMs,
     cloudAuth: b.cloudAuth ?? a.cloudAuth,
     ui: b.ui ?? a.ui,
+    telemetry: b.telemetry ?? a.telemetry,
   }));
 }
 
@@ -223,6 +246,7 @@ function finishConfig(settings: FileSettings, source: string): ServerConfig {
     periodicIntervalMs: settings.periodicIntervalMs?.value ?? 60_000,
     ...(settings.cloudAuth ? { cloudAuth: settings.cloudAuth.value } : {}),
     ...(settings.ui?.value ? { ui: true } : {}),
+    ...(settings.telemetry ? { telemetry: settings.telemetry.value } : {}),
   };
 }
 

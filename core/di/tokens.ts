@@ -19,6 +19,8 @@ export const TOKENS = {
   PluginRegistry: Symbol('PluginRegistry'),
   /** Root: the WASM crypto core, once loaded. */
   WasmCrypto: Symbol('WasmCrypto'),
+  /** Root: the server's `Metrics`, registered only while metrics are collected (transit records its operations). */
+  Metrics: Symbol('Metrics'),
   /** Root: the system view plugins read defaults from (`SystemView`). */
   SystemView: Symbol('SystemView'),
   /** Per mount: the mount's `MountContext` (entry, config). */

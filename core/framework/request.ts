@@ -70,6 +70,8 @@ export interface RawResponse {
   readonly body?: unknown;
   /** Bytes sent as `application/octet-stream` as they are produced, instead of `body` (snapshots). */
   readonly binary?: AsyncIterable<Uint8Array>;
+  /** A body that is text, not JSON (sys/metrics in the Prometheus format), sent with this Content-Type. */
+  readonly contentType?: string;
 }
 
 export interface LogicalResponse {

@@ -53,6 +53,10 @@ export class HaManager {
   private signer: ForwardSigner | undefined;
   private readonly lock: HaLock;
   private readonly logger: Logger;
+  /** The active node last seen, to count changes of leader. */
+  private lastLeaderId: string | undefined;
+  /** Since start (read by sys/metrics). */
+  readonly counts = { leaderChanges: 0, forwarded: 0, forwardFailures: 0 };
 
   constructor(options: HaOptions) {
     this.nodeId = options.nodeId ?? randomUUID();
@@ -139,8 +143,11 @@ export class HaManager {
       throw new UnavailableError('no active node: the cluster is electing one; retry shortly');
     }
     try {
-      return await forwardRequest(leader.apiAddr, request, this.signer!);
+      const response = await forwardRequest(leader.apiAddr, request, this.signer!);
+      this.counts.forwarded++;
+      return response;
     } catch (err) {
+      this.counts.forwardFailures++;
       // The leader we knew may be gone: look again, and tell the client to retry.
       this.known = undefined;
       await this.refreshLeader();
@@ -193,6 +200,7 @@ export class HaManager {
     this.current = 'active';
     this.activeSince = new Date();
     this.known = { nodeId: this.nodeId, apiAddr: this.apiAddr, since: this.activeSince };
+    this.noteLeader(this.known);
     this.logger.info({ node_id: this.nodeId, api_addr: this.apiAddr, epoch: won.epoch }, 'this node is now the active node');
     void won.lost.then((reason) => {
       if (this.leadership !== won) return;
@@ -209,11 +217,19 @@ export class HaManager {
     try {
       this.known = await this.lock.leader();
       this.storeProblem = undefined;
+      this.noteLeader(this.known);
     } catch (err) {
       this.known = undefined;
       this.noteStoreProblem(err);
     }
     return this.known;
+  }
+
+  /** Counts a change of active node; the first one seen is not a change. */
+  private noteLeader(leader: LeaderInfo | undefined): void {
+    if (!leader || leader.nodeId === this.lastLeaderId) return;
+    if (this.lastLeaderId !== undefined) this.counts.leaderChanges++;
+    this.lastLeaderId = leader.nodeId;
   }
 
   private noteStoreProblem(err: unknown): void {

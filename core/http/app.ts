@@ -22,6 +22,8 @@ export interface AppOptions {
   readonly logger: Logger;
   /** The web UI, served at `/ui/` (with `/` redirected there) when the configuration turns it on. */
   readonly ui?: UiFiles;
+  /** `telemetry { unauthenticated_metrics_access }` of this listener. */
+  readonly unauthenticatedMetrics?: boolean;
 }
 
 const METHODS_WITHOUT_BODY = new Set(['GET', 'HEAD']);
@@ -77,6 +79,7 @@ export function createApp(host: Host, options: AppOptions): Koa {
         // A standby's MAC covers the exact bytes it sent; no other request keeps them.
         rawBody: ctx.headers[FORWARDED_MAC] === undefined ? undefined : raw,
         ...(streamed ? { bodyStream: ctx.req } : {}),
+        ...(options.unauthenticatedMetrics ? { unauthenticatedMetrics: true } : {}),
       });
     } catch (err) {
       response = { status: httpStatusOf(err), body: { errors: [publicMessageOf(err)] } };
@@ -117,9 +120,14 @@ function send(ctx: Koa.Context, response: HostResponse): void | Promise<void> {
     return;
   }
   if (response.body === undefined || ctx.method === 'HEAD') {
-    if (ctx.method === 'HEAD' && response.body !== undefined) ctx.set('Content-Type', 'application/json');
+    if (ctx.method === 'HEAD' && response.body !== undefined) ctx.set('Content-Type', response.contentType ?? 'application/json');
     ctx.body = null;
     ctx.status = response.status;
+    return;
+  }
+  if (response.contentType) {
+    ctx.set('Content-Type', response.contentType);
+    ctx.body = String(response.body);
     return;
   }
   // Set as a raw header before the body: koa then keeps it as it is (its type setter would add

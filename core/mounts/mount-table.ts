@@ -66,6 +66,10 @@ export class LiveMount {
   failure: string | undefined;
   /** The plugin version the current backend runs, and its module's SHA-256 (empty for a built-in). */
   running: { readonly version: string; readonly sha256: string } | undefined;
+  /** The backend's logger (none for built-in mounts). */
+  logger: Logger | undefined;
+  /** A level set for this mount's logger alone (sys/loggers/:name); kept across reloads. */
+  logLevel: string | undefined;
   /** Requests on the current backend; a swap starts a new count so the old backend drains on its own. */
   private inflight = new InFlight();
 
@@ -190,6 +194,11 @@ export class MountTable {
     return { mount: best, relative: path.slice(best.routePrefix.length) };
   }
 
+  /** Every live mount, sorted by route prefix. */
+  allLive(): LiveMount[] {
+    return [...this.mounts.values()].sort((a, b) => a.routePrefix.localeCompare(b.routePrefix));
+  }
+
   entries(table: MountTableName): MountEntry[] {
     return [...this.mounts.values()]
       .filter((m) => m.entry.table === table)
@@ -312,7 +321,7 @@ export class MountTable {
       const live = this.live(table, rawPath);
       const before = structuredClone(live.entry);
       change(live.entry);
-      let fresh: { backend: Backend; container: DependencyContainer; running: LiveMount['running'] } | undefined;
+      let fresh: Awaited<ReturnType<MountTable['build']>> | undefined;
       try {
         if (!live.entry.builtin && !sameOptions(before.options, live.entry.options)) fresh = await this.build(live);
         await this.persist(table);
@@ -324,6 +333,7 @@ export class MountTable {
       if (fresh) {
         const old = { backend: live.backend, container: live.container };
         await live.swap(fresh.backend, fresh.container, fresh.running);
+        live.logger = fresh.logger;
         await this.cleanup(old.backend, old.container, live.routePrefix);
         this.deps.logger.info({ mount: live.routePrefix, type: live.entry.type }, 'mount rebuilt with new options');
       }
@@ -341,6 +351,7 @@ export class MountTable {
         const old = { backend: live.backend, container: live.container };
         const fresh = await this.build(live);
         await live.swap(fresh.backend, fresh.container, fresh.running);
+        live.logger = fresh.logger;
         await this.cleanup(old.backend, old.container, live.routePrefix);
         this.deps.logger.info({ mount: live.routePrefix, type: live.entry.type }, 'mount reloaded');
       }
@@ -368,6 +379,7 @@ export class MountTable {
               const old = { backend: live.backend, container: live.container };
               const fresh = await this.build(live);
               await live.swap(fresh.backend, fresh.container, fresh.running);
+              live.logger = fresh.logger;
               await this.cleanup(old.backend, old.container, live.routePrefix);
             }
             continue;
@@ -445,15 +457,17 @@ export class MountTable {
     live.backend = built.backend;
     live.container = built.container;
     live.running = built.running;
+    live.logger = built.logger;
     live.failure = undefined;
   }
 
-  private async build(live: LiveMount): Promise<{ backend: Backend; container: DependencyContainer; running: LiveMount['running'] }> {
+  private async build(live: LiveMount): Promise<{ backend: Backend; container: DependencyContainer; running: LiveMount['running']; logger: Logger | undefined }> {
     const resolved = await this.catalog.resolve(live.entry.table, live.entry.type, live.entry.plugin_version);
     if (!resolved.builtin) return this.buildIsolated(live, resolved);
     const manifest = resolved.manifest;
     const container = this.deps.root.createChildContainer();
     const logger = this.deps.logger.child({ mount: live.routePrefix });
+    if (live.logLevel) logger.level = live.logLevel;
     registerValue(container, TOKENS.MountContext, live.entry);
     registerValue(container, TOKENS.MountStorage, live.storage);
     registerValue(container, TOKENS.Logger, logger);
@@ -467,7 +481,7 @@ export class MountTable {
         clock: this.deps.clock,
         system: this.systemViewFor(live),
       });
-      return { backend, container, running: { version: resolved.version, sha256: '' } };
+      return { backend, container, running: { version: resolved.version, sha256: '' }, logger };
     } catch (err) {
       await container.dispose();
       throw err;
@@ -478,18 +492,20 @@ export class MountTable {
   private async buildIsolated(
     live: LiveMount,
     resolved: Extract<ResolvedPlugin, { builtin: false }>,
-  ): Promise<{ backend: Backend; container: DependencyContainer; running: LiveMount['running'] }> {
+  ): Promise<{ backend: Backend; container: DependencyContainer; running: LiveMount['running']; logger: Logger }> {
     const view = this.systemViewFor(live);
+    const logger = this.deps.logger.child({ mount: live.routePrefix, plugin: resolved.entry.name });
+    if (live.logLevel) logger.level = live.logLevel;
     const backend = await IsolatedBackend.start({
       entry: resolved.entry,
       directory: this.catalog.directory,
       mount: () => live.entry,
       storage: live.storage,
-      logger: this.deps.logger.child({ mount: live.routePrefix, plugin: resolved.entry.name }),
+      logger,
       system: () => ({ defaultLeaseTtl: view.defaultLeaseTtl(), maxLeaseTtl: view.maxLeaseTtl() }),
       limits: this.deps.isolation ?? DEFAULT_ISOLATION_LIMITS,
     });
-    return { backend, container: this.deps.root.createChildContainer(), running: { version: resolved.version, sha256: resolved.entry.sha256 } };
+    return { backend, container: this.deps.root.createChildContainer(), running: { version: resolved.version, sha256: resolved.entry.sha256 }, logger };
   }
 
   /** Checks that `version` of the mount's plugin is in the catalog (a tune asks for it; a reload runs it). */

@@ -27,6 +27,9 @@ import { WrapStage } from './wrap.js';
 import { Admission } from './admission.js';
 import type { ResponseWrapper } from '../wrapping/wrapper.js';
 import type { StandbyStrategy } from './standby.js';
+import type { InFlightRequests } from './in-flight.js';
+import { MeasureStage, type Observed } from './measure.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { HostRequest, HostResponse, ReadRequest, Route } from './types.js';
 
 export interface PipelineServices {
@@ -41,6 +44,10 @@ export interface PipelineServices {
   readonly logger: Logger;
   /** HA only. */
   readonly standby?: StandbyStrategy;
+  /** The requests being answered (sys/in-flight-req). */
+  readonly inFlight: InFlightRequests;
+  /** Absent when metrics are not collected. */
+  readonly metrics?: Metrics;
 }
 
 const NO_USE: TokenUse = { finish: async () => {} };
@@ -55,6 +62,8 @@ export class Pipeline {
   private readonly standby: StandbyStrategy | undefined;
   private readonly admission = new Admission();
   private readonly system: Backend;
+  private readonly inFlight: InFlightRequests;
+  private readonly measure: MeasureStage | undefined;
   private readonly logger: Logger;
   /** The sys backend's storage: the barrier under `sys/`. */
   private readonly systemStorage: StorageView;
@@ -68,6 +77,8 @@ export class Pipeline {
     this.wrapping = new WrapStage(services.wrapper);
     this.standby = services.standby;
     this.system = services.system;
+    this.inFlight = services.inFlight;
+    this.measure = services.metrics ? new MeasureStage(services.metrics) : undefined;
     this.logger = services.logger;
     this.systemStorage = new StorageView(services.barrier, 'sys/');
   }
@@ -75,19 +86,27 @@ export class Pipeline {
   /** Answers one request; never throws: every failure becomes an error response. */
   async handle(http: HostRequest): Promise<HostResponse> {
     const id = randomUUID();
+    const started = performance.now();
     await this.admission.enter();
+    const observed: Observed = { route: undefined, operation: 'none' };
+    this.inFlight.add(id, http);
+    let response: HostResponse;
     try {
-      if (this.standby) return await this.standby.run(http, (request) => this.run(id, request));
-      return await this.run(id, http);
+      response = this.standby
+        ? await this.standby.run(http, (request) => this.run(id, request, observed))
+        : await this.run(id, http, observed);
     } catch (err) {
       const status = httpStatusOf(err);
       if (status >= 500) {
         this.logger.error({ request_id: id, path: http.path, err: err instanceof Error ? err.message : String(err) }, 'request failed');
       }
-      return { status, body: { errors: [publicMessageOf(err)] } };
+      response = { status, body: { errors: [publicMessageOf(err)] } };
     } finally {
+      this.inFlight.delete(id);
       this.admission.leave();
     }
+    this.measure?.record(observed, response.status, started);
+    return response;
   }
 
   /** Runs `work` from inside a request while no other request runs (see Admission). */
@@ -100,10 +119,12 @@ export class Pipeline {
     return path.startsWith('sys/') && (this.system.takesBinaryBody?.(path.slice('sys/'.length)) ?? false);
   }
 
-  private async run(id: string, http: HostRequest): Promise<HostResponse> {
+  private async run(id: string, http: HostRequest, observed: Observed): Promise<HostResponse> {
     const request = readRequest(id, http);
+    observed.operation = request.operation;
     checkHeaders(request);
-    const route = this.routes.route(request.path);
+    const route = this.routes.route(request.path, http.unauthenticatedMetrics === true);
+    observed.route = route;
     try {
       const audit = this.audit.begin(request, route);
       const caller = await this.authentication.authenticate(request, route, audit);
@@ -111,6 +132,7 @@ export class Pipeline {
 
       const auth = caller ? requestAuth(caller) : undefined;
       const prepared = await route.backend.prepare(this.logical(request, route, auth));
+      observed.operation = prepared.operation;
       audit.operation = prepared.operation;
       const use = route.unauthenticated ? NO_USE : await this.authorization.authorize(request, caller!, auth!, prepared, audit);
       await audit.request();

@@ -11,6 +11,9 @@ import type { Route } from './types.js';
 
 const nothingToRelease = (): void => {};
 
+/** The sys path a listener may open to scrapers without a token. */
+const METRICS_PATH = 'metrics';
+
 export class RouteStage {
   constructor(
     private readonly system: Backend,
@@ -18,7 +21,8 @@ export class RouteStage {
     private readonly mounts: () => MountTable | undefined,
   ) {}
 
-  route(path: string): Route {
+  /** `openMetrics`: the request came through a listener that serves `sys/metrics` without a token. */
+  route(path: string, openMetrics: boolean): Route {
     if (path === 'sys' || path.startsWith('sys/')) {
       const relative = path.slice('sys/'.length);
       const availableSealed = this.system.isAvailableSealed?.(relative) ?? false;
@@ -27,7 +31,7 @@ export class RouteStage {
         backend: this.system,
         relative,
         live: undefined,
-        unauthenticated: this.system.isUnauthenticated(relative),
+        unauthenticated: this.system.isUnauthenticated(relative) || (openMetrics && relative === METRICS_PATH),
         availableSealed,
         release: nothingToRelease,
       };

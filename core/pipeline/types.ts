@@ -26,14 +26,18 @@ export interface HostRequest {
    * restore); `body` is then undefined.
    */
   readonly bodyStream?: AsyncIterable<Uint8Array>;
+  /** The listener serves `sys/metrics` without a token (`telemetry { unauthenticated_metrics_access }`). */
+  readonly unauthenticatedMetrics?: boolean;
 }
 
 export interface HostResponse {
   readonly status: number;
-  /** JSON-serializable; undefined means no body. */
+  /** JSON-serializable, or the text itself when `contentType` is set; undefined means no body. */
   readonly body?: unknown;
   /** Bytes streamed as `application/octet-stream` instead of a JSON body (snapshots). */
   readonly binary?: AsyncIterable<Uint8Array>;
+  /** A body that is not JSON (sys/metrics in the Prometheus format): sent as it is, with this type. */
+  readonly contentType?: string;
 }
 
 /** The request after the read stage: its operation, checked path, data and client token. */

@@ -35,6 +35,11 @@ import { decodeTokenPath } from './paths/decode-token.js';
 import { internalUiMountsPath } from './paths/internal-ui-mounts.js';
 import { storageSnapshotPaths } from './paths/storage-snapshot.js';
 import { storageSnapshotForcePaths } from './paths/storage-snapshot-force.js';
+import { metricsPath } from './paths/metrics.js';
+import { hostInfoPath } from './paths/host-info.js';
+import { inFlightReqPath } from './paths/in-flight-req.js';
+import { configStatePath } from './paths/config-state.js';
+import { loggerPaths } from './paths/loggers.js';
 
 export function createSystemBackend(services: SystemServices): FrameworkBackend {
   const migrations = new MountMigrations();
@@ -78,6 +83,11 @@ export function createSystemBackend(services: SystemServices): FrameworkBackend 
       decodeTokenPath(),
       ...storageSnapshotPaths(services),
       ...storageSnapshotForcePaths(services),
+      metricsPath(services),
+      hostInfoPath(services),
+      inFlightReqPath(services),
+      configStatePath(services),
+      ...loggerPaths(services),
     ],
   });
 }

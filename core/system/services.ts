@@ -12,6 +12,9 @@ import type { AuditBroker } from '../audit/broker.js';
 import type { HaManager } from '../ha/ha-manager.js';
 import type { ResponseWrapper } from '../wrapping/wrapper.js';
 import type { Snapshots } from '../snapshot/snapshots.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { InFlightRequests } from '../pipeline/in-flight.js';
+import type { LogLevels } from '../log-levels.js';
 
 /** Tokens and policies, for the sys paths that report or change them. */
 export interface AuthzServices {
@@ -59,6 +62,16 @@ export interface SystemServices {
   readonly unauthedGenerateRoot: boolean;
   /** Snapshots of the whole store (sys/storage/snapshot). */
   readonly snapshots: Snapshots;
+  /** sys/metrics. */
+  readonly metrics: Metrics;
+  /** sys/in-flight-req. */
+  readonly inFlight: InFlightRequests;
+  /** sys/config/state/sanitized: the configuration without secrets. */
+  configState(): Record<string, unknown>;
+  /** sys/loggers. */
+  readonly logLevels: LogLevels;
+  /** sys/host-info: the directories whose disks are reported (the data directory, the working directory). */
+  readonly diskPaths: readonly string[];
 }
 
 /** Reached only on paths that are not available while sealed, so the host has checked already. */

@@ -3,7 +3,7 @@
  * One backend per mount; the key cache size is read from storage when the backend is built,
  * so a new cache-config size applies after a reload of the mount (spec §2.4).
  */
-import { SERVICES, FrameworkBackend, type AnyPathDefinition, type PluginContext, type PluginManifest, type WasmCrypto } from '../../sdk/index.js';
+import { SERVICES, FrameworkBackend, type AnyPathDefinition, type OperationMetrics, type PluginContext, type PluginManifest, type WasmCrypto } from '../../sdk/index.js';
 import type { TransitContext } from './context.js';
 import { KeyStore } from './keys/key-store.js';
 import { rotateKey } from './keys/operations.js';
@@ -14,11 +14,17 @@ import { keysTrimPath } from './paths/keys-trim.js';
 import { configKeysPath } from './paths/config-keys.js';
 import { cacheConfigPath, readCacheSize } from './paths/cache-config.js';
 import { TRANSIT_OPERATION_PATHS } from './paths/index.js';
+import { encryptionPaths } from './paths/encryption-paths.js';
+import { signingPaths } from './paths/signing-paths.js';
+import { measured } from './measured.js';
 
 export async function createTransitBackend(plugin: PluginContext): Promise<FrameworkBackend> {
   const wasm = plugin.container.resolve<WasmCrypto>(SERVICES.WasmCrypto);
   const keys = new KeyStore(plugin.storage, await readCacheSize(plugin.storage));
   const ctx: TransitContext = { keys, storage: plugin.storage, wasm, clock: plugin.clock, logger: plugin.logger };
+  // Registered only while the server collects metrics.
+  const metrics = plugin.container.isRegistered(SERVICES.Metrics, true) ? plugin.container.resolve<OperationMetrics>(SERVICES.Metrics) : undefined;
+  const cryptoPaths = new Set<(ctx: TransitContext) => AnyPathDefinition[]>([encryptionPaths, signingPaths]);
   const paths: AnyPathDefinition[] = [
     ...keysPaths(ctx),
     keysConfigPath(ctx),
@@ -26,7 +32,10 @@ export async function createTransitBackend(plugin: PluginContext): Promise<Frame
     keysTrimPath(ctx),
     configKeysPath(ctx),
     cacheConfigPath(ctx),
-    ...TRANSIT_OPERATION_PATHS.flatMap((make) => make(ctx)),
+    ...TRANSIT_OPERATION_PATHS.flatMap((make) => {
+      const made = make(ctx);
+      return metrics && cryptoPaths.has(make) ? made.map((path) => measured(path, keys, metrics)) : made;
+    }),
   ];
   return new FrameworkBackend({
     description: 'The transit engine: cryptography as a service with named, versioned keys.',

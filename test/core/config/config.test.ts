@@ -149,11 +149,9 @@ describe('server configuration', () => {
       );
     });
 
-    it('accepts unauthenticated_metrics_access = false and refuses true until sys/metrics exists', () => {
-      expect(() => tcp({ tls_disable: true, telemetry: { unauthenticated_metrics_access: false } })).not.to.throw();
-      expect(refusal(minimal({ listener: { tcp: { tls_disable: true, telemetry: { unauthenticated_metrics_access: true } } } }))).to.match(
-        inline('listener.tcp.telemetry.unauthenticated_metrics_access', 'has no effect until sys/metrics exists'),
-      );
+    it('takes unauthenticated_metrics_access per listener, and refuses the telemetry keys it does not know', () => {
+      expect(tcp({ tls_disable: true, telemetry: { unauthenticated_metrics_access: false } }).unauthenticatedMetricsAccess).to.equal(undefined);
+      expect(tcp({ tls_disable: true, telemetry: { unauthenticated_metrics_access: true } }).unauthenticatedMetricsAccess).to.equal(true);
       expect(refusal(minimal({ listener: { tcp: { tls_disable: true, telemetry: { unauthenticated_pprof_access: true } } } }))).to.match(
         inline('listener.tcp.telemetry.unauthenticated_pprof_access', 'unknown key; expected one of unauthenticated_metrics_access'),
       );
@@ -322,13 +320,29 @@ describe('server configuration', () => {
       expect(refusal(minimal({ ui: 'yes please' }))).to.match(inline('ui', 'expected'));
     });
 
-    it('accepts disable_mlock, and telemetry only at values that need no metrics', () => {
-      expect(() =>
-        parseConfig(minimal({ disable_mlock: true, ui: false, telemetry: { prometheus_retention_time: '0s', disable_hostname: false } }), BASE),
-      ).not.to.throw();
-      expect(refusal(minimal({ telemetry: { prometheus_retention_time: '24h' } }))).to.match(inline('telemetry.prometheus_retention_time', 'has no effect until sys/metrics exists'));
-      expect(refusal(minimal({ telemetry: { disable_hostname: true } }))).to.match(inline('telemetry.disable_hostname', 'has no effect until sys/metrics exists'));
-      expect(refusal(minimal({ telemetry: { statsite_address: '127.0.0.1:8125' } }))).to.match(inline('telemetry.statsite_address', 'unknown key'));
+    it('accepts disable_mlock (it has no effect on Node)', () => {
+      expect(() => parseConfig(minimal({ disable_mlock: true, ui: false }), BASE)).not.to.throw();
+    });
+
+    it('reads the telemetry block: retention, hostname label and filter_default, with defaults', () => {
+      expect(parseConfig(minimal({}), BASE).telemetry).to.equal(undefined);
+      expect(parseConfig(minimal({ telemetry: {} }), BASE).telemetry).to.deep.equal({ prometheusRetentionMs: 24 * 3600 * 1000, disableHostname: false, collect: true });
+      expect(parseConfig(minimal({ telemetry: { prometheus_retention_time: '30m', disable_hostname: true, filter_default: false } }), BASE).telemetry).to.deep.equal({
+        prometheusRetentionMs: 30 * 60 * 1000,
+        disableHostname: true,
+        collect: false,
+      });
+      expect(parseConfig(minimal({ telemetry: { prometheus_retention_time: 0 } }), BASE).telemetry?.prometheusRetentionMs).to.equal(0);
+      expect(refusal(minimal({ telemetry: { prometheus_retention_time: 'soon' } }))).to.match(/telemetry\.prometheus_retention_time: /);
+    });
+
+    it('refuses the telemetry keys of push sinks and filters, naming the key and why', () => {
+      expect(refusal(minimal({ telemetry: { statsite_address: '127.0.0.1:8125' } }))).to.match(inline('telemetry.statsite_address', 'not supported: Keywarden pushes metrics nowhere'));
+      expect(refusal(minimal({ telemetry: { statsd_address: '127.0.0.1:8125' } }))).to.match(inline('telemetry.statsd_address', 'not supported: Keywarden pushes metrics nowhere'));
+      expect(refusal(minimal({ telemetry: { dogstatsd_addr: '127.0.0.1:8125' } }))).to.match(inline('telemetry.dogstatsd_addr', 'not supported: Keywarden pushes metrics nowhere'));
+      expect(refusal(minimal({ telemetry: { circonus_api_token: 'x' } }))).to.match(inline('telemetry.circonus_api_token', 'not supported: Keywarden pushes metrics nowhere'));
+      expect(refusal(minimal({ telemetry: { prefix_filter: ['-keywarden'] } }))).to.match(inline('telemetry.prefix_filter', 'not supported: metrics cannot be filtered by prefix'));
+      expect(refusal(minimal({ telemetry: { usage_gauge_periodd: '10m' } }))).to.match(inline('telemetry.usage_gauge_periodd', 'unknown key; expected one of prometheus_retention_time, disable_hostname, filter_default'));
     });
 
     it('refuses cluster_addr: nodes talk over api_addr, there is no cluster port', () => {

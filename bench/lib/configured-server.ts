@@ -1,0 +1,83 @@
+/**
+ * Starts the real server from a configuration file (LevelDB, plain HTTP on a free port, its own
+ * process), initializes it with one share, unseals it and mounts transit: for benchmarks that
+ * compare configurations side by side, each server started the same way.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+export interface ConfiguredServer {
+  readonly address: string;
+  readonly token: string;
+  readonly child: ChildProcess;
+  request(method: string, path: string, body?: unknown): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  stop(): Promise<void>;
+}
+
+/** `extra`: top-level configuration keys added to the file (JSON), e.g. `{ telemetry: { … } }`. */
+export async function startConfiguredServer(extra: Record<string, unknown> = {}): Promise<ConfiguredServer> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'keywarden-bench-'));
+  const config = {
+    listener: { tcp: { address: '127.0.0.1:0', tls_disable: true } },
+    storage: { leveldb: { path: 'data' } },
+    log_level: 'info',
+    ...extra,
+  };
+  await writeFile(path.join(dir, 'keywarden.json'), JSON.stringify(config));
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/keywarden.js'), 'server', `-config=${path.join(dir, 'keywarden.json')}`], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const stop = async () => {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const address = await listeningAddress(child, () => output);
+    let token = '';
+    const request = async (method: string, p: string, body?: unknown) => {
+      const res = await fetch(`${address}/v1/${p}`, {
+        method,
+        headers: { 'X-Vault-Token': token, 'Content-Type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await res.text();
+      if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${text}`);
+      return text ? JSON.parse(text) : undefined;
+    };
+    const init = await request('PUT', 'sys/init', { secret_shares: 1, secret_threshold: 1 });
+    await request('PUT', 'sys/unseal', { key: init.keys[0] });
+    token = init.root_token;
+    await request('POST', 'sys/mounts/transit', { type: 'transit' });
+    return { address, token, child, request, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** The address of the server's "listening" log line (info level logs events, never requests). */
+async function listeningAddress(child: ChildProcess, output: () => string): Promise<string> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited:\n${output()}`);
+    for (const line of output().split('\n')) {
+      if (!line.startsWith('{')) continue;
+      const entry = JSON.parse(line) as { msg?: string; address?: string };
+      if (entry.msg === 'listening' && entry.address) return entry.address;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`server did not listen:\n${output()}`);
+}

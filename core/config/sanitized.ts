@@ -1,0 +1,67 @@
+/**
+ * The configuration as `sys/config/state/sanitized` shows it: every setting under the name the
+ * configuration file gives it, defaults filled in, and nothing secret. The PostgreSQL connection
+ * URL (it holds the database password) is left out whole, not masked: a masked URL would still
+ * show user, host and database to whoever may read this path.
+ */
+import { DEFAULT_TELEMETRY, type ListenerConfig, type ServerConfig, type StorageConfig } from './config.js';
+
+export function sanitizedConfig(config: ServerConfig): Record<string, unknown> {
+  const telemetry = config.telemetry ?? DEFAULT_TELEMETRY;
+  return {
+    api_addr: config.apiAddr ?? '',
+    cluster_name: config.clusterName ?? '',
+    default_lease_ttl: config.defaultLeaseTtl,
+    max_lease_ttl: config.maxLeaseTtl,
+    log_level: config.logLevel,
+    log_format: 'json',
+    pid_file: config.pidFile ?? '',
+    plugin_directory: config.pluginDirectory ?? '',
+    periodic_interval: config.periodicIntervalMs / 1000,
+    disable_unauthed_generate_root_endpoints: config.disableUnauthedGenerateRoot ?? false,
+    listeners: config.listeners.map(listener),
+    storage: storage(config.storage),
+    telemetry: {
+      prometheus_retention_time: telemetry.prometheusRetentionMs / 1000,
+      disable_hostname: telemetry.disableHostname,
+      filter_default: telemetry.collect,
+    },
+    cloud_auth: { allow_sha1_signatures: config.cloudAuth?.allowSha1Signatures ?? false },
+  };
+}
+
+function listener(config: ListenerConfig): Record<string, unknown> {
+  const tls = config.tls;
+  return {
+    type: 'tcp',
+    config: {
+      address: config.address,
+      tls_disable: tls === undefined,
+      ...(tls
+        ? {
+            tls_cert_file: tls.certFile,
+            tls_key_file: tls.keyFile,
+            tls_min_version: tls.minVersion === 'TLSv1.3' ? 'tls13' : 'tls12',
+            tls_require_and_verify_client_cert: tls.clientCertificates === 'require',
+            tls_disable_client_certs: tls.clientCertificates === 'none',
+            ...(tls.clientCaFile ? { tls_client_ca_file: tls.clientCaFile } : {}),
+          }
+        : {}),
+      max_request_size: config.maxRequestSize,
+      ...(config.readHeaderTimeoutMs !== undefined ? { http_read_header_timeout: config.readHeaderTimeoutMs / 1000 } : {}),
+      ...(config.readTimeoutMs !== undefined ? { http_read_timeout: config.readTimeoutMs / 1000 } : {}),
+      telemetry: { unauthenticated_metrics_access: config.unauthenticatedMetricsAccess ?? false },
+    },
+  };
+}
+
+function storage(config: StorageConfig): Record<string, unknown> {
+  switch (config.kind) {
+    case 'leveldb':
+      return { type: 'leveldb', path: config.path };
+    case 'inmem':
+      return { type: 'inmem' };
+    case 'postgresql':
+      return { type: 'postgresql', table: config.table, ha_enabled: config.haEnabled, max_parallel: config.maxParallel };
+  }
+}

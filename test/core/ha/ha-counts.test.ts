@@ -1,0 +1,87 @@
+/**
+ * What the HA manager counts for sys/metrics: changes of the active node as each node sees them,
+ * and forwarded requests by result. The election runs over an in-memory lock with the contract of
+ * the PostgreSQL one (test/ha/cluster.test.ts runs the real one).
+ */
+import { expect } from 'chai';
+import { pino } from 'pino';
+import { HaManager } from '../../../core/ha/ha-manager.js';
+import { UnavailableError } from '../../../core/errors.js';
+import type { HaLock, LeaderInfo, Leadership, SharedStorage } from '../../../storage/storage.js';
+
+/** One lock shared by the nodes of a test: held by at most one of them. */
+class MemoryLock {
+  holder: LeaderInfo | undefined;
+  epoch = 0;
+  private readonly listeners: (() => void)[] = [];
+
+  forNode(): HaLock {
+    return {
+      tryAcquire: async (self) => {
+        if (this.holder) return undefined;
+        this.holder = { ...self, since: new Date() };
+        this.epoch++;
+        for (const listener of this.listeners) listener();
+        const leadership: Leadership = {
+          epoch: this.epoch,
+          lost: new Promise<string>(() => {}),
+          release: async () => {
+            if (this.holder?.nodeId === self.nodeId) this.holder = undefined;
+          },
+        };
+        return leadership;
+      },
+      leader: async () => this.holder,
+      onLeaderChange: (listener) => void this.listeners.push(listener),
+      close: async () => {},
+    };
+  }
+}
+
+const until = async (condition: () => boolean, what: string) => {
+  const deadline = Date.now() + 5_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+describe('HA manager counts', function () {
+  it('counts each change of active node once per node, and forwards that fail', async function () {
+    const lock = new MemoryLock();
+    const node = (nodeId: string) => {
+      // The manager never touches the store itself; the lock is its only tie to it.
+      const ha = new HaManager({ storage: {} as SharedStorage, lock: lock.forNode(), apiAddr: 'http://127.0.0.1:1', logger: pino({ level: 'silent' }), nodeId });
+      ha.attach({ promote: async () => {}, demote: () => {} }, { key: () => Buffer.alloc(32, 1) });
+      return ha;
+    };
+    const a = node('a');
+    const b = node('b');
+    try {
+      a.join();
+      await until(() => a.state === 'active', 'a to become active');
+      b.join();
+      await until(() => b.state === 'standby', 'b to stand by');
+      await new Promise((r) => setTimeout(r, 600));
+      // The first active node either sees is not a change.
+      expect(a.counts.leaderChanges).to.equal(0);
+      expect(b.counts.leaderChanges).to.equal(0);
+
+      await a.stepDown();
+      await until(() => b.state === 'active', 'b to take over');
+      await until(() => a.counts.leaderChanges === 1, 'a to see b');
+      expect(b.counts.leaderChanges).to.equal(1);
+
+      // b's address (http://127.0.0.1:1) answers nothing: a failed forward.
+      const forwarded = a.forward({ method: 'POST', path: 'transit/keys/k', query: {}, body: {}, headers: {}, remoteAddress: '127.0.0.1' });
+      await forwarded.then(
+        () => expect.fail('forwarded to nowhere'),
+        (err: unknown) => expect(err).to.be.instanceOf(UnavailableError),
+      );
+      expect(a.counts).to.deep.include({ forwarded: 0, forwardFailures: 1 });
+    } finally {
+      await a.leave();
+      await b.leave();
+    }
+  });
+});
