@@ -163,17 +163,7 @@ export class ApiClient {
     const url = new URL(`${this.address}/v1/${apiPath.replace(/^\/+/, '')}`);
     for (const [k, v] of Object.entries(query ?? {})) url.searchParams.set(k, v);
     const { status, text } = await this.send(method, url, body === undefined ? undefined : JSON.stringify(body), contentType);
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    if (status < 200 || status >= 300) {
-      const errors = (parsed as { errors?: unknown } | undefined)?.errors;
-      throw new RequestError(status, Array.isArray(errors) ? errors.map(String) : text ? [text.slice(0, 500)] : [], apiPath, method, url.toString(), parsed);
-    }
-    return { status, body: parsed };
+    return answerOf(status, text, apiPath, method, url);
   }
 
   /**
@@ -237,19 +227,11 @@ export class ApiClient {
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
           res.on('error', fail);
           res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            let parsed: unknown;
             try {
-              parsed = text ? JSON.parse(text) : undefined;
-            } catch {
-              parsed = undefined;
+              resolve(answerOf(status, Buffer.concat(chunks).toString('utf8'), apiPath, method, url));
+            } catch (err) {
+              reject(err);
             }
-            if (status >= 200 && status < 300) {
-              resolve({ status, body: parsed });
-              return;
-            }
-            const errors = (parsed as { errors?: unknown } | undefined)?.errors;
-            reject(new RequestError(status, Array.isArray(errors) ? errors.map(String) : text ? [text.slice(0, 500)] : [], apiPath, method, url.toString(), parsed));
           });
         },
       );
@@ -341,4 +323,19 @@ function absentOn404(err: unknown): ApiResponse | undefined {
   const hasData = body?.data !== null && typeof body?.data === 'object' && Object.keys(body.data as object).length > 0;
   const hasWarnings = Array.isArray(body?.warnings) && body.warnings.length > 0;
   return hasData || hasWarnings ? { status: 404, body } : undefined;
+}
+
+/** An answer's body as JSON (undefined when empty or not JSON); outside 2xx, a RequestError with its errors. */
+function answerOf(status: number, text: string, apiPath: string, method: string, url: URL): ApiResponse {
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (status < 200 || status >= 300) {
+    const errors = (parsed as { errors?: unknown } | undefined)?.errors;
+    throw new RequestError(status, Array.isArray(errors) ? errors.map(String) : text ? [text.slice(0, 500)] : [], apiPath, method, url.toString(), parsed);
+  }
+  return { status, body: parsed };
 }
