@@ -69,22 +69,45 @@ function row(operation: string, shape: Shape, m: Record<'ours' | 'naive' | 'echo
   };
 }
 
-/** Batch encrypt 1,000 × 64 B, every answer parsed, against plain koa with and without per-item createCipheriv. */
+/**
+ * Batch encrypt 1,000 × 64 B, every answer parsed, against plain koa with and without per-item
+ * createCipheriv; beside it each server's CPU time per request, which a shared machine moves far
+ * less than it moves requests per second.
+ */
 async function againstUserFloor(server: BenchServer): Promise<Row[]> {
   const shape = SHAPES[0]!;
   const body = JSON.stringify({ batch_input: Array.from({ length: shape.items }, () => ({ plaintext: randomBytes(shape.bytes).toString('base64') })) });
   const encrypt = await startHelper('naive-koa.js', '/encrypt');
   const echo = await startHelper('naive-koa.js', '/echo');
+  const cpu: Record<'ours' | 'naive' | 'echo', number[]> = { ours: [], naive: [], echo: [] };
   try {
-    const items = (url: string, headers: Record<string, string>, seconds: number) => async () =>
-      (await parsingLoad(url, { body, headers, connections: CONNECTIONS, seconds })) * shape.items;
+    const items = (cell: keyof typeof cpu, url: string, headers: Record<string, string>, serverPid: number, seconds: number) => async () => {
+      const result = await parsingLoad(url, { body, headers, connections: CONNECTIONS, seconds, serverPid });
+      cpu[cell].push(result.serverCpuUs!);
+      return result.requestsPerSecond * shape.items;
+    };
     const cells = (seconds: number) => ({
-      ours: items(`${server.address}/v1/transit/encrypt/bench`, { 'X-Vault-Token': server.token }, seconds),
-      naive: items(encrypt.url, {}, seconds),
-      echo: items(echo.url, {}, seconds),
+      ours: items('ours', `${server.address}/v1/transit/encrypt/bench`, { 'X-Vault-Token': server.token }, server.child.pid!, seconds),
+      naive: items('naive', encrypt.url, {}, encrypt.pid, seconds),
+      echo: items('echo', echo.url, {}, echo.pid, seconds),
     });
     const m = await interleaved(cells, DURATION_S);
-    return [row('encrypt, parsing client (naive and echo: plain koa outside the pipeline)', shape, m)];
+    // The lowest of the measured rounds (the warm-up's figure, the first, is left out).
+    const lowest = (cell: keyof typeof cpu) => Math.min(...cpu[cell].slice(1));
+    const range = (cell: keyof typeof cpu) => `${lowest(cell).toFixed(0)}–${Math.max(...cpu[cell].slice(1)).toFixed(0)}`;
+    return [
+      row('encrypt, parsing client (naive and echo: plain koa outside the pipeline)', shape, m),
+      {
+        operation: 'server CPU per request, µs (lower is better; ratios: theirs / ours)',
+        batch: shape.label,
+        'keywarden items/s': lowest('ours'),
+        'naive items/s': lowest('naive'),
+        'echo floor items/s': lowest('echo'),
+        'vs naive': lowest('naive') / lowest('ours'),
+        'vs echo': lowest('echo') / lowest('ours'),
+        'ranges (keywarden, naive, echo)': `${range('ours')}, ${range('naive')}, ${range('echo')}`,
+      },
+    ];
   } finally {
     encrypt.stop();
     echo.stop();

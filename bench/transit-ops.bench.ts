@@ -11,7 +11,7 @@ import { report, type Row } from './lib/report.js';
 import { startBenchServer } from './lib/server.js';
 import { startHelper } from './lib/helper-process.js';
 import { sequentialLatency } from './lib/latency.js';
-import { interleaved, load, rangeText, rssMb, ROUNDS, WARM_UP_S, type Measured } from './lib/load.js';
+import { interleaved, load, rangeText, rssMb, ROUNDS, WARM_UP_S, type LoadResult, type Measured } from './lib/load.js';
 
 const SECONDS = Number(process.env.BENCH_DURATION ?? 5);
 
@@ -63,15 +63,39 @@ async function main(): Promise<void> {
     const koa = await startHelper('koa-echo.js', '/');
     const app = await startHelper('app-echo.js', '/v1/transit/encrypt/plain');
     try {
+      // Each cell also notes its server's CPU time per request: on a shared machine it moves far
+      // less than requests per second, so its ratios say more about what a change did.
+      const cpu: Record<'bare' | 'layer' | 'ours', number[]> = { bare: [], layer: [], ours: [] };
+      const noted = (cell: keyof typeof cpu, result: LoadResult) => {
+        cpu[cell].push(result.serverCpuUs!);
+        return result.requestsPerSecond;
+      };
       const singleCells = (seconds: number) => ({
-        bare: async () => (await load(koa.url, { body: single, connections: 64, seconds })).requestsPerSecond,
-        layer: async () => (await load(app.url, { body: single, connections: 64, seconds })).requestsPerSecond,
-        ours: async () => (await load(url('transit/encrypt/plain'), { body: single, headers, connections: 64, seconds })).requestsPerSecond,
+        bare: async () => noted('bare', await load(koa.url, { body: single, connections: 64, seconds, serverPid: koa.pid })),
+        layer: async () => noted('layer', await load(app.url, { body: single, connections: 64, seconds, serverPid: app.pid })),
+        ours: async () => noted('ours', await load(url('transit/encrypt/plain'), { body: single, headers, connections: 64, seconds, serverPid: server.child.pid! })),
       });
       const s = await interleaved(singleCells, SECONDS);
       rows.push(compared('single-item encrypt, 64 connections (req/s)', s.ours, 'bare koa echo', s.bare));
       rows.push(compared('single-item encrypt, 64 connections (req/s)', s.ours, "Keywarden's HTTP layer alone", s.layer));
       rows.push(compared("Keywarden's HTTP layer alone, a host that answers at once (req/s)", s.layer, 'bare koa echo', s.bare));
+      // The lowest of the measured rounds (the warm-up's figure is the first, and left out); lower is better, so the ratio is theirs over ours.
+      const cpuOf = (cell: keyof typeof cpu) => {
+        const measured = cpu[cell].slice(1);
+        return { best: Math.min(...measured), low: Math.max(...measured) };
+      };
+      for (const [against, cell] of [['bare koa echo', 'bare'], ["Keywarden's HTTP layer alone", 'layer']] as const) {
+        const ours = cpuOf('ours');
+        const theirs = cpuOf(cell);
+        rows.push({
+          measure: 'single-item encrypt, server CPU per request (µs; ratio: theirs / ours)',
+          keywarden: ours.best,
+          'compared with': theirs.best,
+          against,
+          ratio: theirs.best / ours.best,
+          'ranges (keywarden, compared)': `${ours.best.toFixed(0)}–${ours.low.toFixed(0)}, ${theirs.best.toFixed(0)}–${theirs.low.toFixed(0)}`,
+        });
+      }
 
       // Latency of one client sending one request at a time (bench/lib/latency.ts): p50 and p99 in
       // ms, lower is better; interleaved rounds, the lowest of each kept, beside the bare echo's.

@@ -33,6 +33,7 @@ import { ResponseWrapper } from './wrapping/wrapper.js';
 import { StandbyStrategy } from './pipeline/standby.js';
 import type { HostRequest, HostResponse } from './pipeline/types.js';
 import { VERSION } from './version.js';
+import { Snapshots } from './snapshot/snapshots.js';
 import { Metrics } from './metrics/metrics.js';
 import { timedStorage } from './metrics/timed-storage.js';
 import { InFlightRequests } from './pipeline/in-flight.js';
@@ -150,6 +151,16 @@ export class Host {
       },
       shared ? (name, work) => shared.exclusive(name, work) : undefined,
     );
+    const snapshots = new Snapshots(options.physical, this.barrier, this.seal, clock, () => this.state.cluster, {
+      exclusive: (work) => this.pipeline.exclusive(work),
+      unload: () => this.state.unload(),
+      load: async () => {
+        await this.state.load();
+        // The active node of a cluster makes sure the token store's keys exist, as on promotion.
+        if (this.ha) await this.tokens.ensureSecrets();
+      },
+      seal: () => this.seal.seal(),
+    });
     const acls = new TokenAcls(this.policies, this.identity);
     const wrapper = new ResponseWrapper(this.tokens, () => this.state.cubbyholeStorage);
     const services: SystemServices = {
@@ -171,6 +182,7 @@ export class Host {
       defaultLeaseTtl: defaults.defaultLeaseTtl,
       maxLeaseTtl: defaults.maxLeaseTtl,
       unauthedGenerateRoot: !options.disableUnauthedGenerateRoot,
+      snapshots,
       metrics: this.metrics,
       inFlight,
       configState: () => sanitizedConfig(options.config),
@@ -233,6 +245,11 @@ export class Host {
   /** Answers one request through the pipeline; never throws. */
   handle(request: HostRequest): Promise<HostResponse> {
     return this.pipeline.handle(request);
+  }
+
+  /** Whether the HTTP layer hands a POST/PUT body to `path` over unread (`HostRequest.bodyStream`). */
+  takesBinaryBody(path: string): boolean {
+    return this.pipeline.takesBinaryBody(path);
   }
 
   /**

@@ -47,6 +47,7 @@
  */
 import { TOKENS } from '../core/di/tokens.js';
 import { VERSION } from '../core/version.js';
+import type { Metrics } from '../core/metrics/metrics.js';
 
 /** The SDK's version: the Keywarden package's. A plugin may check it to refuse a host too old for it. */
 export const SDK_VERSION: string = VERSION;
@@ -92,6 +93,7 @@ export {
   type FieldValues,
 } from '../core/framework/fields.js';
 export { asksNothing, refuseUnhonoured } from '../core/framework/refused-fields.js';
+export { JsonText } from '../core/framework/json-text.js';
 export { globbedStringsMatch } from '../core/framework/glob.js';
 export type { PathHelp } from '../core/framework/help.js';
 
@@ -129,8 +131,8 @@ export type { CloudAuthConfig } from '../core/config/config.js';
  * - `WasmCrypto`: the loaded {@link WasmCrypto} core (always registered by a server);
  * - `CloudAuthConfig`: the server configuration's `cloud_auth` block ({@link CloudAuthConfig}),
  *   registered only when the configuration has one (check with `container.isRegistered(token, true)`);
- * - `Metrics`: the server's {@link TransitMetrics} recorder, registered only while the server
- *   collects metrics (check with `container.isRegistered(token, true)`).
+ * - `Metrics`: where a plugin counts its operations for `sys/metrics` ({@link OperationMetrics}),
+ *   registered only while the server collects metrics (check with `isRegistered` too).
  *
  * ```ts
  * const wasm = context.container.resolve<WasmCrypto>(SERVICES.WasmCrypto);
@@ -142,8 +144,12 @@ export const SERVICES = {
   Metrics: TOKENS.Metrics,
 } as const;
 
-/** What a plugin may record in the server's metrics: transit's operation counts and batch sizes. */
-export type TransitMetrics = Pick<import('../core/metrics/metrics.js').Metrics, 'transit'>;
+/**
+ * The part of the server's metrics a plugin records into: one crypto operation request by
+ * operation and key type, with its number of items (`keywarden_transit_operations_total`,
+ * `keywarden_transit_batch_items`).
+ */
+export type OperationMetrics = Pick<Metrics, 'transit'>;
 
 // ---- Helpers ----
 export { type Clock, systemClock } from '../core/clock.js';

@@ -271,6 +271,39 @@ export class Barrier implements Storage {
   }
 
   /**
+   * Runs `replace` — which replaces the whole physical store (a snapshot restore) — between the
+   * keyring writes (rotation, settings, encryption counts), so none of them can write the old
+   * keyring over the new one; then reads the new keyring with the root key held since unseal and
+   * replaces the one in memory with it. `opened` is false, and the barrier keeps its keys until it
+   * is sealed, when that root key does not open the new keyring: the snapshot came from another
+   * cluster, and only that cluster's shares open it.
+   * @throws SealedError while sealed, before `replace` runs.
+   */
+  replaceStore<T>(replace: () => Promise<T>): Promise<{ readonly result: T; readonly opened: boolean }> {
+    return this.writeKeyringInTurn(async () => {
+      const ring = this.unsealedKeyring();
+      const result = await replace();
+      // The encryptions not yet counted were made under the keyring that was just replaced.
+      ring.unflushed = 0;
+      const generation = this.generation;
+      const stored = await this.physical.get(KEYRING_PATH);
+      if (generation !== this.generation || this.rootKey === undefined) throw new SealedError();
+      if (stored === undefined) return { result, opened: false };
+      let parsed: { terms: Map<number, TermKey>; rotation: RotationConfig };
+      try {
+        parsed = this.decryptKeyring(stored, this.rootKey);
+      } catch (err) {
+        if (err instanceof IntegrityError) return { result, opened: false };
+        throw err;
+      }
+      for (const t of ring.terms.values()) zeroize(t.key);
+      const active = [...parsed.terms.values()].reduce((a, b) => (b.term > a.term ? b : a));
+      this.keyring = { terms: parsed.terms, active, unflushed: 0, rotation: parsed.rotation };
+      return { result, opened: true };
+    });
+  }
+
+  /**
    * A key for a purpose named by `label`, the same on every node unsealed with this keyring
    * (HMAC-SHA-256 of the label under the first term's key), and never stored.
    */

@@ -2,7 +2,7 @@ import { Level, type KeyIterator } from 'level';
 import { UnavailableError } from '../core/errors.js';
 import { ensurePrivateDirectory } from '../core/private-files.js';
 import { afterFolder, prefixEnd, validateOp } from './keys.js';
-import type { BatchOp, PhysicalStorage } from './storage.js';
+import type { BatchOp, PhysicalStorage, StoredEntry } from './storage.js';
 
 /**
  * Another process (or another open handle in this one) holds the LevelDB lock on the directory.
@@ -128,6 +128,62 @@ export class LevelDbStorage implements PhysicalStorage {
     }
   }
 
+  /** A LevelDB iterator reads from an implicit snapshot taken when it is created. */
+  entries(): AsyncIterable<StoredEntry> {
+    const db = this.db;
+    const failure = (err: unknown): UnavailableError => this.failure('read', err);
+    return (async function* () {
+      const it = db.iterator();
+      try {
+        for (;;) {
+          let chunk: Array<[string, Uint8Array]>;
+          try {
+            chunk = await it.nextv(LIST_CHUNK);
+          } catch (err) {
+            throw failure(err);
+          }
+          if (chunk.length === 0) return;
+          for (const [key, value] of chunk) yield { key, value };
+        }
+      } finally {
+        await it.close().catch(() => undefined);
+      }
+    })();
+  }
+
+  /**
+   * One LevelDB batch deletes every key there was and writes every new one; a batch is applied
+   * atomically (one log record), so readers see the old store or the new. The batch is built in
+   * native memory and written only once `entries` is exhausted.
+   */
+  async replaceAll(entries: AsyncIterable<StoredEntry>): Promise<number> {
+    const batch = this.db.batch();
+    let written = 0;
+    try {
+      const keys = this.db.keys();
+      try {
+        for (;;) {
+          const chunk = await keys.nextv(LIST_CHUNK);
+          if (chunk.length === 0) break;
+          for (const key of chunk) batch.del(key);
+        }
+      } finally {
+        await keys.close().catch(() => undefined);
+      }
+      for await (const entry of entries) {
+        validateOp({ type: 'put', key: entry.key, value: entry.value });
+        batch.put(entry.key, entry.value);
+        written++;
+      }
+      await batch.write();
+    } catch (err) {
+      await batch.close().catch(() => undefined);
+      if (err instanceof UnavailableError || !isLevelError(err)) throw err;
+      throw this.failure('batch write', err);
+    }
+    return written;
+  }
+
   async close(): Promise<void> {
     try {
       await this.db.close();
@@ -149,6 +205,12 @@ function isLocked(err: unknown): boolean {
     e = (e as { cause?: unknown }).cause;
   }
   return false;
+}
+
+/** LevelDB's own errors carry a `LEVEL_*` code; anything else came from the caller's entries. */
+function isLevelError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && code.startsWith('LEVEL_');
 }
 
 function messageOf(err: unknown): string {

@@ -1,6 +1,6 @@
 import { UnavailableError } from '../core/errors.js';
 import { afterFolder, compareKeys, validateOp } from './keys.js';
-import type { BatchOp, PhysicalStorage } from './storage.js';
+import type { BatchOp, PhysicalStorage, StoredEntry } from './storage.js';
 
 /**
  * The in-memory physical store for tests and throw-away servers: a sorted map. Values are copied on
@@ -58,6 +58,30 @@ export class MemoryStorage implements PhysicalStorage {
     // Validate everything before touching the map: a bad op must leave nothing half-applied.
     for (const op of ops) validateOp(op);
     for (const op of ops) this.apply(op);
+  }
+
+  /** The pairs are taken at the call: values are replaced on write, never changed in place. */
+  entries(): AsyncIterable<StoredEntry> {
+    this.assertOpen();
+    const pairs = this.keys.map((key) => ({ key, value: this.values.get(key)! }));
+    return (async function* () {
+      for (const { key, value } of pairs) yield { key, value: Uint8Array.from(value) };
+    })();
+  }
+
+  async replaceAll(entries: AsyncIterable<StoredEntry>): Promise<number> {
+    this.assertOpen();
+    const next = new Map<string, Uint8Array>();
+    for await (const entry of entries) {
+      validateOp({ type: 'put', key: entry.key, value: entry.value });
+      next.set(entry.key, Uint8Array.from(entry.value));
+    }
+    this.assertOpen();
+    this.values.clear();
+    for (const [key, value] of next) this.values.set(key, value);
+    this.keys.length = 0;
+    this.keys.push(...[...next.keys()].sort(compareKeys));
+    return next.size;
   }
 
   async close(): Promise<void> {

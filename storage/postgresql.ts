@@ -3,7 +3,7 @@ import pg from 'pg';
 import { BadRequestError, NotActiveError, UnavailableError } from '../core/errors.js';
 import { prefixEnd, validateOp } from './keys.js';
 import { PostgresHaLock } from './postgresql-ha.js';
-import type { BatchOp, HaLock, SharedStorage } from './storage.js';
+import type { BatchOp, HaLock, SharedStorage, StoredEntry } from './storage.js';
 
 export interface PostgresOptions {
   /** A libpq-style URL: `postgres://user:password@host:5432/database?sslmode=require`. */
@@ -23,6 +23,13 @@ export interface PostgresOptions {
 }
 
 export const DEFAULT_TABLE = 'keywarden_store';
+/** Rows fetched per round trip by `entries`, and written per statement by `replaceAll`. */
+const SNAPSHOT_CHUNK = 1000;
+/**
+ * A notification whose only key is empty (never a valid key): the sender replaced the whole
+ * store, so the other nodes drop every cache instead of hearing of every key.
+ */
+const EVERYTHING_CHANGED = '';
 /** A notification payload must stay under PostgreSQL's 8000-byte limit. */
 const NOTIFY_BYTES = 7000;
 const FEED_RETRY_MS = [100, 250, 500, 1000, 2000];
@@ -165,6 +172,105 @@ export class PostgresStorage implements SharedStorage {
     }
   }
 
+  /**
+   * One REPEATABLE READ transaction (a single view of the table for its whole length) and a cursor
+   * read in chunks, so a large store is never held in memory at once.
+   */
+  entries(): AsyncIterable<StoredEntry> {
+    if (this.closed) throw new UnavailableError('storage is closed');
+    const pool = this.pool;
+    const sql = this.sql;
+    return (async function* () {
+      const client = await pool.connect().catch((err: unknown) => {
+        throw unavailable('read', err);
+      });
+      let clean = false;
+      try {
+        try {
+          await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+          await client.query(sql.declareCursor);
+        } catch (err) {
+          throw unavailable('read', err);
+        }
+        for (;;) {
+          let rows: Array<{ path: string; value: Buffer }>;
+          try {
+            rows = (await client.query<{ path: string; value: Buffer }>(`FETCH ${SNAPSHOT_CHUNK} FROM keywarden_snapshot`)).rows;
+          } catch (err) {
+            throw unavailable('read', err);
+          }
+          if (rows.length === 0) break;
+          for (const row of rows) yield { key: row.path, value: row.value };
+        }
+        clean = true;
+      } finally {
+        // Also reached when the reader stops early (a client that went away): the transaction ends either way.
+        await client.query(clean ? 'COMMIT' : 'ROLLBACK').then(
+          () => client.release(),
+          () => client.release(true),
+        );
+      }
+    })();
+  }
+
+  /**
+   * One transaction: every row deleted, the new ones inserted in chunks, and one notification
+   * that tells the other nodes to drop every cache; nothing is visible to them before COMMIT. On
+   * the HA leader it is fenced on its epoch like every write.
+   */
+  async replaceAll(entries: AsyncIterable<StoredEntry>): Promise<number> {
+    if (this.closed) throw new UnavailableError('storage is closed');
+    const client = await this.pool.connect().catch((err: unknown) => {
+      throw unavailable('write', err);
+    });
+    let written = 0;
+    let inTransaction = false;
+    try {
+      const run = async (text: string, values: unknown[] = []): Promise<pg.QueryResult> => {
+        try {
+          return await client.query(text, values);
+        } catch (err) {
+          throw unavailable('write', err);
+        }
+      };
+      await run('BEGIN');
+      inTransaction = true;
+      const lead = await run(this.sql.leadFence, [this.epoch ?? null]);
+      if (lead.rowCount === 0) throw new NotActiveError('this node is no longer the active node (another node took over)');
+      await run(this.sql.deleteAll);
+      let keys: string[] = [];
+      let values: Buffer[] = [];
+      const flush = async (): Promise<void> => {
+        if (keys.length === 0) return;
+        await run(this.sql.insertMany, [keys, values]);
+        keys = [];
+        values = [];
+      };
+      for await (const entry of entries) {
+        validateOp({ type: 'put', key: entry.key, value: entry.value });
+        checkKey(entry.key);
+        keys.push(entry.key);
+        values.push(Buffer.from(entry.value.buffer, entry.value.byteOffset, entry.value.byteLength));
+        written++;
+        if (keys.length >= SNAPSHOT_CHUNK) await flush();
+      }
+      await flush();
+      await run('SELECT pg_notify($1, $2)', [this.channel, `${this.options.nodeId}\n${EVERYTHING_CHANGED}`]);
+      await run('COMMIT');
+      inTransaction = false;
+    } finally {
+      if (inTransaction) {
+        await client.query('ROLLBACK').then(
+          () => client.release(),
+          () => client.release(true),
+        );
+      } else {
+        client.release();
+      }
+    }
+    return written;
+  }
+
   async exclusive<T>(name: string, work: () => Promise<T>): Promise<T> {
     const client = await this.pool.connect().catch((err: unknown) => {
       throw unavailable('lock', err);
@@ -260,7 +366,8 @@ export class PostgresStorage implements SharedStorage {
       if (message.channel !== this.channel || !message.payload) return;
       const [origin, ...keys] = message.payload.split('\n');
       if (origin === this.options.nodeId || keys.length === 0) return;
-      this.emit({ keys });
+      if (keys.length === 1 && keys[0] === EVERYTHING_CHANGED) this.emit({ resync: true });
+      else this.emit({ keys });
     });
     await client.connect();
     await client.query(`LISTEN ${this.channel}`);
@@ -327,6 +434,11 @@ function statements(table: string) {
       `INSERT INTO ${ha} (name, epoch, node_id, api_addr, since) VALUES ('leader', 0, '', '', now()) ON CONFLICT (name) DO NOTHING`,
     ],
     get: `SELECT value FROM ${t} WHERE path = $1`,
+    declareCursor: `DECLARE keywarden_snapshot NO SCROLL CURSOR FOR SELECT path, value FROM ${t} ORDER BY path`,
+    // $1 the fencing epoch (NULL: not fenced); no row when another node has taken over.
+    leadFence: `SELECT epoch FROM ${ha} WHERE name = 'leader' AND ($1::bigint IS NULL OR epoch = $1) FOR SHARE`,
+    deleteAll: `DELETE FROM ${t}`,
+    insertMany: `INSERT INTO ${t} (path, value) SELECT p, v FROM unnest($1::text[], $2::bytea[]) AS u(p, v)`,
     // From the first key at or after the prefix, each step jumps past the child just found: past
     // the whole folder (its name followed by '0', the character after '/') or past the key.
     list: `WITH RECURSIVE walk(k) AS (

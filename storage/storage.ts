@@ -19,10 +19,27 @@ export type BatchOp =
   | { readonly type: 'put'; readonly key: string; readonly value: Uint8Array }
   | { readonly type: 'delete'; readonly key: string };
 
+/** One stored key and its value as the physical store holds it (barrier ciphertext, mostly). */
+export interface StoredEntry {
+  readonly key: string;
+  readonly value: Uint8Array;
+}
+
 /** A physical store: owns a resource that must be closed. */
 export interface PhysicalStorage extends Storage {
   /** A short name for sys/seal-status `storage_type` ("leveldb", "inmem"). */
   readonly kind: string;
+  /**
+   * Every key and value at one moment, in key order, whatever is written meanwhile (snapshots).
+   * Stopping the iteration early releases what it holds.
+   */
+  entries(): AsyncIterable<StoredEntry>;
+  /**
+   * Replaces the whole store with `entries` at once: readers see the old contents or the new,
+   * never a mix, and if `entries` throws part way nothing has changed. Returns how many entries
+   * were written.
+   */
+  replaceAll(entries: AsyncIterable<StoredEntry>): Promise<number>;
   close(): Promise<void>;
 }
 

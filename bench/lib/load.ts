@@ -6,9 +6,15 @@ export interface LoadResult {
   readonly requestsPerSecond: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
+  /** With `serverPid`: the CPU time (user + system) that process spent per answered request, µs. */
+  readonly serverCpuUs?: number;
 }
 
-export async function load(url: string, options: { body?: string; headers?: Record<string, string>; connections: number; seconds: number; method?: 'POST' | 'GET' }): Promise<LoadResult> {
+export async function load(
+  url: string,
+  options: { body?: string; headers?: Record<string, string>; connections: number; seconds: number; method?: 'POST' | 'GET'; serverPid?: number },
+): Promise<LoadResult> {
+  const cpuBefore = options.serverPid === undefined ? 0 : cpuMicros(options.serverPid);
   const result = await autocannon({
     url,
     method: options.method ?? 'POST',
@@ -18,7 +24,27 @@ export async function load(url: string, options: { body?: string; headers?: Reco
     ...(options.body !== undefined ? { body: options.body } : {}),
   });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  return { requestsPerSecond: result.requests.total / (result.duration || options.seconds), p50Ms: result.latency.p50, p99Ms: result.latency.p99 };
+  return {
+    requestsPerSecond: result.requests.total / (result.duration || options.seconds),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    ...(options.serverPid === undefined ? {} : { serverCpuUs: (cpuMicros(options.serverPid) - cpuBefore) / Math.max(1, result.requests.total) }),
+  };
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * CPU time (user + system) a process has used, µs, from /proc/PID/stat (Linux; 10 ms steps, so
+ * measure thousands of requests). Unlike requests per second it hardly depends on what else the
+ * machine runs, so it compares servers on a shared machine.
+ */
+export function cpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces, so it is skipped to its closing parenthesis): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICKS_PER_SECOND;
 }
 
 /** VmRSS of a process in MB (Linux). */

@@ -4,16 +4,25 @@
  * sending its next request when the previous answer has been parsed.
  */
 import http from 'node:http';
+import { cpuMicros } from './load.js';
 
 export interface ParsingLoadOptions {
   readonly body: string;
   readonly headers?: Record<string, string>;
   readonly connections: number;
   readonly seconds: number;
+  /** The server's process: its CPU time per request is measured too. */
+  readonly serverPid?: number;
+}
+
+export interface ParsingLoadResult {
+  readonly requestsPerSecond: number;
+  /** With `serverPid`: the CPU time (user + system) that process spent per answered request, µs. */
+  readonly serverCpuUs?: number;
 }
 
 /** Requests per second over `seconds`; throws on any non-2xx answer or unparseable body. */
-export async function parsingLoad(url: string, options: ParsingLoadOptions): Promise<number> {
+export async function parsingLoad(url: string, options: ParsingLoadOptions): Promise<ParsingLoadResult> {
   const target = new URL(url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
   const payload = Buffer.from(options.body);
@@ -42,6 +51,7 @@ export async function parsingLoad(url: string, options: ParsingLoadOptions): Pro
       req.end(payload);
     });
 
+  const cpuBefore = options.serverPid === undefined ? 0 : cpuMicros(options.serverPid);
   const started = performance.now();
   await Promise.all(
     Array.from({ length: options.connections }, async () => {
@@ -50,5 +60,8 @@ export async function parsingLoad(url: string, options: ParsingLoadOptions): Pro
   );
   const elapsed = (performance.now() - started) / 1000;
   agent.destroy();
-  return completed / elapsed;
+  return {
+    requestsPerSecond: completed / elapsed,
+    ...(options.serverPid === undefined ? {} : { serverCpuUs: (cpuMicros(options.serverPid) - cpuBefore) / Math.max(1, completed) }),
+  };
 }

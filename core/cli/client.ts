@@ -7,6 +7,8 @@ import { readFile, mkdir } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
+import type { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import { writePrivateFile } from '../private-files.js';
 
@@ -161,17 +163,88 @@ export class ApiClient {
     const url = new URL(`${this.address}/v1/${apiPath.replace(/^\/+/, '')}`);
     for (const [k, v] of Object.entries(query ?? {})) url.searchParams.set(k, v);
     const { status, text } = await this.send(method, url, body === undefined ? undefined : JSON.stringify(body), contentType);
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    if (status < 200 || status >= 300) {
-      const errors = (parsed as { errors?: unknown } | undefined)?.errors;
-      throw new RequestError(status, Array.isArray(errors) ? errors.map(String) : text ? [text.slice(0, 500)] : [], apiPath, method, url.toString(), parsed);
-    }
-    return { status, body: parsed };
+    return answerOf(status, text, apiPath, method, url);
+  }
+
+  /**
+   * A GET whose answer is bytes (a snapshot), written to `sink` as they arrive; `onBytes` is told
+   * of each piece. An error answer throws RequestError; an answer cut short throws ConnectionError.
+   */
+  async download(apiPath: string, sink: Writable, onBytes: (n: number) => void = () => undefined): Promise<void> {
+    const url = this.url(apiPath);
+    await this.stream('GET', url, undefined, async (res) => {
+      res.on('data', (chunk: Buffer) => onBytes(chunk.length));
+      try {
+        await pipeline(res, sink);
+      } catch (err) {
+        throw new ConnectionError(`GET ${url}: the answer ended before it was complete (${(err as Error).message})`);
+      }
+    });
+  }
+
+  /**
+   * A POST whose body is `size` bytes read from `source` (a snapshot file); `onBytes` is told of
+   * each piece sent. Answers as `request` does.
+   */
+  upload(apiPath: string, source: Readable, size: number, onBytes: (n: number) => void = () => undefined): Promise<ApiResponse> {
+    source.on('data', (chunk: Buffer) => onBytes(chunk.length));
+    return this.stream('POST', this.url(apiPath), { source, size }, async () => undefined);
+  }
+
+  private url(apiPath: string): URL {
+    return new URL(`${this.address}/v1/${apiPath.replace(/^\/+/, '')}`);
+  }
+
+  /** One request with a streamed body or answer; an answer outside 2xx is read whole and thrown as RequestError. */
+  private stream(
+    method: string,
+    url: URL,
+    body: { readonly source: Readable; readonly size: number } | undefined,
+    onSuccess: (res: http.IncomingMessage) => Promise<void>,
+  ): Promise<ApiResponse> {
+    const transport = url.protocol === 'https:' ? https : http;
+    const apiPath = url.pathname.replace(/^\/v1\//, '');
+    return new Promise((resolve, reject) => {
+      const fail = (err: NodeJS.ErrnoException) => reject(new ConnectionError(`${method} ${url}: ${explainConnectionFailure(err, url)}`));
+      const req = transport.request(
+        url,
+        {
+          method,
+          agent: this.agent,
+          headers: {
+            ...(this.token ? { 'X-Vault-Token': this.token } : {}),
+            ...(body ? { 'Content-Type': 'application/octet-stream', 'Content-Length': body.size } : {}),
+            'X-Vault-Request': 'true',
+          },
+        },
+        (res) => {
+          const status = res.statusCode ?? 0;
+          if (status >= 200 && status < 300 && res.headers['content-type'] === 'application/octet-stream') {
+            onSuccess(res).then(() => resolve({ status, body: undefined }), reject);
+            return;
+          }
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('error', fail);
+          res.on('end', () => {
+            try {
+              resolve(answerOf(status, Buffer.concat(chunks).toString('utf8'), apiPath, method, url));
+            } catch (err) {
+              reject(err);
+            }
+          });
+        },
+      );
+      req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
+      req.on('error', fail);
+      if (!body) {
+        req.end();
+        return;
+      }
+      // The server may answer (a refused token) before it has read the body, and close: that answer wins.
+      body.source.on('error', (err) => req.destroy(err));
+      body.source.pipe(req);
+    });
   }
 
   private send(method: string, url: URL, payload: string | undefined, contentType: string): Promise<{ status: number; text: string }> {
@@ -250,4 +323,19 @@ function absentOn404(err: unknown): ApiResponse | undefined {
   const hasData = body?.data !== null && typeof body?.data === 'object' && Object.keys(body.data as object).length > 0;
   const hasWarnings = Array.isArray(body?.warnings) && body.warnings.length > 0;
   return hasData || hasWarnings ? { status: 404, body } : undefined;
+}
+
+/** An answer's body as JSON (undefined when empty or not JSON); outside 2xx, a RequestError with its errors. */
+function answerOf(status: number, text: string, apiPath: string, method: string, url: URL): ApiResponse {
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (status < 200 || status >= 300) {
+    const errors = (parsed as { errors?: unknown } | undefined)?.errors;
+    throw new RequestError(status, Array.isArray(errors) ? errors.map(String) : text ? [text.slice(0, 500)] : [], apiPath, method, url.toString(), parsed);
+  }
+  return { status, body: parsed };
 }

@@ -18,6 +18,8 @@ export interface Io {
   secret(prompt: string): Promise<string | undefined>;
   /** Whether standard output is a terminal: `-field` then ends its value with a newline, as vault does. */
   readonly isTerminal?: boolean;
+  /** Whether standard error is a terminal: long transfers then show a progress bar there. */
+  readonly errIsTerminal?: boolean;
 }
 
 /** -format's value; `yml` is vault's alias of yaml. */

@@ -6,6 +6,7 @@ export function processIo(): Io {
     out: (text) => process.stdout.write(text),
     err: (text) => process.stderr.write(text),
     isTerminal: process.stdout.isTTY === true,
+    errIsTerminal: process.stderr.isTTY === true,
     stdin: async () => {
       const chunks: Buffer[] = [];
       for await (const chunk of process.stdin) chunks.push(chunk as Buffer);

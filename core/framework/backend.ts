@@ -45,6 +45,8 @@ export interface Backend extends BackendHooks {
   isUnauthenticated(path: string): boolean;
   /** Whether a path is served while sealed (only the sys backend has such paths). */
   isAvailableSealed?(path: string): boolean;
+  /** Whether a path's POST/PUT body is handed over unread (see PathDefinition.binaryBody). */
+  takesBinaryBody?(path: string): boolean;
   help(path: string): { help: string; openapi: Record<string, unknown> };
   /** Every path with its fields and operations, for OpenAPI. */
   describePaths(): readonly PathHelp[];
@@ -189,6 +191,10 @@ export class FrameworkBackend implements Backend {
 
   isAvailableSealed(path: string): boolean {
     return this.match(path)?.path.definition.allowedWhileSealed ?? false;
+  }
+
+  takesBinaryBody(path: string): boolean {
+    return this.match(path)?.path.definition.binaryBody ?? false;
   }
 
   help(path: string): { help: string; openapi: Record<string, unknown> } {

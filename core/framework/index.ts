@@ -5,3 +5,4 @@ export * from './backend.js';
 export * from './help.js';
 export * from './refused-fields.js';
 export { compileFields } from './schema.js';
+export { JsonText } from './json-text.js';

@@ -50,6 +50,12 @@ export interface PathDefinition<F extends FieldSpecs = FieldSpecs> {
   readonly sudo?: boolean;
   /** Served while the barrier is sealed (only the sys backend's init, unseal, status paths). */
   readonly allowedWhileSealed?: boolean;
+  /**
+   * A POST or PUT body is bytes, not fields: the HTTP layer leaves it unread and the handler reads
+   * `req.bodyStream` (snapshot restore), only after the request was authorized. No size limit
+   * applies to it; the handler bounds what it accepts.
+   */
+  readonly binaryBody?: boolean;
   readonly synopsis: string;
   readonly description: string;
 }

@@ -42,6 +42,8 @@ export interface LogicalRequest {
   readonly connection: { readonly remoteAddress: string };
   /** The response-wrapping TTL the client asked for (X-Vault-Wrap-TTL), seconds; the pipeline wraps the answer. */
   readonly wrapTtl?: number;
+  /** The unread body of a path declared with `binaryBody`. */
+  readonly bodyStream?: AsyncIterable<Uint8Array>;
 }
 
 /** What a login hands the host; the host mints the token (see core/auth). */
@@ -66,6 +68,8 @@ export interface AuthResult {
 export interface RawResponse {
   readonly status: number;
   readonly body?: unknown;
+  /** Bytes sent as `application/octet-stream` as they are produced, instead of `body` (snapshots). */
+  readonly binary?: AsyncIterable<Uint8Array>;
   /** A body that is text, not JSON (sys/metrics in the Prometheus format), sent with this Content-Type. */
   readonly contentType?: string;
 }

@@ -55,9 +55,14 @@ export function createApp(host: Host, options: AppOptions): Koa {
 
   router.all('/v1/{*path}', async (ctx) => {
     let response: HostResponse;
+    let streamed = false;
     try {
       const method = ctx.method === 'GET' && ctx.get(METHOD_HEADER).toUpperCase() === 'LIST' ? 'LIST' : ctx.method;
-      const raw = METHODS_WITHOUT_BODY.has(ctx.method) ? undefined : await readBody(ctx.req, limit);
+      const path = decodePath(ctx.path.slice('/v1/'.length));
+      // A snapshot's bytes go to the handler unread, once the request is authorized; no size limit
+      // applies (snapshots outgrow any sensible one), and only a sudo token gets that far.
+      streamed = !METHODS_WITHOUT_BODY.has(ctx.method) && host.takesBinaryBody(path);
+      const raw = METHODS_WITHOUT_BODY.has(ctx.method) || streamed ? undefined : await readBody(ctx.req, limit);
       const body = raw === undefined ? undefined : parseBody(raw, ctx.get('content-type'));
       const query: Record<string, string> = {};
       for (const [key, value] of Object.entries(ctx.query)) {
@@ -66,13 +71,14 @@ export function createApp(host: Host, options: AppOptions): Koa {
       }
       response = await host.handle({
         method,
-        path: decodePath(ctx.path.slice('/v1/'.length)),
+        path,
         query,
         body,
         headers: ctx.headers,
         remoteAddress: ctx.req.socket.remoteAddress ?? '',
         // A standby's MAC covers the exact bytes it sent; no other request keeps them.
         rawBody: ctx.headers[FORWARDED_MAC] === undefined ? undefined : raw,
+        ...(streamed ? { bodyStream: ctx.req } : {}),
         ...(options.unauthenticatedMetrics ? { unauthenticatedMetrics: true } : {}),
       });
     } catch (err) {
@@ -80,6 +86,8 @@ export function createApp(host: Host, options: AppOptions): Koa {
       // The rest of an oversized body is never read: close the connection rather than parse it as a request.
       if (response.status === 413) ctx.set('Connection', 'close');
     }
+    // A body left unread (refused before the handler read it) is not drained: the connection ends.
+    if (streamed && !ctx.req.readableEnded) ctx.set('Connection', 'close');
     return send(ctx, response);
   });
 
@@ -100,6 +108,17 @@ function decodePath(raw: string): string {
 function send(ctx: Koa.Context, response: HostResponse): void | Promise<void> {
   ctx.status = response.status;
   ctx.set('Cache-Control', 'no-store');
+  if (response.binary) {
+    ctx.set('Content-Type', 'application/octet-stream');
+    if (ctx.method === 'HEAD') {
+      ctx.body = null;
+      return;
+    }
+    // A failure part way (the server sealed) destroys the response (koa pipes a stream body with
+    // stream.pipeline): the client sees an incomplete answer, which a restore refuses.
+    ctx.body = Readable.from(response.binary, { objectMode: false });
+    return;
+  }
   if (response.body === undefined || ctx.method === 'HEAD') {
     if (ctx.method === 'HEAD' && response.body !== undefined) ctx.set('Content-Type', response.contentType ?? 'application/json');
     ctx.body = null;

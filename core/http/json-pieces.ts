@@ -8,8 +8,12 @@
  * elements, a string in runs of characters); every other value is given to JSON.stringify
  * whole, so a piece is always text JSON.stringify made. What is left out or turned into null
  * (undefined, functions, symbols) is left out or turned into null in the same places.
+ *
+ * A JsonText (a batch's results, written by its backend) is sent as its text where it stands,
+ * in a small body as in a large one; JSON.stringify would make its plain value first.
  */
 import { nextTurn } from '../event-loop.js';
+import { JsonText } from '../framework/json-text.js';
 
 /** Characters per piece: serialising and encoding one takes a few milliseconds. */
 export const PIECE_CHARS = 1024 * 1024;
@@ -19,8 +23,36 @@ export const PIECE_CHARS = 1024 * 1024;
  * else the pieces to be sent in order, once made.
  */
 export function jsonBody(value: unknown): Buffer | Promise<Buffer[]> {
-  if (!large(value)) return Buffer.from(JSON.stringify(value), 'utf8');
+  const seen: Seen = { text: false };
+  if (!(walkable(value) || value instanceof JsonText) || sizeOf(value, PIECE_CHARS, seen) <= PIECE_CHARS) {
+    // A body that is not large was walked whole by sizeOf, so `seen` tells whether it holds JsonText.
+    return Buffer.from(seen.text ? textOf(value)! : JSON.stringify(value), 'utf8');
+  }
   return inPieces(value);
+}
+
+/** The JSON text of a value that is not large: JSON.stringify's, with each JsonText's own text in it. */
+function jsonOf(value: unknown): string | undefined {
+  const seen: Seen = { text: false };
+  sizeOf(value, Number.POSITIVE_INFINITY, seen);
+  return seen.text ? textOf(value) : JSON.stringify(value);
+}
+
+/**
+ * JSON.stringify of a value that holds JsonText: plain objects and arrays are walked to reach it;
+ * every other value is JSON.stringify's (undefined for what JSON leaves out).
+ */
+function textOf(value: unknown): string | undefined {
+  if (value instanceof JsonText) return value.text;
+  if (Array.isArray(value)) return `[${value.map((item) => textOf(item) ?? 'null').join(',')}]`;
+  if (typeof value === 'string' || !walkable(value)) return JSON.stringify(value);
+  const record = value as Record<string, unknown>;
+  const members: string[] = [];
+  for (const key of Object.keys(record)) {
+    const json = textOf(record[key]);
+    if (json !== undefined) members.push(`${JSON.stringify(key)}:${json}`);
+  }
+  return `{${members.join(',')}}`;
 }
 
 async function inPieces(value: unknown): Promise<Buffer[]> {
@@ -37,6 +69,7 @@ class PieceWriter {
 
   async value(value: unknown): Promise<void> {
     if (typeof value === 'string') await this.string(value);
+    else if (value instanceof JsonText) await this.jsonText(value.text);
     else if (Array.isArray(value)) await this.array(value);
     else await this.object(value as Record<string, unknown>);
   }
@@ -70,6 +103,16 @@ class PieceWriter {
     }
   }
 
+  /** Text that is JSON already, in runs of characters. */
+  private async jsonText(text: string): Promise<void> {
+    for (let at = 0; at < text.length; ) {
+      let end = Math.min(text.length, at + PIECE_CHARS);
+      if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end--;
+      await this.piece(text.slice(at, end));
+      at = end;
+    }
+  }
+
   private async array(value: readonly unknown[]): Promise<void> {
     await this.text('[');
     for (let start = 0; start < value.length; ) {
@@ -99,7 +142,7 @@ class PieceWriter {
         await this.text(name);
         await this.value(member);
       } else {
-        const json = JSON.stringify(member);
+        const json = jsonOf(member);
         if (json === undefined) continue;
         await this.text(name + json);
       }
@@ -109,9 +152,14 @@ class PieceWriter {
   }
 }
 
-/** Whether a value is a string, array or plain object whose JSON would exceed one piece. */
+/** Whether a value is a string, array, plain object or JsonText whose JSON would exceed one piece. */
 function large(value: unknown): boolean {
-  return walkable(value) && sizeOf(value, PIECE_CHARS) > PIECE_CHARS;
+  return (walkable(value) || value instanceof JsonText) && sizeOf(value, PIECE_CHARS) > PIECE_CHARS;
+}
+
+/** What sizeOf came across: whether the value holds JsonText (told only of the part it walked). */
+interface Seen {
+  text: boolean;
 }
 
 function walkable(value: unknown): boolean {
@@ -123,19 +171,23 @@ function walkable(value: unknown): boolean {
 
 /**
  * About how many characters the JSON of `value` has, counted only until it passes `limit`.
- * Values that are not walked count as short.
+ * Values that are not walked count as short; a JsonText as its text.
  */
-function sizeOf(value: unknown, limit: number): number {
+function sizeOf(value: unknown, limit: number, seen?: Seen): number {
   if (typeof value === 'string') return value.length + 2;
+  if (value instanceof JsonText) {
+    if (seen) seen.text = true;
+    return value.text.length;
+  }
   if (!walkable(value)) return 8;
   let size = 2;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length && size <= limit; i++) size += sizeOf(value[i], limit - size) + 1;
+    for (let i = 0; i < value.length && size <= limit; i++) size += sizeOf(value[i], limit - size, seen) + 1;
     return size;
   }
   const record = value as Record<string, unknown>;
   for (const key in record) {
-    size += key.length + 4 + sizeOf(record[key], limit - size);
+    size += key.length + 4 + sizeOf(record[key], limit - size, seen);
     if (size > limit) break;
   }
   return size;

@@ -58,14 +58,6 @@ class InFlight {
   }
 }
 
-/** A backend just built for a mount, with what the mount keeps beside it. */
-interface BuiltBackend {
-  readonly backend: Backend;
-  readonly container: DependencyContainer;
-  readonly running: LiveMount['running'];
-  readonly logger: Logger;
-}
-
 /** A mounted backend and what the host needs to route to it. */
 export class LiveMount {
   backend: Backend | undefined;
@@ -117,13 +109,12 @@ export class LiveMount {
    * Puts a new backend in place: requests from now on get it. Resolves when the requests still
    * holding the previous backend have ended, so a busy mount cannot hold a reload back forever.
    */
-  swap(built: BuiltBackend): Promise<void> {
+  swap(backend: Backend, container: DependencyContainer, running: LiveMount['running']): Promise<void> {
     const previous = this.inflight;
     this.inflight = new InFlight();
-    this.backend = built.backend;
-    this.container = built.container;
-    this.running = built.running;
-    this.logger = built.logger;
+    this.backend = backend;
+    this.container = container;
+    this.running = running;
     this.failure = undefined;
     return previous.idle();
   }
@@ -330,7 +321,7 @@ export class MountTable {
       const live = this.live(table, rawPath);
       const before = structuredClone(live.entry);
       change(live.entry);
-      let fresh: BuiltBackend | undefined;
+      let fresh: Awaited<ReturnType<MountTable['build']>> | undefined;
       try {
         if (!live.entry.builtin && !sameOptions(before.options, live.entry.options)) fresh = await this.build(live);
         await this.persist(table);
@@ -341,7 +332,8 @@ export class MountTable {
       }
       if (fresh) {
         const old = { backend: live.backend, container: live.container };
-        await live.swap(fresh);
+        await live.swap(fresh.backend, fresh.container, fresh.running);
+        live.logger = fresh.logger;
         await this.cleanup(old.backend, old.container, live.routePrefix);
         this.deps.logger.info({ mount: live.routePrefix, type: live.entry.type }, 'mount rebuilt with new options');
       }
@@ -358,7 +350,8 @@ export class MountTable {
         if (live.entry.builtin) continue;
         const old = { backend: live.backend, container: live.container };
         const fresh = await this.build(live);
-        await live.swap(fresh);
+        await live.swap(fresh.backend, fresh.container, fresh.running);
+        live.logger = fresh.logger;
         await this.cleanup(old.backend, old.container, live.routePrefix);
         this.deps.logger.info({ mount: live.routePrefix, type: live.entry.type }, 'mount reloaded');
       }
@@ -385,7 +378,8 @@ export class MountTable {
             if (rebuild) {
               const old = { backend: live.backend, container: live.container };
               const fresh = await this.build(live);
-              await live.swap(fresh);
+              await live.swap(fresh.backend, fresh.container, fresh.running);
+              live.logger = fresh.logger;
               await this.cleanup(old.backend, old.container, live.routePrefix);
             }
             continue;
@@ -467,7 +461,7 @@ export class MountTable {
     live.failure = undefined;
   }
 
-  private async build(live: LiveMount): Promise<BuiltBackend> {
+  private async build(live: LiveMount): Promise<{ backend: Backend; container: DependencyContainer; running: LiveMount['running']; logger: Logger | undefined }> {
     const resolved = await this.catalog.resolve(live.entry.table, live.entry.type, live.entry.plugin_version);
     if (!resolved.builtin) return this.buildIsolated(live, resolved);
     const manifest = resolved.manifest;
@@ -498,7 +492,7 @@ export class MountTable {
   private async buildIsolated(
     live: LiveMount,
     resolved: Extract<ResolvedPlugin, { builtin: false }>,
-  ): Promise<BuiltBackend> {
+  ): Promise<{ backend: Backend; container: DependencyContainer; running: LiveMount['running']; logger: Logger }> {
     const view = this.systemViewFor(live);
     const logger = this.deps.logger.child({ mount: live.routePrefix, plugin: resolved.entry.name });
     if (live.logLevel) logger.level = live.logLevel;

@@ -24,6 +24,7 @@ import { AuditStage } from './audit.js';
 import { LoginStage } from './login.js';
 import { shape } from './shape.js';
 import { WrapStage } from './wrap.js';
+import { Admission } from './admission.js';
 import type { ResponseWrapper } from '../wrapping/wrapper.js';
 import type { StandbyStrategy } from './standby.js';
 import type { InFlightRequests } from './in-flight.js';
@@ -59,6 +60,8 @@ export class Pipeline {
   private readonly login: LoginStage;
   private readonly wrapping: WrapStage;
   private readonly standby: StandbyStrategy | undefined;
+  private readonly admission = new Admission();
+  private readonly system: Backend;
   private readonly inFlight: InFlightRequests;
   private readonly measure: MeasureStage | undefined;
   private readonly logger: Logger;
@@ -73,6 +76,7 @@ export class Pipeline {
     this.login = new LoginStage(services.tokens, services.identity, services.mounts);
     this.wrapping = new WrapStage(services.wrapper);
     this.standby = services.standby;
+    this.system = services.system;
     this.inFlight = services.inFlight;
     this.measure = services.metrics ? new MeasureStage(services.metrics) : undefined;
     this.logger = services.logger;
@@ -83,6 +87,7 @@ export class Pipeline {
   async handle(http: HostRequest): Promise<HostResponse> {
     const id = randomUUID();
     const started = performance.now();
+    await this.admission.enter();
     const observed: Observed = { route: undefined, operation: 'none' };
     this.inFlight.add(id, http);
     let response: HostResponse;
@@ -98,9 +103,20 @@ export class Pipeline {
       response = { status, body: { errors: [publicMessageOf(err)] } };
     } finally {
       this.inFlight.delete(id);
+      this.admission.leave();
     }
     this.measure?.record(observed, response.status, started);
     return response;
+  }
+
+  /** Runs `work` from inside a request while no other request runs (see Admission). */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    return this.admission.exclusive(work);
+  }
+
+  /** Whether the body of a POST/PUT to `path` is to be handed over unread (only sys paths take one). */
+  takesBinaryBody(path: string): boolean {
+    return path.startsWith('sys/') && (this.system.takesBinaryBody?.(path.slice('sys/'.length)) ?? false);
   }
 
   private async run(id: string, http: HostRequest, observed: Observed): Promise<HostResponse> {
@@ -155,6 +171,7 @@ export class Pipeline {
       headers: request.http.headers,
       connection: { remoteAddress: request.http.remoteAddress },
       ...(request.wrapTtl !== undefined ? { wrapTtl: request.wrapTtl } : {}),
+      ...(request.http.bodyStream ? { bodyStream: request.http.bodyStream } : {}),
     };
   }
 }

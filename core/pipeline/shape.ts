@@ -13,7 +13,8 @@ const TOP_LEVEL_DATA_ROUTES = [/^sys\/mounts(\/|$)/, /^sys\/auth(\/|$)/, /^sys\/
 
 export function shape(id: string, path: string, operation: Operation, response: LogicalResponse | null): HostResponse {
   if (response?.raw) {
-    const { status, body, contentType } = response.raw;
+    const { status, body, binary, contentType } = response.raw;
+    if (binary) return { status, binary };
     return contentType ? { status, body, contentType } : { status, body };
   }
   if (!response || (!response.data && !response.warnings && !response.tokenAuth)) {

@@ -21,6 +21,11 @@ export interface HostRequest {
    * them); undefined for every other request.
    */
   readonly rawBody?: Buffer;
+  /**
+   * The body, unread, for a path that takes bytes rather than fields (`binaryBody`: snapshot
+   * restore); `body` is then undefined.
+   */
+  readonly bodyStream?: AsyncIterable<Uint8Array>;
   /** The listener serves `sys/metrics` without a token (`telemetry { unauthenticated_metrics_access }`). */
   readonly unauthenticatedMetrics?: boolean;
 }
@@ -29,6 +34,8 @@ export interface HostResponse {
   readonly status: number;
   /** JSON-serializable, or the text itself when `contentType` is set; undefined means no body. */
   readonly body?: unknown;
+  /** Bytes streamed as `application/octet-stream` instead of a JSON body (snapshots). */
+  readonly binary?: AsyncIterable<Uint8Array>;
   /** A body that is not JSON (sys/metrics in the Prometheus format): sent as it is, with this type. */
   readonly contentType?: string;
 }

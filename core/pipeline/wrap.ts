@@ -3,6 +3,7 @@
  * single-use wrapping token's cubbyhole and the client gets only `wrap_info` — never the secret
  * beside it. An answer without a body (204, 404) has nothing to wrap and goes out as it is.
  */
+import { BadRequestError } from '../errors.js';
 import type { LogicalResponse } from '../framework/request.js';
 import type { ResponseWrapper } from '../wrapping/wrapper.js';
 import type { HostResponse, ReadRequest } from './types.js';
@@ -12,6 +13,8 @@ export class WrapStage {
 
   async wrap(request: ReadRequest, answer: HostResponse, response: LogicalResponse | null): Promise<HostResponse> {
     if (request.wrapTtl === undefined || answer.status !== 200 || answer.body === undefined) return answer;
+    // A wrapped answer comes back from sys/wrapping/unwrap as JSON: text would lose its meaning.
+    if (answer.contentType) throw new BadRequestError('this answer is not JSON and cannot be wrapped; send the request without X-Vault-Wrap-TTL');
     const accessor = response?.tokenAuth?.accessor;
     const info = await this.wrapper.wrap(answer.body, request.wrapTtl, request.path, typeof accessor === 'string' ? accessor : undefined);
     return {

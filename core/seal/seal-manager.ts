@@ -265,6 +265,16 @@ export class SealManager {
     return this.physical.delete(KEYS.keyBackup);
   }
 
+  /**
+   * The whole store was replaced (a snapshot restored): the seal configuration is read again, and
+   * a rekey or root generation started against the old one is dropped.
+   */
+  storeReplaced(): void {
+    this.config = undefined;
+    this.rekey.forget();
+    this.rootGeneration.forget();
+  }
+
   async seal(): Promise<void> {
     await this.queue.run(async () => {
       if (this.barrier.sealed) return;

@@ -33,6 +33,8 @@ import {
 } from './paths/generate-root.js';
 import { decodeTokenPath } from './paths/decode-token.js';
 import { internalUiMountsPath } from './paths/internal-ui-mounts.js';
+import { storageSnapshotPaths } from './paths/storage-snapshot.js';
+import { storageSnapshotForcePaths } from './paths/storage-snapshot-force.js';
 import { metricsPath } from './paths/metrics.js';
 import { hostInfoPath } from './paths/host-info.js';
 import { inFlightReqPath } from './paths/in-flight-req.js';
@@ -79,6 +81,8 @@ export function createSystemBackend(services: SystemServices): FrameworkBackend 
       generateRootAttemptPath(services),
       generateRootUpdatePath(services),
       decodeTokenPath(),
+      ...storageSnapshotPaths(services),
+      ...storageSnapshotForcePaths(services),
       metricsPath(services),
       hostInfoPath(services),
       inFlightReqPath(services),

@@ -11,6 +11,7 @@ import type { ACL } from '../auth/policy/acl.js';
 import type { AuditBroker } from '../audit/broker.js';
 import type { HaManager } from '../ha/ha-manager.js';
 import type { ResponseWrapper } from '../wrapping/wrapper.js';
+import type { Snapshots } from '../snapshot/snapshots.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { InFlightRequests } from '../pipeline/in-flight.js';
 import type { LogLevels } from '../log-levels.js';
@@ -59,6 +60,8 @@ export interface SystemServices {
   readonly maxLeaseTtl: number;
   /** Whether Vault's unauthenticated `sys/generate-root/*` is served (the config can turn it off). */
   readonly unauthedGenerateRoot: boolean;
+  /** Snapshots of the whole store (sys/storage/snapshot). */
+  readonly snapshots: Snapshots;
   /** sys/metrics. */
   readonly metrics: Metrics;
   /** sys/in-flight-req. */

@@ -139,6 +139,30 @@ export function versionInfo(meta: KeyMetadata, version: number): Record<string, 
 }
 
 /**
+ * One version of a secret as a read sees it (0: the current one): its metadata, and its data unless
+ * it is deleted or destroyed (then `data` is undefined). Undefined when the secret or the version
+ * does not exist.
+ */
+export async function readSecretVersion(
+  storage: Storage,
+  rawPath: string,
+  requested: number,
+  now: Date,
+): Promise<{ metadata: Record<string, unknown>; data: Record<string, unknown> | undefined } | undefined> {
+  const path = secretPath(rawPath);
+  const meta = await readMetadata(storage, path);
+  if (!meta) return undefined;
+  const version = requested || meta.currentVersion;
+  const state = meta.versions[String(version)];
+  if (!state) return undefined;
+  const metadata = versionInfo(meta, version);
+  if (isGone(state, now)) return { metadata, data: undefined };
+  const data = await readVersion(storage, path, version);
+  if (!data) throw new InternalError(`kv: version ${version} of a secret has metadata but no data`);
+  return { metadata, data };
+}
+
+/**
  * Vault's limits on custom_metadata: at most 64 pairs, keys up to 128 bytes, values up to 512
  * bytes, every value a string (numbers and booleans are taken as their text).
  */

@@ -3,7 +3,7 @@
  * One backend per mount; the key cache size is read from storage when the backend is built,
  * so a new cache-config size applies after a reload of the mount (spec §2.4).
  */
-import { SERVICES, FrameworkBackend, type AnyPathDefinition, type PluginContext, type PluginManifest, type TransitMetrics, type WasmCrypto } from '../../sdk/index.js';
+import { SERVICES, FrameworkBackend, type AnyPathDefinition, type OperationMetrics, type PluginContext, type PluginManifest, type WasmCrypto } from '../../sdk/index.js';
 import type { TransitContext } from './context.js';
 import { KeyStore } from './keys/key-store.js';
 import { rotateKey } from './keys/operations.js';
@@ -23,7 +23,7 @@ export async function createTransitBackend(plugin: PluginContext): Promise<Frame
   const keys = new KeyStore(plugin.storage, await readCacheSize(plugin.storage));
   const ctx: TransitContext = { keys, storage: plugin.storage, wasm, clock: plugin.clock, logger: plugin.logger };
   // Registered only while the server collects metrics.
-  const metrics = plugin.container.isRegistered(SERVICES.Metrics, true) ? plugin.container.resolve<TransitMetrics>(SERVICES.Metrics) : undefined;
+  const metrics = plugin.container.isRegistered(SERVICES.Metrics, true) ? plugin.container.resolve<OperationMetrics>(SERVICES.Metrics) : undefined;
   const cryptoPaths = new Set<(ctx: TransitContext) => AnyPathDefinition[]>([encryptionPaths, signingPaths]);
   const paths: AnyPathDefinition[] = [
     ...keysPaths(ctx),

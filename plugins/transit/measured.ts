@@ -4,13 +4,13 @@
  * batch size observed, once it has been answered. The key is read back from the key store's cache,
  * where the handler has just put it.
  */
-import type { AnyPathDefinition, Operation, TransitMetrics } from '../../sdk/index.js';
+import type { AnyPathDefinition, OperationMetrics, Operation } from '../../sdk/index.js';
 import type { KeyStore } from './keys/key-store.js';
 
 /** The writing operations: every transit crypto operation is a POST. */
 const MEASURED: readonly Operation[] = ['update', 'create'];
 
-export function measured(path: AnyPathDefinition, keys: KeyStore, metrics: TransitMetrics): AnyPathDefinition {
+export function measured(path: AnyPathDefinition, keys: KeyStore, metrics: OperationMetrics): AnyPathDefinition {
   const operation = path.pattern.split('/')[0]!;
   const operations = { ...path.operations };
   for (const name of MEASURED) {

@@ -91,4 +91,40 @@ describe('audit log', function () {
       await dir.remove();
     }
   });
+
+  it('records a batch answer as data (each ciphertext an HMAC) while the client gets the ciphertexts', async () => {
+    const dir = await tempDir();
+    const server = await startUnsealedServer({ plugins: [] });
+    try {
+      const root = server.client;
+      const file = path.join(dir.path, 'audit.log');
+      await root.put('sys/audit/file', { type: 'file', options: { file_path: file } });
+      await root.post('sys/mounts/transit', { type: 'transit' });
+      await root.post('transit/keys/orders', {});
+      const plaintexts = ['order 1', 'order 2'].map((p) => Buffer.from(p).toString('base64'));
+      const res = await root.post('transit/encrypt/orders', {
+        batch_input: [{ plaintext: plaintexts[0], reference: 'first' }, { plaintext: plaintexts[1] }, { plaintext: 'not base64!' }],
+        partial_failure_response_code: 207,
+      });
+      expect(res.status).to.equal(207);
+      const answered = res.body.data.batch_results as Array<Record<string, unknown>>;
+      expect(answered.map((r) => r.reference)).to.deep.equal(['first', '', '']);
+      expect(answered[2]!.error).to.be.a('string');
+
+      const lines = (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>); // eslint-disable-line @typescript-eslint/no-explicit-any
+      const entry = lines.find((l) => l.type === 'response' && l.request?.path === 'transit/encrypt/orders');
+      const recorded = entry?.response?.data?.batch_results as Array<Record<string, unknown>>;
+      expect(recorded).to.have.length(3);
+      const hashOf = async (input: string) => (await root.post('sys/audit-hash/file', { input })).body.data.hash as string;
+      for (let i = 0; i < 2; i++) {
+        expect(recorded[i]!.ciphertext).to.equal(await hashOf(answered[i]!.ciphertext as string));
+        expect(recorded[i]!.key_version).to.equal(1);
+      }
+      expect(recorded[0]!.reference).to.equal(await hashOf('first'));
+      expect(recorded[2]!.error).to.equal(await hashOf(answered[2]!.error as string));
+    } finally {
+      await server.close();
+      await dir.remove();
+    }
+  });
 });

@@ -5,6 +5,8 @@ export interface TestResponse {
   readonly status: number;
   readonly headers: http.IncomingHttpHeaders;
   readonly text: string;
+  /** The body's bytes as received (binary answers: snapshots). */
+  readonly bytes: Buffer;
   /** Parsed JSON, or undefined for an empty body. */
   readonly body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
@@ -32,14 +34,15 @@ export function request(baseUrl: string, method: string, path: string, options: 
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
+        const bytes = Buffer.concat(chunks);
+        const text = bytes.toString('utf8');
         let body: unknown;
         try {
           body = text === '' ? undefined : JSON.parse(text);
         } catch {
           body = undefined;
         }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body });
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, bytes, body });
       });
       res.on('error', reject);
     });

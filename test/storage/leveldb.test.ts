@@ -6,13 +6,14 @@ import { UnavailableError } from '../../core/errors.js';
 import { LevelDbStorage, StorageLockedError } from '../../storage/leveldb.js';
 import { bytes, caught, text } from './helpers.js';
 import { describeStorageContract } from './storage-contract.js';
+import { describeSnapshotContract } from './snapshot-contract.js';
 import { canChown, expectPrivateTree, modesUnder, octal, openUp } from '../helpers/files.js';
 
 async function tempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'keywarden-leveldb-'));
 }
 
-describeStorageContract('LevelDbStorage', async () => {
+async function levelDbFixture() {
   const dir = await tempDir();
   const storage = await LevelDbStorage.open(dir);
   return {
@@ -22,7 +23,10 @@ describeStorageContract('LevelDbStorage', async () => {
       await rm(dir, { recursive: true, force: true });
     },
   };
-});
+}
+
+describeStorageContract('LevelDbStorage', levelDbFixture);
+describeSnapshotContract('LevelDbStorage', levelDbFixture);
 
 describe('LevelDbStorage', () => {
   let dir: string;

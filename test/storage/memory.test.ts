@@ -3,8 +3,14 @@ import { UnavailableError } from '../../core/errors.js';
 import { MemoryStorage } from '../../storage/memory.js';
 import { caught } from './helpers.js';
 import { describeStorageContract } from './storage-contract.js';
+import { describeSnapshotContract } from './snapshot-contract.js';
 
 describeStorageContract('MemoryStorage', async () => {
+  const storage = new MemoryStorage();
+  return { storage, teardown: () => storage.close() };
+});
+
+describeSnapshotContract('MemoryStorage', async () => {
   const storage = new MemoryStorage();
   return { storage, teardown: () => storage.close() };
 });

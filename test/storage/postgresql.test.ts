@@ -6,6 +6,7 @@ import { PostgresStorage } from '../../storage/postgresql.js';
 import { createTestDatabase } from '../helpers/postgres.js';
 import { bytes, caught, text } from './helpers.js';
 import { describeStorageContract } from './storage-contract.js';
+import { describeSnapshotContract } from './snapshot-contract.js';
 
 async function openStore(url: string, options: { haEnabled?: boolean; nodeId?: string; table?: string } = {}): Promise<PostgresStorage> {
   return PostgresStorage.open({ connectionUrl: url, nodeId: options.nodeId ?? randomBytes(4).toString('hex'), ...options });
@@ -20,6 +21,12 @@ describe('PostgresStorage', function () {
   });
 
   describeStorageContract('PostgresStorage', async () => {
+    const table = `t_${randomBytes(4).toString('hex')}`;
+    const storage = await openStore(url, { table });
+    return { storage, teardown: () => storage.close() };
+  });
+
+  describeSnapshotContract('PostgresStorage', async () => {
     const table = `t_${randomBytes(4).toString('hex')}`;
     const storage = await openStore(url, { table });
     return { storage, teardown: () => storage.close() };
@@ -82,6 +89,48 @@ describe('PostgresStorage', function () {
       expect(own, 'a node does not hear its own writes').to.deep.equal([]);
       expect(text((await b.get('x/2'))!)).to.equal('2');
       expect(await b.get('x/1')).to.equal(undefined);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('tells the other nodes to drop every cache when the whole store is replaced (a snapshot restore)', async () => {
+    const a = await openStore(url, { table: 'replaced', nodeId: 'a' });
+    const b = await openStore(url, { table: 'replaced', nodeId: 'b' });
+    try {
+      const heard: unknown[] = [];
+      b.onRemoteChange((change) => heard.push(change));
+      await a.put('x/1', bytes('1'));
+      await a.replaceAll(
+        (async function* () {
+          yield { key: 'y/1', value: bytes('2') };
+        })(),
+      );
+      await b.sync();
+      expect(heard).to.deep.equal([{ keys: ['x/1'] }, { resync: true }]);
+      expect(await b.get('x/1')).to.equal(undefined);
+      expect(text((await b.get('y/1'))!)).to.equal('2');
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('refuses to replace the store from a leader another node has taken over from', async () => {
+    const a = await openStore(url, { table: 'fence_replace', nodeId: 'a', haEnabled: true });
+    const b = await openStore(url, { table: 'fence_replace', nodeId: 'b', haEnabled: true });
+    try {
+      const first = await a.ha!.tryAcquire({ nodeId: 'a', apiAddr: 'https://a' });
+      expect(first).to.not.equal(undefined);
+      await a.put('k', bytes('a'));
+      await first!.release();
+      expect(await b.ha!.tryAcquire({ nodeId: 'b', apiAddr: 'https://b' })).to.not.equal(undefined);
+      // A deposed leader that missed the change (its old epoch forced back in) must not replace the store.
+      (a as unknown as { epoch: number }).epoch = first!.epoch;
+      const err = await caught(a.replaceAll((async function* () {})()));
+      expect(err).to.be.instanceOf(NotActiveError);
+      expect(text((await b.get('k'))!)).to.equal('a');
     } finally {
       await a.close();
       await b.close();

@@ -7,6 +7,7 @@ import { readPublicKeyFile, readPublicKeyFiles } from '../operator-shares.js';
 import { registerOperatorRekey } from './operator-rekey.js';
 import { registerOperatorGenerateRoot } from './operator-generate-root.js';
 import { registerOperatorRotate } from './operator-rotate.js';
+import { registerOperatorSnapshot } from './operator-snapshot.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -123,6 +124,7 @@ export function registerOperator(program: Command, ctx: CliContext, setExit: (co
   registerOperatorRekey(operator, ctx);
   registerOperatorGenerateRoot(operator, ctx);
   registerOperatorRotate(operator, ctx);
+  registerOperatorSnapshot(operator, ctx);
 
   withClientOptions(operator.command('seal').description('Seal the server')).action(async (opts: GlobalOptions) => {
     await attempt('Error sealing', async () => (await clientFor(ctx, opts)).write('sys/seal'));

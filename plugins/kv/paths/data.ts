@@ -7,7 +7,7 @@
 import { BadRequestError, InternalError, definePath, type FieldSpecs, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
 import type { KvContext } from '../context.js';
 import { mergePatch } from '../merge-patch.js';
-import { isGone, newMetadata, putMetadata, readConfig, readMetadata, readVersion, secretPath, timestamp, versionInfo } from '../store.js';
+import { isGone, newMetadata, putMetadata, readConfig, readMetadata, readSecretVersion, readVersion, secretPath, timestamp, versionInfo } from '../store.js';
 import { addVersion, checkCas } from '../versions.js';
 
 const DATA_FIELDS = {
@@ -47,17 +47,10 @@ export function dataPath(ctx: KvContext) {
 }
 
 async function read(ctx: KvContext, input: DataInput): Promise<LogicalResponse | null> {
-  const path = secretPath(input.path);
-  const meta = await readMetadata(ctx.storage, path);
-  if (!meta) return null;
-  const version = input.version || meta.currentVersion;
-  const state = meta.versions[String(version)];
-  if (!state) return null;
-  const metadata = versionInfo(meta, version);
-  if (isGone(state, ctx.clock.now())) return { data: { data: null, metadata }, status: 404 };
-  const data = await readVersion(ctx.storage, path, version);
-  if (!data) throw new InternalError(`kv: version ${version} of a secret has metadata but no data`);
-  return { data: { data, metadata } };
+  const found = await readSecretVersion(ctx.storage, input.path, input.version, ctx.clock.now());
+  if (!found) return null;
+  if (!found.data) return { data: { data: null, metadata: found.metadata }, status: 404 };
+  return { data: { data: found.data, metadata: found.metadata } };
 }
 
 async function write(ctx: KvContext, input: DataInput): Promise<LogicalResponse> {

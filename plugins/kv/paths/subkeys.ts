@@ -2,9 +2,9 @@
  * `subkeys/:path`: the shape of a secret's data without its values: every key, with objects
  * followed down to `depth` levels (0: all the way) and every other value as null.
  */
-import { InternalError, definePath, type LogicalResponse } from '../../../sdk/index.js';
+import { definePath, type LogicalResponse } from '../../../sdk/index.js';
 import type { KvContext } from '../context.js';
-import { isGone, readMetadata, readVersion, secretPath, setOwn, versionInfo } from '../store.js';
+import { readSecretVersion, setOwn } from '../store.js';
 
 function subkeys(value: Record<string, unknown>, depth: number, level = 1): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -27,17 +27,10 @@ export function subkeysPath(ctx: KvContext) {
       read: {
         summary: "Read the keys of a secret's data, without the values.",
         handler: async (_req, input): Promise<LogicalResponse | null> => {
-          const path = secretPath(input.path);
-          const meta = await readMetadata(ctx.storage, path);
-          if (!meta) return null;
-          const version = input.version || meta.currentVersion;
-          const state = meta.versions[String(version)];
-          if (!state) return null;
-          const metadata = versionInfo(meta, version);
-          if (isGone(state, ctx.clock.now())) return { data: { subkeys: null, metadata }, status: 404 };
-          const data = await readVersion(ctx.storage, path, version);
-          if (!data) throw new InternalError(`kv: version ${version} of a secret has metadata but no data`);
-          return { data: { subkeys: subkeys(data, input.depth), metadata } };
+          const found = await readSecretVersion(ctx.storage, input.path, input.version, ctx.clock.now());
+          if (!found) return null;
+          if (!found.data) return { data: { subkeys: null, metadata: found.metadata }, status: 404 };
+          return { data: { subkeys: subkeys(found.data, input.depth), metadata: found.metadata } };
         },
       },
     },

@@ -7,6 +7,7 @@ import {
   RSA_PADDING_SCHEMES,
   batchItems,
   batchAnswer,
+  type ResultFields,
   checkAssociatedData,
   logItemFailures,
   paddingScheme,
@@ -86,11 +87,16 @@ async function decrypt(ctx: TransitContext, input: DecryptInput): Promise<Logica
   const results = opening instanceof Promise ? await opening : opening;
   logItemFailures(ctx.logger, policy.name, results);
 
-  const fields = (plaintext: string) => ({ plaintext });
-  if (!batch) return { data: fields(onlyResult(results[0]!)) };
+  if (!batch) return { data: PLAINTEXT_FIELDS.plain(onlyResult(results[0]!)) };
   // Every result carries plaintext, "" for a failed item, as clients expect (hashicorp/vault#6140).
-  return batchAnswer(raw, results, input.reference, fields, { plaintext: '' }, [], input.partial_failure_response_code);
+  return batchAnswer(raw, results, input.reference, PLAINTEXT_FIELDS, { plaintext: '' }, [], input.partial_failure_response_code);
 }
+
+/** A base64 plaintext: nothing to escape. */
+const PLAINTEXT_FIELDS: ResultFields<string> = {
+  plain: (plaintext) => ({ plaintext }),
+  text: (plaintext) => `"plaintext":"${plaintext}"`,
+};
 
 const DECRYPT_SYNOPSIS = 'Decrypt a ciphertext or a batch of ciphertexts with a named key.';
 const DECRYPT_DESCRIPTION = `

@@ -20,6 +20,7 @@ import {
   onlyResult,
   requireConsistentContext,
   type BatchItem,
+  CIPHERTEXT_FIELDS,
   admitInSlices,
   cipherCost,
   inSlices,
@@ -112,7 +113,7 @@ async function encrypt(ctx: TransitContext, req: LogicalRequest, input: EncryptI
   if (create && parsed.every((item) => item instanceof ItemError)) {
     const failures = parsed as ItemError[];
     if (!batch) onlyResult(failures[0]!);
-    return batchAnswer(raw, failures, input.reference, () => ({}), {}, [], input.partial_failure_response_code);
+    return batchAnswer(raw, failures, input.reference, CIPHERTEXT_FIELDS, {}, [], input.partial_failure_response_code);
   }
 
   const warnings: string[] = [];
@@ -137,9 +138,8 @@ async function encrypt(ctx: TransitContext, req: LogicalRequest, input: EncryptI
   const results = sealing instanceof Promise ? await sealing : sealing;
   logItemFailures(ctx.logger, policy.name, results);
 
-  const fields = (r: Encrypted) => ({ ciphertext: r.ciphertext, key_version: r.keyVersion });
-  if (!batch) return { data: fields(onlyResult(results[0]!)), ...(warnings.length ? { warnings } : {}) };
-  return batchAnswer(raw, results, input.reference, fields, {}, warnings, input.partial_failure_response_code);
+  if (!batch) return { data: CIPHERTEXT_FIELDS.plain(onlyResult(results[0]!)), ...(warnings.length ? { warnings } : {}) };
+  return batchAnswer(raw, results, input.reference, CIPHERTEXT_FIELDS, {}, warnings, input.partial_failure_response_code);
 }
 
 /** The request's own fields as a batch item; a plaintext of "" is an empty plaintext, not a missing one. */

@@ -5,6 +5,7 @@
 import { BadRequestError, definePath, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import {
+  CIPHERTEXT_FIELDS,
   ItemError,
   RSA_PADDING_SCHEMES,
   batchItems,
@@ -127,9 +128,8 @@ async function rewrap(ctx: TransitContext, input: RewrapInput): Promise<LogicalR
   const results = rewrapping instanceof Promise ? await rewrapping : rewrapping;
   logItemFailures(ctx.logger, policy.name, results);
 
-  const fields = (r: Encrypted) => ({ ciphertext: r.ciphertext, key_version: r.keyVersion });
-  if (!batch) return { data: fields(onlyResult(results[0]!)) };
-  return batchAnswer(raw, results, input.reference, fields, {}, [], input.partial_failure_response_code);
+  if (!batch) return { data: CIPHERTEXT_FIELDS.plain(onlyResult(results[0]!)) };
+  return batchAnswer(raw, results, input.reference, CIPHERTEXT_FIELDS, {}, [], input.partial_failure_response_code);
 }
 
 const REWRAP_SYNOPSIS = 'Rewrap a ciphertext or a batch of ciphertexts with the latest version of a named key.';

@@ -1,6 +1,7 @@
 /** The JSON of response bodies in pieces: the bytes JSON.stringify gives, with turns of the event loop between pieces. */
 import { expect } from 'chai';
 import { jsonBody, PIECE_CHARS } from '../../../core/http/json-pieces.js';
+import { JsonText } from '../../../core/framework/json-text.js';
 import { turnsDuring } from '../../helpers/event-loop.js';
 
 async function bytesOf(value: unknown): Promise<Buffer> {
@@ -52,5 +53,40 @@ describe('JSON of response bodies in pieces', () => {
     const chars = JSON.stringify(body).length;
     const { turns } = await turnsDuring(async () => jsonBody(body));
     expect(turns).to.be.at.least(Math.floor(chars / PIECE_CHARS));
+  });
+
+  describe('JSON text a backend wrote (JsonText)', () => {
+    /** A JsonText of `value` whose plain value must not be asked for: the HTTP layer sends the text. */
+    const written = (value: unknown) =>
+      new JsonText(JSON.stringify(value), () => {
+        throw new Error('the plain value was made');
+      });
+
+    it('sends the text where it stands in a small body, with what JSON leaves out left out around it', async () => {
+      const value = { request_id: 'r', data: { batch_results: written(results.slice(0, 3)), gone: undefined }, warnings: ['é'], list: [undefined, 1] };
+      const expected = { request_id: 'r', data: { batch_results: results.slice(0, 3) }, warnings: ['é'], list: [null, 1] };
+      const body = jsonBody(value);
+      expect(body).to.be.instanceOf(Buffer);
+      expect((body as Buffer).equals(Buffer.from(JSON.stringify(expected), 'utf8'))).to.equal(true);
+    });
+
+    it('sends the text in pieces in a large body, whether it is the large part or sits beside it', async () => {
+      const text = written(results);
+      expect(text.text.length).to.be.greaterThan(PIECE_CHARS);
+      const beside = { data: { batch_results: text, other: results.slice(0, 10_000) }, note: written({ a: 'b' }) };
+      const expected = { data: { batch_results: results, other: results.slice(0, 10_000) }, note: { a: 'b' } };
+      expect((await bytesOf(beside)).equals(Buffer.from(JSON.stringify(expected), 'utf8'))).to.equal(true);
+      expect((await bytesOf(text)).equals(Buffer.from(JSON.stringify(results), 'utf8'))).to.equal(true);
+    });
+
+    it('gives everything else the plain value, made once', () => {
+      let made = 0;
+      const text = new JsonText('[1]', () => {
+        made++;
+        return [1];
+      });
+      expect(JSON.stringify({ a: text, b: text })).to.equal('{"a":[1],"b":[1]}');
+      expect(made).to.equal(1);
+    });
   });
 });

@@ -37,6 +37,18 @@ describe('response wrapping', function () {
     });
   }
 
+  it('wraps a batch answer: the unwrapped batch_results decrypt to the batch, with their references', async () => {
+    const batch = [{ plaintext, reference: 'a' }, { plaintext: Buffer.from('two').toString('base64') }];
+    const res = await server.client.post('transit/encrypt/k', { batch_input: batch }, wrapped('1m'));
+    expect(res.status).to.equal(200);
+    expect(res.text).not.to.contain('vault:v1:');
+    const unwrapped = await new TestClient(server.address, res.body.wrap_info.token).post('sys/wrapping/unwrap', {});
+    const results = unwrapped.body.data.batch_results as Array<{ ciphertext: string; key_version: number; reference: string }>;
+    expect(results.map((r) => [r.key_version, r.reference])).to.deep.equal([[1, 'a'], [1, '']]);
+    const decrypted = await server.client.post('transit/decrypt/k', { batch_input: results.map((r) => ({ ciphertext: r.ciphertext })) });
+    expect(decrypted.body.data.batch_results.map((r: { plaintext: string }) => r.plaintext)).to.deep.equal(batch.map((item) => item.plaintext));
+  });
+
   it('unwraps once: a second unwrap, by header or by body, is refused', async () => {
     const info = (await server.client.post('transit/encrypt/k', { plaintext }, wrapped('1m'))).body.wrap_info;
     const first = await server.client.post('sys/wrapping/unwrap', { token: info.token });

@@ -41,6 +41,14 @@ describe('sys diagnostics', function () {
     expect((await client.post('sys/loggers', { level: 'debug' }, { token: reader })).status).to.equal(403);
   });
 
+  it('every new path is in the OpenAPI document', async function () {
+    const paths = (await client.get('sys/internal/specs/openapi')).body.paths;
+    for (const path of ['/sys/metrics', '/sys/host-info', '/sys/in-flight-req', '/sys/config/state/sanitized', '/sys/loggers', '/sys/loggers/{name}']) {
+      expect(paths[path], path).to.be.an('object');
+    }
+    expect(paths['/sys/metrics'].get.parameters.map((p: { name: string }) => p.name)).to.include('format');
+  });
+
   describe('sys/host-info', function () {
     it("reports the host's CPUs, disks, identity and memory in Vault's shape", async function () {
       const res = await client.get('sys/host-info');

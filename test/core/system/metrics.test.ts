@@ -156,6 +156,16 @@ describe('sys/metrics', function () {
       expect(batches.Buckets['+Inf']).to.equal(2);
     });
 
+    it('refuses to wrap the Prometheus text, and wraps the JSON', async function () {
+      const text = await client.get('sys/metrics?format=prometheus', { headers: { 'X-Vault-Wrap-TTL': '5m' } });
+      expect(text.status).to.equal(400);
+      expect(text.body.errors[0]).to.match(/not JSON and cannot be wrapped/);
+      const json = await client.get('sys/metrics', { headers: { 'X-Vault-Wrap-TTL': '5m' } });
+      expect(json.status).to.equal(200);
+      const unwrapped = await client.post('sys/wrapping/unwrap', undefined, { token: json.body.wrap_info.token });
+      expect(unwrapped.body).to.have.property('Gauges');
+    });
+
     it('refuses an unknown format, naming the field', async function () {
       const res = await client.get('sys/metrics?format=statsd');
       expect(res.status).to.equal(400);

@@ -3,12 +3,14 @@
  * the framework exactly as the host drives it (prepare → execute), without HTTP or tokens.
  */
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { pino } from 'pino';
 import { MemoryStorage } from '../../../storage/memory.js';
 import { StorageView } from '../../../storage/view.js';
 import { createRootContainer, registerValue } from '../../../core/di/container.js';
 import { TOKENS } from '../../../core/di/tokens.js';
 import type { Backend } from '../../../core/framework/backend.js';
+import { JsonText } from '../../../core/framework/json-text.js';
 import type { LogicalResponse, Operation } from '../../../core/framework/request.js';
 import { httpStatusOf, publicMessageOf } from '../../../core/errors.js';
 import { defaultMountConfig, type MountEntry } from '../../../core/mounts/mount-entry.js';
@@ -71,7 +73,7 @@ export class TransitHarness {
       if (response?.raw) return { status: response.raw.status, data: response.raw.body, warnings: [], response };
       const empty = !response || (!response.data && !response.warnings);
       const status = empty ? (operation === 'read' || operation === 'list' ? 404 : 204) : (response?.status ?? 200);
-      return { status, data: response?.data ?? null, warnings: response?.warnings ?? [], response };
+      return { status, data: response?.data ? asClientReads(response.data) : null, warnings: response?.warnings ?? [], response };
     } catch (err) {
       return { status: httpStatusOf(err), data: null, warnings: [], error: publicMessageOf(err), response: null };
     }
@@ -83,6 +85,24 @@ export class TransitHarness {
   read(path: string, data: Record<string, unknown> = {}) {
     return this.request('read', path, data);
   }
+}
+
+/**
+ * The data as a client reads it: a member written as JSON text (batch_results) is parsed from that
+ * text, after checking that it says what its plain value (what audit and wrapping read) says.
+ */
+function asClientReads(data: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(data)) {
+    if (!(value instanceof JsonText)) {
+      out[key] = value;
+      continue;
+    }
+    const sent = JSON.parse(value.text) as unknown;
+    if (!isDeepStrictEqual(sent, JSON.parse(JSON.stringify(value)))) throw new Error(`${key}: the JSON text and the plain value differ`);
+    out[key] = sent;
+  }
+  return out;
 }
 
 async function buildBackend(storage: Storage, clock: Clock): Promise<Backend> {

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { UnavailableError } from '../../../core/errors.js';
-import type { BatchOp, PhysicalStorage, Storage } from '../../../storage/storage.js';
+import type { BatchOp, PhysicalStorage, Storage, StoredEntry } from '../../../storage/storage.js';
 
 /** Key → SHA-256 of the value (hex), for every entry under the root. */
 export type Snapshot = ReadonlyMap<string, string>;
@@ -113,6 +113,18 @@ export class FaultyStorage implements PhysicalStorage {
     this.check('batch write', true);
     await this.inner.batch(ops);
     this.writes++;
+  }
+
+  entries(): AsyncIterable<StoredEntry> {
+    this.check('read', false);
+    return this.inner.entries();
+  }
+
+  async replaceAll(entries: AsyncIterable<StoredEntry>): Promise<number> {
+    this.check('batch write', true);
+    const written = await this.inner.replaceAll(entries);
+    this.writes++;
+    return written;
   }
 
   close(): Promise<void> {

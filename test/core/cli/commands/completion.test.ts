@@ -61,7 +61,8 @@ describe('keywarden completion', function () {
     it('completes the commands and the subcommands of a group', () => {
       expect(complete('keywarden ')).to.include.members(['read', 'write', 'operator', 'token', 'path-help', 'completion']);
       expect(complete('keywarden op')).to.deep.equal(['operator']);
-      expect(complete('keywarden operator ')).to.have.members(['init', 'unseal', 'seal', 'step-down', 'rekey', 'generate-root', 'rotate', 'key-status']);
+      expect(complete('keywarden operator ')).to.have.members(['init', 'unseal', 'seal', 'step-down', 'rekey', 'generate-root', 'rotate', 'key-status', 'raft', 'snapshot']);
+      expect(complete('keywarden operator raft snapshot ')).to.have.members(['save', 'restore']);
       expect(complete('keywarden token ca')).to.deep.equal(['capabilities']);
     });
 
@@ -109,7 +110,8 @@ describe('keywarden completion', function () {
 
     it('completes commands, subcommands, flags and the values of -format', () => {
       expect(complete('keywarden ')).to.include.members(['read', 'operator', 'path-help']);
-      expect(complete('keywarden operator ')).to.have.members(['init', 'unseal', 'seal', 'step-down', 'rekey', 'generate-root', 'rotate', 'key-status']);
+      expect(complete('keywarden operator ')).to.have.members(['init', 'unseal', 'seal', 'step-down', 'rekey', 'generate-root', 'rotate', 'key-status', 'raft', 'snapshot']);
+      expect(complete('keywarden operator raft snapshot ')).to.have.members(['save', 'restore']);
       expect(complete('keywarden read -')).to.include.members(['-format=', '-field=', '-ca-cert=', '-tls-skip-verify']);
       expect(complete('keywarden read -format=')).to.have.members(['table', 'json', 'yaml']);
       expect(complete('keywarden read -ca-path=')).to.deep.equal(['(files -/)']);
