@@ -72,8 +72,10 @@ export function RequestRate() {
   const peak = Math.max(0, ...rates);
   // The line's height is relative to the peak, but a trickle below 1/s stays near the bottom.
   const scale = Math.max(1, peak);
-  const step = WIDTH / (POINTS - 1);
-  const points = rates.map((rate, i) => `${(i + POINTS - rates.length) * step},${(HEIGHT - 2 - (rate / scale) * (HEIGHT - 4)).toFixed(1)}`).join(' ');
+  // The first readings spread over a short window, so a fresh chart is not a sliver at the right edge.
+  const slots = Math.max(rates.length, 10);
+  const step = WIDTH / (slots - 1);
+  const points = rates.map((rate, i) => `${((i + slots - rates.length) * step).toFixed(1)},${(HEIGHT - 2 - (rate / scale) * (HEIGHT - 4)).toFixed(1)}`).join(' ');
   return (
     <div class="rate">
       <Errors error={error} />
@@ -87,7 +89,7 @@ export function RequestRate() {
         <line x1="0" y1={HEIGHT - 1} x2={WIDTH} y2={HEIGHT - 1} class="axis" />
         {rates.length > 1 && (
           <>
-            <polygon points={`${(POINTS - rates.length) * step},${HEIGHT - 1} ${points} ${WIDTH},${HEIGHT - 1}`} class="area" />
+            <polygon points={`${((slots - rates.length) * step).toFixed(1)},${HEIGHT - 1} ${points} ${WIDTH},${HEIGHT - 1}`} class="area" />
             <polyline points={points} fill="none" class="trace" />
           </>
         )}
