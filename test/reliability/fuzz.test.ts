@@ -156,6 +156,12 @@ function checkAnswer(c: FuzzCase, res: RawResponse): void {
     expect(res.text.startsWith('KWSNAP\r\n'), what).to.equal(true);
     return;
   }
+  // The one text answer: the metrics in Prometheus's exposition format (sys/metrics?format=prometheus).
+  if (res.status === 200 && c.request.method === 'GET' && /^\/v1\/sys\/metrics\?(?:.*&)?format=prometheus(?:&|$)/.test(c.request.path)) {
+    expect(res.headers['content-type'], what).to.equal('text/plain; version=0.0.4; charset=utf-8');
+    expect(res.text, what).to.match(/^# HELP keywarden_/);
+    return;
+  }
   expect(res.headers['content-type'], what).to.equal('application/json');
   expect(res.json, what).to.be.an('object');
   if (res.status >= 400) {
