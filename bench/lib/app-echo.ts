@@ -11,6 +11,8 @@ import { listen } from '../../core/http/listener.js';
 import type { Host, HostRequest, HostResponse } from '../../core/host.js';
 
 const answering = {
+  // No path of this host takes a binary body (the real host asks its sys backend: a prefix check).
+  takesBinaryBody: () => false,
   async handle(req: HostRequest): Promise<HostResponse> {
     const plaintext = (req.body as { plaintext?: string } | undefined)?.plaintext ?? '';
     return {
