@@ -23,9 +23,10 @@ let loading: Promise<UnixDgram> | undefined;
 
 function loadUnixDgram(): Promise<UnixDgram> {
   loading ??= import('unix-dgram').catch((err: unknown) => {
-    // The code only (MODULE_NOT_FOUND, ERR_DLOPEN_FAILED): the loader's message lists install paths.
-    const code = (err as NodeJS.ErrnoException | undefined)?.code ?? 'load error';
-    throw new DatagramUnavailableError(`the unix-dgram module did not load (${code}); reinstall with its install script allowed`);
+    // The code only (ERR_MODULE_NOT_FOUND, ERR_DLOPEN_FAILED): the loader's message lists install
+    // paths. Without a code it is `bindings` not finding the addon, i.e. it was never built.
+    const code = (err as NodeJS.ErrnoException | undefined)?.code ?? 'its native addon was not built';
+    throw new DatagramUnavailableError(`the unix-dgram module did not load (${code}); reinstall Keywarden with unix-dgram's install script allowed`);
   });
   return loading;
 }
