@@ -18,6 +18,9 @@ export class DatagramUnavailableError extends Error {}
 
 type UnixDgram = typeof import('unix-dgram');
 
+/** sockaddr_un's sun_path: 108 bytes on Linux, 104 on macOS and the BSDs, the terminating NUL included. */
+const SUN_PATH_SIZE = process.platform === 'linux' ? 108 : 104;
+
 /** Loaded once per process: a module that failed to load stays unavailable until a restart. */
 let loading: Promise<UnixDgram> | undefined;
 
@@ -26,7 +29,10 @@ function loadUnixDgram(): Promise<UnixDgram> {
     // The code only (ERR_MODULE_NOT_FOUND, ERR_DLOPEN_FAILED): the loader's message lists install
     // paths. Without a code it is `bindings` not finding the addon, i.e. it was never built.
     const code = (err as NodeJS.ErrnoException | undefined)?.code ?? 'its native addon was not built';
-    throw new DatagramUnavailableError(`the unix-dgram module did not load (${code}); reinstall Keywarden with unix-dgram's install script allowed`);
+    throw new DatagramUnavailableError(
+      `the unix-dgram module did not load (${code}): an optional native addon, built when Keywarden is ` +
+        'installed if its install script may run and node-gyp finds python3, make and a C++ compiler',
+    );
   });
   return loading;
 }
@@ -35,7 +41,14 @@ function loadUnixDgram(): Promise<UnixDgram> {
 export async function openUnixDatagram(path: string, signal: AbortSignal): Promise<Connection> {
   const { createSocket } = await loadUnixDgram();
   signal.throwIfAborted();
-  const socket = createSocket('unix_dgram');
+  // The module cuts a longer path to fit sockaddr_un, which would reach some other socket.
+  if (Buffer.byteLength(path) >= SUN_PATH_SIZE) throw new Error('ENAMETOOLONG');
+  let socket: UnixDgramSocket;
+  try {
+    socket = createSocket('unix_dgram');
+  } catch (err) {
+    throw new Error(osCode(err));
+  }
   let failure: unknown;
   // connect() reports through an 'error' event, synchronously; the listener stays so that no
   // later 'error' can go unhandled.

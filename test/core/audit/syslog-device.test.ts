@@ -209,5 +209,21 @@ describe('syslog audit device', function () {
       );
       expect(err.message).to.equal(`${missing}: ENOENT; ${notASocket}: ECONNREFUSED`);
     });
+
+    it('refuses a path too long for a unix socket address instead of connecting to a shortened one', async () => {
+      // Its first 107 bytes name a listening datagram socket; the whole path names nothing.
+      const daemonPath = path.join(dir.path, 'd'.repeat(107 - dir.path.length - 1));
+      const daemon = await unixDatagramCollector(daemonPath);
+      try {
+        const tooLong = `${daemonPath}-and-more`;
+        const err = await connectFirst([tooLong], new AbortController().signal).then(
+          () => expect.fail('connected'),
+          (e: Error) => e,
+        );
+        expect(err.message).to.match(/: datagram ENAMETOOLONG, stream E[A-Z]+$/);
+      } finally {
+        await daemon.close();
+      }
+    });
   });
 });
