@@ -5,19 +5,20 @@
  * `<PRI>Mmm dd hh:mm:ss TAG[PID]: MESSAGE\n` (RFC 3164 without the host name, which the daemon adds).
  *
  * Transport, and why: syslog daemons listen on a unix socket (`/dev/log` on Linux,
- * `/var/run/syslog` on macOS, `/var/run/log` on the BSDs — tried in that order, as Go's log/syslog
- * does), usually a datagram one. Node's `dgram` has no unix datagram sockets, and a native module
- * for them would mean compiling on install, which Keywarden does not do. So this device speaks to a
- * unix *stream* socket, one newline-terminated message after another, which the daemons accept as
- * a listening source (syslog-ng's `unix-stream()`, rsyslog's `imptcp` with a `path`). The option
- * `socket_path` (Keywarden's own) names that socket; when a default path turns out to be a
- * datagram socket the error says so. A stream also carries entries of any size, where a datagram
- * would cut large entries off.
+ * `/var/run/syslog` on macOS, `/var/run/log` on the BSDs), nearly always a datagram one (rsyslog's
+ * imuxsock, journald, macOS's syslogd); some are set up with a stream socket instead (syslog-ng's
+ * `unix-stream()`, rsyslog's `imptcp` with a `path`). As Go's log/syslog does, the device tries
+ * every path as a datagram socket, then every path as a stream socket, and keeps the first that
+ * connects; the option `socket_path` (Keywarden's own) names the one socket to use instead. Node
+ * has no unix datagram sockets, so those go through the native module `unix-dgram`, loaded only
+ * here (see unix-datagram.ts). A datagram carries one entry up to the socket's send buffer size
+ * (about 200 KiB on Linux); a larger entry fails its write, where a stream would carry it.
  */
 import { BadRequestError } from '../errors.js';
 import type { AuditEntry } from './entry.js';
 import { parseCommonOptions, serializeEntry, type AuditDevice, type DeviceSettings } from './device.js';
 import { openConnection, SocketSink, type Connection } from './socket-sink.js';
+import { DatagramUnavailableError, openUnixDatagram } from './unix-datagram.js';
 
 export const SYSLOG_DEVICE_OPTIONS = ['facility', 'tag', 'socket_path'] as const;
 
@@ -95,21 +96,46 @@ export class SyslogAuditDevice implements AuditDevice {
 }
 
 /**
- * Connects to the first of `paths` that accepts a stream connection; rejects naming each path and
- * why it failed (EPROTOTYPE, explained: a datagram socket).
+ * Connects to the first of `paths` that accepts a datagram connection, else to the first that
+ * accepts a stream connection (the order of Go's log/syslog); rejects naming each path and why
+ * it failed.
  */
 export async function connectFirst(paths: readonly string[], signal: AbortSignal): Promise<Connection> {
-  const failures: string[] = [];
+  const datagramFailures: unknown[] = [];
   for (const path of paths) {
+    try {
+      return await openUnixDatagram(path, signal);
+    } catch (err) {
+      datagramFailures.push(err);
+      if (signal.aborted) throw err;
+    }
+  }
+  const failures: string[] = [];
+  for (const [i, path] of paths.entries()) {
     try {
       return await openConnection({ kind: 'unix', path }, signal);
     } catch (err) {
-      const code = err instanceof Error ? err.message : String(err);
-      failures.push(`${path}: ${code === 'EPROTOTYPE' ? 'a datagram socket (set socket_path to a stream socket the daemon listens on)' : code}`);
+      failures.push(`${path}: ${whyNeither(datagramFailures[i], err)}`);
       if (signal.aborted) break;
     }
   }
   throw new Error(failures.join('; '));
+}
+
+/** One path's failure, from its datagram and its stream attempt: the code when both agree, else both. */
+function whyNeither(datagram: unknown, stream: unknown): string {
+  const streamCode = messageOf(stream);
+  if (datagram instanceof DatagramUnavailableError) {
+    // Only a stream connection was tried: EPROTOTYPE says the socket was a datagram one.
+    return streamCode === 'EPROTOTYPE' ? `a datagram socket, and ${datagram.message}` : streamCode;
+  }
+  const datagramCode = messageOf(datagram);
+  if (datagramCode === streamCode) return streamCode;
+  return `datagram ${datagramCode}, stream ${streamCode}`;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** Go's time.Stamp in local time: `Jan _2 15:04:05`. */

@@ -1,10 +1,15 @@
 /**
- * Real collectors for the socket and syslog audit devices: a TCP server, a UDP socket and a unix
- * stream server, each keeping every line (or datagram) it received and counting its connections.
+ * Real collectors for the socket and syslog audit devices: a TCP server, a UDP socket, a unix
+ * stream server and a unix datagram socket (as a syslog daemon binds `/dev/log`), each keeping
+ * every line (or datagram) it received and counting its connections.
  */
+import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
+import { unlink } from 'node:fs/promises';
+import { createSocket as createUnixDatagramSocket } from 'unix-dgram';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 
 export interface Collector {
   /** `127.0.0.1:port`, or the socket path. */
@@ -117,6 +122,92 @@ export async function datagramCollector(): Promise<Collector> {
     pause: () => undefined,
     resume: () => undefined,
     close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
+  };
+}
+
+/**
+ * A unix datagram socket bound at `path`, as rsyslog or journald binds `/dev/log`; each datagram
+ * is one message. Closing it leaves the socket file behind, as a daemon that died does; binding
+ * again at the same path replaces the file, as a restarted daemon does.
+ */
+export async function unixDatagramCollector(path: string): Promise<Collector> {
+  const lines: string[] = [];
+  await unlink(path).catch(() => undefined);
+  const socket = createUnixDatagramSocket('unix_dgram', (message) => lines.push(message.toString('utf8').replace(/\n$/, '')));
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.once('listening', resolve);
+    socket.bind(path);
+  });
+  let closed = false;
+  return {
+    address: path,
+    lines,
+    connections: 0,
+    open: 0,
+    waitFor: waiter(lines),
+    dropConnections: async () => undefined,
+    pause: () => undefined,
+    resume: () => undefined,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      socket.close();
+    },
+  };
+}
+
+/**
+ * A datagram daemon in its own process that stops reading for `stallMs` after its first message,
+ * as a busy rsyslog does: its queue (the kernel's `max_dgram_qlen`, 10 or so) fills and senders
+ * see EAGAIN until it reads again. Each message comes back as one line on the child's stdout.
+ */
+export async function stallingUnixDatagramCollector(path: string, stallMs: number): Promise<Collector> {
+  const lines: string[] = [];
+  await unlink(path).catch(() => undefined);
+  const script = `
+    const { createSocket } = require('unix-dgram');
+    let stalled = false;
+    const socket = createSocket('unix_dgram', (message) => {
+      process.stdout.write(message.toString('utf8').replace(/\\n$/, '') + '\\n');
+      if (!stalled) {
+        stalled = true;
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Number(process.argv[2]));
+      }
+    });
+    socket.on('listening', () => process.stdout.write('listening\\n'));
+    socket.bind(process.argv[1]);`;
+  // Run from the project root, where unix-dgram resolves.
+  const child = spawn(process.execPath, ['-e', script, path, String(stallMs)], { cwd: fileURLToPath(new URL('../../../..', import.meta.url)), stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let buffered = '';
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the datagram daemon exited (${code}) before listening`)));
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      buffered += chunk;
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        if (line === 'listening') resolve();
+        else lines.push(line);
+      }
+    });
+  });
+  return {
+    address: path,
+    lines,
+    connections: 0,
+    open: 0,
+    waitFor: waiter(lines),
+    dropConnections: async () => undefined,
+    pause: () => undefined,
+    resume: () => undefined,
+    close: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
   };
 }
 

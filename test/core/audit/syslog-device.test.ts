@@ -1,6 +1,7 @@
 /**
- * The `syslog` audit device against a syslog listener on a unix stream socket this test owns
- * (`socket_path`), enabled over HTTP; and the search through the default socket paths.
+ * The `syslog` audit device against syslog listeners this test owns (`socket_path`), on a unix
+ * stream socket and on a unix datagram socket (what rsyslog and journald bind at `/dev/log`),
+ * enabled over HTTP; and the search through the socket paths.
  */
 import { expect } from 'chai';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -9,7 +10,7 @@ import { startUnsealedServer, tempDir } from '../../helpers/server.js';
 import type { TestClient } from '../../helpers/http.js';
 import type { RunningServer } from '../../../core/server.js';
 import { connectFirst } from '../../../core/audit/syslog-device.js';
-import { streamCollector, type Collector } from './listeners.js';
+import { stallingUnixDatagramCollector, streamCollector, unixDatagramCollector, type Collector } from './listeners.js';
 
 type Server = RunningServer & { client: TestClient; rootToken: string };
 
@@ -37,8 +38,8 @@ describe('syslog audit device', function () {
   });
 
   /** The parsed syslog messages whose entry is about `notePath`. */
-  function messagesFor(notePath: string) {
-    return collector.lines
+  function messagesFor(notePath: string, from: Collector = collector) {
+    return from.lines
       .map((line) => {
         const m = SYSLOG_LINE.exec(line);
         if (!m) throw new Error(`not a syslog message: ${line.slice(0, 120)}`);
@@ -102,7 +103,87 @@ describe('syslog audit device', function () {
     }
   });
 
+  describe('to a unix datagram socket, as the daemon listens on /dev/log', () => {
+    let daemon: Collector;
+    let daemonPath: string;
+
+    beforeEach(async () => {
+      daemonPath = path.join(dir.path, 'dev-log');
+      daemon = await unixDatagramCollector(daemonPath);
+    });
+    afterEach(async () => {
+      await daemon.close();
+    });
+
+    it('sends each entry as one datagram with the priority, timestamp, tag and pid, hashed like every device', async () => {
+      const enabled = await server.client.post('sys/audit/syslog', { type: 'syslog', options: { socket_path: daemonPath, facility: 'LOCAL3', tag: 'kw' } });
+      expect(enabled.status, enabled.text).to.equal(204);
+      expect((await server.client.post('notes/notes/a', { text: 'said only to the barrier' })).status).to.equal(204);
+      await daemon.waitFor(() => messagesFor('notes/notes/a', daemon).length === 2);
+
+      const [request, response] = messagesFor('notes/notes/a', daemon);
+      expect(request!.pri).to.equal(19 * 8 + 6);
+      expect(request!.tag).to.equal('kw');
+      expect(request!.pid).to.equal(process.pid);
+      expect([request!.entry.type, response!.entry.type]).to.deep.equal(['request', 'response']);
+      const hash = (await server.client.post('sys/audit-hash/syslog', { input: 'said only to the barrier' })).body.data.hash as string;
+      expect(request!.entry.request.data.text).to.equal(hash);
+      expect(daemon.lines.join('\n')).not.to.contain('said only to the barrier');
+      expect(collector.lines, 'nothing went to the stream listener').to.deep.equal([]);
+    });
+
+    it('refuses requests (503, nothing stored) while the daemon is gone, and reaches it again once it is back', async () => {
+      expect((await server.client.post('sys/audit/syslog', { type: 'syslog', options: { socket_path: daemonPath } })).status).to.equal(204);
+      expect((await server.client.post('notes/notes/c', { text: 'x' })).status).to.equal(204);
+      await daemon.waitFor(() => messagesFor('notes/notes/c', daemon).length === 2);
+
+      // Died, its socket file left behind: the connected socket and a new one are both refused.
+      await daemon.close();
+      const refused = await server.client.post('notes/notes/d', { text: 'x' });
+      expect(refused.status, refused.text).to.equal(503);
+
+      daemon = await unixDatagramCollector(daemonPath);
+      expect((await server.client.post('notes/notes/e', { text: 'x' })).status).to.equal(204);
+      await daemon.waitFor(() => messagesFor('notes/notes/e', daemon).length === 2);
+      expect((await server.client.get('notes/notes/d')).status).to.equal(404);
+      // Only the read just made (its request and response): the refused write reached no daemon.
+      await daemon.waitFor(() => messagesFor('notes/notes/d', daemon).length === 2);
+      expect(messagesFor('notes/notes/d', daemon).map((m) => m.entry.request.operation)).to.deep.equal(['read', 'read']);
+    });
+
+    it("holds entries while a busy daemon's queue is full and sends them once it reads again, none lost", async () => {
+      const busyPath = path.join(dir.path, 'busy-log');
+      const busy = await stallingUnixDatagramCollector(busyPath, 700);
+      try {
+        expect((await server.client.post('sys/audit/syslog', { type: 'syslog', options: { socket_path: busyPath } })).status).to.equal(204);
+        const writes = await Promise.all(Array.from({ length: 30 }, (_, i) => server.client.post(`notes/notes/n${i}`, { text: 'x' })));
+        expect(writes.map((w) => w.status)).to.deep.equal(writes.map(() => 204));
+        for (let i = 0; i < 30; i++) await busy.waitFor(() => messagesFor(`notes/notes/n${i}`, busy).length === 2);
+      } finally {
+        await busy.close();
+      }
+    });
+  });
+
   describe('finding the daemon', () => {
+    it('prefers a datagram socket to a stream socket, as Go\'s log/syslog does', async () => {
+      const daemonPath = path.join(dir.path, 'dev-log');
+      const daemon = await unixDatagramCollector(daemonPath);
+      try {
+        const connection = await connectFirst([socketPath, daemonPath], new AbortController().signal);
+        try {
+          await connection.send(Buffer.from('<14>hello\n'));
+          await daemon.waitFor((lines) => lines.includes('<14>hello'));
+          expect(collector.connections).to.equal(0);
+        } finally {
+          connection.close();
+        }
+      } finally {
+        await daemon.close();
+      }
+    });
+
+
     it('connects to the first path that accepts a stream connection, skipping missing ones and non-sockets', async () => {
       const missing = path.join(dir.path, 'missing.sock');
       const notASocket = path.join(dir.path, 'plain-file');
@@ -127,6 +208,22 @@ describe('syslog audit device', function () {
         (e: Error) => e,
       );
       expect(err.message).to.equal(`${missing}: ENOENT; ${notASocket}: ECONNREFUSED`);
+    });
+
+    it('refuses a path too long for a unix socket address instead of connecting to a shortened one', async () => {
+      // Its first 107 bytes name a listening datagram socket; the whole path names nothing.
+      const daemonPath = path.join(dir.path, 'd'.repeat(107 - dir.path.length - 1));
+      const daemon = await unixDatagramCollector(daemonPath);
+      try {
+        const tooLong = `${daemonPath}-and-more`;
+        const err = await connectFirst([tooLong], new AbortController().signal).then(
+          () => expect.fail('connected'),
+          (e: Error) => e,
+        );
+        expect(err.message).to.match(/: datagram ENAMETOOLONG, stream E[A-Z]+$/);
+      } finally {
+        await daemon.close();
+      }
     });
   });
 });
