@@ -1,5 +1,5 @@
 /** Building blocks every page uses: forms that show the server's errors, confirmations, copy buttons, batch input. */
-import { cloneElement, toChildArray, type ComponentChildren, type TargetedEvent } from 'preact';
+import { cloneElement, toChildArray, type ComponentChildren, type RefObject, type TargetedEvent } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.js';
 
@@ -126,26 +126,7 @@ export function Form(props: {
         else props.onSubmit();
       }}
     >
-      {props.confirm && (
-        <dialog ref={dialog} class="confirm" aria-label={`Confirm: ${props.submit}`}>
-          <p>{props.confirm}</p>
-          <div class="actions">
-            <button type="button" onClick={() => dialog.current?.close()} autofocus>
-              Cancel
-            </button>
-            <button
-              type="button"
-              class="danger"
-              onClick={() => {
-                dialog.current?.close();
-                props.onSubmit();
-              }}
-            >
-              Confirm
-            </button>
-          </div>
-        </dialog>
-      )}
+      {props.confirm && <ConfirmDialog dialog={dialog} action={props.submit} message={props.confirm} onConfirm={props.onSubmit} />}
       {props.children}
       <div class="actions">
         <button type="submit" class="primary" disabled={props.busy}>
@@ -168,25 +149,32 @@ export function ConfirmButton(props: { label: string; message: string; onConfirm
       <button type="button" class={props.class ?? 'danger'} onClick={() => dialog.current?.showModal()}>
         {props.label}
       </button>
-      <dialog ref={dialog} class="confirm" aria-label={`Confirm: ${props.label}`}>
-        <p>{props.message}</p>
-        <div class="actions">
-          <button type="button" onClick={() => dialog.current?.close()} autofocus>
-            Cancel
-          </button>
-          <button
-            type="button"
-            class="danger"
-            onClick={() => {
-              dialog.current?.close();
-              props.onConfirm();
-            }}
-          >
-            Confirm
-          </button>
-        </div>
-      </dialog>
+      <ConfirmDialog dialog={dialog} action={props.label} message={props.message} onConfirm={props.onConfirm} />
     </>
+  );
+}
+
+/** The modal that asks before a destructive action: "Cancel" (focused first) or "Confirm", which runs it. */
+function ConfirmDialog(props: { dialog: RefObject<HTMLDialogElement | null>; action: string; message: string; onConfirm: () => unknown }) {
+  return (
+    <dialog ref={props.dialog} class="confirm" aria-label={`Confirm: ${props.action}`}>
+      <p>{props.message}</p>
+      <div class="actions">
+        <button type="button" onClick={() => props.dialog.current?.close()} autofocus>
+          Cancel
+        </button>
+        <button
+          type="button"
+          class="danger"
+          onClick={() => {
+            props.dialog.current?.close();
+            props.onConfirm();
+          }}
+        >
+          Confirm
+        </button>
+      </div>
+    </dialog>
   );
 }
 
