@@ -112,8 +112,13 @@ export async function datagramCollector(): Promise<Collector> {
   const socket = createSocket('udp4');
   socket.on('message', (message) => lines.push(message.toString('utf8').replace(/\n$/, '')));
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  return connectionless(`127.0.0.1:${socket.address().port}`, lines, () => new Promise<void>((resolve) => socket.close(() => resolve())));
+}
+
+/** A datagram collector: no connections to count, drop, pause or resume. */
+function connectionless(address: string, lines: string[], close: () => Promise<void>): Collector {
   return {
-    address: `127.0.0.1:${socket.address().port}`,
+    address,
     lines,
     connections: 0,
     open: 0,
@@ -121,7 +126,7 @@ export async function datagramCollector(): Promise<Collector> {
     dropConnections: async () => undefined,
     pause: () => undefined,
     resume: () => undefined,
-    close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
+    close,
   };
 }
 
@@ -140,21 +145,11 @@ export async function unixDatagramCollector(path: string): Promise<Collector> {
     socket.bind(path);
   });
   let closed = false;
-  return {
-    address: path,
-    lines,
-    connections: 0,
-    open: 0,
-    waitFor: waiter(lines),
-    dropConnections: async () => undefined,
-    pause: () => undefined,
-    resume: () => undefined,
-    close: async () => {
-      if (closed) return;
-      closed = true;
-      socket.close();
-    },
-  };
+  return connectionless(path, lines, async () => {
+    if (closed) return;
+    closed = true;
+    socket.close();
+  });
 }
 
 /**
@@ -195,20 +190,10 @@ export async function stallingUnixDatagramCollector(path: string, stallMs: numbe
       }
     });
   });
-  return {
-    address: path,
-    lines,
-    connections: 0,
-    open: 0,
-    waitFor: waiter(lines),
-    dropConnections: async () => undefined,
-    pause: () => undefined,
-    resume: () => undefined,
-    close: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
-    },
-  };
+  return connectionless(path, lines, async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  });
 }
 
 /** The audit entries among `lines` (JSON after `prefix`), for request id or path lookups. */
