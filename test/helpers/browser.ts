@@ -9,7 +9,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { createBrotliDecompress } from 'node:zlib';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
 
 /** The package's root and version: the nearest folder above its entry point whose package.json names it. */
 function packageRoot(): { root: string; version: string } {
@@ -52,4 +52,26 @@ export async function launchBrowser(): Promise<Browser> {
     chromiumSandbox: false,
     args: ['--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
   });
+}
+
+/** Where the browser tests save their screenshots (`test-output/ui`, ignored by git). */
+export const UI_SCREENSHOTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test-output/ui');
+
+/**
+ * A page in a fresh context of `browser`, 15 s per step, that records each Content-Security-Policy
+ * violation the console reports and each uncaught page error into `record`.
+ */
+export async function watchedPage(
+  browser: Browser,
+  options: BrowserContextOptions,
+  record: { readonly cspViolations: string[]; readonly pageErrors: string[] },
+): Promise<Page> {
+  const context = await browser.newContext(options);
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  page.on('console', (message) => {
+    if (/Content.Security.Policy/i.test(message.text())) record.cspViolations.push(message.text());
+  });
+  page.on('pageerror', (err) => record.pageErrors.push(err.message));
+  return page;
 }

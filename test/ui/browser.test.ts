@@ -7,14 +7,12 @@
 import { expect } from 'chai';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, UI_SCREENSHOTS, watchedPage } from '../helpers/browser.js';
 import { startTestServer, tempDir } from '../helpers/server.js';
 import { TestClient } from '../helpers/http.js';
 import type { RunningServer } from '../../core/server.js';
 
-const OUTPUT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test-output/ui');
 
 describe('the web UI in a real browser (ui/)', function () {
   this.timeout(120_000);
@@ -27,21 +25,15 @@ describe('the web UI in a real browser (ui/)', function () {
   let rootToken = '';
   let appToken = '';
 
-  const shot = (name: string) => page.screenshot({ path: path.join(OUTPUT, `${name}.png`), fullPage: true });
+  const shot = (name: string) => page.screenshot({ path: path.join(UI_SCREENSHOTS, `${name}.png`), fullPage: true });
   const section = (name: string) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true });
 
   before(async function () {
     this.timeout(300_000);
-    mkdirSync(OUTPUT, { recursive: true });
+    mkdirSync(UI_SCREENSHOTS, { recursive: true });
     server = await startTestServer({ ui: true });
     browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, permissions: ['clipboard-read', 'clipboard-write'] });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on('console', (message) => {
-      if (/Content.Security.Policy/i.test(message.text())) cspViolations.push(message.text());
-    });
-    page.on('pageerror', (err) => pageErrors.push(err.message));
+    page = await watchedPage(browser, { viewport: { width: 1280, height: 800 }, permissions: ['clipboard-read', 'clipboard-write'] }, { cspViolations, pageErrors });
   });
 
   afterEach(async function () {

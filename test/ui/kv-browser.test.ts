@@ -8,14 +8,12 @@
 import { expect } from 'chai';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, UI_SCREENSHOTS, watchedPage } from '../helpers/browser.js';
 import { startUnsealedServer } from '../helpers/server.js';
 import type { TestClient } from '../helpers/http.js';
 import type { RunningServer } from '../../core/server.js';
 
-const OUTPUT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test-output/ui');
 
 describe('the web UI in a real browser: KV browser and request rate (ui/pages/kv.tsx, ui/request-rate.tsx)', function () {
   this.timeout(120_000);
@@ -25,7 +23,7 @@ describe('the web UI in a real browser: KV browser and request rate (ui/pages/kv
   const cspViolations: string[] = [];
   const pageErrors: string[] = [];
 
-  const shot = (name: string) => page.screenshot({ path: path.join(OUTPUT, `${name}.png`), fullPage: true });
+  const shot = (name: string) => page.screenshot({ path: path.join(UI_SCREENSHOTS, `${name}.png`), fullPage: true });
   const section = (name: string) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true });
   const signIn = async (token: string) => {
     if (await page.getByRole('button', { name: 'Sign out' }).isVisible()) await page.getByRole('button', { name: 'Sign out' }).click();
@@ -37,16 +35,10 @@ describe('the web UI in a real browser: KV browser and request rate (ui/pages/kv
 
   before(async function () {
     this.timeout(300_000);
-    mkdirSync(OUTPUT, { recursive: true });
+    mkdirSync(UI_SCREENSHOTS, { recursive: true });
     server = await startUnsealedServer({ ui: true });
     browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on('console', (message) => {
-      if (/Content.Security.Policy/i.test(message.text())) cspViolations.push(message.text());
-    });
-    page.on('pageerror', (err) => pageErrors.push(err.message));
+    page = await watchedPage(browser, { viewport: { width: 1280, height: 800 } }, { cspViolations, pageErrors });
     await page.goto(`${server.address}/ui/`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await signIn(server.rootToken);

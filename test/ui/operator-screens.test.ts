@@ -9,14 +9,12 @@ import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, UI_SCREENSHOTS, watchedPage } from '../helpers/browser.js';
 import { startUnsealedServer } from '../helpers/server.js';
 import type { TestClient } from '../helpers/http.js';
 import type { RunningServer } from '../../core/server.js';
 
-const OUTPUT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test-output/ui');
 
 describe('the web UI in a real browser: configuration, lists and tools (ui/pages/*)', function () {
   this.timeout(120_000);
@@ -26,14 +24,14 @@ describe('the web UI in a real browser: configuration, lists and tools (ui/pages
   const cspViolations: string[] = [];
   const pageErrors: string[] = [];
 
-  const shot = (name: string) => page.screenshot({ path: path.join(OUTPUT, `${name}.png`), fullPage: true });
+  const shot = (name: string) => page.screenshot({ path: path.join(UI_SCREENSHOTS, `${name}.png`), fullPage: true });
   const section = (name: string) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true });
   const confirm = () => page.getByRole('dialog').getByRole('button', { name: 'Confirm' }).click();
   const output = async (label: string) => String(await page.getByLabel(label, { exact: true }).textContent());
 
   before(async function () {
     this.timeout(300_000);
-    mkdirSync(OUTPUT, { recursive: true });
+    mkdirSync(UI_SCREENSHOTS, { recursive: true });
     server = await startUnsealedServer({ ui: true });
     const admin = server.client;
     expect((await admin.post('sys/auth/cloud', { type: 'cloud' })).status).to.equal(204);
@@ -41,13 +39,7 @@ describe('the web UI in a real browser: configuration, lists and tools (ui/pages
     expect((await admin.post('transit/keys/orders', { type: 'aes256-gcm96' })).status).to.be.oneOf([200, 204]);
     expect((await admin.post('transit/keys/signer', { type: 'ed25519' })).status).to.be.oneOf([200, 204]);
     browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on('console', (message) => {
-      if (/Content.Security.Policy/i.test(message.text())) cspViolations.push(message.text());
-    });
-    page.on('pageerror', (err) => pageErrors.push(err.message));
+    page = await watchedPage(browser, { viewport: { width: 1280, height: 900 } }, { cspViolations, pageErrors });
     await page.goto(`${server.address}/ui/`);
     await page.getByLabel('Token', { exact: true }).fill(server.rootToken);
     await page.getByRole('button', { name: 'Sign in' }).click();
