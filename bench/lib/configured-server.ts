@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { jsonRequest } from './server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -46,16 +47,7 @@ export async function startConfiguredServer(extra: Record<string, unknown> = {})
   try {
     const address = await listeningAddress(child, () => output);
     let token = '';
-    const request = async (method: string, p: string, body?: unknown) => {
-      const res = await fetch(`${address}/v1/${p}`, {
-        method,
-        headers: { 'X-Vault-Token': token, 'Content-Type': 'application/json' },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await res.text();
-      if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${text}`);
-      return text ? JSON.parse(text) : undefined;
-    };
+    const request = jsonRequest(address, () => token);
     const init = await request('PUT', 'sys/init', { secret_shares: 1, secret_threshold: 1 });
     await request('PUT', 'sys/unseal', { key: init.keys[0] });
     token = init.root_token;

@@ -49,20 +49,25 @@ export async function startBenchServer(root = ROOT): Promise<BenchServer> {
     token,
     child,
     startupMs,
-    async request(method, p, body) {
-      const res = await fetch(`${address}/v1/${p}`, {
-        method,
-        headers: { 'X-Vault-Token': token, 'Content-Type': 'application/json' },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await res.text();
-      if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${text}`);
-      return text ? JSON.parse(text) : undefined;
-    },
+    request: jsonRequest(address, () => token),
     async stop() {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
       await rm(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** A JSON request to a bench server's API with the token `token()` gives; an error answer throws. */
+export function jsonRequest(address: string, token: () => string) {
+  return async (method: string, p: string, body?: unknown): Promise<any> => { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const res = await fetch(`${address}/v1/${p}`, {
+      method,
+      headers: { 'X-Vault-Token': token(), 'Content-Type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${text}`);
+    return text ? JSON.parse(text) : undefined;
   };
 }
