@@ -14,8 +14,19 @@ export class Admission {
   /** Exclusive work runs one at a time. */
   private queue: Promise<unknown> = Promise.resolve();
 
-  /** A request comes in (waits while exclusive work runs). */
-  async enter(): Promise<void> {
+  /**
+   * A request comes in: at once (undefined) unless exclusive work runs, and then a promise that
+   * resolves once it may. Not an async function, so the usual case costs every request no turn.
+   */
+  enter(): Promise<void> | undefined {
+    if (!this.paused) {
+      this.active++;
+      return undefined;
+    }
+    return this.enterLater();
+  }
+
+  private async enterLater(): Promise<void> {
     while (this.paused) await this.paused;
     this.active++;
   }

@@ -87,7 +87,8 @@ export class Pipeline {
   async handle(http: HostRequest): Promise<HostResponse> {
     const id = randomUUID();
     const started = performance.now();
-    await this.admission.enter();
+    const admitted = this.admission.enter();
+    if (admitted) await admitted;
     const observed: Observed = { route: undefined, operation: 'none' };
     this.inFlight.add(id, http);
     let response: HostResponse;
