@@ -9,7 +9,7 @@ import { Barrier } from '../storage/barrier.js';
 import type { PhysicalStorage } from '../storage/storage.js';
 import { isShared } from '../storage/storage.js';
 import type { HaManager } from './ha/ha-manager.js';
-import { RemoteChanges } from './ha/remote-changes.js';
+import { joinCluster } from './ha/cluster-node.js';
 import { TOKENS } from './di/tokens.js';
 import { createRootContainer, registerValue, type DependencyContainer } from './di/container.js';
 import type { Backend } from './framework/backend.js';
@@ -30,7 +30,8 @@ import { systemClock, type Clock } from './clock.js';
 import { HostState } from './host-state.js';
 import { Pipeline } from './pipeline/pipeline.js';
 import { ResponseWrapper } from './wrapping/wrapper.js';
-import { StandbyStrategy } from './pipeline/standby.js';
+import type { StandbyStrategy } from './pipeline/standby.js';
+import { PeriodicWork } from './periodic-work.js';
 import type { HostRequest, HostResponse } from './pipeline/types.js';
 import { VERSION } from './version.js';
 import { Snapshots } from './snapshot/snapshots.js';
@@ -91,8 +92,7 @@ export class Host {
   private readonly pipeline: Pipeline;
   private readonly standby: StandbyStrategy | undefined;
   private readonly logger: Logger;
-  private periodicTimer: NodeJS.Timeout | undefined;
-  private periodicRunning = false;
+  private readonly periodic: PeriodicWork;
 
   constructor(options: HostOptions) {
     this.logger = options.logger;
@@ -193,26 +193,8 @@ export class Host {
 
     if (options.ha) {
       if (!shared) throw new Error('HA needs a shared physical store');
-      const ha = options.ha;
-      this.ha = ha;
-      const changes = new RemoteChanges({ barrier: this.barrier, state: this.state, audit: this.audit, policies: this.policies, tokens: this.tokens, ha, logger: this.logger });
-      const standby = new StandbyStrategy({ ha, shared, barrier: this.barrier, state: this.state, changes, system: this.system, logger: this.logger });
-      this.standby = standby;
-      this.barrier.setWriteGuard(() => standby.refuseWrites());
-      shared.onRemoteChange((change) => changes.apply(change));
-      ha.attach(
-        {
-          // The node won the election: catch up with every change, then load what is missing.
-          promote: async () => {
-            await shared.sync();
-            await changes.settled();
-            await this.state.load();
-            await this.tokens.ensureSecrets();
-          },
-          demote: (reason) => this.logger.info({ reason }, 'standby: writes are forwarded to the active node'),
-        },
-        standby.signer,
-      );
+      this.ha = options.ha;
+      this.standby = joinCluster({ ha: options.ha, shared, barrier: this.barrier, state: this.state, audit: this.audit, policies: this.policies, tokens: this.tokens, system: this.system, logger: this.logger });
     }
 
     this.pipeline = new Pipeline({
@@ -230,11 +212,10 @@ export class Host {
       ...(this.metrics.enabled ? { metrics: this.metrics } : {}),
     });
 
-    const interval = options.periodicIntervalMs ?? 60_000;
-    if (interval > 0) {
-      this.periodicTimer = setInterval(() => void this.runPeriodic(), interval);
-      this.periodicTimer.unref();
-    }
+    this.periodic = new PeriodicWork(
+      { barrier: this.barrier, tokens: this.tokens, mounts: () => this.state.mounts, ha: this.ha, logger: this.logger },
+      options.periodicIntervalMs ?? 60_000,
+    );
   }
 
   /** The live mount table; undefined while sealed. */
@@ -252,36 +233,14 @@ export class Host {
     return this.pipeline.takesBinaryBody(path);
   }
 
-  /**
-   * Runs every backend's periodic hook, the token expiry sweep and the barrier's automatic
-   * rotation check once (the timer calls this). In an HA cluster only the active node does:
-   * periodic work happens once per cluster, and only one node may rotate the keyring.
-   */
-  async runPeriodic(): Promise<void> {
-    const table = this.state.mounts;
-    if (this.periodicRunning || !table) return;
-    if (this.ha && this.ha.state !== 'active') return;
-    this.periodicRunning = true;
-    try {
-      await table.runPeriodic();
-      const swept = await this.tokens.sweepExpired();
-      if (swept > 0) this.logger.info({ swept }, 'expired tokens removed');
-    } catch (err) {
-      this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'periodic work failed');
-    }
-    try {
-      await this.rotateBarrierIfDue();
-    } catch (err) {
-      this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'automatic barrier key rotation failed');
-    } finally {
-      this.periodicRunning = false;
-    }
+  /** Runs the periodic work once (the timer's; see PeriodicWork). */
+  runPeriodic(): Promise<void> {
+    return this.periodic.run();
   }
 
   /** Stops the timer and seals; the physical store is closed by its owner. */
   async shutdown(): Promise<void> {
-    if (this.periodicTimer) clearInterval(this.periodicTimer);
-    this.periodicTimer = undefined;
+    this.periodic.stop();
     this.metrics.close();
     await this.seal.seal();
   }
@@ -292,17 +251,6 @@ export class Host {
     this.ha.enterStandby();
     await this.state.loadReadOnly();
     this.ha.join();
-  }
-
-  /**
-   * Rotates the barrier key when `sys/rotate/config` says it is due; otherwise stores the
-   * encryption count, so it outlives this process.
-   */
-  private async rotateBarrierIfDue(): Promise<void> {
-    const reason = this.barrier.rotationDue();
-    if (!reason) return this.barrier.flushEncryptions();
-    const status = await this.barrier.rotate();
-    this.logger.info({ reason, term: status.term }, 'barrier key rotated automatically');
   }
 
   private async beforeSeal(): Promise<void> {

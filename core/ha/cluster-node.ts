@@ -1,0 +1,51 @@
+/**
+ * How a host joins an HA cluster over a shared store: remote changes are applied to its caches, a
+ * standby refuses its own writes and forwards requests (StandbyStrategy), and on winning the
+ * election the node catches up with every change before it loads what is missing.
+ */
+import type { Logger } from 'pino';
+import type { Barrier } from '../../storage/barrier.js';
+import type { SharedStorage } from '../../storage/storage.js';
+import type { AuditBroker } from '../audit/broker.js';
+import type { PolicyStore } from '../auth/policy-store.js';
+import type { TokenStore } from '../auth/token-store.js';
+import type { Backend } from '../framework/backend.js';
+import type { HostState } from '../host-state.js';
+import { StandbyStrategy } from '../pipeline/standby.js';
+import type { HaManager } from './ha-manager.js';
+import { RemoteChanges } from './remote-changes.js';
+
+export interface ClusterNodeServices {
+  readonly ha: HaManager;
+  readonly shared: SharedStorage;
+  readonly barrier: Barrier;
+  readonly state: HostState;
+  readonly audit: AuditBroker;
+  readonly policies: PolicyStore;
+  readonly tokens: TokenStore;
+  readonly system: Backend;
+  readonly logger: Logger;
+}
+
+/** Wires the node into its cluster; the pipeline runs requests through the returned strategy. */
+export function joinCluster(services: ClusterNodeServices): StandbyStrategy {
+  const { ha, shared, barrier, state, tokens, logger } = services;
+  const changes = new RemoteChanges({ barrier, state, audit: services.audit, policies: services.policies, tokens, ha, logger });
+  const standby = new StandbyStrategy({ ha, shared, barrier, state, changes, system: services.system, logger });
+  barrier.setWriteGuard(() => standby.refuseWrites());
+  shared.onRemoteChange((change) => changes.apply(change));
+  ha.attach(
+    {
+      // The node won the election: catch up with every change, then load what is missing.
+      promote: async () => {
+        await shared.sync();
+        await changes.settled();
+        await state.load();
+        await tokens.ensureSecrets();
+      },
+      demote: (reason) => logger.info({ reason }, 'standby: writes are forwarded to the active node'),
+    },
+    standby.signer,
+  );
+  return standby;
+}

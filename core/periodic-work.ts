@@ -1,0 +1,75 @@
+/**
+ * The host's periodic work: every backend's periodic hook, the token expiry sweep and the barrier's
+ * automatic rotation check, on a timer. In an HA cluster only the active node does it: periodic
+ * work happens once per cluster, and only one node may rotate the keyring.
+ */
+import type { Logger } from 'pino';
+import type { Barrier } from '../storage/barrier.js';
+import type { TokenStore } from './auth/token-store.js';
+import type { HaManager } from './ha/ha-manager.js';
+import type { MountTable } from './mounts/mount-table.js';
+
+export interface PeriodicServices {
+  readonly barrier: Barrier;
+  readonly tokens: TokenStore;
+  /** The live mount table; undefined while sealed (then nothing runs). */
+  mounts(): MountTable | undefined;
+  readonly ha: HaManager | undefined;
+  readonly logger: Logger;
+}
+
+export class PeriodicWork {
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+
+  /** `intervalMs` 0 runs nothing on its own (tests call `run`). */
+  constructor(
+    private readonly services: PeriodicServices,
+    intervalMs: number,
+  ) {
+    if (intervalMs > 0) {
+      this.timer = setInterval(() => void this.run(), intervalMs);
+      this.timer.unref();
+    }
+  }
+
+  /** Runs the work once, unless a run is under way, the server is sealed, or this node is a standby. */
+  async run(): Promise<void> {
+    const { barrier, tokens, ha, logger } = this.services;
+    const table = this.services.mounts();
+    if (this.running || !table) return;
+    if (ha && ha.state !== 'active') return;
+    this.running = true;
+    try {
+      await table.runPeriodic();
+      const swept = await tokens.sweepExpired();
+      if (swept > 0) logger.info({ swept }, 'expired tokens removed');
+    } catch (err) {
+      logger.warn({ err: messageOf(err) }, 'periodic work failed');
+    }
+    try {
+      // Rotates the barrier key when sys/rotate/config says it is due; otherwise stores the
+      // encryption count, so it outlives this process.
+      const reason = barrier.rotationDue();
+      if (!reason) {
+        await barrier.flushEncryptions();
+      } else {
+        const status = await barrier.rotate();
+        logger.info({ reason, term: status.term }, 'barrier key rotated automatically');
+      }
+    } catch (err) {
+      logger.warn({ err: messageOf(err) }, 'automatic barrier key rotation failed');
+    } finally {
+      this.running = false;
+    }
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
