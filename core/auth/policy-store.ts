@@ -30,6 +30,11 @@ export function normalizePolicyName(raw: string): string {
 export class PolicyStore {
   private readonly cache = new Map<string, Policy>();
   private readonly acls = new Map<string, ACL>();
+  /**
+   * The ACL of a policy list without identity, by the list itself: a cached token entry keeps its
+   * list, so its requests find their ACL without building the sorted key. Valid for one generation.
+   */
+  private aclsByList = new WeakMap<readonly string[], { readonly generation: number; readonly acl: ACL }>();
   private responseWrapping: Policy | undefined;
   /** Bumped by every invalidation: a load that started before it must not cache what it read. */
   private generation = 0;
@@ -116,13 +121,25 @@ export class PolicyStore {
     }
     const acl = new ACL(policies, identity);
     if (this.acls.size > 1000) this.acls.clear();
-    if (generation === this.generation) this.acls.set(key, acl);
+    if (generation === this.generation) {
+      this.acls.set(key, acl);
+      if (!identity) this.aclsByList.set(names, { generation, acl });
+    }
     return acl;
+  }
+
+  /** The ACL `acl(names)` would answer, when it is at hand without reading storage (root, or built before). */
+  cachedAcl(names: readonly string[]): ACL | undefined {
+    if (names.includes('root')) return ACL.root();
+    const found = this.aclsByList.get(names);
+    return found && found.generation === this.generation ? found.acl : undefined;
   }
 
   /** Drops every cache (seal). */
   reset(): void {
+    this.generation++;
     this.cache.clear();
     this.acls.clear();
+    this.aclsByList = new WeakMap();
   }
 }

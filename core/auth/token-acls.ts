@@ -10,6 +10,16 @@ export class TokenAcls {
     private readonly identity: IdentityStore,
   ) {}
 
+  /**
+   * The token's ACL when it is at hand without a turn of the event loop: a root token's, or one
+   * built before for the same cached entry's policies; never for a token with an entity (its
+   * aliases may have changed since). Undefined: ask `aclFor`.
+   */
+  cachedAclFor(entry: TokenEntry): ACL | undefined {
+    if (entry.entityId && !entry.policies.includes('root')) return undefined;
+    return this.policies.cachedAcl(entry.policies);
+  }
+
   async aclFor(entry: TokenEntry): Promise<ACL> {
     let identity: (IdentityContext & { key: string }) | undefined;
     if (entry.entityId && !entry.policies.includes('root')) {

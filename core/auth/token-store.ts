@@ -195,9 +195,8 @@ export class TokenStore {
   }
 
   private async hashOf(text: string): Promise<string> {
-    // Every request hashes its token: once the salt is loaded, no further await, and one-shot hashing.
     const salt = this.salt ?? (this.salt = await this.secret(KEYS.salt, this.salt));
-    return hash('sha256', Buffer.concat([salt, Buffer.from(text, 'utf8')]), 'hex');
+    return saltedHash(salt, text);
   }
 
   /** The salted hash of a token id, as stored in `parent`. */
@@ -288,6 +287,25 @@ export class TokenStore {
     return { id, hash, entry: found };
   }
 
+  /**
+   * What `lookup` answers, when the answer is at hand without a turn of the event loop (the salt
+   * loaded, the entry cached and live): most requests carry a token used a moment ago. Undefined
+   * when `lookup` must decide (it reads storage, and revokes an expired token on the way).
+   */
+  lookupCached(id: string): ResolvedToken | undefined {
+    const salt = this.salt;
+    if (!salt || id.length === 0 || id.length > 8192 || id.startsWith('hvb.')) return undefined;
+    const hash = saltedHash(salt, `id:${id}`);
+    const entry = this.cache.get(hash);
+    if (!entry || (entry.expireTime !== 0 && entry.expireTime <= this.now())) return undefined;
+    return { id, hash, entry };
+  }
+
+  /** Whether a request spends one of the token's uses (`use` has storage to write). */
+  spendsUse(token: ResolvedToken): boolean {
+    return token.entry.numUses !== 0 && token.entry.type !== 'batch';
+  }
+
   private async lookupBatch(id: string): Promise<ResolvedToken | undefined> {
     let entry: TokenEntry;
     // No batch key yet means no batch token was ever issued: nothing to look up, nothing to create.
@@ -353,7 +371,7 @@ export class TokenStore {
    * gone), and whether this was the last use (the caller revokes it after the request).
    */
   async use(token: ResolvedToken): Promise<{ allowed: boolean; last: boolean }> {
-    if (token.entry.numUses === 0 || token.entry.type === 'batch') return { allowed: true, last: false };
+    if (!this.spendsUse(token)) return { allowed: true, last: false };
     return this.withLock(token.hash, async () => {
       const current = await this.readByHash(token.hash);
       if (!current || current.numUses <= 0) return { allowed: false, last: false };
@@ -493,4 +511,9 @@ function encode(value: unknown): Buffer {
 
 function decode<T>(raw: Uint8Array): T {
   return JSON.parse(Buffer.from(raw).toString('utf8')) as T;
+}
+
+/** The salted SHA-256 of a token id or accessor (with its `id:`/`accessor:` prefix), hex: the key it is stored under. */
+function saltedHash(salt: Buffer, text: string): string {
+  return hash('sha256', Buffer.concat([salt, Buffer.from(text, 'utf8')]), 'hex');
 }

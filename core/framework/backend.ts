@@ -175,9 +175,9 @@ export class FrameworkBackend implements Backend {
       operation,
       pattern: def.pattern,
       sudo: def.sudo ?? false,
-      execute: async () => {
+      // Without a warning to add, the handler's own promise is the answer: no wrapper around it.
+      execute: unknown.length === 0 ? () => spec.handler(req, input as FieldValues<FieldSpecs>) : async () => {
         const response = await spec.handler(req, input as FieldValues<FieldSpecs>);
-        if (unknown.length === 0) return response;
         const warning = `Endpoint ignored these unrecognized parameters: [${unknown.join(' ')}]`;
         // A copy: a handler may hand out the same response object on every request.
         return { ...response, warnings: [...(response?.warnings ?? []), warning] };

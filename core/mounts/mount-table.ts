@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { TOKENS } from '../di/tokens.js';
 import { registerValue, type DependencyContainer } from '../di/container.js';
 import type { Backend } from '../framework/backend.js';
+import type { MountRef } from '../framework/request.js';
 import { BadRequestError, ConflictError, UnavailableError } from '../errors.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import type { SystemView } from '../plugins/plugin.js';
@@ -58,6 +59,22 @@ class InFlight {
   }
 }
 
+/** One request's hold on a backend (LiveMount.acquire); a second release does nothing. */
+class Hold {
+  private held = true;
+
+  constructor(
+    readonly backend: Backend,
+    private readonly inflight: InFlight,
+  ) {}
+
+  readonly release = (): void => {
+    if (!this.held) return;
+    this.held = false;
+    this.inflight.end();
+  };
+}
+
 /** A mounted backend and what the host needs to route to it. */
 export class LiveMount {
   backend: Backend | undefined;
@@ -78,26 +95,35 @@ export class LiveMount {
     readonly storage: Storage,
   ) {}
 
+  /** The entry `prefix` and `ref` were made from: every request reads them, and an entry is replaced, never changed. */
+  private madeFrom: MountEntry | undefined;
+  private prefix = '';
+  private reference: MountRef | undefined;
+
   get routePrefix(): string {
-    return routePrefixOf(this.entry);
+    if (this.madeFrom !== this.entry) this.remake();
+    return this.prefix;
   }
 
-  /** Marks a request as running on the current backend; call the returned function when it ends. */
+  /** The mount as a backend's request names it. */
+  get ref(): MountRef {
+    if (this.madeFrom !== this.entry) this.remake();
+    return this.reference!;
+  }
+
+  private remake(): void {
+    const entry = (this.madeFrom = this.entry);
+    this.prefix = routePrefixOf(entry);
+    this.reference = Object.freeze({ path: this.prefix, type: entry.type, accessor: entry.accessor, uuid: entry.uuid });
+  }
+
+  /** Marks a request as running on the current backend; call `release` once when it ends. */
   acquire(): { backend: Backend; release: () => void } {
     if (!this.backend) {
       throw new UnavailableError(`mount "${this.routePrefix}" is unavailable: ${this.failure ?? 'not loaded'}`);
     }
-    const inflight = this.inflight;
-    inflight.count++;
-    let released = false;
-    return {
-      backend: this.backend,
-      release: () => {
-        if (released) return;
-        released = true;
-        inflight.end();
-      },
-    };
+    this.inflight.count++;
+    return new Hold(this.backend, this.inflight);
   }
 
   /** Resolves when no request holds the backend that was current when this was called. */

@@ -16,6 +16,8 @@ import type { ReadRequest, Route } from './types.js';
 
 /** One request's audit trail; the pipeline tells it who called and what ran as it learns them. */
 export interface RequestAudit {
+  /** False when nothing is recorded (no device, or a path served while sealed): the pipeline skips the calls. */
+  readonly recording: boolean;
   /** The authenticated caller, once known. */
   caller: ResolvedToken | undefined;
   /** The operation after the existence check (create or update), once known. */
@@ -31,6 +33,7 @@ export interface RequestAudit {
 }
 
 const UNAUDITED: RequestAudit = {
+  recording: false,
   caller: undefined,
   operation: 'read',
   request: async () => {},
@@ -53,6 +56,7 @@ export class AuditStage {
 }
 
 class Trail implements RequestAudit {
+  readonly recording = true;
   caller: ResolvedToken | undefined;
   operation: Operation;
   /** The audited headers the request carried, picked once for both of its entries. */

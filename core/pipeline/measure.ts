@@ -6,15 +6,7 @@
  * in maps of label objects made once, one counter increment and one histogram observation.
  */
 import type { Metrics } from '../metrics/metrics.js';
-import type { Route } from './types.js';
-
-/** What the pipeline learnt of a request on its way, for the measurement at its end. */
-export interface Observed {
-  /** Undefined when the request failed before it was routed. */
-  route: Route | undefined;
-  /** The final operation (`create` once the existence check ran), or `none` before the read stage. */
-  operation: string;
-}
+import type { RunningRequest } from './in-flight.js';
 
 /** The mount label of requests that were never routed (an invalid path, a sealed server). */
 const UNROUTED = 'none';
@@ -22,13 +14,13 @@ const UNROUTED = 'none';
 export class MeasureStage {
   constructor(private readonly metrics: Metrics) {}
 
-  /** Records a request answered with `status`, begun at `startedMs` (performance.now()). */
-  record(observed: Observed, status: number, startedMs: number): void {
-    const route = observed.route;
+  /** Records a request answered with `status`: where it went and what it did, from its record. */
+  record(request: RunningRequest, status: number): void {
+    const route = request.route;
     const live = route?.live;
     const mount = route ? (live ? live.routePrefix : 'sys/') : UNROUTED;
-    this.metrics.request(mount, observed.operation, status, (performance.now() - startedMs) / 1000);
-    if (live && route.unauthenticated && live.entry.table === 'auth' && (observed.operation === 'update' || observed.operation === 'create')) {
+    this.metrics.request(mount, request.operation, status, (performance.now() - request.started) / 1000);
+    if (live && route.unauthenticated && live.entry.table === 'auth' && (request.operation === 'update' || request.operation === 'create')) {
       this.metrics.login(live.entry.type, mount, status < 400);
     }
   }

@@ -19,7 +19,7 @@ import { readRequest } from './read.js';
 import { checkHeaders } from './headers.js';
 import { RouteStage } from './route.js';
 import { AuthenticateStage } from './authenticate.js';
-import { AuthorizeStage, type TokenUse } from './authorize.js';
+import { AuthorizeStage } from './authorize.js';
 import { AuditStage } from './audit.js';
 import { LoginStage } from './login.js';
 import { shape } from './shape.js';
@@ -27,8 +27,8 @@ import { WrapStage } from './wrap.js';
 import { Admission } from './admission.js';
 import type { ResponseWrapper } from '../wrapping/wrapper.js';
 import type { StandbyStrategy } from './standby.js';
-import type { InFlightRequests } from './in-flight.js';
-import { MeasureStage, type Observed } from './measure.js';
+import { RunningRequest, type InFlightRequests } from './in-flight.js';
+import { MeasureStage } from './measure.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { HostRequest, HostResponse, ReadRequest, Route } from './types.js';
 
@@ -50,7 +50,7 @@ export interface PipelineServices {
   readonly metrics?: Metrics;
 }
 
-const NO_USE: TokenUse = { finish: async () => {} };
+const SYSTEM_MOUNT = Object.freeze({ path: 'sys/', type: 'system', accessor: 'system', uuid: 'system' });
 
 export class Pipeline {
   private readonly routes: RouteStage;
@@ -85,28 +85,24 @@ export class Pipeline {
 
   /** Answers one request; never throws: every failure becomes an error response. */
   async handle(http: HostRequest): Promise<HostResponse> {
-    const id = randomUUID();
-    const started = performance.now();
+    const running = new RunningRequest(randomUUID(), http);
     const admitted = this.admission.enter();
     if (admitted) await admitted;
-    const observed: Observed = { route: undefined, operation: 'none' };
-    this.inFlight.add(id, http);
+    this.inFlight.add(running);
     let response: HostResponse;
     try {
-      response = this.standby
-        ? await this.standby.run(http, (request) => this.run(id, request, observed))
-        : await this.run(id, http, observed);
+      response = this.standby ? await this.standby.run(http, (request) => this.run(running, request)) : await this.run(running, http);
     } catch (err) {
       const status = httpStatusOf(err);
       if (status >= 500) {
-        this.logger.error({ request_id: id, path: http.path, err: err instanceof Error ? err.message : String(err) }, 'request failed');
+        this.logger.error({ request_id: running.id, path: http.path, err: err instanceof Error ? err.message : String(err) }, 'request failed');
       }
       response = { status, body: { errors: [publicMessageOf(err)] } };
     } finally {
-      this.inFlight.delete(id);
+      this.inFlight.delete(running);
       this.admission.leave();
     }
-    this.measure?.record(observed, response.status, started);
+    this.measure?.record(running, response.status);
     return response;
   }
 
@@ -120,42 +116,49 @@ export class Pipeline {
     return path.startsWith('sys/') && (this.system.takesBinaryBody?.(path.slice('sys/'.length)) ?? false);
   }
 
-  private async run(id: string, http: HostRequest, observed: Observed): Promise<HostResponse> {
-    const request = readRequest(id, http);
-    observed.operation = request.operation;
+  /**
+   * The stages, in order. A stage with nothing to do for this request (no audit device, a token
+   * and ACL already at hand, no login, no wrapping) answers at once: awaited only when it had to wait.
+   */
+  private async run(running: RunningRequest, http: HostRequest): Promise<HostResponse> {
+    const request = readRequest(running.id, http);
+    running.operation = request.operation;
     checkHeaders(request);
     const route = this.routes.route(request.path, http.unauthenticatedMetrics === true);
-    observed.route = route;
+    running.route = route;
     try {
       const audit = this.audit.begin(request, route);
-      const caller = await this.authentication.authenticate(request, route, audit);
+      let caller = this.authentication.authenticate(request, route, audit);
+      if (caller instanceof Promise) caller = await caller;
       if (request.wantsHelp) return { status: 200, body: route.backend.help(route.relative) };
 
       const auth = caller ? requestAuth(caller) : undefined;
       const prepared = await route.backend.prepare(this.logical(request, route, auth));
-      observed.operation = prepared.operation;
+      running.operation = prepared.operation;
       audit.operation = prepared.operation;
-      const use = route.unauthenticated ? NO_USE : await this.authorization.authorize(request, caller!, auth!, prepared, audit);
-      await audit.request();
+      let use = route.unauthenticated ? undefined : this.authorization.authorize(request, caller!, auth!, prepared, audit);
+      if (use instanceof Promise) use = await use;
+      if (audit.recording) await audit.request();
 
       let response: LogicalResponse | null;
       try {
         response = await prepared.execute();
-        response = await this.login.mint(route, request.path, response);
+        if (response?.auth) response = await this.login.mint(route, request.path, response);
       } catch (err) {
-        await audit.failed(err);
+        if (audit.recording) await audit.failed(err);
         throw err;
       } finally {
-        await use.finish();
+        if (use) await use.finish();
       }
-      await audit.succeeded(response);
-      return await this.wrapping.wrap(request, shape(id, request.path, prepared.operation, response), response);
+      if (audit.recording) await audit.succeeded(response);
+      const answer = shape(running.id, request.path, prepared.operation, response);
+      return request.wrapTtl === undefined ? answer : await this.wrapping.wrap(request, answer, response);
     } finally {
       route.release();
     }
   }
 
-  /** The request as a backend sees it: relative path, its mount, its storage view. */
+  /** The request as a backend sees it: relative path, its mount, its storage view (every field present, so every request has one shape). */
   private logical(request: ReadRequest, route: Route, auth: RequestAuth | undefined): LogicalRequest {
     const live = route.live;
     return {
@@ -164,19 +167,16 @@ export class Pipeline {
       path: route.relative,
       data: request.data,
       storage: live ? live.storage : this.systemStorage,
-      mount: live
-        ? { path: live.routePrefix, type: live.entry.type, accessor: live.entry.accessor, uuid: live.entry.uuid }
-        : { path: 'sys/', type: 'system', accessor: 'system', uuid: 'system' },
-      ...(request.clientToken !== undefined ? { clientToken: request.clientToken } : {}),
-      ...(auth ? { auth } : {}),
+      mount: live ? live.ref : SYSTEM_MOUNT,
+      clientToken: request.clientToken,
+      auth,
       headers: request.http.headers,
       connection: { remoteAddress: request.http.remoteAddress },
-      ...(request.wrapTtl !== undefined ? { wrapTtl: request.wrapTtl } : {}),
-      ...(request.http.bodyStream ? { bodyStream: request.http.bodyStream } : {}),
+      wrapTtl: request.wrapTtl,
+      bodyStream: request.http.bodyStream,
     };
   }
 }
-
 /** Who is calling, as backends see it; `sudo` is set by authorization. */
 function requestAuth(caller: ResolvedToken): RequestAuth {
   const entry = caller.entry;

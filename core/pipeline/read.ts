@@ -7,10 +7,13 @@ import { parseBool, parseDurationSeconds, CoercionError } from '../framework/fie
 import type { Operation } from '../framework/request.js';
 import type { HostRequest, ReadRequest } from './types.js';
 
+/** A `.` or `..` segment anywhere in a path. */
+const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
+
 export function readRequest(id: string, http: HostRequest): ReadRequest {
   const operation = operationOf(http);
   let path = http.path;
-  if (path.split('/').some((segment) => segment === '..' || segment === '.')) {
+  if (DOT_SEGMENT.test(path)) {
     throw new BadRequestError('path cannot contain parent references');
   }
   if (operation === 'list' && !path.endsWith('/')) path += '/';

@@ -94,6 +94,8 @@ interface PatternEntry {
   grantedBy: Map<Capability, string[]>;
 }
 
+const ROOT_DECISION: AclDecision = Object.freeze({ allowed: true, sudo: true, grantingPolicies: Object.freeze([ROOT_POLICY_NAME]) });
+
 export class ACL {
   private readonly root: boolean;
   private readonly exact = new Map<string, Permissions>();
@@ -126,14 +128,16 @@ export class ACL {
     this.prefixLengths = [...new Set([...this.prefixes.keys()].map((prefix) => prefix.length))].sort((a, b) => b - a);
   }
 
-  /** The ACL of a root token: everything is allowed, with sudo. */
+  private static rootAcl: ACL | undefined;
+
+  /** The ACL of a root token: everything is allowed, with sudo (one shared instance: an ACL never changes). */
   static root(): ACL {
-    return new ACL([{ name: ROOT_POLICY_NAME, raw: '', rules: [], templated: false }]);
+    return (ACL.rootAcl ??= new ACL([{ name: ROOT_POLICY_NAME, raw: '', rules: [], templated: false }]));
   }
 
   /** Decides one request. Deny by default: no matching rule means refused. */
   allowOperation(request: AclRequest): AclDecision {
-    if (this.root) return { allowed: true, sudo: true, grantingPolicies: [ROOT_POLICY_NAME] };
+    if (this.root) return ROOT_DECISION;
     const path = stripLeadingSlashes(request.path);
     const permissions = this.lookup(path, request.operation === 'list');
     if (!permissions) return refused(false, 'no policy rule matches the path');
