@@ -109,6 +109,13 @@ export class TokenStore {
   private readonly cache = new Map<string, TokenEntry>();
   private static readonly CACHE_SIZE = 10_000;
   /**
+   * Salted hashes of the ids of tokens found live lately, so a token used again is not hashed
+   * again (hashing is most of a cached lookup). Only tokens that exist get in, so guesses cannot
+   * crowd it; a hash never changes while the salt stays, and the map goes with the salt.
+   */
+  private recentHashes = new Map<string, string>();
+  private static readonly RECENT_HASHES = 1_000;
+  /**
    * Bumped around every change to a stored entry. A read from storage is cached only if no change
    * happened while it ran, so a slow read can never put an older entry back over a newer one.
    */
@@ -133,6 +140,7 @@ export class TokenStore {
   /** Forgets cached keys and entries (on seal). */
   reset(): void {
     this.salt = undefined;
+    this.recentHashes = new Map();
     this.batchKey = undefined;
     this.cache.clear();
   }
@@ -153,6 +161,7 @@ export class TokenStore {
       this.cache.delete(key.slice('sys/token/id/'.length));
     } else if (key === KEYS.salt) {
       this.salt = undefined;
+      this.recentHashes = new Map();
     } else if (key.startsWith('sys/token/')) {
       // Other token indexes are read from storage each time; the batch-token key is kept once made.
       this.mutations++;
@@ -295,9 +304,14 @@ export class TokenStore {
   lookupCached(id: string): ResolvedToken | undefined {
     const salt = this.salt;
     if (!salt || id.length === 0 || id.length > 8192 || id.startsWith('hvb.')) return undefined;
-    const hash = saltedHash(salt, `id:${id}`);
+    const recent = this.recentHashes.get(id);
+    const hash = recent ?? saltedHash(salt, `id:${id}`);
     const entry = this.cache.get(hash);
     if (!entry || (entry.expireTime !== 0 && entry.expireTime <= this.now())) return undefined;
+    if (recent === undefined) {
+      if (this.recentHashes.size >= TokenStore.RECENT_HASHES) this.recentHashes.clear();
+      this.recentHashes.set(id, hash);
+    }
     return { id, hash, entry };
   }
 

@@ -154,7 +154,7 @@ export class FrameworkBackend implements Backend {
     let parsed: ReturnType<CompiledFields['parse']>;
     try {
       if (refused) refuseUnhonoured(refused, req.data);
-      parsed = path.fields.parse({ ...req.data, ...params });
+      parsed = path.fields.parse(req.data, params);
     } catch (err) {
       if (!(err instanceof BadRequestError)) throw err;
       if (!def.operations[req.operation] && !(req.operation === 'update' && def.operations.create)) throw new UnsupportedOperationError();

@@ -56,9 +56,10 @@ function checkConstraints(spec: FieldSpec, value: unknown): void {
 export interface CompiledFields {
   /**
    * Returns the handler input: given fields coerced, defaults applied, unset fields absent, and
-   * the names of parameters the path does not know. Throws BadRequestError naming the field.
+   * the names of parameters the path does not know. `params` (the path's segments) win over
+   * fields of `raw` of the same name. Throws BadRequestError naming the field.
    */
-  parse(raw: Readonly<Record<string, unknown>>): { input: Record<string, unknown>; unknown: string[] };
+  parse(raw: Readonly<Record<string, unknown>>, params?: Readonly<Record<string, string>>): { input: Record<string, unknown>; unknown: string[] };
 }
 
 export function compileFields(fields: FieldSpecs): CompiledFields {
@@ -76,15 +77,23 @@ export function compileFields(fields: FieldSpecs): CompiledFields {
     .map(([name, spec]) => [name, spec.default, typeof spec.default === 'object' && spec.default !== null] as const);
 
   return {
-    parse(raw) {
+    parse(raw, params) {
       const input: Record<string, unknown> = {};
       const unknown: string[] = [];
-      for (const [key, value] of Object.entries(raw)) {
+      for (const key of Object.keys(raw)) {
+        if (params && Object.hasOwn(params, key)) continue;
         if (!known.has(key)) {
           unknown.push(key);
           continue;
         }
+        const value = raw[key];
         if (!isUnset(value)) input[key] = value;
+      }
+      if (params) {
+        for (const key of Object.keys(params)) {
+          if (!known.has(key)) unknown.push(key);
+          else if (!isUnset(params[key])) input[key] = params[key];
+        }
       }
       if (!validate(input)) {
         throw new BadRequestError(describeError(validate.errors?.[0]));
