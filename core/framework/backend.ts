@@ -39,8 +39,11 @@ export interface BackendHooks {
 
 export interface Backend extends BackendHooks {
   readonly description: string;
-  /** Matches the path, applies the existence check and picks the operation. */
-  prepare(req: LogicalRequest): Promise<PreparedRequest>;
+  /**
+   * Matches the path, applies the existence check and picks the operation; a backend may answer
+   * at once (the pipeline then spends no turn of the event loop on it) or with a promise.
+   */
+  prepare(req: LogicalRequest): PreparedRequest | Promise<PreparedRequest>;
   /** Whether a path is reachable without a token. */
   isUnauthenticated(path: string): boolean;
   /** Whether a path is served while sealed (only the sys backend has such paths). */
@@ -138,7 +141,8 @@ export class FrameworkBackend implements Backend {
     return best;
   }
 
-  async prepare(req: LogicalRequest): Promise<PreparedRequest> {
+  /** At once, unless the path's existence check has to read storage to pick create or update. */
+  prepare(req: LogicalRequest): PreparedRequest | Promise<PreparedRequest> {
     const found = this.match(req.path);
     if (!found) throw new NotFoundError('unsupported path');
     const { path, params } = found;
@@ -160,29 +164,14 @@ export class FrameworkBackend implements Backend {
       if (!def.operations[req.operation] && !(req.operation === 'update' && def.operations.create)) throw new UnsupportedOperationError();
       return { operation: req.operation, pattern: def.pattern, sudo: def.sudo ?? false, execute: () => Promise.reject(err) };
     }
-    const input = parsed.input;
+    const input = parsed.input as FieldValues<FieldSpecs>;
     // A refused field that got this far asks for nothing: Vault knows it, so it is not "unrecognized".
     const unknown = def.freeFormData ? [] : refused ? parsed.unknown.filter((name) => !Object.hasOwn(refused, name)) : parsed.unknown;
-    let operation = req.operation;
-    if (operation === 'update' && def.existenceCheck) {
-      operation = (await def.existenceCheck(req, input as FieldValues<FieldSpecs>)) ? 'update' : 'create';
+    const existenceCheck = def.existenceCheck;
+    if (req.operation === 'update' && existenceCheck) {
+      return (async () => preparedFor(def, req, (await existenceCheck(req, input)) ? 'update' : 'create', input, unknown))();
     }
-    const spec = def.operations[operation];
-    if (!spec) throw new UnsupportedOperationError();
-    req.operation = operation;
-
-    return {
-      operation,
-      pattern: def.pattern,
-      sudo: def.sudo ?? false,
-      // Without a warning to add, the handler's own promise is the answer: no wrapper around it.
-      execute: unknown.length === 0 ? () => spec.handler(req, input as FieldValues<FieldSpecs>) : async () => {
-        const response = await spec.handler(req, input as FieldValues<FieldSpecs>);
-        const warning = `Endpoint ignored these unrecognized parameters: [${unknown.join(' ')}]`;
-        // A copy: a handler may hand out the same response object on every request.
-        return { ...response, warnings: [...(response?.warnings ?? []), warning] };
-      },
-    };
+    return preparedFor(def, req, req.operation, input, unknown);
   }
 
   isUnauthenticated(path: string): boolean {
@@ -212,6 +201,25 @@ export class FrameworkBackend implements Backend {
   get lifecycle(): BackendHooks {
     return this.hooks;
   }
+}
+
+/** The request, its operation settled, ready to run its handler. */
+function preparedFor(def: AnyPathDefinition, req: LogicalRequest, operation: Operation, input: FieldValues<FieldSpecs>, unknown: readonly string[]): PreparedRequest {
+  const spec = def.operations[operation];
+  if (!spec) throw new UnsupportedOperationError();
+  req.operation = operation;
+  return {
+    operation,
+    pattern: def.pattern,
+    sudo: def.sudo ?? false,
+    // Without a warning to add, the handler's own promise is the answer: no wrapper around it.
+    execute: unknown.length === 0 ? () => spec.handler(req, input) : async () => {
+      const response = await spec.handler(req, input);
+      const warning = `Endpoint ignored these unrecognized parameters: [${unknown.join(' ')}]`;
+      // A copy: a handler may hand out the same response object on every request.
+      return { ...response, warnings: [...(response?.warnings ?? []), warning] };
+    },
+  };
 }
 
 function describe(path: CompiledPath): PathHelp {

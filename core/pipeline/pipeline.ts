@@ -133,7 +133,8 @@ export class Pipeline {
       if (request.wantsHelp) return { status: 200, body: route.backend.help(route.relative) };
 
       const auth = caller ? requestAuth(caller) : undefined;
-      const prepared = await route.backend.prepare(this.logical(request, route, auth));
+      let prepared = route.backend.prepare(this.logical(request, route, auth));
+      if (prepared instanceof Promise) prepared = await prepared;
       running.operation = prepared.operation;
       audit.operation = prepared.operation;
       let use = route.unauthenticated ? undefined : this.authorization.authorize(request, caller!, auth!, prepared, audit);
