@@ -35,6 +35,7 @@ export function createApp(host: Host, options: AppOptions): Koa {
   app.on('error', (err: Error) => options.logger.debug({ err: err.message }, 'connection ended with an error'));
   const router = new Router();
   const limit = options.maxRequestSize ?? DEFAULT_MAX_REQUEST_SIZE;
+  const unauthenticatedMetrics = options.unauthenticatedMetrics === true;
 
   app.use(async (ctx, next) => {
     // The request log line is built only when debug logging is on (it parses the URL and times the request).
@@ -65,9 +66,11 @@ export function createApp(host: Host, options: AppOptions): Koa {
       const raw = METHODS_WITHOUT_BODY.has(ctx.method) || streamed ? undefined : await readBody(ctx.req, limit);
       const body = raw === undefined ? undefined : parseBody(raw, ctx.get('content-type'));
       const query: Record<string, string> = {};
-      for (const [key, value] of Object.entries(ctx.query)) {
-        const first = Array.isArray(value) ? value[0] : value;
-        if (first !== undefined) query[key] = first;
+      if (ctx.querystring !== '') {
+        for (const [key, value] of Object.entries(ctx.query)) {
+          const first = Array.isArray(value) ? value[0] : value;
+          if (first !== undefined) query[key] = first;
+        }
       }
       response = await host.handle({
         method,
@@ -78,8 +81,8 @@ export function createApp(host: Host, options: AppOptions): Koa {
         remoteAddress: ctx.req.socket.remoteAddress ?? '',
         // A standby's MAC covers the exact bytes it sent; no other request keeps them.
         rawBody: ctx.headers[FORWARDED_MAC] === undefined ? undefined : raw,
-        ...(streamed ? { bodyStream: ctx.req } : {}),
-        ...(options.unauthenticatedMetrics ? { unauthenticatedMetrics: true } : {}),
+        bodyStream: streamed ? ctx.req : undefined,
+        unauthenticatedMetrics,
       });
     } catch (err) {
       response = { status: httpStatusOf(err), body: { errors: [publicMessageOf(err)] } };
