@@ -141,7 +141,7 @@ export class FrameworkBackend implements Backend {
     return best;
   }
 
-  /** At once, unless the path's existence check has to read storage to pick create or update. */
+  /** At once, unless the path's existence check has to read storage to pick create or update (it answers with a promise then). */
   prepare(req: LogicalRequest): PreparedRequest | Promise<PreparedRequest> {
     const found = this.match(req.path);
     if (!found) throw new NotFoundError('unsupported path');
@@ -169,7 +169,10 @@ export class FrameworkBackend implements Backend {
     const unknown = def.freeFormData ? [] : refused ? parsed.unknown.filter((name) => !Object.hasOwn(refused, name)) : parsed.unknown;
     const existenceCheck = def.existenceCheck;
     if (req.operation === 'update' && existenceCheck) {
-      return (async () => preparedFor(def, req, (await existenceCheck(req, input)) ? 'update' : 'create', input, unknown))();
+      // A check may answer at once (a cached key) or read storage first.
+      const exists = existenceCheck(req, input);
+      if (exists instanceof Promise) return exists.then((found) => preparedFor(def, req, found ? 'update' : 'create', input, unknown));
+      return preparedFor(def, req, exists ? 'update' : 'create', input, unknown);
     }
     return preparedFor(def, req, req.operation, input, unknown);
   }

@@ -28,9 +28,10 @@ export interface PathDefinition<F extends FieldSpecs = FieldSpecs> {
   readonly operations: Partial<Record<Operation, OperationSpec<F>>>;
   /**
    * For POST/PUT: whether the target exists. If it does the operation is `update`, otherwise
-   * `create`; without a check it is always `update`. Receives the coerced input.
+   * `create`; without a check it is always `update`. Receives the coerced input; may answer at
+   * once (what it knows from a cache) or with a promise.
    */
-  readonly existenceCheck?: (req: LogicalRequest, input: FieldValues<F>) => Promise<boolean>;
+  readonly existenceCheck?: (req: LogicalRequest, input: FieldValues<F>) => boolean | Promise<boolean>;
   /**
    * Fields Vault defines on this path that Keywarden does not honour, each with the reason a
    * client reads. A request that sets one is refused with a 400 naming it, never run as if the
