@@ -47,6 +47,8 @@ export class Arena {
   readonly capacity: number;
   u8!: Uint8Array;
   u32!: Uint32Array;
+  /** The same memory as a Buffer, for encoding out of it without a view per call. */
+  private bytes!: Buffer;
   private buffer: ArrayBuffer | undefined;
 
   constructor(private readonly memory: WasmMemory, heapBase: number, capacity: number) {
@@ -69,6 +71,7 @@ export class Arena {
       this.buffer = buffer;
       this.u8 = new Uint8Array(buffer);
       this.u32 = new Uint32Array(buffer);
+      this.bytes = Buffer.from(buffer);
     }
   }
 
@@ -108,6 +111,11 @@ export class Arena {
   put(at: number, bytes: Uint8Array): number {
     this.u8.set(bytes, at);
     return at + bytes.length;
+  }
+
+  /** Standard base64 (with padding) of [from, to). */
+  base64(from: number, to: number): string {
+    return this.bytes.toString('base64', from, to);
   }
 
   /** One copy of [from, to) out of the arena. */

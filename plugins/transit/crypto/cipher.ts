@@ -103,6 +103,25 @@ export function encryptBatch(wasm: WasmCrypto, policy: KeyPolicy, items: readonl
   return results;
 }
 
+/**
+ * encryptBatch of one item: the same ciphertext, error or key_version. The usual single item — an
+ * AES-GCM key neither derived nor convergent — is sealed with its version's key straight away,
+ * without the grouping by version and key a batch needs; every other goes through encryptBatch.
+ */
+export function encryptOne(wasm: WasmCrypto, policy: KeyPolicy, item: EncryptItem): Encrypted | ItemError {
+  const s = policy.settings;
+  if (policy.info.family !== 'aes-gcm' || s.derived || s.convergentEncryption || item.nonce !== undefined) return encryptBatch(wasm, policy, [item])[0]!;
+  let version: KeyVersion;
+  try {
+    version = policy.versionForWriting(item.keyVersion);
+  } catch (err) {
+    return ItemError.of(err);
+  }
+  if (!version.key) return encryptBatch(wasm, policy, [item])[0]!;
+  const body = wasm.gcmSealBase64(version.key, [item], WasmCrypto.randomNonceBlock(1))[0]!;
+  return { ciphertext: versionPrefix(version.version) + body, keyVersion: version.version };
+}
+
 /** Decrypts every item under `policy`; results in input order, an ItemError for each failed item. */
 export function decryptBatch(wasm: WasmCrypto, policy: KeyPolicy, items: readonly DecryptItem[]): (Buffer | ItemError)[] {
   const results = new Array<Buffer | ItemError>(items.length);
