@@ -246,7 +246,15 @@ export function batchItems(batch: readonly Record<string, unknown>[]): readonly 
  * key_version); undefined when absent, null or "". Throws BadRequestError naming the field.
  */
 export function itemField<T extends FieldType>(item: BatchItem, field: string, type: T): FieldTypeMap[T] | undefined {
-  const raw = item[field];
+  return fieldValue(item[field], field, type);
+}
+
+/**
+ * itemField of the value `raw` an item gives for `field`. Readers of many items take their fields
+ * by name (`item.context`) and pass the values here: a load by a fixed name is cached for the
+ * items' common shape, a load by a name in a variable is a dictionary lookup each time.
+ */
+export function fieldValue<T extends FieldType>(raw: unknown, field: string, type: T): FieldTypeMap[T] | undefined {
   // The common case, without the generic coercion: a string where a string is expected.
   if (typeof raw === 'string' && type === 'string') return (raw === '' ? undefined : raw) as FieldTypeMap[T] | undefined;
   if (isUnset(raw)) return undefined;
@@ -260,12 +268,22 @@ export function itemField<T extends FieldType>(item: BatchItem, field: string, t
 
 /** A string field of an item that may be given as "" (plaintext): "" stays "", absent or null is undefined. */
 export function itemText(item: BatchItem, field: string): string | undefined {
-  return item[field] === '' ? '' : itemField(item, field, 'string');
+  return textValue(item[field], field);
+}
+
+/** itemText of the value `raw` an item gives for `field` (see fieldValue). */
+export function textValue(raw: unknown, field: string): string | undefined {
+  return raw === '' ? '' : fieldValue(raw, field, 'string');
 }
 
 /** A base64 field of an item, decoded strictly; undefined when absent or empty. */
 export function itemBase64(item: BatchItem, field: string): Buffer | undefined {
-  const text = itemField(item, field, 'string');
+  return base64Value(item[field], field);
+}
+
+/** itemBase64 of the value `raw` an item gives for `field` (see fieldValue). */
+export function base64Value(raw: unknown, field: string): Buffer | undefined {
+  const text = fieldValue(raw, field, 'string');
   return text === undefined ? undefined : decodeBase64(text, field);
 }
 
@@ -277,14 +295,15 @@ export interface ParsedCiphertextItem extends DecryptItem {
 /** The fields decrypt and rewrap read from an item (rewrap's padding fields are its own). */
 export function parseCiphertextItem(item: BatchItem): ParsedCiphertextItem | ItemError {
   try {
-    const ciphertext = itemField(item, 'ciphertext', 'string');
+    const { ciphertext: raw, context, nonce, associated_data: aad, padding_scheme: padding } = item;
+    const ciphertext = fieldValue(raw, 'ciphertext', 'string');
     if (ciphertext === undefined) throw new BadRequestError('missing ciphertext to decrypt');
     return {
       ciphertext,
-      context: itemBase64(item, 'context'),
-      nonce: itemBase64(item, 'nonce'),
-      aad: itemBase64(item, 'associated_data'),
-      paddingText: itemField(item, 'padding_scheme', 'string'),
+      context: base64Value(context, 'context'),
+      nonce: base64Value(nonce, 'nonce'),
+      aad: base64Value(aad, 'associated_data'),
+      paddingText: fieldValue(padding, 'padding_scheme', 'string'),
     };
   } catch (err) {
     return ItemError.of(err);

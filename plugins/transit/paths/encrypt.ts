@@ -5,16 +5,17 @@
  */
 import { BadRequestError, definePath, isUnset, type FieldValues, type LogicalRequest, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
-import { decodeBase64, decodeBase64InTurns, isLongText } from '../crypto/base64.js';
+import { decodeBase64, decodeBase64Each, decodeBase64InTurns, isLongText } from '../crypto/base64.js';
 import {
   ItemError,
   RSA_PADDING_SCHEMES,
   batchItems,
   batchAnswer,
+  base64Value,
   checkAssociatedData,
-  itemBase64,
+  fieldValue,
   itemField,
-  itemText,
+  textValue,
   logItemFailures,
   paddingScheme,
   onlyResult,
@@ -187,25 +188,30 @@ function singleItem(req: LogicalRequest, input: EncryptInput): BatchItem {
   };
 }
 
-/** The items of a slice, read; a plaintext of megabytes is a slice of its own, and is decoded in pieces. */
+/**
+ * The items of a slice, read, their plaintexts decoded together (decodeBase64Each); a plaintext of
+ * megabytes is a slice of its own, and is decoded in pieces.
+ */
 function parseSlice(slice: readonly BatchItem[]): (ParsedItem | ItemError)[] | Promise<(ParsedItem | ItemError)[]> {
   const only = slice.length === 1 ? slice[0]!.plaintext : undefined;
   if (isLongText(only)) return parseLongItem(slice[0]!, only).then((parsed) => [parsed]);
-  return slice.map((item) => parseItem(item));
+  const decoded = decodeBase64Each(slice.map((item) => item.plaintext));
+  return slice.map((item, i) => parseItem(item, decoded[i]));
 }
 
 /** An item whose plaintext is `decoded` already, or is decoded here. */
 function parseItem(item: BatchItem, decoded?: Buffer): ParsedItem | ItemError {
   try {
-    const plaintext = itemText(item, 'plaintext');
+    const { plaintext: raw, context, nonce, associated_data: aad, key_version: keyVersion, padding_scheme: padding } = item;
+    const plaintext = textValue(raw, 'plaintext');
     if (plaintext === undefined) throw new BadRequestError('missing plaintext to encrypt');
     return {
       plaintext: decoded ?? decodeBase64(plaintext, 'plaintext'),
-      context: itemBase64(item, 'context'),
-      nonce: itemBase64(item, 'nonce'),
-      aad: itemBase64(item, 'associated_data'),
-      keyVersion: itemField(item, 'key_version', 'int') ?? 0,
-      paddingText: itemField(item, 'padding_scheme', 'string'),
+      context: base64Value(context, 'context'),
+      nonce: base64Value(nonce, 'nonce'),
+      aad: base64Value(aad, 'associated_data'),
+      keyVersion: fieldValue(keyVersion, 'key_version', 'int') ?? 0,
+      paddingText: fieldValue(padding, 'padding_scheme', 'string'),
     };
   } catch (err) {
     return ItemError.of(err);
