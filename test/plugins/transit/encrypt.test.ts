@@ -329,6 +329,37 @@ describe('transit encrypt', () => {
       expect(batchResults(res).map((r) => r.key_version)).to.deep.equal([1, 2, 1]);
     });
 
+    it('writes batch_results as the results are, whatever the mix of failures, versions and references', async () => {
+      await h.write('keys/k/rotate');
+      // Failures first, last, in a row and alone; versions and references changing and repeating.
+      const pattern = ['bad', 'bad', 'v1', 'v1', 'v2', 'bad', 'v2', 'v2r', 'v2r', 'v1r', 'bad', 'v1', 'v1', 'bad'];
+      const items = pattern.map((kind, i) => ({
+        plaintext: kind === 'bad' ? 'not base64!' : b64(`item ${i}`),
+        key_version: kind.startsWith('v2') ? 2 : 1,
+        ...(kind.endsWith('r') ? { reference: `ref-${kind}` } : {}),
+      }));
+      const res = await h.write('encrypt/k', { batch_input: items, reference: 'request-ref' });
+      expect(res.status).to.equal(400);
+      const results = batchResults(res);
+      expect(results).to.have.length(pattern.length);
+      pattern.forEach((kind, i) => {
+        const result = results[i];
+        expect(result.reference, `item ${i}`).to.equal(kind.endsWith('r') ? `ref-${kind}` : 'request-ref');
+        if (kind === 'bad') {
+          expect(Object.keys(result).sort(), `item ${i}`).to.deep.equal(['error', 'reference']);
+          expect(result.error).to.match(/^unable to decode plaintext as base64/);
+        } else {
+          expect(Object.keys(result).sort(), `item ${i}`).to.deep.equal(['ciphertext', 'key_version', 'reference']);
+          expect(result.key_version, `item ${i}`).to.equal(kind.startsWith('v2') ? 2 : 1);
+          expect(result.ciphertext).to.match(new RegExp(`^vault:v${result.key_version}:`));
+        }
+      });
+      const back = await h.write('decrypt/k', { batch_input: results.filter((r: any) => r.ciphertext).map((r: any) => ({ ciphertext: r.ciphertext })) });
+      expect(batchResults(back).map((r: any) => Buffer.from(r.plaintext, 'base64').toString())).to.deep.equal(
+        pattern.flatMap((kind, i) => (kind === 'bad' ? [] : [`item ${i}`])),
+      );
+    });
+
     it('gives a failed item an error, the others their ciphertext, and answers 400', async () => {
       const res = await h.write('encrypt/k', {
         batch_input: [{ plaintext: b64('ok'), reference: 'good' }, { plaintext: 'bad!', reference: 'bad' }, { reference: 'missing' }, { plaintext: b64('x'), key_version: 'one' }],
