@@ -138,6 +138,40 @@ export class Arena {
   }
 }
 
+/**
+ * Copies byte arrays to consecutive arena addresses, joining those that lie back to back in one
+ * buffer into one copy: a batch's plaintexts, decoded into one Buffer, go in with one native call
+ * instead of one each (~50 ns per 64-byte item). `flush` before the kernel reads them.
+ */
+export class Gather {
+  private source: ArrayBufferLike | undefined;
+  private from = 0;
+  private end = 0;
+  private at = 0;
+
+  constructor(private readonly u8: Uint8Array) {}
+
+  /** Copies `bytes` to `at`, now or with the copies it continues; returns the address after them. */
+  put(at: number, bytes: Uint8Array): number {
+    const length = bytes.length;
+    if (bytes.buffer === this.source && bytes.byteOffset === this.end && at === this.at + (this.end - this.from)) {
+      this.end += length;
+      return at + length;
+    }
+    this.flush();
+    this.source = bytes.buffer;
+    this.from = bytes.byteOffset;
+    this.end = this.from + length;
+    this.at = at;
+    return at + length;
+  }
+
+  flush(): void {
+    if (this.source !== undefined && this.end > this.from) this.u8.set(new Uint8Array(this.source, this.from, this.end - this.from), this.at);
+    this.source = undefined;
+  }
+}
+
 /** A run of item indices processed in one kernel call, and the arena bytes it needs. */
 export interface Run {
   readonly items: readonly number[];

@@ -17,7 +17,7 @@
  */
 import { createCipheriv, randomFillSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Arena, Entry, align16, chunk, type WasmMemory } from './arena.js';
+import { Arena, Entry, Gather, align16, chunk, type WasmMemory } from './arena.js';
 import { encodeRuns } from './base64.js';
 import { DISPATCH_RULES, planBatch, type BatchPath, type BatchPlan, type CryptoPath, type DispatchRule } from './dispatch.js';
 import { ecbCipherName, gcmCipherName, nodeGcmOpen, nodeGcmSeal, nodeHash, nodeHkdfSha256, nodeHmac } from './node-paths.js';
@@ -552,22 +552,24 @@ export class WasmCrypto {
       const table = a.base;
       a.ensure(table + need);
       let p = table + n * Entry.SIZE;
+      const gather = new Gather(a.u8);
       for (let k = 0; k < n; k++) {
         const i = run[k]!;
         const input = text(i);
         const { nonce, aad } = item(i);
         a.set(table, k, Entry.IN, p);
         a.set(table, k, Entry.IN_LEN, input.length - tagIn);
-        p = a.put(p, input);
+        p = gather.put(p, input);
         a.set(table, k, Entry.A_LEN, GCM_NONCE);
         if (!packed) {
           a.set(table, k, Entry.A, p);
-          p = a.put(p, nonce!);
+          p = gather.put(p, nonce!);
         }
         a.set(table, k, Entry.B, p);
         a.set(table, k, Entry.B_LEN, aad?.length ?? 0);
-        if (aad !== undefined) p = a.put(p, aad);
+        if (aad !== undefined) p = gather.put(p, aad);
       }
+      gather.flush();
       const out = p;
       if (packed) {
         // Each item's nonce, then its ciphertext ‖ tag, at offsets from `out` that are multiples of 3.
