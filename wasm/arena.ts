@@ -40,6 +40,11 @@ export const Entry = {
 class ResultView extends Uint8Array {}
 Object.setPrototypeOf(ResultView.prototype, Buffer.prototype);
 
+/** A Buffer over `length` bytes of `buffer` from `offset`, made as cheaply as the arena's results (see ResultView). */
+export function bufferView(buffer: ArrayBuffer, offset: number, length: number): Buffer {
+  return new ResultView(buffer, offset, length) as unknown as Buffer;
+}
+
 export class Arena {
   /** First usable byte. */
   readonly base: number;
@@ -129,7 +134,7 @@ export class Arena {
    */
   deliver(from: number, size: number, run: readonly number[], results: Buffer[]): void {
     const { buffer } = this.u8.slice(from, from + run.length * size);
-    for (let k = 0; k < run.length; k++) results[run[k]!] = new ResultView(buffer, k * size, size) as unknown as Buffer;
+    for (let k = 0; k < run.length; k++) results[run[k]!] = bufferView(buffer, k * size, size);
   }
 
   /** Zeroes [from, to): keys, plaintexts, keystream and results never outlive their batch here. */

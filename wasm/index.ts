@@ -24,6 +24,7 @@ import { ecbCipherName, gcmCipherName, nodeGcmOpen, nodeGcmSeal, nodeHash, nodeH
 
 export { DISPATCH_RULES, planBatch, type BatchPath, type BatchPlan, type CryptoPath, type DispatchRule, type Primitive } from './dispatch.js';
 export { encodeRuns } from './base64.js';
+export { bufferView } from './arena.js';
 
 /** Hash functions of `hashBatch` and `hash`. */
 export type HashAlgorithm = 'sha224' | 'sha256' | 'sha384' | 'sha512' | 'sha3-224' | 'sha3-256' | 'sha3-384' | 'sha3-512';

@@ -2,7 +2,7 @@
  * Base64 for transit: the strict decoder (core/tools/base64.ts, shared with the sys tools) and the
  * encoders of single values and of batches.
  */
-import { nextTurn, BASE64_INVALID, decodeBase64, encodeRuns } from '../../../sdk/index.js';
+import { nextTurn, BASE64_INVALID, bufferView, decodeBase64, encodeRuns } from '../../../sdk/index.js';
 
 export { decodeBase64 };
 
@@ -61,7 +61,7 @@ export function decodeBase64Each(texts: readonly unknown[]): (Buffer | undefined
     const padding = text.charCodeAt(length - 1) !== EQUALS ? 0 : text.charCodeAt(length - 2) === EQUALS ? 2 : 1;
     const written = bytes.write(text, at, 'base64');
     if (written !== (length >>> 2) * 3 - padding || text.includes('-') || text.includes('_')) continue;
-    out[i] = bytes.subarray(at, at + written);
+    out[i] = bufferView(bytes.buffer as ArrayBuffer, bytes.byteOffset + at, written);
     at += written;
   }
   return out;
