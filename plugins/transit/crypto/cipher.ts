@@ -132,17 +132,21 @@ export function decryptBatch(wasm: WasmCrypto, policy: KeyPolicy, items: readonl
   return results;
 }
 
-/** An item of a symmetric batch on its way: its version, convergent version and keys. */
+/**
+ * An item of a symmetric batch on its way: its version, convergent version and keys. Made with
+ * every member (undefined until known), so that setting a key later does not give each of a
+ * thousand objects a second allocation for members added after the fact.
+ */
 interface Work {
   /** Position in the caller's items and results. */
   readonly index: number;
   readonly version: KeyVersion;
   readonly convergent: number;
-  key?: Uint8Array;
+  key: Uint8Array | undefined;
   /** Convergent v2/v3: the key of the nonce HMAC. */
-  nonceKey?: Uint8Array;
+  nonceKey: Uint8Array | undefined;
   /** Decrypt: the decoded payload. */
-  payload?: Buffer;
+  payload: Buffer | undefined;
 }
 
 function encryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly EncryptItem[], results: (Encrypted | ItemError)[]): void {
@@ -189,7 +193,7 @@ function encryptionWork(wasm: WasmCrypto, policy: KeyPolicy, items: readonly Enc
       results[i] = new ItemError(CONVERGENT_NONCE_LENGTH);
       continue;
     }
-    pending.push({ index: i, version, convergent });
+    pending.push({ index: i, version, convergent, key: undefined, nonceKey: undefined, payload: undefined });
   }
   return attachKeys(wasm, policy, pending, (i) => items[i]!.context, true, results);
 }
@@ -341,7 +345,7 @@ function decryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly D
       results[i] = new ItemError('invalid ciphertext: could not decode base64');
       continue;
     }
-    pending.push({ index: i, version, convergent, payload });
+    pending.push({ index: i, version, convergent, key: undefined, nonceKey: undefined, payload });
   }
   // Decryption needs only the cipher key: HKDF's output for a longer length starts with the shorter one.
   const derived = attachKeys(wasm, policy, pending, (i) => items[i]!.context, false, results);
