@@ -147,7 +147,8 @@ async function encryptOnly(ctx: TransitContext, req: LogicalRequest, input: Encr
   if (create && parsed instanceof ItemError) onlyResult(parsed);
 
   const warnings: string[] = [];
-  const policy = create ? await upsert(ctx, input, [raw], !isUnset(raw.context), warnings) : await ctx.keys.get(input.name);
+  // The existence check has just read the key: from the cache it costs no await.
+  const policy = create ? await upsert(ctx, input, [raw], !isUnset(raw.context), warnings) : (ctx.keys.cached(input.name) ?? (await ctx.keys.get(input.name)));
   if (!policy) throw new BadRequestError('encryption key not found');
 
   const sealing = sealOnly(ctx, policy, parsed);
