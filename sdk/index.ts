@@ -162,4 +162,4 @@ export { randomToolPaths } from '../core/tools/random.js';
 export { KeyedLock } from './keyed-lock.js';
 
 // ---- The WASM crypto core ----
-export { WasmCrypto, encodeRuns, type HashAlgorithm, type HmacAlgorithm } from '../wasm/index.js';
+export { WasmCrypto, bufferView, encodeRuns, type HashAlgorithm, type HmacAlgorithm } from '../wasm/index.js';

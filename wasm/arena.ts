@@ -40,6 +40,11 @@ export const Entry = {
 class ResultView extends Uint8Array {}
 Object.setPrototypeOf(ResultView.prototype, Buffer.prototype);
 
+/** A Buffer over `length` bytes of `buffer` from `offset`, made as cheaply as the arena's results (see ResultView). */
+export function bufferView(buffer: ArrayBuffer, offset: number, length: number): Buffer {
+  return new ResultView(buffer, offset, length) as unknown as Buffer;
+}
+
 export class Arena {
   /** First usable byte. */
   readonly base: number;
@@ -47,6 +52,8 @@ export class Arena {
   readonly capacity: number;
   u8!: Uint8Array;
   u32!: Uint32Array;
+  /** The same memory as a Buffer, for encoding out of it without a view per call. */
+  private bytes!: Buffer;
   private buffer: ArrayBuffer | undefined;
 
   constructor(private readonly memory: WasmMemory, heapBase: number, capacity: number) {
@@ -69,6 +76,7 @@ export class Arena {
       this.buffer = buffer;
       this.u8 = new Uint8Array(buffer);
       this.u32 = new Uint32Array(buffer);
+      this.bytes = Buffer.from(buffer);
     }
   }
 
@@ -110,6 +118,11 @@ export class Arena {
     return at + bytes.length;
   }
 
+  /** Standard base64 (with padding) of [from, to). */
+  base64(from: number, to: number): string {
+    return this.bytes.toString('base64', from, to);
+  }
+
   /** One copy of [from, to) out of the arena. */
   copyOut(from: number, to: number): Buffer {
     return Buffer.from(this.u8.subarray(from, to));
@@ -121,12 +134,46 @@ export class Arena {
    */
   deliver(from: number, size: number, run: readonly number[], results: Buffer[]): void {
     const { buffer } = this.u8.slice(from, from + run.length * size);
-    for (let k = 0; k < run.length; k++) results[run[k]!] = new ResultView(buffer, k * size, size) as unknown as Buffer;
+    for (let k = 0; k < run.length; k++) results[run[k]!] = bufferView(buffer, k * size, size);
   }
 
   /** Zeroes [from, to): keys, plaintexts, keystream and results never outlive their batch here. */
   wipe(from: number, to: number): void {
     this.u8.fill(0, from, to);
+  }
+}
+
+/**
+ * Copies byte arrays to consecutive arena addresses, joining those that lie back to back in one
+ * buffer into one copy: a batch's plaintexts, decoded into one Buffer, go in with one native call
+ * instead of one each (~50 ns per 64-byte item). `flush` before the kernel reads them.
+ */
+export class Gather {
+  private source: ArrayBufferLike | undefined;
+  private from = 0;
+  private end = 0;
+  private at = 0;
+
+  constructor(private readonly u8: Uint8Array) {}
+
+  /** Copies `bytes` to `at`, now or with the copies it continues; returns the address after them. */
+  put(at: number, bytes: Uint8Array): number {
+    const length = bytes.length;
+    if (bytes.buffer === this.source && bytes.byteOffset === this.end && at === this.at + (this.end - this.from)) {
+      this.end += length;
+      return at + length;
+    }
+    this.flush();
+    this.source = bytes.buffer;
+    this.from = bytes.byteOffset;
+    this.end = this.from + length;
+    this.at = at;
+    return at + length;
+  }
+
+  flush(): void {
+    if (this.source !== undefined && this.end > this.from) this.u8.set(new Uint8Array(this.source, this.from, this.end - this.from), this.at);
+    this.source = undefined;
   }
 }
 

@@ -110,6 +110,17 @@ describe('wasm crypto core: differential tests against node:crypto', function ()
         }
       });
 
+      it('seals a single item as node:crypto does, for every key size and sizes on both sides of the single-item kernel limit (gcmSealBase64)', function () {
+        const single = fc.record({ nonce: fc.uint8Array({ minLength: 12, maxLength: 12 }), plaintext: bytes(320), aad: bytes(80) });
+        fc.assert(
+          fc.property(aesKey, single, (key, it) => {
+            const texts = core.gcmSealBase64(key, [{ plaintext: it.plaintext, aad: it.aad }], it.nonce, opts);
+            expect(texts).to.deep.equal([Buffer.concat([it.nonce, nodeSeal(key, it.nonce, it.plaintext, it.aad)]).toString('base64')]);
+          }),
+          RUNS,
+        );
+      });
+
       it('handles every edge size of plaintext and AAD in one batch', function () {
         const key = new Uint8Array(32).fill(7);
         const items = edgeBatch();

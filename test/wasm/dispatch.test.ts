@@ -103,6 +103,8 @@ describe('wasm crypto core: arena', function () {
     core.hkdfSha256Batch(secret, [secret], 64, secret, { path: 'wasm' });
     core.hashBatch('sha256', Array.from({ length: 9 }, () => secret), { path: 'wasm' });
     core.hashBatch('sha256', [secret, secret.subarray(1)], { path: 'wasm' });
+    // Last, so that no later batch overwrites what it left: a single item's own sealing path.
+    core.gcmSealBase64(secret.subarray(0, 32), [{ plaintext: secret, aad: secret }], secret.subarray(0, 12));
     const memory = (core as unknown as { kernels: { memory: { buffer: ArrayBuffer } } }).kernels.memory;
     const bytes = new Uint8Array(memory.buffer);
     let run = 0;

@@ -2,7 +2,7 @@
  * Base64 for transit: the strict decoder (core/tools/base64.ts, shared with the sys tools) and the
  * encoders of single values and of batches.
  */
-import { nextTurn, BASE64_INVALID, decodeBase64, encodeRuns } from '../../../sdk/index.js';
+import { nextTurn, BASE64_INVALID, bufferView, decodeBase64, encodeRuns } from '../../../sdk/index.js';
 
 export { decodeBase64 };
 
@@ -34,6 +34,40 @@ export async function decodeBase64InTurns(value: string, field: string): Promise
   }
   return out;
 }
+
+/**
+ * The strict decoding (decodeBase64) of each of many texts, into one Buffer with one native write
+ * per text: a Buffer per text and the alphabet check by regular expression cost more than the
+ * decoding of a 64-byte plaintext. A text is taken when Node's lenient decoder, which skips what
+ * is not in its alphabet and stops at "=", gives exactly the bytes its length and padding promise
+ * (so every character was a base64 character and "=" only padding) and it holds no URL-safe
+ * "-" or "_", which that decoder also reads; anything else (not a string, newlines, an error to
+ * report) is left undefined, for decodeBase64 to decode or refuse with its message.
+ */
+export function decodeBase64Each(texts: readonly unknown[]): (Buffer | undefined)[] {
+  const count = texts.length;
+  let room = 0;
+  for (let i = 0; i < count; i++) {
+    const text = texts[i];
+    if (typeof text === 'string') room += (text.length >>> 2) * 3;
+  }
+  const bytes = Buffer.allocUnsafe(room);
+  const out = new Array<Buffer | undefined>(count);
+  let at = 0;
+  for (let i = 0; i < count; i++) {
+    const text = texts[i];
+    if (typeof text !== 'string' || (text.length & 3) !== 0) continue;
+    const length = text.length;
+    const padding = text.charCodeAt(length - 1) !== EQUALS ? 0 : text.charCodeAt(length - 2) === EQUALS ? 2 : 1;
+    const written = bytes.write(text, at, 'base64');
+    if (written !== (length >>> 2) * 3 - padding || text.includes('-') || text.includes('_')) continue;
+    out[i] = bufferView(bytes.buffer as ArrayBuffer, bytes.byteOffset + at, written);
+    at += written;
+  }
+  return out;
+}
+
+const EQUALS = 61;
 
 /** Standard base64 with padding. A Buffer is encoded as it is: wrapping it in a new view costs more than the encoding of a small item. */
 export function encodeBase64(bytes: Uint8Array): string {

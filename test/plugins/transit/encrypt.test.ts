@@ -81,6 +81,59 @@ describe('transit encrypt', () => {
         expect(res.error).to.equal(`message encryption not supported for key type ${type}`);
       }
     });
+    it('answers a single plaintext as a batch of one would: the same error, key_version and ciphertext form', async () => {
+      await h.write('keys/aes256');
+      await h.write('keys/aes256/rotate');
+      await h.write('keys/aes128', { type: 'aes128-gcm96' });
+      await h.write('keys/chacha', { type: 'chacha20-poly1305' });
+      await h.write('keys/rsa', { type: 'rsa-2048' });
+      await h.write('keys/derived', { derived: true });
+      await h.write('keys/convergent', { derived: true, convergent_encryption: true });
+      const cases: [string, Record<string, string | number>][] = [
+        ['aes256', { plaintext: b64('x') }],
+        ['aes256', { plaintext: '' }],
+        // Past the 256 bytes up to which a single item takes its own sealing path.
+        ['aes256', { plaintext: b64('y'.repeat(300)) }],
+        ['aes256', { plaintext: b64('x'), key_version: 1 }],
+        ['aes256', { plaintext: b64('x'), key_version: 3 }],
+        ['aes256', { plaintext: b64('x'), key_version: -1 }],
+        ['aes256', { plaintext: b64('x'), associated_data: b64('row 1') }],
+        ['aes256', { plaintext: b64('x'), associated_data: '%%%' }],
+        ['aes256', { plaintext: b64('x'), nonce: b64(Buffer.alloc(12)) }],
+        ['aes256', { plaintext: 'not base64!' }],
+        ['aes256', { plaintext: b64('x'), padding_scheme: 'oaep' }],
+        ['aes128', { plaintext: b64('x'), context: b64('ignored') }],
+        ['chacha', { plaintext: b64('x'), associated_data: b64('row 1') }],
+        ['rsa', { plaintext: b64('x'), padding_scheme: 'pkcs1v15' }],
+        ['rsa', { plaintext: b64('x'), associated_data: b64('row 1') }],
+        ['rsa', { plaintext: b64(Buffer.alloc(191)) }],
+        ['derived', { plaintext: b64('x') }],
+        ['derived', { plaintext: b64('x'), context: b64('tenant') }],
+        ['convergent', { plaintext: b64('x'), context: b64('tenant') }],
+      ];
+      for (const [key, fields] of cases) {
+        const label = `${key} ${JSON.stringify(fields)}`;
+        const single = await h.write(`encrypt/${key}`, fields);
+        const batch = await h.write(`encrypt/${key}`, { batch_input: [fields] });
+        const [item] = batchResults(batch);
+        if (item.error !== undefined) {
+          expect(single.status, label).to.equal(batch.status);
+          // The one difference: a batch names the item's padding_scheme with its index.
+          expect(single.error, label).to.equal(item.error.replace("'[0].padding_scheme'", 'padding_scheme'));
+          continue;
+        }
+        expect(single.status, label).to.equal(200);
+        expect(single.data.key_version, label).to.equal(item.key_version);
+        expect(single.data.ciphertext, label).to.match(CIPHERTEXT);
+        expect(single.data.ciphertext.slice(0, 9), label).to.equal(item.ciphertext.slice(0, 9));
+        expect(single.data.ciphertext.length, label).to.equal(item.ciphertext.length);
+        if (key === 'convergent') expect(single.data.ciphertext, label).to.equal(item.ciphertext);
+        const { plaintext, ...opening } = fields;
+        delete opening.key_version;
+        const back = await h.write(`decrypt/${key}`, { ...opening, ciphertext: single.data.ciphertext });
+        expect(back.data.plaintext, label).to.equal(plaintext);
+      }
+    });
   });
 
   describe('associated data', () => {
@@ -274,6 +327,37 @@ describe('transit encrypt', () => {
       await h.write('keys/k/rotate');
       const res = await h.write('encrypt/k', { batch_input: [{ plaintext: b64('a'), key_version: 1 }, { plaintext: b64('b') }, { plaintext: b64('c'), key_version: '1' }] });
       expect(batchResults(res).map((r) => r.key_version)).to.deep.equal([1, 2, 1]);
+    });
+
+    it('writes batch_results as the results are, whatever the mix of failures, versions and references', async () => {
+      await h.write('keys/k/rotate');
+      // Failures first, last, in a row and alone; versions and references changing and repeating.
+      const pattern = ['bad', 'bad', 'v1', 'v1', 'v2', 'bad', 'v2', 'v2r', 'v2r', 'v1r', 'bad', 'v1', 'v1', 'bad'];
+      const items = pattern.map((kind, i) => ({
+        plaintext: kind === 'bad' ? 'not base64!' : b64(`item ${i}`),
+        key_version: kind.startsWith('v2') ? 2 : 1,
+        ...(kind.endsWith('r') ? { reference: `ref-${kind}` } : {}),
+      }));
+      const res = await h.write('encrypt/k', { batch_input: items, reference: 'request-ref' });
+      expect(res.status).to.equal(400);
+      const results = batchResults(res);
+      expect(results).to.have.length(pattern.length);
+      pattern.forEach((kind, i) => {
+        const result = results[i];
+        expect(result.reference, `item ${i}`).to.equal(kind.endsWith('r') ? `ref-${kind}` : 'request-ref');
+        if (kind === 'bad') {
+          expect(Object.keys(result).sort(), `item ${i}`).to.deep.equal(['error', 'reference']);
+          expect(result.error).to.match(/^unable to decode plaintext as base64/);
+        } else {
+          expect(Object.keys(result).sort(), `item ${i}`).to.deep.equal(['ciphertext', 'key_version', 'reference']);
+          expect(result.key_version, `item ${i}`).to.equal(kind.startsWith('v2') ? 2 : 1);
+          expect(result.ciphertext).to.match(new RegExp(`^vault:v${result.key_version}:`));
+        }
+      });
+      const back = await h.write('decrypt/k', { batch_input: results.filter((r: any) => r.ciphertext).map((r: any) => ({ ciphertext: r.ciphertext })) });
+      expect(batchResults(back).map((r: any) => Buffer.from(r.plaintext, 'base64').toString())).to.deep.equal(
+        pattern.flatMap((kind, i) => (kind === 'bad' ? [] : [`item ${i}`])),
+      );
     });
 
     it('gives a failed item an error, the others their ciphertext, and answers 400', async () => {
