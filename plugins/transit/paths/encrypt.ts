@@ -86,14 +86,12 @@ interface ParsedItem extends EncryptItem {
   readonly paddingText?: string | undefined;
 }
 
-const EXISTS = Promise.resolve(true);
-
 export function encryptPath(ctx: TransitContext) {
   return definePath({
     pattern: 'encrypt/:name',
     fields: ENCRYPT_FIELDS,
-    // A cached key (the usual case) is answered with a settled promise: an async function awaiting the cache costs more.
-    existenceCheck: (_req, input) => (ctx.keys.cached(input.name) !== undefined ? EXISTS : ctx.keys.get(input.name).then((key) => key !== undefined)),
+    // A cached key (the usual case) is answered at once: the request is then prepared without a turn.
+    existenceCheck: (_req, input) => ctx.keys.cached(input.name) !== undefined || ctx.keys.get(input.name).then((key) => key !== undefined),
     operations: {
       create: { summary: 'Encrypt with a key, creating it first if it does not exist.', handler: (req, input) => encrypt(ctx, req, input, true) },
       update: { summary: 'Encrypt with an existing key.', handler: (req, input) => encrypt(ctx, req, input, false) },
