@@ -54,7 +54,7 @@ export class Metrics {
   private readonly logins = new FastCounter('keywarden_logins_total', 'Logins to auth methods, by method (mount type), mount and result.');
   private readonly storage = new FastHistogram('keywarden_storage_operation_duration_seconds', 'Physical storage operations under the barrier, by backend and operation.', STORAGE_BUCKETS);
   private readonly cells = new Map<string, Map<string, RequestCell>>();
-  private readonly transitSeries = new Map<string, { op: CounterSeries; batch: HistogramSeries }>();
+  private readonly transitSeries = new Map<string, Map<string, { op: CounterSeries; batch: HistogramSeries }>>();
   private readonly storageSeries = new Map<string, HistogramSeries>();
   private inFlight: () => number = () => 0;
 
@@ -132,12 +132,11 @@ export class Metrics {
 
   /** One transit request: its operation, the key's type ("none" for keyless: hash, random) and batch size. */
   transit(operation: string, keyType: string, items: number): void {
-    const key = `${operation} ${keyType}`;
-    let series = this.transitSeries.get(key);
-    if (!series) {
-      series = { op: this.transitOps.series({ operation, key_type: keyType }), batch: this.transitBatch.series({ operation }) };
-      this.transitSeries.set(key, series);
-    }
+    // By operation, then key type: two lookups of strings the caller holds, nothing built per request.
+    let byType = this.transitSeries.get(operation);
+    if (!byType) this.transitSeries.set(operation, (byType = new Map()));
+    let series = byType.get(keyType);
+    if (!series) byType.set(keyType, (series = { op: this.transitOps.series({ operation, key_type: keyType }), batch: this.transitBatch.series({ operation }) }));
     FastCounter.inc(series.op);
     this.transitBatch.observe(series.batch, items);
   }

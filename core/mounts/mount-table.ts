@@ -212,9 +212,9 @@ export class MountTable {
     let best: LiveMount | undefined;
     for (const live of this.mounts.values()) {
       const prefix = live.routePrefix;
-      if ((path.startsWith(prefix) || path === prefix.slice(0, -1)) && (!best || prefix.length > best.routePrefix.length)) {
-        best = live;
-      }
+      // The prefix, or the mount's own path without its slash (compared without making that string).
+      const matches = path.startsWith(prefix) || (path.length === prefix.length - 1 && prefix.startsWith(path));
+      if (matches && (!best || prefix.length > best.routePrefix.length)) best = live;
     }
     if (!best) return undefined;
     return { mount: best, relative: path.slice(best.routePrefix.length) };
