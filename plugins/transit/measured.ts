@@ -18,14 +18,26 @@ export function measured(path: AnyPathDefinition, keys: KeyStore, metrics: Opera
     if (!spec) continue;
     operations[name] = {
       ...spec,
-      handler: async (req, input) => {
-        const response = await spec.handler(req, input);
-        // The handler has just put the key in the cache: reading it from there costs no await.
-        const key = typeof input.name === 'string' ? (keys.cached(input.name) ?? (await keys.get(input.name))) : undefined;
-        const batch: unknown = input.batch_input;
-        metrics.transit(operation, key?.settings.type ?? 'none', Array.isArray(batch) ? batch.length : 1);
-        return response;
-      },
+      // Not an async function: the answer is the handler's own promise with the count chained on.
+      handler: (req, input) =>
+        spec.handler(req, input).then((response) => {
+          const batch: unknown = input.batch_input;
+          const items = Array.isArray(batch) ? batch.length : 1;
+          if (typeof input.name !== 'string') {
+            metrics.transit(operation, 'none', items);
+            return response;
+          }
+          // The handler has just put the key in the cache: reading it from there costs no await.
+          const cached = keys.cached(input.name);
+          if (cached) {
+            metrics.transit(operation, cached.settings.type, items);
+            return response;
+          }
+          return keys.get(input.name).then((key) => {
+            metrics.transit(operation, key?.settings.type ?? 'none', items);
+            return response;
+          });
+        }),
     };
   }
   return { ...path, operations };

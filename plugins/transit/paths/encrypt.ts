@@ -101,9 +101,14 @@ export function encryptPath(ctx: TransitContext) {
   });
 }
 
-async function encrypt(ctx: TransitContext, req: LogicalRequest, input: EncryptInput, create: boolean): Promise<LogicalResponse> {
-  if (input.batch_input === undefined) return encryptOnly(ctx, req, input, create);
-  const raw = batchItems(input.batch_input);
+/** One item or a batch; not itself async, so a single item's answer is encryptOnly's promise, not one wrapped around it. */
+function encrypt(ctx: TransitContext, req: LogicalRequest, input: EncryptInput, create: boolean): Promise<LogicalResponse> {
+  const batch = input.batch_input;
+  return batch === undefined ? encryptOnly(ctx, req, input, create) : encryptMany(ctx, input, batch, create);
+}
+
+async function encryptMany(ctx: TransitContext, input: EncryptInput, batch: NonNullable<EncryptInput['batch_input']>, create: boolean): Promise<LogicalResponse> {
+  const raw = batchItems(batch);
   const contextSet = requireConsistentContext(raw);
   // inSlices' answers are awaited only when they are to come (several slices).
   const reading = inSlices(raw, readCost((item) => textLength(item.plaintext)), parseSlice);
