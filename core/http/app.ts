@@ -37,7 +37,7 @@ export function createApp(host: Host, options: AppOptions): Koa {
   const limit = options.maxRequestSize ?? DEFAULT_MAX_REQUEST_SIZE;
   const unauthenticatedMetrics = options.unauthenticatedMetrics === true;
 
-  app.use(async (ctx, next) => {
+  app.use((ctx, next) => {
     // The request log line is built only when debug logging is on (it parses the URL and times the request).
     if (options.logger.isLevelEnabled('debug')) {
       const started = process.hrtime.bigint();
@@ -48,11 +48,8 @@ export function createApp(host: Host, options: AppOptions): Koa {
         );
       });
     }
-    await next();
+    return next();
   });
-
-  const ui = options.ui;
-  if (ui) app.use(async (ctx, next) => (ui.serve(ctx) ? undefined : next()));
 
   router.all('/v1/{*path}', async (ctx) => {
     let response: HostResponse;
@@ -95,7 +92,9 @@ export function createApp(host: Host, options: AppOptions): Koa {
   });
 
   app.use(router.routes());
-  app.use(async (ctx) => send(ctx, { status: 404, body: { errors: [] } }));
+  // The UI comes after the API's routes, so an API request never passes through it.
+  const ui = options.ui;
+  app.use(async (ctx) => (ui?.serve(ctx) ? undefined : send(ctx, { status: 404, body: { errors: [] } })));
   return app;
 }
 
