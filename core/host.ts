@@ -145,7 +145,8 @@ export class Host {
       this.barrier,
       {
         afterUnseal: () => this.afterUnseal(),
-        beforeSeal: () => this.beforeSeal(),
+        // Sealed, the WASM core keeps no key schedules (WasmCrypto.forgetKeys), even if unloading failed.
+        beforeSeal: () => this.beforeSeal().finally(() => (options.wasm as { forgetKeys?(): void } | undefined)?.forgetKeys?.()),
         createRootToken: () => this.tokens.createRootToken(),
         revokeRootToken: async (token) => this.tokens.revokeTree(await this.tokens.hashToken(token)),
       },

@@ -86,6 +86,10 @@ interface Kernels {
   gcmSeal(table: number, n: number, ks: number, perItemKey: number, hashKey: number): void;
   gcmOpen(table: number, n: number, ks: number, perItemKey: number, hashKey: number): void;
   gcmWasm(open: number, table: number, n: number, keys: number, keyLen: number, perItemKey: number, scratch: number): void;
+  keyCacheForget(): void;
+  /** Where the key cache lies (tests read it through `memory`). */
+  keyCacheRegion(): number;
+  keyCacheSize(): number;
 }
 
 /** Algorithm ids of wasm/assembly/layout.ts, and digest sizes. */
@@ -268,7 +272,8 @@ export class WasmCrypto {
    * one is dispatched, without the batch's plan, chunking, closures and index arrays (a single-item
    * encrypt is the commonest request, and that machinery cost about a third of its sealing). The
    * arena holds the entry, plaintext, AAD, nonce ‖ ciphertext ‖ tag and key back to back, then the
-   * kernel's scratch, which the kernel wipes itself; the rest is wiped here.
+   * kernel's scratch, which the kernel wipes itself; the rest is wiped here. A key used just before
+   * has its schedule and hash key in the kernel's key cache (see forgetKeys).
    */
   private sealOneBase64(key: Uint8Array, item: GcmTextItem, nonce: Uint8Array): string {
     this.dispatched['aes-gcm'].wasm++;
@@ -475,9 +480,20 @@ export class WasmCrypto {
     return results;
   }
 
-  /** Zeroes the whole arena (batches already wipe what they used; this is for key retirement). */
+  /** Zeroes the whole arena and the key cache (batches already wipe what they used; this is for key retirement). */
   wipe(): void {
     this.arena.wipe(this.arena.base, this.arena.base + this.arena.capacity);
+    this.forgetKeys();
+  }
+
+  /**
+   * Zeroes the kernel's key cache (wasm/assembly/keycache.ts): the last few AES-128/256 keys that
+   * the bitsliced GCM path used with one key per call, kept with their round keys and prepared
+   * GHASH key so the next call with the same key skips preparing them. The server calls this when
+   * it seals; a later call with any key just prepares it again.
+   */
+  forgetKeys(): void {
+    this.kernels.keyCacheForget();
   }
 
   /**
@@ -540,8 +556,9 @@ export class WasmCrypto {
     const perKeyBlocks = shared ? 0 : 1;
     const blocksOf = (len: number): number => ((len + 15) >>> 4) + 1 + perKeyBlocks;
     const wasm = path === 'wasm';
-    // The WASM path also holds the keys, their round keys (ROUND_KEYS) and a key pointer per block.
-    const keyBytes = wasm ? align16(keyAt(key, 0).length) + ROUND_KEYS : 0;
+    // The WASM path also holds the keys, a key pointer per block and, for keys per item, their round
+    // keys (ROUND_KEYS); one key's round keys are in the kernel's key cache.
+    const keyBytes = wasm ? align16(keyAt(key, 0).length) + (shared ? 0 : ROUND_KEYS) : 0;
     const fixed = 128 + 16 + GHASH_KEY + (shared ? keyBytes : 0);
     // Packed output: up to 2 zero bytes after each item, to the next multiple of 3.
     const costOf = (i: number): number => {

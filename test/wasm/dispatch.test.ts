@@ -105,15 +105,24 @@ describe('wasm crypto core: arena', function () {
     core.hashBatch('sha256', [secret, secret.subarray(1)], { path: 'wasm' });
     // Last, so that no later batch overwrites what it left: a single item's own sealing path.
     core.gcmSealBase64(secret.subarray(0, 32), [{ plaintext: secret, aad: secret }], secret.subarray(0, 12));
-    const memory = (core as unknown as { kernels: { memory: { buffer: ArrayBuffer } } }).kernels.memory;
-    const bytes = new Uint8Array(memory.buffer);
-    let run = 0;
-    let longest = 0;
-    for (const b of bytes) {
-      run = b === 0xa5 ? run + 1 : 0;
-      longest = Math.max(longest, run);
-    }
-    expect(longest).to.be.lessThan(4);
+    const { kernels } = core as unknown as { kernels: { memory: { buffer: ArrayBuffer }; keyCacheRegion(): number; keyCacheSize(): number } };
+    const bytes = new Uint8Array(kernels.memory.buffer);
+    const longestRun = (from: number, to: number): number => {
+      let run = 0;
+      let longest = 0;
+      for (let i = from; i < to; i++) {
+        run = bytes[i] === 0xa5 ? run + 1 : 0;
+        longest = Math.max(longest, run);
+      }
+      return longest;
+    };
+    // The key cache keeps the last keys of the bitsliced GCM path on purpose, until forgetKeys.
+    const cache = kernels.keyCacheRegion();
+    const cacheEnd = cache + kernels.keyCacheSize();
+    expect(longestRun(cache, cacheEnd)).to.be.at.least(32);
+    expect(Math.max(longestRun(0, cache), longestRun(cacheEnd, bytes.length))).to.be.lessThan(4);
+    core.forgetKeys();
+    expect(longestRun(0, bytes.length)).to.be.lessThan(4);
   });
 
   it('returns results as Buffers of their own, which the next batch leaves alone', async function () {

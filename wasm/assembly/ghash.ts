@@ -265,6 +265,31 @@ export function prepareHashKey(h: usize, hk: usize): void {
   v128.store(hk + STATE, h1, 16);
 }
 
+/**
+ * Bytes of the part of a prepared key that outlives a call (keycache.ts keeps it per cached key):
+ * H^1..H^GROUP as at `hk`, then the 32 state bytes (powers prepared, a zero count of single
+ * blocks, H). The accumulators and held-back blocks are per call and are not kept.
+ */
+export const SAVED_HKEY_SIZE: usize = GROUP * POWER_SIZE + 32;
+
+/**
+ * Copies the prepared key at `hk` to `saved` (SAVED_HKEY_SIZE bytes) when it has more powers
+ * prepared than `saved` holds (a wiped `saved` holds none). The power counts depend on lengths only.
+ */
+export function saveHashKey(hk: usize, saved: usize): void {
+  const powers = load<u32>(hk + STATE, 0);
+  if (powers <= load<u32>(saved + GROUP * POWER_SIZE, 0)) return;
+  memory.copy(saved, hk, <usize>powers * POWER_SIZE);
+  memory.copy(saved + GROUP * POWER_SIZE, hk + STATE, 32);
+  store<u32>(saved + GROUP * POWER_SIZE, 0, 4);
+}
+
+/** Lays a key saved by saveHashKey out at `hk` as prepareHashKey (and preparePowers, if it was saved after them) would. */
+export function restoreHashKey(saved: usize, hk: usize): void {
+  memory.copy(hk, saved, <usize>load<u32>(saved + GROUP * POWER_SIZE, 0) * POWER_SIZE);
+  memory.copy(hk + STATE, saved + GROUP * POWER_SIZE, 32);
+}
+
 /** Prepares H^2..H^GROUP at `hk` from H^1: H^(k+1) = H^k·H, one block of GHASH with x = H^k and a zero block. */
 function preparePowers(hk: usize): void {
   let hn = v128.load(hk + STATE, 16);

@@ -10,6 +10,7 @@ import { digestSize, initialState, isSmall, runJobs } from './sha2';
 import { sha256SameLength } from './sha256';
 
 export { gcmCounters, gcmOpen, gcmSeal, gcmWasm } from './gcm';
+export { keyCacheForget, keyCacheRegion, keyCacheSize } from './keycache';
 export { hkdfSha256Batch, hmacBatch } from './mac';
 
 /** First address the loader may use for its arena. */
