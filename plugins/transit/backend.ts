@@ -20,7 +20,7 @@ import { measured } from './measured.js';
 
 export async function createTransitBackend(plugin: PluginContext): Promise<FrameworkBackend> {
   const wasm = plugin.container.resolve<WasmCrypto>(SERVICES.WasmCrypto);
-  const keys = new KeyStore(plugin.storage, await readCacheSize(plugin.storage));
+  const keys = new KeyStore(plugin.storage, await readCacheSize(plugin.storage), () => wasm.forgetKeys());
   const ctx: TransitContext = { keys, storage: plugin.storage, wasm, clock: plugin.clock, logger: plugin.logger };
   // Registered only while the server collects metrics.
   const metrics = plugin.container.isRegistered(SERVICES.Metrics, true) ? plugin.container.resolve<OperationMetrics>(SERVICES.Metrics) : undefined;

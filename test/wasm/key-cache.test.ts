@@ -211,4 +211,38 @@ describe('wasm crypto core: key cache of the bitsliced GCM path', function () {
       await server.close();
     }
   });
+
+  it('keeps no schedule of a transit key once it is deleted, or of versions once they are trimmed', async function () {
+    const server = await startUnsealedServer();
+    try {
+      const wasm = server.host.container.resolve<WasmCrypto>(TOKENS.WasmCrypto);
+      const c = server.client;
+      expect((await c.post('sys/mounts/transit', { type: 'transit' })).status).to.equal(204);
+      const plaintext = Buffer.alloc(64, 7).toString('base64');
+      const exportedKey = async (name: string, version: number): Promise<Buffer> => {
+        const res = await c.get(`transit/export/encryption-key/${name}/${version}`);
+        expect(res.status).to.equal(200);
+        return Buffer.from(res.body.data.keys[String(version)], 'base64');
+      };
+
+      expect((await c.post('transit/keys/gone', { exportable: true })).status).to.be.oneOf([200, 204]);
+      expect((await c.post('transit/encrypt/gone', { plaintext })).status).to.equal(200);
+      const gone = await exportedKey('gone', 1);
+      expect(contains(cacheBytes(wasm), gone), 'cached after use').to.equal(true);
+      expect((await c.post('transit/keys/gone/config', { deletion_allowed: true })).status).to.be.oneOf([200, 204]);
+      expect((await c.delete('transit/keys/gone')).status).to.equal(204);
+      expect(contains(cacheBytes(wasm), gone), 'dropped with the key').to.equal(false);
+
+      expect((await c.post('transit/keys/old', { exportable: true })).status).to.be.oneOf([200, 204]);
+      expect((await c.post('transit/encrypt/old', { plaintext })).status).to.equal(200);
+      const first = await exportedKey('old', 1);
+      expect((await c.post('transit/keys/old/rotate', {})).status).to.be.oneOf([200, 204]);
+      expect((await c.post('transit/keys/old/config', { min_encryption_version: 2, min_decryption_version: 2 })).status).to.be.oneOf([200, 204]);
+      expect(contains(cacheBytes(wasm), first), 'still cached while version 1 exists').to.equal(true);
+      expect((await c.post('transit/keys/old/trim', { min_available_version: 2 })).status).to.equal(200);
+      expect(contains(cacheBytes(wasm), first), 'dropped with its version').to.equal(false);
+    } finally {
+      await server.close();
+    }
+  });
 });

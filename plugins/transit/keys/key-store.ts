@@ -26,9 +26,15 @@ export class KeyStore {
   /** Bumped by `forget`: a load that started before it must not cache what it read. */
   private generation = 0;
 
+  /**
+   * `materialRemoved` runs whenever key material leaves the store (a key deleted, versions trimmed
+   * or replaced by a restore, a key changed by another node): the server's crypto core drops the
+   * key schedules it keeps for recent keys (WasmCrypto.forgetKeys), so none outlives its key.
+   */
   constructor(
     private readonly storage: Storage,
     cacheSize: number,
+    private readonly materialRemoved: () => void = () => {},
   ) {
     this.cache = new PolicyCache(cacheSize);
   }
@@ -81,6 +87,7 @@ export class KeyStore {
   forget(name: string): void {
     this.generation++;
     this.cache.delete(name);
+    this.materialRemoved();
   }
 
   /**
@@ -95,6 +102,7 @@ export class KeyStore {
     ];
     await this.storage.batch(ops);
     this.cache.set(policy.name, policy);
+    if (removed.length > 0) this.materialRemoved();
     return policy;
   }
 
@@ -118,6 +126,7 @@ export class KeyStore {
       ...versions.map((v): BatchOp => ({ type: 'delete', key: KEYS.versionPrefix(name) + v })),
     ]);
     this.cache.delete(name);
+    this.materialRemoved();
   }
 
   /** Key names. Folders are left out: names cannot contain `/`, so a folder (`import/`, the wrapping key's) holds no usable key. */
