@@ -178,6 +178,7 @@ export class Pipeline {
     };
   }
 }
+
 /** Who is calling, as backends see it; `sudo` is set by authorization. */
 function requestAuth(caller: ResolvedToken): RequestAuth {
   const entry = caller.entry;

@@ -1,5 +1,6 @@
 /** A small HTTP client for tests: any method (LIST included), raw or JSON bodies, parsed answers. */
 import http from 'node:http';
+import { expect } from 'chai';
 
 export interface TestResponse {
   readonly status: number;
@@ -77,4 +78,11 @@ export class TestClient {
   delete(path: string, options?: RequestOptions) {
     return this.send('DELETE', path, options);
   }
+}
+
+/** Creates a token through `client` (auth/token/create with `body`) and returns its id; asserts the 200. */
+export async function createToken(client: TestClient, body: Record<string, unknown> = {}): Promise<string> {
+  const res = await client.post('auth/token/create', body);
+  expect(res.status, res.text).to.equal(200);
+  return res.body.auth.client_token as string;
 }

@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import { startUnsealedServer } from '../../helpers/server.js';
-import { TestClient, type TestResponse } from '../../helpers/http.js';
+import { TestClient, createToken, type TestResponse } from '../../helpers/http.js';
 import type { RunningServer } from '../../../core/server.js';
 import notesPlugin from '../../fixtures/plugins/notes.js';
 import greeterPlugin from '../../fixtures/plugins/greeter-auth.js';
@@ -18,7 +18,7 @@ describe('token creation rules', () => {
     expect(res.status, res.text).to.equal(200);
     return res.body.auth.client_token as string;
   };
-  const tokenWith = async (body: Record<string, unknown>): Promise<string> => created(await root.post('auth/token/create', body));
+  const tokenWith = (body: Record<string, unknown>): Promise<string> => createToken(root, body);
   const lookup = async (token: string): Promise<Record<string, any>> => { // eslint-disable-line @typescript-eslint/no-explicit-any
     const res = await root.post('auth/token/lookup', { token });
     expect(res.status, res.text).to.equal(200);

@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { ManualClock, startUnsealedServer } from '../../helpers/server.js';
-import { TestClient } from '../../helpers/http.js';
+import { TestClient, createToken } from '../../helpers/http.js';
 import type { RunningServer } from '../../../core/server.js';
 import notesPlugin from '../../fixtures/plugins/notes.js';
 
@@ -15,11 +15,7 @@ describe('cached token and ACL decisions', function () {
   let root: TestClient;
   const clock = new ManualClock();
 
-  const tokenWith = async (body: Record<string, unknown>): Promise<string> => {
-    const res = await root.post('auth/token/create', body);
-    expect(res.status, res.text).to.equal(200);
-    return res.body.auth.client_token as string;
-  };
+  const tokenWith = (body: Record<string, unknown>): Promise<string> => createToken(root, body);
   const as = (token: string) => new TestClient(server.address, token);
   const reader = (path: string) => `path "${path}" { capabilities = ["read"] }`;
 
