@@ -33,6 +33,7 @@ import { ResponseWrapper } from './wrapping/wrapper.js';
 import type { StandbyStrategy } from './pipeline/standby.js';
 import { PeriodicWork } from './periodic-work.js';
 import type { HostRequest, HostResponse } from './pipeline/types.js';
+import type { BodyAllowance, RequestHead } from './pipeline/body-allowance.js';
 import { VERSION } from './version.js';
 import { Snapshots } from './snapshot/snapshots.js';
 import { Metrics } from './metrics/metrics.js';
@@ -41,9 +42,11 @@ import { InFlightRequests } from './pipeline/in-flight.js';
 import { LogLevels } from './log-levels.js';
 import { DEFAULT_TELEMETRY, type ServerConfig } from './config/config.js';
 import { sanitizedConfig } from './config/sanitized.js';
+import type { WasmCrypto } from '../wasm/index.js';
 
 export { VERSION } from './version.js';
 export type { HostRequest, HostResponse } from './pipeline/types.js';
+export type { BodyAllowance, RequestHead } from './pipeline/body-allowance.js';
 
 export interface HostOptions {
   readonly physical: PhysicalStorage;
@@ -59,8 +62,8 @@ export interface HostOptions {
   readonly maxLeaseTtl?: number;
   /** How often backends' periodic hooks run, in ms; 0 disables the timer. */
   readonly periodicIntervalMs?: number;
-  /** The loaded WASM crypto core, registered for plugins under TOKENS.WasmCrypto. */
-  readonly wasm?: unknown;
+  /** The loaded WASM crypto core: registered for plugins under TOKENS.WasmCrypto; the audit broker hashes entries with it. */
+  readonly wasm?: WasmCrypto;
   /** HA over a shared store (`physical` must then be a SharedStorage). */
   readonly ha?: HaManager;
   /** Refuse Vault's unauthenticated `sys/generate-root/*` (listener `disable_unauthed_generate_root_endpoints`). */
@@ -102,14 +105,14 @@ export class Host {
     this.metrics = new Metrics(options.config.telemetry ?? DEFAULT_TELEMETRY, {
       unsealed: () => !this.barrier.sealed,
       tokens: () => this.tokens.counts,
-      crypto: () => (options.wasm as { dispatched?: Record<string, Record<string, number>> } | undefined)?.dispatched ?? {},
+      crypto: () => options.wasm?.dispatched ?? {},
       ...(options.ha ? { ha: () => ({ active: options.ha!.state === 'active', ...options.ha!.counts }) } : {}),
     });
     this.barrier = new Barrier(this.metrics.enabled ? timedStorage(options.physical, this.metrics) : options.physical, { clock });
     this.tokens = new TokenStore(this.barrier, clock);
     this.policies = new PolicyStore(this.barrier);
     this.identity = new IdentityStore(this.barrier, clock);
-    this.audit = new AuditBroker(this.barrier, this.logger, clock);
+    this.audit = new AuditBroker(this.barrier, this.logger, clock, options.wasm);
     this.catalog = new PluginCatalog(this.barrier, this.registry, options.pluginDirectory);
     this.container = createRootContainer();
     registerValue(this.container, TOKENS.PhysicalStorage, options.physical);
@@ -146,7 +149,7 @@ export class Host {
       {
         afterUnseal: () => this.afterUnseal(),
         // Sealed, the WASM core keeps no key schedules (WasmCrypto.forgetKeys), even if unloading failed.
-        beforeSeal: () => this.beforeSeal().finally(() => (options.wasm as { forgetKeys?(): void } | undefined)?.forgetKeys?.()),
+        beforeSeal: () => this.beforeSeal().finally(() => options.wasm?.forgetKeys()),
         createRootToken: () => this.tokens.createRootToken(),
         revokeRootToken: async (token) => this.tokens.revokeTree(await this.tokens.hashToken(token)),
       },
@@ -163,7 +166,7 @@ export class Host {
       seal: () => this.seal.seal(),
     });
     const acls = new TokenAcls(this.policies, this.identity);
-    const wrapper = new ResponseWrapper(this.tokens, () => this.state.cubbyholeStorage);
+    const wrapper = new ResponseWrapper(this.tokens, () => this.state.cubbyholeStorage, defaults.maxLeaseTtl);
     const services: SystemServices = {
       seal: this.seal,
       barrier: this.barrier,
@@ -227,6 +230,11 @@ export class Host {
   /** Answers one request through the pipeline; never throws. */
   handle(request: HostRequest): Promise<HostResponse> {
     return this.pipeline.handle(request);
+  }
+
+  /** How much of a request's body the HTTP layer may read, decided from its head (pipeline/body-allowance.ts). */
+  bodyAllowance(head: RequestHead): BodyAllowance | Promise<BodyAllowance> {
+    return this.pipeline.bodyAllowance(head);
   }
 
   /** Whether the HTTP layer hands a POST/PUT body to `path` over unread (`HostRequest.bodyStream`). */

@@ -168,6 +168,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 async function listenOn(host: Host, config: ListenerConfig, logger: Logger, ui: UiFiles | undefined): Promise<Listener> {
   const app = createApp(host, {
     maxRequestSize: config.maxRequestSize,
+    ...(config.maxUnauthenticatedRequestSize !== undefined ? { maxUnauthenticatedRequestSize: config.maxUnauthenticatedRequestSize } : {}),
     logger,
     ...(ui ? { ui } : {}),
     ...(config.unauthenticatedMetricsAccess ? { unauthenticatedMetrics: true } : {}),

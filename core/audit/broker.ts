@@ -16,16 +16,18 @@ import type { AuditDevice, DeviceSettings } from './device.js';
 import {
   formatRequestEntry,
   formatResponseEntry,
+  responseDataSource,
   type AuditEntry,
   type AuditInput,
   type AuditResponseInput,
   type EntryFormat,
 } from './entry.js';
+import { hashStructureSliced } from './hash-structure.js';
 import { FileAuditDevice } from './file-device.js';
 import { AuditedHeaders } from './request-headers.js';
 import { SocketAuditDevice } from './socket-device.js';
 import { SyslogAuditDevice } from './syslog-device.js';
-import { identifiedHmac, newSalt } from './salt.js';
+import { AuditHmac, identifiedHmac, newSalt, type HmacKernel } from './salt.js';
 
 /** 503: devices are enabled and not one of them could record the entry. */
 export class AuditUnavailableError extends UnavailableError {
@@ -80,6 +82,17 @@ interface LiveDevice {
   readonly format: EntryFormat;
 }
 
+/**
+ * One request's hashed data per device, made for its request entry and reused by its response
+ * entry (which records the request again): a large body is hashed once per device, not twice.
+ */
+export class AuditMemo {
+  readonly requestData = new Map<LiveDevice, unknown>();
+}
+
+/** A device disabled while an entry for it was being hashed: it neither recorded nor failed. */
+const GONE = Symbol('device disabled meanwhile');
+
 export class AuditBroker {
   private readonly devices = new Map<string, LiveDevice>();
   private mutation: Promise<unknown> = Promise.resolve();
@@ -94,6 +107,8 @@ export class AuditBroker {
     private readonly storage: Storage,
     private readonly logger: Logger,
     private readonly clock: Clock = systemClock,
+    /** Hashes entries' strings in batches (the WASM core); node:crypto one by one without it. */
+    private readonly kernel?: HmacKernel,
   ) {
     this.headers = new AuditedHeaders(storage);
   }
@@ -120,7 +135,7 @@ export class AuditBroker {
         } catch (err) {
           this.logger.error({ device: entry.path, type: entry.type, err: errorText(err) }, 'audit device could not be opened');
         }
-        this.devices.set(entry.path, live(entry, salt, device));
+        this.devices.set(entry.path, live(entry, salt, device, this.kernel));
       }
     });
   }
@@ -149,7 +164,7 @@ export class AuditBroker {
       const salt = newSalt();
       try {
         await this.storage.put(deviceStoragePrefix(entry.uuid) + SALT_KEY, Buffer.from(salt, 'utf8'));
-        this.devices.set(path, live(entry, salt, device));
+        this.devices.set(path, live(entry, salt, device, this.kernel));
         await this.persist();
       } catch (err) {
         this.devices.delete(path);
@@ -207,14 +222,17 @@ export class AuditBroker {
     return this.devices.size > 0;
   }
 
-  /** Records a request before it is handled; throws AuditUnavailableError when no device could. */
-  async logRequest(input: AuditInput): Promise<void> {
-    await this.broadcast((format, time) => formatRequestEntry(input, format, time));
+  /**
+   * Records a request before it is handled; throws AuditUnavailableError when no device could.
+   * `memo` (one per request) keeps the hashed request data for the response entry.
+   */
+  async logRequest(input: AuditInput, memo?: AuditMemo): Promise<void> {
+    await this.broadcast('request', input, memo);
   }
 
   /** Records how a request ended; throws AuditUnavailableError when no device could. */
-  async logResponse(input: AuditResponseInput): Promise<void> {
-    await this.broadcast((format, time) => formatResponseEntry(input, format, time));
+  async logResponse(input: AuditResponseInput, memo?: AuditMemo): Promise<void> {
+    await this.broadcast('response', input, memo);
   }
 
   /** Rotation (SIGHUP): every device reopens its sink. A failure is logged; that device retries on its next write. */
@@ -235,33 +253,38 @@ export class AuditBroker {
   }
 
   /**
-   * Formats one entry per device (each has its own salt and options) and writes them all at once.
-   * Each device's write is queued synchronously, before anything is awaited, so a device that is
-   * being disabled still records what was handed to it before it closes.
+   * Formats one entry per device (each has its own salt and options) and writes them all. An entry
+   * whose data is small is hashed at once and its write queued before anything is awaited, so a
+   * device being disabled still records what was handed to it before it closes; a large one is
+   * hashed in slices (hash-structure.ts), and a device disabled meanwhile is left out.
    */
-  private async broadcast(build: (format: EntryFormat, time: Date) => AuditEntry): Promise<void> {
+  private async broadcast(kind: 'request' | 'response', input: AuditResponseInput, memo: AuditMemo | undefined): Promise<void> {
     if (this.devices.size === 0) return;
     const time = this.clock.now();
     const targets = [...this.devices.values()];
     const results = await Promise.allSettled(
-      targets.map((d) => {
+      targets.map((d): Promise<void | typeof GONE> => {
         try {
-          return d.device.write(build(d.format, time));
+          const entry = entryFor(kind, d, input, time, memo);
+          if (!(entry instanceof Promise)) return d.device.write(entry);
+          return entry.then<void | typeof GONE>((made) => (this.devices.get(d.entry.path) === d ? d.device.write(made) : GONE));
         } catch (err) {
           return Promise.reject(err);
         }
       }),
     );
     let recorded = 0;
+    let failed = 0;
     results.forEach((result, i) => {
       if (result.status === 'fulfilled') {
-        recorded++;
+        if (result.value !== GONE) recorded++;
       } else {
+        failed++;
         // The error text only: an entry (even hashed) never goes to the server log.
         this.logger.error({ device: targets[i]!.entry.path, err: errorText(result.reason) }, 'audit device failed to record an entry');
       }
     });
-    if (recorded === 0) {
+    if (recorded === 0 && failed > 0) {
       this.logger.error({ devices: targets.length }, 'no audit device could record the request; refusing it');
       throw new AuditUnavailableError();
     }
@@ -347,18 +370,45 @@ class UnusableDevice implements AuditDevice {
   async close(): Promise<void> {}
 }
 
-function live(entry: AuditTableEntry, salt: string, device: AuditDevice): LiveDevice {
+function live(entry: AuditTableEntry, salt: string, device: AuditDevice, kernel: HmacKernel | undefined): LiveDevice {
   const settings = device.settings;
   return {
     entry,
     salt,
     device,
     format: {
-      ...(settings.logRaw ? {} : { hash: (value: string) => identifiedHmac(salt, value) }),
+      ...(settings.logRaw ? {} : { hmac: new AuditHmac(salt, kernel) }),
       hmacAccessor: settings.hmacAccessor,
       elideListResponses: settings.elideListResponses,
     },
   };
+}
+
+/** One device's entry: at once when its data fits a slice of hashing, else a promise of it. */
+function entryFor(kind: 'request' | 'response', d: LiveDevice, input: AuditResponseInput, time: Date, memo: AuditMemo | undefined): AuditEntry | Promise<AuditEntry> {
+  const hmac = d.format.hmac;
+  const request = input.request.data;
+  let requestData: unknown;
+  if (request) {
+    requestData = memo?.requestData.get(d);
+    if (requestData === undefined) {
+      requestData = hashStructureSliced(request, hmac, input.nonHmacRequestKeys);
+      memo?.requestData.set(d, requestData);
+    }
+  }
+  const source = kind === 'response' ? responseDataSource(input, d.format) : undefined;
+  const responseData = source ? hashStructureSliced(source, hmac, input.nonHmacResponseKeys) : undefined;
+  const build = (requestHashed: unknown, responseHashed: unknown): AuditEntry => {
+    const hashed = {
+      ...(requestHashed !== undefined ? { requestData: requestHashed as Record<string, unknown> } : {}),
+      ...(responseHashed !== undefined ? { responseData: responseHashed as Record<string, unknown> } : {}),
+    };
+    return kind === 'request' ? formatRequestEntry(input, d.format, time, hashed) : formatResponseEntry(input, d.format, time, hashed);
+  };
+  if (requestData instanceof Promise || responseData instanceof Promise) {
+    return Promise.all([requestData, responseData]).then(([requestHashed, responseHashed]) => build(requestHashed, responseHashed));
+  }
+  return build(requestData, responseData);
 }
 
 function errorText(err: unknown): string {

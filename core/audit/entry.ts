@@ -5,6 +5,10 @@
  * the input objects are never modified, the entry is a deep copy.
  */
 import type { RecordedHeader } from './request-headers.js';
+import { hashStructure } from './hash-structure.js';
+import type { AuditHmac } from './salt.js';
+
+export { hashStructure } from './hash-structure.js';
 
 /** A request as the host saw it, with the caller's token resolved (`auth`) when there was one. */
 export interface AuditInput {
@@ -37,14 +41,36 @@ export interface AuditResponseInput extends AuditInput {
     /** The auth block a login/token-create returned, in Vault's JSON shape (client_token, accessor, policies, metadata, ...). */
     readonly auth?: Readonly<Record<string, unknown>> | null;
     readonly status?: number;
+    /** The answer was wrapped: its wrap_info, in place of the data (which went into the wrapping token's cubbyhole). */
+    readonly wrapInfo?: AuditWrapInfo;
   };
   readonly error?: string;
+}
+
+/** Vault's `wrap_info` as a response entry records it. */
+export interface AuditWrapInfo {
+  readonly token: string;
+  readonly accessor: string;
+  readonly ttl: number;
+  readonly creation_time: string;
+  readonly creation_path: string;
+  readonly wrapped_accessor?: string;
+}
+
+/**
+ * A request's and response's data already hashed for one device (hash-structure.ts, in slices),
+ * so a large body is hashed once per device, without stalling the event loop, and reused by the
+ * response entry, which records the request again.
+ */
+export interface HashedData {
+  readonly requestData?: Record<string, unknown>;
+  readonly responseData?: Record<string, unknown>;
 }
 
 /** How one device renders entries (from its options and salt). */
 export interface EntryFormat {
   /** The device's HMAC. Absent when the device logs raw (`log_raw`): values are written as they are. */
-  readonly hash?: (value: string) => string;
+  readonly hmac?: AuditHmac;
   /** `hmac_accessor`: hash token accessors as well (Vault's default). */
   readonly hmacAccessor: boolean;
   /** `elide_list_responses`: on list operations, write how many `keys` / `key_info` there were instead of them. */
@@ -91,6 +117,7 @@ export interface AuditResponseSection {
   auth?: Record<string, unknown>;
   data?: Record<string, unknown>;
   warnings?: string[];
+  wrap_info?: Record<string, unknown>;
 }
 
 export interface AuditRequestEntry {
@@ -112,61 +139,26 @@ export interface AuditResponseEntry {
 export type AuditEntry = AuditRequestEntry | AuditResponseEntry;
 
 /** The entry written before a request is handled. */
-export function formatRequestEntry(input: AuditInput, format: EntryFormat, time: Date): AuditRequestEntry {
+export function formatRequestEntry(input: AuditInput, format: EntryFormat, time: Date, hashed: HashedData = {}): AuditRequestEntry {
   return withoutEmpty({
     time: time.toISOString(),
     type: 'request',
     auth: authSection(input.auth, format),
-    request: requestSection(input, format),
+    request: requestSection(input, format, hashed),
   });
 }
 
 /** The entry written after a request was handled (or refused): the request once more, and its outcome. */
-export function formatResponseEntry(input: AuditResponseInput, format: EntryFormat, time: Date): AuditResponseEntry {
-  const hash = format.hash;
+export function formatResponseEntry(input: AuditResponseInput, format: EntryFormat, time: Date, hashed: HashedData = {}): AuditResponseEntry {
+  const hmac = format.hmac;
   return withoutEmpty({
     time: time.toISOString(),
     type: 'response',
     auth: authSection(input.auth, format),
-    request: requestSection(input, format),
-    response: responseSection(input, format),
-    error: input.error !== undefined && input.error !== '' && hash ? hash(input.error) : input.error,
+    request: requestSection(input, format, hashed),
+    response: responseSection(input, format, hashed),
+    error: input.error !== undefined && input.error !== '' && hmac ? hmac.one(input.error) : input.error,
   });
-}
-
-/**
- * A deep copy of `value` with every string replaced by `hash(string)`; numbers, booleans and object
- * keys stay as they are. As in Vault, a string is left raw when the nearest object key above it is
- * in `nonHmacKeys` — for `{"a": ["x"]}` that is `a`; for `{"a": {"b": "x"}}` it is `b`, not `a`.
- * Values JSON would render differently are first turned into what JSON would write (a Date into
- * its ISO text, bytes into base64), so the entry holds plain JSON data only.
- */
-export function hashStructure(
-  value: unknown,
-  hash: ((text: string) => string) | undefined,
-  nonHmacKeys: readonly string[] = [],
-): unknown {
-  const skip = new Set(nonHmacKeys);
-  const walk = (node: unknown, key: string | undefined): unknown => {
-    if (typeof node === 'string') return hash && !(key !== undefined && skip.has(key)) ? hash(node) : node;
-    if (node === null || typeof node === 'number' || typeof node === 'boolean') return node;
-    if (typeof node === 'bigint') return node.toString();
-    if (node instanceof Uint8Array) return walk(Buffer.from(node.buffer, node.byteOffset, node.byteLength).toString('base64'), key);
-    if (Array.isArray(node)) return node.map((item) => (item === undefined || typeof item === 'function' ? null : walk(item, key)));
-    if (typeof node === 'object') {
-      const json = (node as { toJSON?: () => unknown }).toJSON;
-      if (typeof json === 'function') return walk(json.call(node), key);
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(node)) {
-        if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
-        out[k] = walk(v, k);
-      }
-      return out;
-    }
-    // undefined, functions and symbols: JSON drops them.
-    return undefined;
-  };
-  return walk(value, undefined);
 }
 
 function authSection(auth: AuditInput['auth'], format: EntryFormat): AuditAuthSection | undefined {
@@ -192,7 +184,7 @@ function authSection(auth: AuditInput['auth'], format: EntryFormat): AuditAuthSe
   });
 }
 
-function requestSection(input: AuditInput, format: EntryFormat): AuditRequestSection {
+function requestSection(input: AuditInput, format: EntryFormat, hashed: HashedData): AuditRequestSection {
   const req = input.request;
   return withoutEmpty({
     id: req.id,
@@ -203,7 +195,7 @@ function requestSection(input: AuditInput, format: EntryFormat): AuditRequestSec
     client_token: hashToken(req.clientToken, format),
     client_token_accessor: hashAccessor(req.clientTokenAccessor, format),
     path: req.path,
-    data: req.data ? (hashStructure(req.data, format.hash, input.nonHmacRequestKeys) as Record<string, unknown>) : undefined,
+    data: req.data ? (hashed.requestData ?? (hashStructure(req.data, format.hmac, input.nonHmacRequestKeys) as Record<string, unknown>)) : undefined,
     remote_address: req.remoteAddress,
     remote_port: req.remotePort,
     headers: req.headers ? recordedHeaders(req.headers, format) : undefined,
@@ -214,20 +206,22 @@ function requestSection(input: AuditInput, format: EntryFormat): AuditRequestSec
 function recordedHeaders(headers: Readonly<Record<string, RecordedHeader>>, format: EntryFormat): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const [name, { values, hmac }] of Object.entries(headers)) {
-    out[name] = values.map((value) => (hmac && format.hash ? format.hash(value) : value));
+    out[name] = values.map((value) => (hmac && format.hmac ? format.hmac.one(value) : value));
   }
   return out;
 }
 
-function responseSection(input: AuditResponseInput, format: EntryFormat): AuditResponseSection | undefined {
+function responseSection(input: AuditResponseInput, format: EntryFormat, hashed: HashedData): AuditResponseSection | undefined {
   const resp = input.response;
+  const data = responseDataSource(input, format);
   const section = withoutEmpty<AuditResponseSection>({
     mount_point: input.request.mountPoint,
     mount_type: input.request.mountType,
     mount_accessor: input.request.mountAccessor,
     auth: resp?.auth ? responseAuth(resp.auth, format) : undefined,
-    data: resp?.data ? responseData(input, resp.data, format) : undefined,
+    data: data ? (hashed.responseData ?? (hashStructure(data, format.hmac, input.nonHmacResponseKeys) as Record<string, unknown>)) : undefined,
     warnings: resp?.warnings ? [...resp.warnings] : undefined,
+    wrap_info: resp?.wrapInfo ? wrapInfoSection(resp.wrapInfo, format) : undefined,
   });
   return resp || Object.keys(section).length > 0 ? section : undefined;
 }
@@ -240,29 +234,39 @@ function responseAuth(auth: Readonly<Record<string, unknown>>, format: EntryForm
   return copy;
 }
 
-function responseData(
-  input: AuditResponseInput,
-  data: Readonly<Record<string, unknown>>,
-  format: EntryFormat,
-): Record<string, unknown> {
-  let source: Readonly<Record<string, unknown>> = data;
-  // Elided before hashing: the counts replace the lists, so there is nothing left to hash there.
-  if (format.elideListResponses && input.request.operation === 'list') {
-    const elided: Record<string, unknown> = { ...data };
-    if (Array.isArray(data.keys)) elided.keys = data.keys.length;
-    const info = data.key_info;
-    if (info !== null && typeof info === 'object' && !Array.isArray(info)) elided.key_info = Object.keys(info).length;
-    source = elided;
-  }
-  return hashStructure(source, format.hash, input.nonHmacResponseKeys) as Record<string, unknown>;
+/**
+ * What of a response's data the entry records, before hashing: the data itself, or, with
+ * `elide_list_responses` on a list, the counts in place of the lists (nothing left to hash there).
+ */
+export function responseDataSource(input: AuditResponseInput, format: EntryFormat): Readonly<Record<string, unknown>> | undefined {
+  const data = input.response?.data;
+  if (!data) return undefined;
+  if (!format.elideListResponses || input.request.operation !== 'list') return data;
+  const elided: Record<string, unknown> = { ...data };
+  if (Array.isArray(data.keys)) elided.keys = data.keys.length;
+  const info = data.key_info;
+  if (info !== null && typeof info === 'object' && !Array.isArray(info)) elided.key_info = Object.keys(info).length;
+  return elided;
+}
+
+/** As Vault records it: the wrapping token always as its HMAC, the accessors as `hmac_accessor` says. */
+function wrapInfoSection(info: AuditWrapInfo, format: EntryFormat): Record<string, unknown> {
+  return withoutEmpty({
+    token: hashToken(info.token, format),
+    accessor: hashAccessor(info.accessor, format),
+    ttl: info.ttl,
+    creation_time: info.creation_time,
+    creation_path: info.creation_path,
+    wrapped_accessor: hashAccessor(info.wrapped_accessor, format),
+  });
 }
 
 function hashToken(token: string | undefined, format: EntryFormat): string | undefined {
-  return token && format.hash ? format.hash(token) : token;
+  return token && format.hmac ? format.hmac.one(token) : token;
 }
 
 function hashAccessor(accessor: string | undefined, format: EntryFormat): string | undefined {
-  return accessor && format.hash && format.hmacAccessor ? format.hash(accessor) : accessor;
+  return accessor && format.hmac && format.hmacAccessor ? format.hmac.one(accessor) : accessor;
 }
 
 /** Go's `omitempty` as Vault's entry structs use it: unset, empty and zero fields are left out. */

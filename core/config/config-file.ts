@@ -62,7 +62,7 @@ const TOP_LEVEL_KEYS = [
 
 const LISTENER_KEYS = [
   'address', 'tls_disable', 'tls_cert_file', 'tls_key_file', 'tls_min_version', 'tls_client_ca_file',
-  'tls_require_and_verify_client_cert', 'tls_disable_client_certs', 'max_request_size',
+  'tls_require_and_verify_client_cert', 'tls_disable_client_certs', 'max_request_size', 'max_unauthenticated_request_size',
   'http_read_header_timeout', 'http_read_timeout', 'telemetry', 'disable_unauthed_generate_root_endpoints',
 ] as const;
 
@@ -225,6 +225,10 @@ function readListener(block: LabeledBlock, source: SourceFile): ListenerConfig {
     fail(at('http_read_header_timeout'), 'http_read_header_timeout cannot be greater than http_read_timeout');
   }
   const maxRequestSize = read('max_request_size', integer);
+  const maxUnauthenticated = read('max_unauthenticated_request_size', integer);
+  if (maxUnauthenticated !== undefined && maxUnauthenticated < 0) {
+    fail(at('max_unauthenticated_request_size'), 'max_unauthenticated_request_size cannot be negative: what a request without a token may send is always bounded (0 means the default, 1 MiB)');
+  }
   const tls = readListenerTls(read, at, block.where, source);
   const disableUnauthedGenerateRoot = read('disable_unauthed_generate_root_endpoints', boolean);
   return {
@@ -234,6 +238,7 @@ function readListener(block: LabeledBlock, source: SourceFile): ListenerConfig {
     ...(unauthenticatedMetricsAccess ? { unauthenticatedMetricsAccess } : {}),
     // 0 means the default, as in Vault; a negative size turns the limit off.
     maxRequestSize: maxRequestSize === undefined || maxRequestSize === 0 ? DEFAULT_MAX_REQUEST_SIZE : maxRequestSize,
+    ...(maxUnauthenticated ? { maxUnauthenticatedRequestSize: maxUnauthenticated } : {}),
     // Only when configured: the listener owns the defaults.
     ...(readHeaderTimeoutMs !== undefined ? { readHeaderTimeoutMs } : {}),
     ...(readTimeoutMs !== undefined ? { readTimeoutMs } : {}),

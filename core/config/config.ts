@@ -33,6 +33,11 @@ export interface ListenerConfig {
   readonly address: string;
   readonly tls?: ListenerTls;
   readonly maxRequestSize: number;
+  /**
+   * The largest body of a request to a path that needs no token (login, init, unseal), in bytes;
+   * only when configured (the HTTP layer's default is 1 MiB, never more than maxRequestSize).
+   */
+  readonly maxUnauthenticatedRequestSize?: number;
   /** Milliseconds a client may take to send a request's headers (0: no limit; default 10 s). */
   readonly readHeaderTimeoutMs?: number;
   /** Milliseconds a client may take to send a whole request, body included (0: no limit; default 30 s). */

@@ -48,6 +48,7 @@ function listener(config: ListenerConfig): Record<string, unknown> {
           }
         : {}),
       max_request_size: config.maxRequestSize,
+      ...(config.maxUnauthenticatedRequestSize !== undefined ? { max_unauthenticated_request_size: config.maxUnauthenticatedRequestSize } : {}),
       ...(config.readHeaderTimeoutMs !== undefined ? { http_read_header_timeout: config.readHeaderTimeoutMs / 1000 } : {}),
       ...(config.readTimeoutMs !== undefined ? { http_read_timeout: config.readTimeoutMs / 1000 } : {}),
       telemetry: { unauthenticated_metrics_access: config.unauthenticatedMetricsAccess ?? false },

@@ -18,7 +18,7 @@ import type { HostRequest, HostResponse } from '../host.js';
 import { UnavailableError } from '../errors.js';
 import { METHOD_HEADER } from '../http/list-method.js';
 
-const FORWARDED_FOR = 'x-keywarden-forwarded-for';
+export const FORWARDED_FOR = 'x-keywarden-forwarded-for';
 const FORWARDED_AT = 'x-keywarden-forwarded-at';
 const FORWARDED_NONCE = 'x-keywarden-forwarded-nonce';
 /** The names of the headers the MAC covers, comma-separated: the active node keeps only these. */

@@ -8,17 +8,19 @@ import { Readable } from 'node:stream';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from 'pino';
-import type { Host, HostResponse } from '../host.js';
+import type { BodyAllowance, Host, HostResponse } from '../host.js';
 import { BadRequestError, httpStatusOf, publicMessageOf } from '../errors.js';
-import { DEFAULT_MAX_REQUEST_SIZE, parseBody, readBody } from './body.js';
+import { DEFAULT_MAX_REQUEST_SIZE, DEFAULT_MAX_UNAUTHENTICATED_REQUEST_SIZE, parseBody, readBody, type BodyLimit } from './body.js';
 import { jsonBody } from './json-pieces.js';
-import { METHOD_HEADER } from './list-method.js';
+import { listedMethod } from './list-method.js';
 import { FORWARDED_MAC } from '../ha/forward.js';
 import type { UiFiles } from './ui.js';
 
 export interface AppOptions {
   /** Bytes; negative turns the limit off. */
   readonly maxRequestSize?: number;
+  /** Bytes of a body to a path that needs no token (body-allowance.ts); never more than maxRequestSize. */
+  readonly maxUnauthenticatedRequestSize?: number;
   readonly logger: Logger;
   /** The web UI, served at `/ui/` (with `/` redirected there) when the configuration turns it on. */
   readonly ui?: UiFiles;
@@ -35,6 +37,14 @@ export function createApp(host: Host, options: AppOptions): Koa {
   app.on('error', (err: Error) => options.logger.debug({ err: err.message }, 'connection ended with an error'));
   const router = new Router();
   const limit = options.maxRequestSize ?? DEFAULT_MAX_REQUEST_SIZE;
+  const unauthenticatedLimit = Math.min(
+    options.maxUnauthenticatedRequestSize || DEFAULT_MAX_UNAUTHENTICATED_REQUEST_SIZE,
+    limit >= 0 ? limit : Number.MAX_SAFE_INTEGER,
+  );
+  const limits: Record<Exclude<BodyAllowance, 'none'>, BodyLimit> = {
+    authenticated: { bytes: limit, setting: 'max_request_size' },
+    unauthenticated: { bytes: unauthenticatedLimit, setting: 'max_unauthenticated_request_size' },
+  };
   const unauthenticatedMetrics = options.unauthenticatedMetrics === true;
 
   app.use((ctx, next) => {
@@ -54,13 +64,22 @@ export function createApp(host: Host, options: AppOptions): Koa {
   router.all('/v1/{*path}', async (ctx) => {
     let response: HostResponse;
     let streamed = false;
+    let unread = false;
     try {
-      const method = ctx.method === 'GET' && ctx.get(METHOD_HEADER).toUpperCase() === 'LIST' ? 'LIST' : ctx.method;
+      const method = listedMethod(ctx.method, ctx.req.headers);
       const path = decodePath(ctx.path.slice('/v1/'.length));
+      const headers = ctx.headers;
+      const remoteAddress = ctx.req.socket.remoteAddress ?? '';
       // A snapshot's bytes go to the handler unread, once the request is authorized; no size limit
       // applies (snapshots outgrow any sensible one), and only a sudo token gets that far.
       streamed = !METHODS_WITHOUT_BODY.has(ctx.method) && host.takesBinaryBody(path);
-      const raw = METHODS_WITHOUT_BODY.has(ctx.method) || streamed ? undefined : await readBody(ctx.req, limit);
+      let raw: Buffer | undefined;
+      if (!METHODS_WITHOUT_BODY.has(ctx.method) && !streamed) {
+        let allowance = host.bodyAllowance({ path, headers, remoteAddress, unauthenticatedMetrics });
+        if (allowance instanceof Promise) allowance = await allowance;
+        if (allowance === 'none') unread = true;
+        else raw = await readBody(ctx.req, limits[allowance]);
+      }
       const body = raw === undefined ? undefined : parseBody(raw, ctx.get('content-type'));
       const query: Record<string, string> = {};
       if (ctx.querystring !== '') {
@@ -74,8 +93,8 @@ export function createApp(host: Host, options: AppOptions): Koa {
         path,
         query,
         body,
-        headers: ctx.headers,
-        remoteAddress: ctx.req.socket.remoteAddress ?? '',
+        headers,
+        remoteAddress,
         // A standby's MAC covers the exact bytes it sent; no other request keeps them.
         rawBody: ctx.headers[FORWARDED_MAC] === undefined ? undefined : raw,
         bodyStream: streamed ? ctx.req : undefined,
@@ -86,8 +105,9 @@ export function createApp(host: Host, options: AppOptions): Koa {
       // The rest of an oversized body is never read: close the connection rather than parse it as a request.
       if (response.status === 413) ctx.set('Connection', 'close');
     }
-    // A body left unread (refused before the handler read it) is not drained: the connection ends.
-    if (streamed && !ctx.req.readableEnded) ctx.set('Connection', 'close');
+    // A body left unread (refused before the handler read it, or before it was authenticated) is
+    // not drained: the connection ends.
+    if ((streamed || unread) && !ctx.req.readableEnded) ctx.set('Connection', 'close');
     return send(ctx, response);
   });
 
@@ -110,6 +130,8 @@ function decodePath(raw: string): string {
 function send(ctx: Koa.Context, response: HostResponse): void | Promise<void> {
   ctx.status = response.status;
   ctx.set('Cache-Control', 'no-store');
+  // Every answer is data, never a page: a browser must not guess otherwise (the UI is served apart).
+  ctx.set('X-Content-Type-Options', 'nosniff');
   if (response.binary) {
     ctx.set('Content-Type', 'application/octet-stream');
     if (ctx.method === 'HEAD') {

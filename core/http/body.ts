@@ -7,6 +7,18 @@ import type { IncomingMessage } from 'node:http';
 import { BadRequestError, PayloadTooLargeError } from '../errors.js';
 
 export const DEFAULT_MAX_REQUEST_SIZE = 32 * 1024 * 1024;
+/**
+ * The largest body of a request to a path that needs no token. Logins, init (with its PGP keys)
+ * and unseal send a few kilobytes; anything read before a token is checked must stay cheap
+ * (core/pipeline/body-allowance.ts).
+ */
+export const DEFAULT_MAX_UNAUTHENTICATED_REQUEST_SIZE = 1024 * 1024;
+
+/** Which listener setting bounds a body, for the 413's message. */
+export interface BodyLimit {
+  readonly bytes: number;
+  readonly setting: 'max_request_size' | 'max_unauthenticated_request_size';
+}
 
 /**
  * Reads at most `limit` bytes (a negative limit turns the check off). Read with the stream's
@@ -14,9 +26,10 @@ export const DEFAULT_MAX_REQUEST_SIZE = 32 * 1024 * 1024;
  * and most bodies arrive in one chunk. Past the limit the request stops being read: the 413 goes
  * out and the connection closes (app.ts) without the rest ever being buffered.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, bound: BodyLimit): Promise<Buffer> {
+  const limit = bound.bytes;
   const declared = Number(req.headers['content-length']);
-  if (limit >= 0 && Number.isFinite(declared) && declared > limit) return Promise.reject(new PayloadTooLargeError());
+  if (limit >= 0 && Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge(bound));
   if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -32,7 +45,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (limit >= 0 && size > limit) {
-        done(new PayloadTooLargeError());
+        done(tooLarge(bound));
         req.pause();
         return;
       }
@@ -47,6 +60,11 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     req.on('error', onError);
     req.on('close', onClose);
   });
+}
+
+function tooLarge(bound: BodyLimit): PayloadTooLargeError {
+  const who = bound.setting === 'max_unauthenticated_request_size' ? 'for a path that needs no token ' : '';
+  return new PayloadTooLargeError(`http: request body too large: over ${bound.bytes} bytes, the listener's ${bound.setting} ${who}`.trimEnd());
 }
 
 export function parseBody(raw: Buffer, contentType: string | undefined): unknown {

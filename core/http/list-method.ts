@@ -2,8 +2,9 @@
  * Accepts the `LIST` verb, which Vault clients (node-vault's list(), `curl -X LIST`) send but
  * Node's HTTP parser rejects before any handler runs (it knows a fixed set of methods). Each
  * connection goes through a Duplex that rewrites a request line `LIST <path> HTTP/1.x` into
- * `GET <path>` plus the header `X-Keywarden-Method: LIST`, which the HTTP layer maps back to a
- * list. Node documents injecting any Duplex through the server's 'connection' event.
+ * `GET <path>` plus the header `X-Keywarden-Method: LIST <marker>`, which the HTTP layer maps back
+ * to a list (`listedMethod`). The marker is random per process, so only this stream can set the
+ * header: a client sending it itself is refused, never taken for a LIST. Node documents injecting any Duplex through the server's 'connection' event.
  *
  * Hand-written because no maintained library adds methods to Node's parser. Bytes are rewritten
  * only where Node's parser (llhttp) reads the start of a request. Anywhere else they are a body,
@@ -21,11 +22,16 @@
  * refuses most of these with a 400 and closes the connection; a later LIST on a connection it
  * keeps gets the parser's 400.
  */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import { Duplex } from 'node:stream';
 import { maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
+import { BadRequestError } from '../errors.js';
 
 export const METHOD_HEADER = 'x-keywarden-method';
+/** The header's value this stream writes; a client cannot know it. */
+const LIST_MARKER = Buffer.from(`LIST ${randomBytes(16).toString('hex')}`);
 
 const CR = 0x0d;
 const LF = 0x0a;
@@ -33,7 +39,7 @@ const CRLF = Buffer.from('\r\n');
 const HEAD_END = Buffer.from('\r\n\r\n');
 const LIST_PREFIX = Buffer.from('LIST ');
 const GET = Buffer.from('GET ');
-const LIST_HEADER_LINE = Buffer.from(`\r\n${METHOD_HEADER}: LIST`);
+const LIST_HEADER_LINE = Buffer.concat([Buffer.from(`\r\n${METHOD_HEADER}: `), LIST_MARKER]);
 /** The longest head, chunk-size line or trailer line followed; Node refuses a longer head itself (431). */
 const MAX_ELEMENT = maxHeaderSize;
 
@@ -58,6 +64,20 @@ type Framing = 'request' | 'head' | 'body' | 'chunk-size' | 'chunk-data' | 'chun
 
 /** The element being read continues in the next chunk. */
 const NEED_MORE = -1;
+
+/**
+ * The request's method: LIST when this stream rewrote it, else as received. The internal header is
+ * taken off the request, so it reaches no audit entry, backend or forwarded copy; a client that
+ * sent it itself gets a 400 rather than a request run with another method than it asked for.
+ */
+export function listedMethod(method: string, headers: IncomingHttpHeaders): string {
+  const value = headers[METHOD_HEADER];
+  if (value === undefined) return method;
+  delete headers[METHOD_HEADER];
+  const given = Buffer.from(typeof value === 'string' ? value : value.join(', '));
+  if (method === 'GET' && given.length === LIST_MARKER.length && timingSafeEqual(given, LIST_MARKER)) return 'LIST';
+  throw new BadRequestError('header X-Keywarden-Method is internal to Keywarden; send the LIST method, or GET with ?list=true');
+}
 
 export class ListVerbStream extends Duplex {
   private framing: Framing = 'request';

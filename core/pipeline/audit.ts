@@ -5,8 +5,8 @@
  * policy — are recorded too, request and error, so guessing leaves a trace. Paths served while
  * sealed are not audited (the devices are closed then).
  */
-import type { AuditBroker } from '../audit/broker.js';
-import type { AuditInput } from '../audit/entry.js';
+import { AuditMemo, type AuditBroker } from '../audit/broker.js';
+import type { AuditInput, AuditWrapInfo } from '../audit/entry.js';
 import type { RecordedHeader } from '../audit/request-headers.js';
 import type { ResolvedToken } from '../auth/token-store.js';
 import { publicMessageOf } from '../errors.js';
@@ -28,8 +28,8 @@ export interface RequestAudit {
   refused(error: unknown): Promise<void>;
   /** The request ran and failed: logs the error (never masks the failure itself). */
   failed(error: unknown): Promise<void>;
-  /** The request ran: logs the response. */
-  succeeded(response: LogicalResponse | null): Promise<void>;
+  /** The request ran: logs the response, or the wrap_info of the wrapped answer the client got instead. */
+  succeeded(response: LogicalResponse | null, wrapInfo?: AuditWrapInfo): Promise<void>;
 }
 
 const UNAUDITED: RequestAudit = {
@@ -61,6 +61,8 @@ class Trail implements RequestAudit {
   operation: Operation;
   /** The audited headers the request carried, picked once for both of its entries. */
   private readonly headers: Record<string, RecordedHeader> | undefined;
+  /** The request's data as each device hashed it, for both of its entries. */
+  private readonly memo = new AuditMemo();
 
   constructor(
     private readonly broker: AuditBroker,
@@ -72,23 +74,25 @@ class Trail implements RequestAudit {
   }
 
   request(): Promise<void> {
-    return this.broker.logRequest(this.input());
+    return this.broker.logRequest(this.input(), this.memo);
   }
 
   async refused(error: unknown): Promise<void> {
-    await this.broker.logRequest(this.input());
-    await this.broker.logResponse({ ...this.input(), error: publicMessageOf(error) });
+    await this.broker.logRequest(this.input(), this.memo);
+    await this.broker.logResponse({ ...this.input(), error: publicMessageOf(error) }, this.memo);
   }
 
   async failed(error: unknown): Promise<void> {
-    await this.broker.logResponse({ ...this.input(), error: publicMessageOf(error) }).catch(() => undefined);
+    await this.broker.logResponse({ ...this.input(), error: publicMessageOf(error) }, this.memo).catch(() => undefined);
   }
 
-  succeeded(response: LogicalResponse | null): Promise<void> {
-    return this.broker.logResponse({
-      ...this.input(),
-      response: { data: response?.data ?? null, warnings: response?.warnings ?? null, auth: response?.tokenAuth ?? null },
-    });
+  succeeded(response: LogicalResponse | null, wrapInfo?: AuditWrapInfo): Promise<void> {
+    const recorded = unwrapped(this.read.path, response) ?? {
+      data: response?.data ?? null,
+      warnings: response?.warnings ?? null,
+      auth: response?.tokenAuth ?? null,
+    };
+    return this.broker.logResponse({ ...this.input(), response: { ...recorded, ...(wrapInfo ? { wrapInfo } : {}) } }, this.memo);
   }
 
   private input(): AuditInput {
@@ -129,4 +133,19 @@ class Trail implements RequestAudit {
       nonHmacResponseKeys: mount?.config.audit_non_hmac_response_keys ?? [],
     };
   }
+}
+
+/**
+ * An unwrap answers with the wrapped response as it was (a raw body): its entry records that
+ * response's data and auth, as Vault does, so what the wrapping token released is in the log.
+ */
+function unwrapped(path: string, response: LogicalResponse | null): { data: Record<string, unknown> | null; warnings: string[] | null; auth: Record<string, unknown> | null } | undefined {
+  if (path !== 'sys/wrapping/unwrap' || !response?.raw) return undefined;
+  const body = response.raw.body as { data?: unknown; warnings?: unknown; auth?: unknown } | undefined;
+  const record = (value: unknown) => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null);
+  return {
+    data: record(body?.data),
+    warnings: Array.isArray(body?.warnings) ? (body.warnings as string[]) : null,
+    auth: record(body?.auth),
+  };
 }

@@ -22,6 +22,21 @@ export class AuthenticateStage {
     private readonly barrier: Barrier,
   ) {}
 
+  /**
+   * Whether the client token is one `authenticate` would admit from this address, audited nowhere:
+   * the HTTP layer asks it before reading a body (body-allowance.ts), so that a request without a
+   * usable token costs no more than its head.
+   */
+  usable(id: string | undefined, remoteAddress: string): boolean | Promise<boolean> {
+    if (!id || this.barrier.sealed) return false;
+    const cached = this.tokens.lookupCached(id);
+    if (cached) return admits(cached, remoteAddress);
+    return this.tokens.lookup(id).then(
+      (token) => token !== undefined && admits(token, remoteAddress),
+      () => false,
+    );
+  }
+
   authenticate(request: ReadRequest, route: Route, audit: RequestAudit): Caller | Promise<Caller> {
     const id = request.clientToken;
     if (!id || this.barrier.sealed) return this.without(route, audit);
@@ -43,7 +58,7 @@ export class AuthenticateStage {
 
   /** A live token: usable unless used up or bound to other client addresses. */
   private admit(token: ResolvedToken, request: ReadRequest, route: Route, audit: RequestAudit): Caller | Promise<Caller> {
-    if (token.entry.numUses < 0 || !cidrAllows(token.entry.boundCidrs, request.http.remoteAddress)) return this.without(route, audit);
+    if (!admits(token, request.http.remoteAddress)) return this.without(route, audit);
     audit.caller = token;
     return token;
   }
@@ -58,4 +73,9 @@ export class AuthenticateStage {
     await audit.refused(error);
     throw error;
   }
+}
+
+/** A live token is usable unless used up or bound to other client addresses. */
+function admits(token: ResolvedToken, remoteAddress: string): boolean {
+  return token.entry.numUses >= 0 && cidrAllows(token.entry.boundCidrs, remoteAddress);
 }

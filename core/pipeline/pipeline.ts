@@ -23,12 +23,13 @@ import { AuthorizeStage } from './authorize.js';
 import { AuditStage } from './audit.js';
 import { LoginStage } from './login.js';
 import { shape } from './shape.js';
-import { WrapStage } from './wrap.js';
+import { WrapStage, type Wrapped } from './wrap.js';
 import { Admission } from './admission.js';
 import type { ResponseWrapper } from '../wrapping/wrapper.js';
 import type { StandbyStrategy } from './standby.js';
 import { RunningRequest, type InFlightRequests } from './in-flight.js';
 import { MeasureStage } from './measure.js';
+import { BodyAllowanceStage, type BodyAllowance, type RequestHead } from './body-allowance.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { HostRequest, HostResponse, ReadRequest, Route } from './types.js';
 
@@ -54,6 +55,7 @@ const SYSTEM_MOUNT = Object.freeze({ path: 'sys/', type: 'system', accessor: 'sy
 
 export class Pipeline {
   private readonly routes: RouteStage;
+  private readonly bodies: BodyAllowanceStage;
   private readonly authentication: AuthenticateStage;
   private readonly authorization: AuthorizeStage;
   private readonly audit: AuditStage;
@@ -71,6 +73,7 @@ export class Pipeline {
   constructor(services: PipelineServices) {
     this.routes = new RouteStage(services.system, services.barrier, services.mounts);
     this.authentication = new AuthenticateStage(services.tokens, services.barrier);
+    this.bodies = new BodyAllowanceStage(this.routes, this.authentication, services.standby !== undefined);
     this.authorization = new AuthorizeStage(services.tokens, services.acls);
     this.audit = new AuditStage(services.audit, services.barrier);
     this.login = new LoginStage(services.tokens, services.identity, services.mounts);
@@ -111,6 +114,11 @@ export class Pipeline {
     return this.admission.exclusive(work);
   }
 
+  /** How much of a request's body the HTTP layer may read, from its head (body-allowance.ts). */
+  bodyAllowance(head: RequestHead): BodyAllowance | Promise<BodyAllowance> {
+    return this.bodies.allowance(head);
+  }
+
   /** Whether the body of a POST/PUT to `path` is to be handed over unread (only sys paths take one). */
   takesBinaryBody(path: string): boolean {
     return path.startsWith('sys/') && (this.system.takesBinaryBody?.(path.slice('sys/'.length)) ?? false);
@@ -131,6 +139,7 @@ export class Pipeline {
       let caller = this.authentication.authenticate(request, route, audit);
       if (caller instanceof Promise) caller = await caller;
       if (request.wantsHelp) return { status: 200, body: route.backend.help(route.relative) };
+      this.wrapping.check(request, route);
 
       const auth = caller ? requestAuth(caller) : undefined;
       let prepared = route.backend.prepare(this.logical(request, route, auth));
@@ -151,9 +160,22 @@ export class Pipeline {
       } finally {
         if (use) await use.finish();
       }
-      if (audit.recording) await audit.succeeded(response);
       const answer = shape(running.id, request.path, prepared.operation, response);
-      return request.wrapTtl === undefined ? answer : await this.wrapping.wrap(request, answer, response);
+      if (request.wrapTtl === undefined) {
+        if (audit.recording) await audit.succeeded(response);
+        return answer;
+      }
+      // Wrapped before the response is audited, as Vault does: the entry records the wrap_info
+      // (its token HMAC'd), which ties this answer to the unwrap that later spends it.
+      let wrapped: Wrapped;
+      try {
+        wrapped = await this.wrapping.wrap(request, route, answer, response);
+      } catch (err) {
+        if (audit.recording) await audit.failed(err);
+        throw err;
+      }
+      if (audit.recording) await audit.succeeded(wrapped.info ? { warnings: response?.warnings ?? [] } : response, wrapped.info);
+      return wrapped.answer;
     } finally {
       route.release();
     }

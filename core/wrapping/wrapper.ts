@@ -30,10 +30,16 @@ export class ResponseWrapper {
     private readonly tokens: TokenStore,
     /** The cubbyhole mount's storage; undefined while sealed. */
     private readonly cubbyhole: () => Storage | undefined,
+    /**
+     * The system's max_lease_ttl in seconds: no wrapping token lives longer, as no other token
+     * does, so a client cannot keep stored tokens around for ever ("87600000h").
+     */
+    private readonly maxTtl: number,
   ) {}
 
-  /** Wraps a response body (Vault's JSON envelope) for `ttl` seconds. */
-  async wrap(body: unknown, ttl: number, creationPath: string, wrappedAccessor?: string): Promise<WrapInfo> {
+  /** Wraps a response body (Vault's JSON envelope) for `ttl` seconds, at most the system maximum (wrap_info says which). */
+  async wrap(body: unknown, requestedTtl: number, creationPath: string, wrappedAccessor?: string): Promise<WrapInfo> {
+    const ttl = Math.min(requestedTtl, this.maxTtl);
     const now = this.tokens.now();
     const { id, entry } = await this.tokens.create({
       parent: '',

@@ -7,15 +7,16 @@ import {
   type AuditResponseInput,
   type EntryFormat,
 } from '../../../core/audit/entry.js';
-import { identifiedHmac } from '../../../core/audit/salt.js';
+import { AuditHmac } from '../../../core/audit/salt.js';
 import { expectedHmac } from './helpers.js';
 
 const SALT = '5d3c6a9e-8f7b-4c1d-9e2a-0b1c2d3e4f50';
 const TIME = new Date('2024-05-01T12:34:56.789Z');
 const hashed = (value: string): string => expectedHmac(SALT, value);
+const hmac = new AuditHmac(SALT);
 
 const format = (overrides: Partial<EntryFormat> = {}): EntryFormat => ({
-  hash: (value) => identifiedHmac(SALT, value),
+  hmac,
   hmacAccessor: true,
   elideListResponses: false,
   ...overrides,
@@ -132,7 +133,7 @@ describe('audit entries', () => {
         outer: { inner: 'secret', list: ['a', 1, false, null, { deep: 'b' }], n: 2.5 },
         matrix: [['x', 'y'], []],
       };
-      expect(hashStructure(data, hashed)).to.deep.equal({
+      expect(hashStructure(data, hmac)).to.deep.equal({
         outer: { inner: hashed('secret'), list: [hashed('a'), 1, false, null, { deep: hashed('b') }], n: 2.5 },
         matrix: [[hashed('x'), hashed('y')], []],
       });
@@ -146,7 +147,7 @@ describe('audit entries', () => {
         key_name_obj: { key_name: 'kept too' },
         plaintext: 'hidden too',
       };
-      const out = hashStructure(data, hashed, ['key_name', 'tags', 'key_name_obj']) as Record<string, any>;
+      const out = hashStructure(data, hmac, ['key_name', 'tags', 'key_name_obj']) as Record<string, any>;
       expect(out.key_name).to.equal('app');
       expect(out.tags).to.deep.equal(['t1', 't2']);
       expect(out.nested).to.deep.equal({ key_name: 'kept', other: hashed('hidden') });
@@ -167,7 +168,7 @@ describe('audit entries', () => {
     });
 
     it('turns dates and bytes into their JSON text before hashing them', () => {
-      const out = hashStructure({ at: new Date('2024-01-02T03:04:05.000Z'), raw: Uint8Array.from([1, 2, 3]) }, hashed);
+      const out = hashStructure({ at: new Date('2024-01-02T03:04:05.000Z'), raw: Uint8Array.from([1, 2, 3]) }, hmac);
       expect(out).to.deep.equal({ at: hashed('2024-01-02T03:04:05.000Z'), raw: hashed('AQID') });
     });
   });
@@ -253,7 +254,7 @@ describe('audit entries', () => {
   describe('log_raw', () => {
     it('without a hash function, writes every value as it is', () => {
       const input = sampleInput();
-      const entry = formatResponseEntry({ ...input, error: 'boom' }, format({ hash: undefined }), TIME);
+      const entry = formatResponseEntry({ ...input, error: 'boom' }, format({ hmac: undefined }), TIME);
       expect(entry.request).to.include({ client_token: 'hvs.client', client_token_accessor: 'accessor-1' });
       expect(entry.request.data).to.deep.equal(input.request.data);
       expect(entry.auth).to.include({ client_token: 'hvs.client', accessor: 'accessor-1' });
@@ -276,7 +277,7 @@ describe('audit entries', () => {
       deepFreeze(input);
       const request = formatRequestEntry(input, format(), TIME);
       const response = formatResponseEntry(input, format(), TIME);
-      const raw = formatResponseEntry(input, format({ hash: undefined, elideListResponses: true }), TIME);
+      const raw = formatResponseEntry(input, format({ hmac: undefined, elideListResponses: true }), TIME);
       expect(input).to.deep.equal(before);
 
       // Editing the raw copy (nothing hashed, so the most likely to alias) leaves the input alone.

@@ -23,6 +23,7 @@ describe('HTTP API', () => {
       expect(res.status).to.equal(200);
       expect(res.headers['content-type']).to.equal('application/json');
       expect(res.headers['cache-control']).to.equal('no-store');
+      expect(res.headers['x-content-type-options']).to.equal('nosniff');
       expect(res.body).to.include.keys('request_id', 'lease_id', 'renewable', 'lease_duration', 'data', 'wrap_info', 'warnings', 'auth');
       expect(res.body.request_id).to.match(/^[0-9a-f-]{36}$/);
       expect(res.body.data).to.deep.equal({ text: 'hello', count: 3, pinned: true, ttl: 3600, tags: ['x', 'y'], created: true });
@@ -73,6 +74,24 @@ describe('HTTP API', () => {
       const res = await client.list('notes/notes');
       expect(res.status).to.equal(200);
       expect(res.body.data.keys).to.include.members(['dir/', 'two']);
+    });
+
+    it('refuses the internal X-Keywarden-Method header from a client rather than take a GET for a LIST', async () => {
+      await client.post('notes/notes/m', { text: 'm' });
+      for (const value of ['LIST', 'list', 'LIST 00000000000000000000000000000000']) {
+        const res = await client.get('notes/notes/', { headers: { 'X-Keywarden-Method': value } });
+        expect(res.status, value).to.equal(400);
+        expect(res.body.errors[0]).to.contain('X-Keywarden-Method');
+      }
+      const listed = await client.list('notes/notes/', { headers: { 'X-Keywarden-Method': 'LIST' } });
+      expect(listed.status).to.equal(400);
+      expect((await client.list('notes/notes/')).body.data.keys).to.include('m');
+    });
+
+    it('answers every error with nosniff too', async () => {
+      const res = await client.get('nothing/here');
+      expect(res.status).to.equal(404);
+      expect(res.headers['x-content-type-options']).to.equal('nosniff');
     });
 
     it('lists with GET ?list=true, ?list=1 and ?list=True', async () => {

@@ -1,8 +1,12 @@
 /** Response wrapping: X-Vault-Wrap-TTL on any request, single-use wrapping tokens, sys/wrapping/*. */
 import { expect } from 'chai';
 import nodeVault from 'node-vault';
-import { startUnsealedServer } from '../../helpers/server.js';
+import path from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { startTestServer, startUnsealedServer, tempDir } from '../../helpers/server.js';
 import { TestClient } from '../../helpers/http.js';
+import greeterPlugin from '../../fixtures/plugins/greeter-auth.js';
+import notesPlugin from '../../fixtures/plugins/notes.js';
 
 describe('response wrapping', function () {
   this.timeout(20_000);
@@ -11,8 +15,9 @@ describe('response wrapping', function () {
   const wrapped = (ttl: string) => ({ headers: { 'X-Vault-Wrap-TTL': ttl } });
 
   before(async () => {
-    server = await startUnsealedServer();
+    server = await startUnsealedServer({ plugins: [notesPlugin, greeterPlugin] });
     await server.client.post('sys/mounts/transit', { type: 'transit' });
+    await server.client.post('sys/auth/greeter', { type: 'greeter' });
     await server.client.post('transit/keys/k', {});
   });
   after(() => server.close());
@@ -143,5 +148,83 @@ describe('response wrapping', function () {
     const vault = nodeVault({ apiVersion: 'v1', endpoint: server.address, token: server.rootToken });
     const res = await vault.unwrap({ token: info.token });
     expect(res.data).to.deep.equal({ k: 'v' });
+  });
+
+  describe('where no token authenticates the request', () => {
+    /** Accessors of every stored token: a refused wrap must mint none. */
+    const accessors = async () => ((await server.client.list('auth/token/accessors')).body.data.keys as string[]).length;
+
+    for (const [method, target, body] of [
+      ['GET', 'sys/health', undefined],
+      ['GET', 'sys/seal-status', undefined],
+      ['GET', 'sys/leader', undefined],
+      ['GET', 'sys/init', undefined],
+      ['GET', 'sys/generate-root/attempt', undefined],
+      ['GET', 'sys/internal/specs/openapi', undefined],
+      ['POST', 'sys/wrapping/lookup', { token: 'hvs.nothing' }],
+      ['GET', 'auth/greeter/hello', undefined],
+    ] as const) {
+      it(`refuses X-Vault-Wrap-TTL on ${method} ${target}, minting no token`, async () => {
+        const before = await accessors();
+        const anonymous = new TestClient(server.address);
+        const res = await anonymous.send(method, target, { ...(body ? { body } : {}), headers: { 'X-Vault-Wrap-TTL': '87600000h' } });
+        expect(res.status, res.text).to.equal(400);
+        expect(res.body.errors[0]).to.contain('X-Vault-Wrap-TTL');
+        expect(await accessors()).to.equal(before);
+      });
+    }
+
+    it('still wraps a login\'s answer, and the unwrapped token works', async () => {
+      const res = await new TestClient(server.address).post('auth/greeter/login', { user: 'wrapped-ann' }, wrapped('1m'));
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.auth).to.equal(null);
+      const unwrapped = await server.client.post('sys/wrapping/unwrap', { token: res.body.wrap_info.token });
+      const token = unwrapped.body.auth.client_token as string;
+      expect((await new TestClient(server.address, token).get('auth/token/lookup-self')).body.data.display_name).to.contain('wrapped-ann');
+    });
+
+    it('refuses X-Vault-Wrap-TTL on sys/init before initializing anything', async () => {
+      const fresh = await startTestServer();
+      try {
+        const res = await fresh.client.put('sys/init', { secret_shares: 1, secret_threshold: 1 }, wrapped('5m'));
+        expect(res.status).to.equal(400);
+        expect((await fresh.client.get('sys/init')).body.initialized).to.equal(false);
+        const init = await fresh.client.put('sys/init', { secret_shares: 1, secret_threshold: 1 });
+        expect(init.status).to.equal(200);
+        expect(init.body.keys).to.have.length(1);
+      } finally {
+        await fresh.close();
+      }
+    });
+  });
+
+  it('caps the wrapping TTL at the system max_lease_ttl', async () => {
+    const res = await server.client.post('sys/wrapping/wrap', { k: 'v' }, wrapped('87600000h'));
+    expect(res.status).to.equal(200);
+    expect(res.body.wrap_info.ttl).to.equal(768 * 3600);
+    const looked = await server.client.post('sys/wrapping/lookup', { token: res.body.wrap_info.token });
+    expect(looked.body.data.creation_ttl).to.equal(768 * 3600);
+  });
+
+  it('records the wrap_info of a wrapped answer in the audit log, and what the unwrap released', async () => {
+    const dir = await tempDir();
+    const file = path.join(dir.path, 'audit.log');
+    await server.host.audit.enable('wrapaudit', { type: 'file', options: { file_path: file } });
+    try {
+      const res = await server.client.post('sys/wrapping/wrap', { password: 'p4ss' }, wrapped('1m'));
+      const info = res.body.wrap_info;
+      await server.client.post('sys/wrapping/unwrap', { token: info.token });
+      const hashOf = async (input: string) => (await server.client.post('sys/audit-hash/wrapaudit', { input })).body.data.hash as string;
+      const lines = (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+      const wrapEntry = lines.find((l) => l.type === 'response' && l.request.path === 'sys/wrapping/wrap');
+      expect(wrapEntry.response.wrap_info).to.include({ token: await hashOf(info.token), accessor: await hashOf(info.accessor), ttl: 60, creation_path: 'sys/wrapping/wrap' });
+      expect(wrapEntry.response.data).to.equal(undefined);
+      const unwrapEntry = lines.find((l) => l.type === 'response' && l.request.path === 'sys/wrapping/unwrap');
+      expect(unwrapEntry.response.data).to.deep.equal({ password: await hashOf('p4ss') });
+      expect(JSON.stringify(lines)).not.to.contain(info.token);
+    } finally {
+      await server.host.audit.disable('wrapaudit');
+      await dir.remove();
+    }
   });
 });

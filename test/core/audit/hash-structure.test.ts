@@ -1,0 +1,129 @@
+/**
+ * The audit entry's HMAC pass works in slices: however many strings a body holds, other clients'
+ * requests are served in between (counted in turns of the event loop, never in time), and the
+ * copy is exactly what one pass in one go makes.
+ */
+import { expect } from 'chai';
+import { createHmac } from 'node:crypto';
+import path from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { hashStructure, hashStructureSliced } from '../../../core/audit/hash-structure.js';
+import { AuditHmac, identifiedHmac, type HmacKernel } from '../../../core/audit/salt.js';
+import { WasmCrypto } from '../../../wasm/index.js';
+import { turnsDuring } from '../../helpers/event-loop.js';
+import { startUnsealedServer, tempDir } from '../../helpers/server.js';
+import greeterPlugin from '../../fixtures/plugins/greeter-auth.js';
+import { pino } from 'pino';
+import { AuditBroker, AuditMemo } from '../../../core/audit/broker.js';
+import { MemoryStorage } from '../../../storage/memory.js';
+import { FileAuditDevice } from '../../../core/audit/file-device.js';
+
+const SALT = '0c6f3b1e-2d4a-4b8c-9e7f-112233445566';
+/** Far more turns than a pass done in one go gives (none). */
+const MANY_TURNS = 10;
+
+describe('audit HMAC pass', function () {
+  this.timeout(60_000);
+
+  it('hashes a body of 300,000 strings in slices, with turns of the event loop between them, as one pass would', async () => {
+    const body = { batch_input: Array.from({ length: 300_000 }, (_, i) => ({ plaintext: `p${i}`, context: 'c' })), keep: ['raw'] };
+    const hmac = new AuditHmac(SALT);
+    const { result, turns } = await turnsDuring(async () => hashStructureSliced(body, hmac, ['keep', 'context']));
+    expect(turns).to.be.at.least(MANY_TURNS);
+    expect(result).to.deep.equal(hashStructure(body, hmac, ['keep', 'context']));
+    const out = result as { batch_input: Array<{ plaintext: string; context: string }>; keep: string[] };
+    expect(out.batch_input[123_456]!.plaintext).to.equal(identifiedHmac(SALT, 'p123456'));
+    expect(out.batch_input[0]!.context).to.equal('c');
+    expect(out.keep).to.deep.equal(['raw']);
+  });
+
+  it('hashes a small body at once, without a promise or a turn', () => {
+    const out = hashStructureSliced({ plaintext: 'aGk=', n: 3 }, new AuditHmac(SALT));
+    expect(out).not.to.be.instanceOf(Promise);
+    expect(out).to.deep.equal({ plaintext: identifiedHmac(SALT, 'aGk='), n: 3 });
+  });
+
+  it('feeds a string of megabytes to its HMAC in pieces, never cutting a surrogate pair', async () => {
+    // A pair straddles every piece boundary a naive cut would make.
+    const text = `${'a'.repeat(256 * 1024 - 1)}\u{1F511}`.repeat(12);
+    const { result, turns } = await turnsDuring(async () => hashStructureSliced({ plaintext: text }, new AuditHmac(SALT)));
+    expect(turns).to.be.at.least(1);
+    expect((result as { plaintext: string }).plaintext).to.equal(`hmac-sha256:${createHmac('sha256', SALT).update(text, 'utf8').digest('hex')}`);
+  });
+
+  it('copies a value nested 100,000 levels deep without overflowing the stack', async () => {
+    let deep: unknown = 'leaf';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    let out = await hashStructureSliced(deep, new AuditHmac(SALT));
+    for (let i = 0; i < 100_000; i++) out = (out as unknown[])[0];
+    expect(out).to.equal(identifiedHmac(SALT, 'leaf'));
+  });
+
+  it('gives the same hashes through the WASM batch kernel as through node:crypto', async () => {
+    const wasm = await WasmCrypto.load();
+    const values = ['', 'x', 'ünïcødé \u{1F511}', 'y'.repeat(5000)];
+    expect(new AuditHmac(SALT, wasm).many(values)).to.deep.equal(values.map((v) => identifiedHmac(SALT, v)));
+  });
+
+  it('hashes a request body once per device for its request and response entries', async () => {
+    const dir = await tempDir();
+    let hashed = 0;
+    const wasm = await WasmCrypto.load();
+    const counting: HmacKernel = {
+      hmacBatch: (alg, key, inputs) => {
+        hashed += inputs.length;
+        return wasm.hmacBatch(alg, key, inputs);
+      },
+    };
+    const broker = new AuditBroker(new MemoryStorage(), pino({ level: 'silent' }), undefined, counting);
+    try {
+      await broker.enable('file', { type: 'file', options: { file_path: path.join(dir.path, 'a.log') } });
+      const memo = new AuditMemo();
+      const input = { request: { id: 'r', operation: 'update', path: 'x', data: { list: Array.from({ length: 5000 }, (_, i) => `s${i}`) } } };
+      await broker.logRequest(input, memo);
+      await broker.logResponse({ ...input, response: { data: { ok: 'yes' } } }, memo);
+      // The 5,000 request strings once, and the response's one.
+      expect(hashed).to.equal(5001);
+      const lines = (await readFile(path.join(dir.path, 'a.log'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+      expect(lines[1].request.data).to.deep.equal(lines[0].request.data);
+    } finally {
+      await broker.close();
+      await dir.remove();
+    }
+  });
+
+  it('audits a login of 250,000 strings without stalling: the event loop turns before its request entry is written', async () => {
+    const dir = await tempDir();
+    const server = await startUnsealedServer({ plugins: [greeterPlugin] });
+    // Turns of the event loop, and how many had passed when each entry reached the device.
+    let turns = 0;
+    let counting = true;
+    const tick = () => {
+      if (!counting) return;
+      turns++;
+      setImmediate(tick);
+    };
+    const atWrite: number[] = [];
+    const write = FileAuditDevice.prototype.write;
+    FileAuditDevice.prototype.write = function (this: FileAuditDevice, entry) {
+      atWrite.push(turns);
+      return write.call(this, entry);
+    };
+    try {
+      await server.host.audit.enable('file', { type: 'file', options: { file_path: path.join(dir.path, 'audit.log') } });
+      await server.client.post('sys/auth/greeter', { type: 'greeter' });
+      const body = { user: 'ann', padding: Array.from({ length: 250_000 }, () => 'x') };
+      atWrite.length = 0;
+      setImmediate(tick);
+      const result = await server.host.handle({ method: 'POST', path: 'auth/greeter/login', query: {}, body, headers: {}, remoteAddress: '127.0.0.1' });
+      expect(result.status).to.equal(200);
+      // Hashing the body in one go would write the request entry before the loop ever turned.
+      expect(atWrite[0]).to.be.at.least(MANY_TURNS);
+    } finally {
+      counting = false;
+      FileAuditDevice.prototype.write = write;
+      await server.close();
+      await dir.remove();
+    }
+  });
+});
