@@ -5,6 +5,11 @@
  * connection), and while a single encrypt of a 30 MB body runs; beside it the throughput of those
  * large batches, and of the usual 1,000 × 64 B batch (4 connections).
  *
+ * Then two bodies sent without a token by a load generator in a process of its own
+ * (lib/body-load.ts), while this process asks for health back to back, p99 and max: 20 MB of
+ * `{"a":["x",…]}` to a path that needs a token, with a file audit device on; and 28 MB of
+ * `pgp_keys` to `sys/init`.
+ *
  * With BENCH_BASELINE=<directory of another built checkout> (a git worktree of an older commit,
  * built with tsc), every cell also runs against a server of that build, interleaved with this
  * one's (BENCH_ROUNDS rounds after an uncounted warm-up), so that before and after are measured in
@@ -12,7 +17,12 @@
  * throughputs as the best round and the range.
  */
 import http from 'node:http';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { interleaved, rangeText, ROUNDS, WARM_UP_S, type Measured } from './lib/load.js';
 import { report, type Row } from './lib/report.js';
@@ -78,6 +88,31 @@ async function healthP99(target: Target, body: string, seconds: number): Promise
   return latencies[Math.ceil(latencies.length * 0.99) - 1]!;
 }
 
+const LOADER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lib/body-load.js');
+
+/** Health latencies while another process sends a large body without a token, over and over. */
+async function healthUnderUpload(target: Target, urlPath: string, bytes: number, shape: 'strings' | 'pgp', seconds: number): Promise<number[]> {
+  const loader = spawn(process.execPath, [LOADER, target.server.address, urlPath, String(bytes), shape], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve) => loader.stdout!.once('data', () => resolve()));
+  const latencies: number[] = [];
+  const until = performance.now() + seconds * 1000;
+  while (performance.now() < until) {
+    const started = performance.now();
+    await send(target, target.probe, 'GET', 'sys/health');
+    latencies.push(performance.now() - started);
+  }
+  const answers = new Promise<string>((resolve) => {
+    let out = '';
+    loader.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    loader.once('exit', () => resolve(out.trim()));
+  });
+  loader.kill('SIGTERM');
+  if (Number(await answers) === 0) throw new Error(`${urlPath}: the server answered none of the ${bytes}-byte uploads`);
+  return latencies.sort((a, b) => a - b);
+}
+
+const p99 = (sorted: readonly number[]) => sorted[Math.ceil(sorted.length * 0.99) - 1]!;
+
 /** Items per second of `body` (of `items` items) POSTed to encrypt back to back on one connection for `seconds`. */
 async function sequentialItemsPerSecond(target: Target, body: string, items: number, seconds: number): Promise<number> {
   const started = performance.now();
@@ -113,6 +148,13 @@ async function startTarget(root?: string): Promise<Target> {
   return { server, work: new http.Agent({ keepAlive: true, maxSockets: 1 }), probe: new http.Agent({ keepAlive: true, maxSockets: 1 }) };
 }
 
+/** A target with a file audit device, writing into `dir`. */
+async function startAuditedTarget(dir: string, root?: string): Promise<Target> {
+  const target = await startTarget(root);
+  await target.server.request('PUT', 'sys/audit/file', { type: 'file', options: { file_path: path.join(dir, `audit-${target.server.child.pid}.log`) } });
+  return target;
+}
+
 const ms = (m: Measured) => `${m.low.toFixed(0)}–${m.best.toFixed(0)}`;
 
 async function main(): Promise<void> {
@@ -128,6 +170,36 @@ async function main(): Promise<void> {
     type Cell = () => Promise<number>;
     const cells = (make: (target: Target, seconds: number) => Promise<number>) => (seconds: number) =>
       Object.fromEntries(names.map((name) => [name, (() => make(targets[name]!, seconds)) as Cell]));
+    const auditDir = await mkdtemp(path.join(os.tmpdir(), 'keywarden-bench-audit-'));
+    const audited: Record<string, Target> = {};
+    for (const name of names) audited[name] = await startAuditedTarget(auditDir, name === 'before' ? BASELINE : undefined);
+    // Each upload cell reports its p99; the worst single latency of its rounds is kept beside it.
+    const worst: Record<string, Record<string, number>> = { unauth: {}, pgp: {} };
+    const uploadCells = (which: 'unauth' | 'pgp') => (seconds: number) =>
+      Object.fromEntries(
+        names.map((name) => [
+          name,
+          async () => {
+            const latencies =
+              which === 'unauth'
+                ? await healthUnderUpload(audited[name]!, 'transit/encrypt/bench', 20 * 1024 * 1024, 'strings', seconds)
+                : await healthUnderUpload(targets[name]!, 'sys/init', 28 * 1024 * 1024, 'pgp', seconds);
+            worst[which]![name] = Math.max(worst[which]![name] ?? 0, latencies[latencies.length - 1]!);
+            return p99(latencies);
+          },
+        ]),
+      );
+    const uploads = {
+      unauth: await interleaved(uploadCells('unauth'), DURATION_S),
+      pgp: await interleaved(uploadCells('pgp'), DURATION_S),
+    };
+    for (const target of Object.values(audited)) {
+      target.work.destroy();
+      target.probe.destroy();
+      await target.server.stop();
+    }
+    await rm(auditDir, { recursive: true, force: true });
+
     const figures = {
       health: await interleaved(cells((t, s) => healthP99(t, large, s)), DURATION_S),
       largeRate: await interleaved(cells((t, s) => sequentialItemsPerSecond(t, large, LARGE_BATCH, s)), DURATION_S),
@@ -143,6 +215,13 @@ async function main(): Promise<void> {
       out[`ranges (${names.join(', ')})`] = names.map((name) => (latency ? ms(measured[name]!) : rangeText(measured[name]!))).join(', ');
       return out;
     };
+    const maxRow = (what: string, worstOf: Record<string, number>): Row => {
+      const out: Row = { case: what, figure: 'health max ms (all rounds)' };
+      for (const name of names) out[name] = worstOf[name]!;
+      if (worstOf.before !== undefined) out['after / before'] = worstOf.after! / worstOf.before;
+      out[`ranges (${names.join(', ')})`] = '';
+      return out;
+    };
     report(
       'event-loop',
       [
@@ -150,6 +229,10 @@ async function main(): Promise<void> {
         row('100,000 × 64 B batch encrypt', 'items/s, one connection', figures.largeRate, false),
         row('1,000 × 64 B batch encrypt', 'items/s, 4 connections', figures.smallRate, false),
         row('30 MB single encrypt running', 'health p99 ms (worst round)', figures.bigHealth, true),
+        row('20 MB body without a token, file audit device on (other process)', 'health p99 ms (worst round)', uploads.unauth, true),
+        maxRow('20 MB body without a token, file audit device on (other process)', worst.unauth!),
+        row('28 MB pgp_keys to sys/init, no token (other process)', 'health p99 ms (worst round)', uploads.pgp, true),
+        maxRow('28 MB pgp_keys to sys/init, no token (other process)', worst.pgp!),
       ],
       [
         `${DURATION_S} s per cell after a ${WARM_UP_S} s warm-up, ${ROUNDS} interleaved rounds; one server process per build (dev mode, LevelDB) on this machine. ` +
