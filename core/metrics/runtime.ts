@@ -2,14 +2,14 @@
  * The process as operators watch it: event-loop delay (one process serves every client on one
  * event loop, so its delay is every request's extra latency), heap and resident memory.
  */
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Gauge, type Registry } from 'prom-client';
 
 /** The delay monitor's sampling resolution, in ms. */
 const RESOLUTION_MS = 10;
 
 export class RuntimeMetrics {
-  private readonly delay: IntervalHistogram;
+  private readonly delay: ReturnType<typeof monitorEventLoopDelay>;
 
   constructor(registers: Registry[]) {
     const delay = (this.delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS }));
