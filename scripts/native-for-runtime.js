@@ -31,6 +31,12 @@ function bundledHeaders() {
   }
 }
 
+// `--nodedir`: print where this Node's headers are (tests install the package with them), and stop.
+if (process.argv.includes('--nodedir')) {
+  process.stdout.write(bundledHeaders() ?? '');
+  process.exit(0);
+}
+
 let present = true;
 try {
   require.resolve('unix-dgram');

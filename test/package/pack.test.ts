@@ -102,15 +102,19 @@ describe('the npm package', function () {
     app = path.join(dir.path, 'app');
     await mkdir(app);
     const registry = (await succeed('npm', ['config', 'get', 'registry'], { cwd: ROOT, env: process.env })).stdout.trim();
+    // As a user's npm does, native addons are built for the Node that runs them: this one, whose
+    // headers come with the registry package the clone takes it from.
+    const nodedir = (await succeed(process.execPath, [path.join(ROOT, 'scripts/native-for-runtime.js'), '--nodedir'], { cwd: ROOT, env: process.env })).stdout.trim();
+    const env = nodedir ? { ...process.env, npm_config_nodedir: nodedir } : process.env;
     await writeFile(path.join(app, 'package.json'), JSON.stringify({ private: true, dependencies: { keywarden: `file:${tarball}` }, allowScripts: { 'classic-level': true, 'unix-dgram': true } }));
     await writeFile(path.join(app, 'package-lock.json'), JSON.stringify(await lockfileFor(tarball, registry)));
     const started = Date.now();
     let source = 'offline from the npm cache';
-    const offline = await runProcess('npm', ['ci', '--offline', '--no-audit', '--no-fund'], { cwd: app, env: process.env });
+    const offline = await runProcess('npm', ['ci', '--offline', '--no-audit', '--no-fund'], { cwd: app, env });
     if (offline.code !== 0) {
       if (!offline.stderr.includes('ENOTCACHED')) throw new Error(`npm ci --offline failed:\n${offline.stderr}`);
       source = 'from the registry (the npm cache lacked a package)';
-      await succeed('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, env: process.env });
+      await succeed('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, env });
     }
     console.log(`      installed ${source} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     installed = path.join(app, 'node_modules/keywarden');
