@@ -72,7 +72,7 @@ export class Pipeline {
     this.routes = new RouteStage(services.system, services.barrier, services.mounts);
     this.authentication = new AuthenticateStage(services.tokens, services.barrier);
     this.authorization = new AuthorizeStage(services.tokens, services.acls);
-    this.audit = new AuditStage(services.audit, services.barrier);
+    this.audit = new AuditStage(services.audit, services.barrier, services.logger);
     this.login = new LoginStage(services.tokens, services.identity, services.mounts);
     this.wrapping = new WrapStage(services.wrapper);
     this.standby = services.standby;

@@ -4,12 +4,17 @@ import { mkdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { AuditBroker, AuditUnavailableError } from '../../../core/audit/broker.js';
+import { DEFAULT_AUDIT_RULES, type AuditRules } from '../../../core/audit/rules.js';
 import type { AuditInput, AuditResponseInput } from '../../../core/audit/entry.js';
 import { BadRequestError, ConflictError, UnavailableError, httpStatusOf } from '../../../core/errors.js';
 import { MemoryStorage } from '../../../storage/memory.js';
 import { caught, capturingLogger, expectedHmac, readEntries, tempDir } from './helpers.js';
 
 const silent = pino({ level: 'silent' });
+/** A configuration that lets the API create devices, with prefixes. */
+const API_RULES: AuditRules = { ...DEFAULT_AUDIT_RULES, unsafeAllowApiAuditCreation: true, allowAuditLogPrefixing: true };
+/** A device the operator declared: the API never opens a device node such as /dev/full. */
+const declaredFull = (path: string) => ({ path, type: 'file', description: '', local: false, options: { file_path: '/dev/full' }, declaredAt: 'test.hcl:1' });
 const clock = { now: () => new Date('2024-05-01T00:00:00.000Z') };
 
 const request = (id: string, secret = 'plain-secret'): AuditInput => ({
@@ -23,7 +28,7 @@ describe('audit broker', () => {
   const brokers: AuditBroker[] = [];
 
   const newBroker = (logger = silent): AuditBroker => {
-    const broker = new AuditBroker(storage, logger, clock);
+    const broker = new AuditBroker(storage, logger, clock, API_RULES);
     brokers.push(broker);
     return broker;
   };
@@ -188,7 +193,7 @@ describe('audit broker', () => {
       if (!existsSync('/dev/full')) this.skip();
       const capture = capturingLogger();
       const broker = newBroker(capture.logger);
-      await broker.enable('full', { type: 'file', options: { file_path: '/dev/full' } });
+      await broker.declare([declaredFull('full/')]);
       const err = await caught(broker.logRequest(request('r', 'never-in-the-log')));
       expect(err).to.be.instanceOf(AuditUnavailableError).and.to.be.instanceOf(UnavailableError);
       expect(err.message).to.equal('no audit device could record the request');
@@ -206,7 +211,7 @@ describe('audit broker', () => {
       const capture = capturingLogger();
       const good = join(dir, 'good.log');
       const broker = newBroker(capture.logger);
-      await broker.enable('full', { type: 'file', options: { file_path: '/dev/full' } });
+      await broker.declare([declaredFull('full/')]);
       await broker.enable('good', { type: 'file', options: { file_path: good } });
       await broker.logRequest(request('kept'));
       expect((await readEntries(good)).map((e) => e.request.id)).to.deep.equal(['kept']);

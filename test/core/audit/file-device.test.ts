@@ -4,8 +4,12 @@ import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promise
 import { join } from 'node:path';
 import { BadRequestError } from '../../../core/errors.js';
 import { FileAuditDevice } from '../../../core/audit/file-device.js';
+import { DEFAULT_AUDIT_RULES, type DeviceContext } from '../../../core/audit/rules.js';
 import type { AuditRequestEntry } from '../../../core/audit/entry.js';
 import { caught, readEntries, tempDir } from './helpers.js';
+
+/** A device the operator declared, in a configuration that allows prefixes. */
+const DECLARED: DeviceContext = { origin: 'config', rules: { ...DEFAULT_AUDIT_RULES, allowAuditLogPrefixing: true } };
 
 const entry = (id: string): AuditRequestEntry => ({
   time: '2024-05-01T00:00:00.000Z',
@@ -26,8 +30,8 @@ describe('file audit device', () => {
     await cleanup();
   });
 
-  async function opened(options: Record<string, string>): Promise<FileAuditDevice> {
-    const device = FileAuditDevice.fromOptions(options);
+  async function opened(options: Record<string, string>, context = DECLARED): Promise<FileAuditDevice> {
+    const device = FileAuditDevice.fromOptions(options, context);
     devices.push(device);
     await device.open();
     return device;
@@ -169,7 +173,7 @@ describe('file audit device', () => {
   describe('options', () => {
     const refusal = (options: Record<string, string>): string => {
       try {
-        FileAuditDevice.fromOptions(options);
+        FileAuditDevice.fromOptions(options, DECLARED);
       } catch (err) {
         expect(err).to.be.instanceOf(BadRequestError);
         return (err as Error).message;
@@ -191,23 +195,26 @@ describe('file audit device', () => {
     });
 
     it('parses the shared options with Go\'s bool words and Vault\'s defaults', () => {
-      expect(FileAuditDevice.fromOptions({ file_path: 'discard' }).settings).to.deep.equal({
+      expect(FileAuditDevice.fromOptions({ file_path: 'discard' }, DECLARED).settings).to.deep.equal({
         format: 'json',
         logRaw: false,
         hmacAccessor: true,
         prefix: '',
         elideListResponses: false,
       });
-      const device = FileAuditDevice.fromOptions({
-        file_path: 'discard',
-        log_raw: 'True',
-        hmac_accessor: '0',
-        elide_list_responses: 't',
-        prefix: 'p',
-        format: 'json',
-      });
+      const device = FileAuditDevice.fromOptions(
+        {
+          file_path: 'discard',
+          log_raw: 'True',
+          hmac_accessor: '0',
+          elide_list_responses: 't',
+          prefix: 'p',
+          format: 'json',
+        },
+        DECLARED,
+      );
       expect(device.settings).to.deep.equal({ format: 'json', logRaw: true, hmacAccessor: false, prefix: 'p', elideListResponses: true });
-      expect(FileAuditDevice.fromOptions({ file_path: '/x', mode: '644' }).mode).to.equal(0o644);
+      expect(FileAuditDevice.fromOptions({ file_path: '/x', mode: '644' }, DECLARED).mode).to.equal(0o644);
     });
   });
 

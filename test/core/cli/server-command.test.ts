@@ -411,7 +411,7 @@ describe('keywarden server (process)', function () {
     it('SIGHUP reopens audit files, so entries go to a new file at the path after logrotate renamed the old one', () =>
       inTempDir(async (cwd) => {
         const config = path.join(cwd, 'server.hcl');
-        await writeFile(config, 'storage "inmem" {}\nlistener "tcp" {\n  address = "127.0.0.1:0"\n  tls_disable = true\n}\n');
+        await writeFile(config, 'storage "inmem" {}\nlistener "tcp" {\n  address = "127.0.0.1:0"\n  tls_disable = true\n}\nunsafe_allow_api_audit_creation = true\n');
         const proc = run(['server', '-config', config], cwd);
         const address = await listeningAddress(proc);
         const init = await request(address, 'PUT', 'sys/init', { body: { secret_shares: 1, secret_threshold: 1 } });

@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startUnsealedServer, tempDir } from '../../../helpers/server.js';
+import { API_AUDIT, startUnsealedServer, tempDir } from '../../../helpers/server.js';
 import type { TestClient } from '../../../helpers/http.js';
 import type { RunningServer } from '../../../../core/server.js';
 import { runCli, type CliRun } from '../../../helpers/cli.js';
@@ -17,9 +17,9 @@ describe('keywarden audit', function () {
   const cli = (args: string[]): Promise<CliRun> => runCli(args, env);
 
   before(async () => {
-    server = await startUnsealedServer();
-    home = await tempDir();
     collector = await streamCollector({ tcp: true });
+    server = await startUnsealedServer({ audit: { ...API_AUDIT, apiAuditSocketAllowlist: [collector.address] } });
+    home = await tempDir();
     env = { PATH: process.env.PATH, HOME: home.path, KEYWARDEN_ADDR: server.address, KEYWARDEN_TOKEN: server.rootToken };
   });
   after(async () => {
