@@ -8,7 +8,7 @@
  * configuration file; the API creates them only when the file says `unsafe_allow_api_audit_creation`,
  * and even then within the limits checked here.
  */
-import { realpath } from 'node:fs/promises';
+import { readlink, realpath } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { BadRequestError } from '../errors.js';
@@ -137,14 +137,12 @@ export function checkFileMode(mode: number, raw: string): void {
  * Refuses an audit file inside a directory no device may write to, comparing real paths: the parent
  * directory is resolved through its symbolic links, so `..`, a linked parent or a relative path
  * cannot reach around the check. A declared device may follow a link at the file itself (the
- * operator wrote it), so its target is resolved too; an API-created device never follows one
- * (file-device.ts opens it with O_NOFOLLOW).
+ * operator wrote it), so where that link leads is checked too, even to a file not there yet; an
+ * API-created device never follows one (file-device.ts opens it with O_NOFOLLOW).
  * @throws BadRequestError naming `file_path`; an unresolvable parent is reported with its OS error code.
  */
 export async function checkFileLocation(filePath: string, context: DeviceContext): Promise<void> {
-  const absolute = path.resolve(filePath);
-  let real = path.join(await realpath(path.dirname(absolute)).catch(unresolvable(filePath)), path.basename(absolute));
-  if (context.origin === 'config') real = await realpath(real).catch(() => real);
+  const real = await realTarget(path.resolve(filePath), context.origin === 'config', filePath);
   const forbidden: Array<[string, string | undefined]> = [['plugin_directory', context.rules.pluginDirectory]];
   if (context.origin === 'api') forbidden.push(['the storage directory', context.rules.dataDirectory]);
   for (const [name, dir] of forbidden) {
@@ -154,6 +152,22 @@ export async function checkFileLocation(filePath: string, context: DeviceContext
       throw new BadRequestError(`audit device option "file_path": "${filePath}" is inside ${name}; audit files may not be written there`);
     }
   }
+}
+
+/** Past the kernel's own limit of links in a row the open fails with ELOOP anyway. */
+const MAX_LINK_HOPS = 40;
+
+/**
+ * Where writing to `absolute` lands: its parent resolved through every link, and, when
+ * `followLinks`, the file itself followed link by link, also to a target that does not exist yet
+ * (opening with O_CREAT would create it there).
+ */
+async function realTarget(absolute: string, followLinks: boolean, filePath: string, hops = 0): Promise<string> {
+  const parent = await realpath(path.dirname(absolute)).catch(unresolvable(filePath));
+  const candidate = path.join(parent, path.basename(absolute));
+  if (!followLinks || hops >= MAX_LINK_HOPS) return candidate;
+  const link = await readlink(candidate).catch(() => undefined);
+  return link === undefined ? candidate : realTarget(path.resolve(parent, link), true, filePath, hops + 1);
 }
 
 function unresolvable(filePath: string): (err: unknown) => never {

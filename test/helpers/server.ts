@@ -2,7 +2,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { startServer, type RunningServer } from '../../core/server.js';
 import type { ServerConfig } from '../../core/config/config.js';
 import { DEFAULT_AUDIT_CONFIG, type AuditConfig } from '../../core/audit/rules.js';
@@ -28,6 +28,8 @@ export interface TestServerOptions {
    * enable devices through the API say `{ unsafeAllowApiAuditCreation: true }` here.
    */
   readonly audit?: Partial<AuditConfig>;
+  /** The server's log (silent when omitted). */
+  readonly logger?: Logger;
 }
 
 /** What tests that enable audit devices through `sys/audit` give the server, as an operator would. */
@@ -63,7 +65,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const server = await startServer({
     config,
     plugins: options.plugins ?? [notesPlugin],
-    logger: pino({ level: 'silent' }),
+    logger: options.logger ?? pino({ level: 'silent' }),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.isolation ? { isolation: options.isolation } : {}),
   });

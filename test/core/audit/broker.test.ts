@@ -268,6 +268,35 @@ describe('audit broker', () => {
       await broker.logRequest(request('r'));
     });
 
+    it('holds a stored device to today\'s rules: one created with an executable mode or a prefix before them records nothing until it is disabled', async () => {
+      const file = join(dir, 'old.log');
+      await storage.put(
+        'core/audit',
+        Buffer.from(
+          JSON.stringify({
+            entries: [
+              { path: 'exec/', type: 'file', description: '', options: { file_path: file, mode: '0777' }, local: false, uuid: 'u-1' },
+              { path: 'prefixed/', type: 'file', description: '', options: { file_path: 'discard', prefix: 'x' }, local: false, uuid: 'u-2' },
+            ],
+          }),
+        ),
+      );
+      const capture = capturingLogger();
+      const broker = new AuditBroker(storage, capture.logger, clock, { ...DEFAULT_AUDIT_RULES, unsafeAllowApiAuditCreation: true });
+      brokers.push(broker);
+      await broker.load();
+      expect(broker.list().map((d) => d.path)).to.deep.equal(['exec/', 'prefixed/']);
+      expect(await caught(broker.logRequest(request('r')))).to.be.instanceOf(AuditUnavailableError);
+      const refusals = capture.lines.filter((l) => l.msg === 'audit device could not be built').map((l) => `${l.device} ${l.err}`);
+      expect(refusals).to.have.length(2);
+      expect(refusals[0]).to.match(/^exec\/ audit device option "mode": "0777" is refused/);
+      expect(refusals[1]).to.match(/^prefixed\/ audit device option "prefix": audit log prefixing is not allowed/);
+      expect(existsSync(file), 'the executable file was never created').to.equal(false);
+      await broker.disable('exec');
+      await broker.disable('prefixed');
+      await broker.logRequest(request('r'));
+    });
+
     it('after close, has no devices and writes nothing', async () => {
       const broker = newBroker();
       await broker.enable('file', { type: 'file', options: { file_path: join(dir, 'x.log') } });

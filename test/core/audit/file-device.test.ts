@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, readdir, rename, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BadRequestError } from '../../../core/errors.js';
 import { FileAuditDevice } from '../../../core/audit/file-device.js';
@@ -215,6 +215,42 @@ describe('file audit device', () => {
       );
       expect(device.settings).to.deep.equal({ format: 'json', logRaw: true, hmacAccessor: false, prefix: 'p', elideListResponses: true });
       expect(FileAuditDevice.fromOptions({ file_path: '/x', mode: '644' }, DECLARED).mode).to.equal(0o644);
+    });
+  });
+
+  describe('where it may write', () => {
+    let plugins: string;
+    let rules: DeviceContext['rules'];
+    beforeEach(async () => {
+      plugins = join(dir, 'plugins');
+      await mkdir(plugins);
+      await mkdir(join(dir, 'logs'));
+      rules = { ...DEFAULT_AUDIT_RULES, pluginDirectory: plugins };
+    });
+
+    it('checks its place again at every open: a directory swapped for a link into plugin_directory is refused at the reopen', async () => {
+      const device = await opened({ file_path: join(dir, 'logs', 'audit.log') }, { origin: 'api', rules });
+      await device.write(entry('before'));
+      await rename(join(dir, 'logs'), join(dir, 'logs.old'));
+      await symlink(plugins, join(dir, 'logs'));
+      const err = await caught(device.reopen());
+      expect(err).to.be.instanceOf(BadRequestError);
+      expect(err.message).to.match(/"file_path": ".*" is inside plugin_directory/);
+      expect(await caught(device.write(entry('after')))).to.be.instanceOf(BadRequestError);
+      expect(await readdir(plugins)).to.deep.equal([]);
+    });
+
+    it('a declared device follows a symbolic link the operator made, but not into plugin_directory', async () => {
+      const target = join(dir, 'logs', 'real.log');
+      await symlink(target, join(dir, 'logs', 'current.log'));
+      const device = await opened({ file_path: join(dir, 'logs', 'current.log') }, { origin: 'config', rules });
+      await device.write(entry('through the link'));
+      expect((await readEntries(target)).map((e) => e.request.id)).to.deep.equal(['through the link']);
+
+      await symlink(join(plugins, 'payload.js'), join(dir, 'logs', 'sneaky.log'));
+      const err = await caught(opened({ file_path: join(dir, 'logs', 'sneaky.log') }, { origin: 'config', rules }));
+      expect(err.message).to.match(/is inside plugin_directory/);
+      expect(await readdir(plugins)).to.deep.equal([]);
     });
   });
 
