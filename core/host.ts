@@ -267,8 +267,8 @@ export class Host {
    * New audit settings from the configuration file (SIGHUP): the rules apply to devices enabled
    * from now on, and the active node applies the declared devices at once (a sealed node or a
    * standby at its next unseal or promotion).
-   * @throws UnavailableError when a declared device differs from its enabled one, collides with an
-   *   API-created one, or cannot be enabled; the devices and the previous rules' devices stay.
+   * @throws UnavailableError when a declared device differs from its enabled one or collides with
+   *   an API-created one (then no device changes), or when one cannot be enabled.
    */
   async reconfigureAudit(config: AuditConfig): Promise<void> {
     this.auditConfig = config;

@@ -119,20 +119,15 @@ export class FileAuditDevice implements AuditDevice {
   private async openFile(path: string): Promise<FileHandle> {
     const api = this.context.origin === 'api';
     await checkFileLocation(path, this.context);
-    if (api) await refuseNonRegular(path);
+    if (api) await refuseUnsafeExisting(path);
     let handle: FileHandle | undefined;
     try {
       const opened = await openForAppend(path, api ? API_OPEN_FLAGS : CONFIG_OPEN_FLAGS, this.mode || DEFAULT_MODE);
       handle = opened.handle;
       const stat = await handle.stat();
       const current = stat.mode & 0o7777;
-      if (api && !stat.isFile()) throw new BadRequestError(`audit device option "file_path": "${path}" is not a regular file`);
-      if (api && !opened.created && (current & FORBIDDEN_MODE_BITS) !== 0) {
-        throw new BadRequestError(
-          `audit device option "file_path": the existing file "${path}" is executable or writable by group or others (mode ${octal(current)}); ` +
-            'an API-created device does not append to it',
-        );
-      }
+      if (api && !stat.isFile()) throw notRegular(path);
+      if (api && !opened.created && (current & FORBIDDEN_MODE_BITS) !== 0) throw unsafeMode(path, current);
       if (this.mode !== 0 && stat.isFile()) {
         const wanted = opened.created ? this.mode : this.mode & current;
         if (wanted !== current) await handle.chmod(wanted);
@@ -141,9 +136,7 @@ export class FileAuditDevice implements AuditDevice {
     } catch (err) {
       await handle?.close().catch(() => undefined);
       if (err instanceof BadRequestError) throw err;
-      if (api && errorCode(err) === 'ELOOP') {
-        throw new BadRequestError(`audit device option "file_path": "${path}" is a symbolic link; an API-created device does not follow one`);
-      }
+      if (api && errorCode(err) === 'ELOOP') throw symbolicLink(path);
       throw new BadRequestError(`cannot open audit file "${path}": ${errorCode(err)}`);
     }
   }
@@ -184,18 +177,33 @@ async function openForAppend(path: string, flags: number, mode: number): Promise
 }
 
 /**
- * The clear refusal for what an API-created device never opens: a symbolic link, a FIFO, a socket
- * or a device node. Only the message: the open's O_NOFOLLOW and the fstat after it
- * are what hold when the path changes in between.
+ * The clear refusal, before anything is opened, of what an API-created device never writes to: a
+ * symbolic link, a FIFO, a socket or a device node, or an existing file that is executable or
+ * writable by others. Only the message: the open's O_NOFOLLOW and the fstat after it are what hold
+ * when the path changes in between.
  */
-async function refuseNonRegular(path: string): Promise<void> {
+async function refuseUnsafeExisting(path: string): Promise<void> {
   const stat = await lstat(path).catch(() => undefined);
   // A directory fails the open itself (EISDIR), touching nothing.
-  if (!stat || stat.isFile() || stat.isDirectory()) return;
-  if (stat.isSymbolicLink()) {
-    throw new BadRequestError(`audit device option "file_path": "${path}" is a symbolic link; an API-created device does not follow one`);
-  }
-  throw new BadRequestError(`audit device option "file_path": "${path}" is not a regular file`);
+  if (!stat || stat.isDirectory()) return;
+  if (stat.isSymbolicLink()) throw symbolicLink(path);
+  if (!stat.isFile()) throw notRegular(path);
+  if ((stat.mode & FORBIDDEN_MODE_BITS) !== 0) throw unsafeMode(path, stat.mode & 0o7777);
+}
+
+function symbolicLink(path: string): BadRequestError {
+  return new BadRequestError(`audit device option "file_path": "${path}" is a symbolic link; an API-created device does not follow one`);
+}
+
+function notRegular(path: string): BadRequestError {
+  return new BadRequestError(`audit device option "file_path": "${path}" is not a regular file`);
+}
+
+function unsafeMode(path: string, mode: number): BadRequestError {
+  return new BadRequestError(
+    `audit device option "file_path": the existing file "${path}" is executable or writable by group or others (mode ${octal(mode)}); ` +
+      'an API-created device does not append to it',
+  );
 }
 
 function octal(mode: number): string {
