@@ -481,6 +481,33 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
   });
 });
 
+describe('HA cluster on PostgreSQL: declared audit devices', function () {
+  this.timeout(90_000);
+
+  it('the active node applies its own audit stanzas, standbys none, and a node that takes over applies its own', async () => {
+    const stanza = (name: string) => ({ file: { [name]: { options: { file_path: 'discard' } } } });
+    // node1 declares one device more than node0: which of them is active decides what the table holds.
+    const declared = [['shared/'], ['only-node1/', 'shared/']];
+    const cluster = await Cluster.start(2, await createTestDatabase(), undefined, undefined, (i) => ({
+      audit: declared[i]!.map((path) => stanza(path.slice(0, -1))),
+    }));
+    try {
+      await cluster.initialize();
+      const first = await cluster.active();
+      const firstIndex = cluster.nodes.indexOf(first);
+      const listed = async (node: ClusterNode) => Object.keys((await node.client.get('sys/audit')).body.data).sort();
+      for (const node of cluster.nodes) expect(await listed(node), node.name).to.deep.equal(declared[firstIndex]);
+
+      await cluster.kill(first);
+      const second = await cluster.active(30_000, cluster.standbys(first));
+      expect(await listed(second)).to.deep.equal(declared[cluster.nodes.indexOf(second)]);
+      expect((await second.client.delete('sys/audit/shared')).body.errors).to.deep.equal(['cannot disable configuration-managed audit device']);
+    } finally {
+      await cluster.stop();
+    }
+  });
+});
+
 describe('HA cluster on PostgreSQL: initialization', function () {
   this.timeout(60_000);
 

@@ -126,6 +126,18 @@ describe('audit devices declared in the configuration file', function () {
     expect((await server!.client.delete('sys/audit/shared')).status).to.equal(204);
   });
 
+  it('apply again after a snapshot restore: a declared device the snapshot predates is enabled on the restored table', async () => {
+    await boot({});
+    const saved = (await server!.client.get('sys/storage/snapshot')).bytes;
+    await reload({ devices: [fileDevice()] });
+    expect(Object.keys(await listed())).to.deep.equal(['to-file/']);
+    const restored = await server!.client.post('sys/storage/snapshot', undefined, { rawBody: saved });
+    expect(restored.status, restored.text).to.equal(204);
+    expect(Object.keys(await listed())).to.deep.equal(['to-file/']);
+    await server!.client.get('sys/mounts');
+    expect(await readFile(path.join(dir.path, 'audit.log'), 'utf8')).to.contain('"path":"sys/mounts"');
+  });
+
   describe('a declared socket device whose collector is gone', () => {
     let collector: Collector;
     const socketDevice = (): DeclaredAuditDevice => ({ ...fileDevice(), path: 'net/', type: 'socket', options: { address: collector.address, write_timeout: '200ms' } });
