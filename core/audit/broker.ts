@@ -75,7 +75,7 @@ export interface EnableAuditInput {
 }
 
 /** A device as the table stores it. */
-export interface AuditTableEntry extends AuditDeviceInfo {
+interface AuditTableEntry extends AuditDeviceInfo {
   readonly uuid: string;
   /** Absent from entries written before devices could be declared: those were created through the API. */
   readonly origin?: DeviceOrigin;

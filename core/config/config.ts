@@ -2,7 +2,8 @@
  * The server configuration, Vault's way: `-config` names an HCL or JSON file, or a directory whose
  * `*.hcl` and `*.json` files are merged in lexical order. Each file is read by config-file.ts, which
  * refuses any key it does not know with the file, line and key; this module merges the files,
- * fills in defaults and checks what spans files (a storage block, the TTL pair, HA's api_addr).
+ * fills in defaults and checks what spans files (a storage block, the TTL pair, HA's api_addr, the
+ * audit stanzas).
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -283,9 +284,11 @@ function auditConfig(settings: FileContents): AuditConfig {
     const device = stanza.value;
     const other = seen.find((s) => s.value.path.startsWith(device.path) || device.path.startsWith(s.value.path));
     if (other) {
-      fail(stanza.where, other.value.path === device.path
-        ? `audit device path "${device.path}" is declared twice (first at ${other.value.declaredAt})`
-        : `audit device path "${device.path}" overlaps "${other.value.path}" declared at ${other.value.declaredAt}`);
+      const problem =
+        other.value.path === device.path
+          ? `audit device path "${device.path}" is declared twice (first at ${other.value.declaredAt})`
+          : `audit device path "${device.path}" overlaps "${other.value.path}" declared at ${other.value.declaredAt}`;
+      fail(stanza.where, problem);
     }
     seen.push(stanza);
     try {
