@@ -27,6 +27,7 @@ import autocannon from 'autocannon';
 import { interleaved, rangeText, ROUNDS, WARM_UP_S, type Measured } from './lib/load.js';
 import { report, type Row } from './lib/report.js';
 import { startBenchServer, type BenchServer } from './lib/server.js';
+import { startConfiguredServer } from './lib/configured-server.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 5);
 const BASELINE = process.env.BENCH_BASELINE;
@@ -148,11 +149,20 @@ async function startTarget(root?: string): Promise<Target> {
   return { server, work: new http.Agent({ keepAlive: true, maxSockets: 1 }), probe: new http.Agent({ keepAlive: true, maxSockets: 1 }) };
 }
 
-/** A target with a file audit device, writing into `dir`. */
+/**
+ * A target with a file audit device writing into `dir`: declared in its configuration file, or,
+ * for a baseline build from before devices could be declared, enabled through the API.
+ */
 async function startAuditedTarget(dir: string, root?: string): Promise<Target> {
-  const target = await startTarget(root);
-  await target.server.request('PUT', 'sys/audit/file', { type: 'file', options: { file_path: path.join(dir, `audit-${target.server.child.pid}.log`) } });
-  return target;
+  const agents = () => ({ work: new http.Agent({ keepAlive: true, maxSockets: 1 }), probe: new http.Agent({ keepAlive: true, maxSockets: 1 }) });
+  if (root) {
+    const target = await startTarget(root);
+    await target.server.request('PUT', 'sys/audit/file', { type: 'file', options: { file_path: path.join(dir, `audit-${target.server.child.pid}.log`) } });
+    return target;
+  }
+  const configured = await startConfiguredServer({ audit: [{ file: { file: { options: { file_path: path.join(dir, 'audit.log') } } } }] });
+  await configured.request('POST', 'transit/keys/bench');
+  return { server: { ...configured, startupMs: 0 }, ...agents() };
 }
 
 const ms = (m: Measured) => `${m.low.toFixed(0)}–${m.best.toFixed(0)}`;

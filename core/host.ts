@@ -43,6 +43,7 @@ import { LogLevels } from './log-levels.js';
 import { DEFAULT_TELEMETRY, type ServerConfig } from './config/config.js';
 import { sanitizedConfig } from './config/sanitized.js';
 import type { WasmCrypto } from '../wasm/index.js';
+import { DEFAULT_AUDIT_CONFIG, type AuditConfig, type AuditRules } from './audit/rules.js';
 
 export { VERSION } from './version.js';
 export type { HostRequest, HostResponse } from './pipeline/types.js';
@@ -96,6 +97,10 @@ export class Host {
   private readonly standby: StandbyStrategy | undefined;
   private readonly logger: Logger;
   private readonly periodic: PeriodicWork;
+  /** The configuration's audit settings; SIGHUP replaces them (reconfigureAudit). */
+  private auditConfig: AuditConfig;
+  /** The directories no audit file may be written to: where plugins run from, and the data. */
+  private readonly auditForbidden: Pick<AuditRules, 'pluginDirectory' | 'dataDirectory'>;
 
   constructor(options: HostOptions) {
     this.logger = options.logger;
@@ -112,7 +117,12 @@ export class Host {
     this.tokens = new TokenStore(this.barrier, clock);
     this.policies = new PolicyStore(this.barrier);
     this.identity = new IdentityStore(this.barrier, clock);
-    this.audit = new AuditBroker(this.barrier, this.logger, clock, options.wasm);
+    this.auditConfig = options.config.audit ?? DEFAULT_AUDIT_CONFIG;
+    this.auditForbidden = {
+      ...(options.pluginDirectory ? { pluginDirectory: options.pluginDirectory } : {}),
+      ...(options.config.storage.kind === 'leveldb' ? { dataDirectory: options.config.storage.path } : {}),
+    };
+    this.audit = new AuditBroker(this.barrier, this.logger, clock, this.auditRules(), options.wasm);
     this.catalog = new PluginCatalog(this.barrier, this.registry, options.pluginDirectory);
     this.container = createRootContainer();
     registerValue(this.container, TOKENS.PhysicalStorage, options.physical);
@@ -162,6 +172,8 @@ export class Host {
         await this.state.load();
         // The active node of a cluster makes sure the token store's keys exist, as on promotion.
         if (this.ha) await this.tokens.ensureSecrets();
+        // The restored table is the snapshot's; the configuration's devices apply to it as after an unseal.
+        await this.declareAuditDevices();
       },
       seal: () => this.seal.seal(),
     });
@@ -189,7 +201,8 @@ export class Host {
       snapshots,
       metrics: this.metrics,
       inFlight,
-      configState: () => sanitizedConfig(options.config),
+      // The audit settings as SIGHUP last set them.
+      configState: () => sanitizedConfig({ ...options.config, audit: this.auditConfig }),
       logLevels: this.logLevels,
       diskPaths: [...new Set([process.cwd(), ...(options.config.storage.kind === 'leveldb' ? [options.config.storage.path] : [])])],
     };
@@ -198,7 +211,18 @@ export class Host {
     if (options.ha) {
       if (!shared) throw new Error('HA needs a shared physical store');
       this.ha = options.ha;
-      this.standby = joinCluster({ ha: options.ha, shared, barrier: this.barrier, state: this.state, audit: this.audit, policies: this.policies, tokens: this.tokens, system: this.system, logger: this.logger });
+      this.standby = joinCluster({
+        ha: options.ha,
+        shared,
+        barrier: this.barrier,
+        state: this.state,
+        audit: this.audit,
+        policies: this.policies,
+        tokens: this.tokens,
+        system: this.system,
+        logger: this.logger,
+        activated: () => this.declareAuditDevices(),
+      });
     }
 
     this.pipeline = new Pipeline({
@@ -247,6 +271,20 @@ export class Host {
     return this.periodic.run();
   }
 
+  /**
+   * New audit settings from the configuration file (SIGHUP): the rules apply to devices enabled
+   * from now on, and the active node applies the declared devices at once (a sealed node or a
+   * standby at its next unseal or promotion).
+   * @throws UnavailableError when a declared device differs from its enabled one or collides with
+   *   an API-created one (then no device changes), or when one cannot be enabled.
+   */
+  async reconfigureAudit(config: AuditConfig): Promise<void> {
+    this.auditConfig = config;
+    this.audit.configure(this.auditRules());
+    if (this.barrier.sealed || !this.state.mounts || (this.ha && this.ha.state !== 'active')) return;
+    await this.declareAuditDevices();
+  }
+
   /** Stops the timer and seals; the physical store is closed by its owner. */
   async shutdown(): Promise<void> {
     this.periodic.stop();
@@ -255,7 +293,18 @@ export class Host {
   }
 
   private async afterUnseal(): Promise<void> {
-    if (!this.ha) return this.state.load();
+    if (!this.ha) {
+      await this.state.load();
+      try {
+        await this.declareAuditDevices();
+      } catch (err) {
+        this.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'unseal: the audit devices of the configuration could not be applied; sealed again');
+        // The seal manager seals the barrier again; what was loaded goes with it.
+        await this.state.unload();
+        throw err;
+      }
+      return;
+    }
     // A standby until elected: it loads without writing, then joins the election.
     this.ha.enterStandby();
     await this.state.loadReadOnly();
@@ -273,6 +322,16 @@ export class Host {
     this.standby?.forgetKey();
     await this.state.unload();
     this.logger.info('sealed');
+  }
+
+  /** Applies the configuration's `audit` stanzas to the table; only the active node writes it. */
+  private declareAuditDevices(): Promise<void> {
+    return this.audit.declare(this.auditConfig.devices);
+  }
+
+  private auditRules(): AuditRules {
+    const { unsafeAllowApiAuditCreation, allowAuditLogPrefixing, apiAuditSocketAllowlist } = this.auditConfig;
+    return { unsafeAllowApiAuditCreation, allowAuditLogPrefixing, apiAuditSocketAllowlist, ...this.auditForbidden };
   }
 
   /** Every mounted backend's paths under its prefix, sys first, for the OpenAPI document. */

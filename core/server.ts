@@ -11,6 +11,7 @@ import { createApp } from './http/app.js';
 import { UiFiles } from './http/ui.js';
 import { CLOSE_GRACE_MS, listen, type Listener, type TlsFiles } from './http/listener.js';
 import { splitAddress, type ListenerConfig, type ListenerTls, type ServerConfig } from './config/config.js';
+import { DEFAULT_AUDIT_CONFIG } from './audit/rules.js';
 import { PluginRegistry } from './plugins/registry.js';
 import { BUILTIN_PLUGINS } from './plugins/builtin.js';
 import { DEFAULT_ISOLATION_LIMITS, type IsolationLimits } from './plugins/isolation/isolated-backend.js';
@@ -59,7 +60,8 @@ export interface RunningServer {
   readonly rootToken?: string;
   /**
    * What SIGHUP does: takes from `config` (the files read again) what applies without a restart,
-   * the log level and the listeners' certificate, key and client CA files, and reopens audit files
+   * the log level, the listeners' certificate, key and client CA files and the audit settings
+   * (declared devices enabled or disabled as their stanzas came or went), and reopens audit files
    * (for logrotate) and audit sockets (a collector that moved is found again). Without `config` (dev mode, or files that no longer parse) the certificate
    * files in use are read again. Never throws: a failure is logged and the previous setting stays.
    */
@@ -224,12 +226,20 @@ async function reload(next: ServerConfig | undefined, running: Running): Promise
       logger.error({ address: listener.address, err: err instanceof Error ? err.message : String(err) }, 'reload: TLS certificate not reloaded; the previous one stays in use');
     }
   }
+  if (next) {
+    // Before the reopen, so a device whose stanza is gone is disabled rather than reconnected.
+    try {
+      await host.reconfigureAudit(next.audit ?? DEFAULT_AUDIT_CONFIG);
+    } catch (err) {
+      logger.error({ err: err instanceof Error ? err.message : String(err) }, 'reload: the audit devices of the configuration were not applied');
+    }
+  }
   await host.audit.reopen();
   logger.info('reload: audit files reopened');
 }
 
 /** The configuration file's names for settings SIGHUP does not apply. */
-const RESTART_ONLY: Readonly<Record<Exclude<keyof ServerConfig, 'logLevel'>, string>> = {
+const RESTART_ONLY: Readonly<Record<Exclude<keyof ServerConfig, 'logLevel' | 'audit'>, string>> = {
   listeners: 'listener',
   storage: 'storage',
   defaultLeaseTtl: 'default_lease_ttl',

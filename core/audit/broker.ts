@@ -5,6 +5,11 @@
  * Blocking rule: when at least one device is enabled and none of them recorded an entry, logging
  * throws AuditUnavailableError and the host refuses the request — nothing is done unaudited.
  * One failing device among working ones is only logged.
+ *
+ * Devices come from two places (rules.ts says why): the configuration file's `audit` stanzas
+ * (`declare`, on the active node after unseal and on SIGHUP) and, only when the configuration
+ * allows it, `POST sys/audit/:path` (`enable`). Each table entry remembers which; the API cannot
+ * disable a declared device, and a declared device can be changed only by removing its stanza.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -12,7 +17,7 @@ import { BadRequestError, ConflictError, UnavailableError } from '../errors.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { Storage } from '../../storage/storage.js';
 import { deletePrefix } from '../../storage/view.js';
-import type { AuditDevice, DeviceSettings } from './device.js';
+import type { AuditDevice } from './device.js';
 import {
   formatRequestEntry,
   formatResponseEntry,
@@ -23,11 +28,18 @@ import {
   type EntryFormat,
 } from './entry.js';
 import { hashStructureSliced } from './hash-structure.js';
-import { FileAuditDevice } from './file-device.js';
 import { AuditedHeaders } from './request-headers.js';
-import { SocketAuditDevice } from './socket-device.js';
-import { SyslogAuditDevice } from './syslog-device.js';
+import { buildDevice, UnusableDevice } from './device-types.js';
 import { AuditHmac, identifiedHmac, newSalt, type HmacKernel } from './salt.js';
+import { planDeclared } from './declared.js';
+import {
+  API_CREATION_REFUSED,
+  CONFIG_DEVICE_DISABLE_REFUSED,
+  DEFAULT_AUDIT_RULES,
+  type AuditRules,
+  type DeclaredAuditDevice,
+  type DeviceOrigin,
+} from './rules.js';
 
 /** 503: devices are enabled and not one of them could record the entry. */
 export class AuditUnavailableError extends UnavailableError {
@@ -47,13 +59,6 @@ const deviceStoragePrefix = (uuid: string): string => `audit/${uuid}/`;
 /** The salt's key in a device's storage (Vault's `salt.DefaultLocation`): the UUID string as UTF-8. */
 const SALT_KEY = 'salt';
 
-/** Device types that can be enabled, by `type`; each validates its options when built. */
-const DEVICE_TYPES: Readonly<Record<string, (options: Readonly<Record<string, string>>) => AuditDevice>> = {
-  file: (options) => FileAuditDevice.fromOptions(options),
-  socket: (options) => SocketAuditDevice.fromOptions(options),
-  syslog: (options) => SyslogAuditDevice.fromOptions(options),
-};
-
 /** A device as `sys/audit` lists it. */
 export interface AuditDeviceInfo {
   /** With a trailing slash: `file/`. */
@@ -71,8 +76,11 @@ export interface EnableAuditInput {
   readonly local?: boolean;
 }
 
+/** A device as the table stores it. */
 interface AuditTableEntry extends AuditDeviceInfo {
   readonly uuid: string;
+  /** Absent from entries written before devices could be declared: those were created through the API. */
+  readonly origin?: DeviceOrigin;
 }
 
 interface LiveDevice {
@@ -102,15 +110,22 @@ export class AuditBroker {
   /**
    * @param storage the barrier (or a view of it): the table and the salts are secrets' neighbours.
    * @param clock the time written into entries.
+   * @param rules what devices may do (the configuration's); API creation is off by default.
    */
   constructor(
     private readonly storage: Storage,
     private readonly logger: Logger,
     private readonly clock: Clock = systemClock,
+    private rules: AuditRules = DEFAULT_AUDIT_RULES,
     /** Hashes entries' strings in batches (the WASM core); node:crypto one by one without it. */
     private readonly kernel?: HmacKernel,
   ) {
     this.headers = new AuditedHeaders(storage);
+  }
+
+  /** New rules (SIGHUP): they apply to devices enabled from now on, and to every device at the next load. */
+  configure(rules: AuditRules): void {
+    this.rules = rules;
   }
 
   /**
@@ -125,7 +140,10 @@ export class AuditBroker {
         const salt = await this.readSalt(entry);
         let device: AuditDevice;
         try {
-          device = buildDevice(entry.type, entry.options);
+          // A stored device is held to today's rules: one created before them with, say, an
+          // executable mode stays in the table but records nothing, so requests are refused
+          // (never done unaudited) until it is disabled.
+          device = buildDevice(entry.type, entry.options, { origin: entry.origin ?? 'api', rules: this.rules });
         } catch (err) {
           this.logger.error({ device: entry.path, type: entry.type, err: errorText(err) }, 'audit device could not be built');
           device = new UnusableDevice(`audit device "${entry.path}" could not be built: ${errorText(err)}`);
@@ -140,61 +158,101 @@ export class AuditBroker {
     });
   }
 
-  /** 409 when the path overlaps an enabled device; 400 for an unknown type, bad options or an unopenable sink. */
+  /**
+   * `POST sys/audit/:path`: 400 unless the configuration allows API creation; 409 when the path
+   * overlaps an enabled device; 400 for an unknown type, options the rules refuse, or a sink that
+   * cannot be opened.
+   */
   async enable(rawPath: string, input: EnableAuditInput): Promise<void> {
-    await this.serialize(async () => {
-      const path = normalizeAuditPath(rawPath);
-      for (const existing of this.devices.keys()) {
-        if (existing.startsWith(path) || path.startsWith(existing)) {
-          throw new ConflictError(`path is already in use at ${existing}`);
-        }
-      }
-      const options = { ...(input.options ?? {}) };
-      const device = buildDevice(input.type, options);
-      await device.open();
-
-      const entry: AuditTableEntry = {
-        path,
-        type: input.type,
-        description: input.description ?? '',
-        options,
-        local: input.local ?? false,
-        uuid: randomUUID(),
-      };
-      const salt = newSalt();
-      try {
-        await this.storage.put(deviceStoragePrefix(entry.uuid) + SALT_KEY, Buffer.from(salt, 'utf8'));
-        this.devices.set(path, live(entry, salt, device, this.kernel));
-        await this.persist();
-      } catch (err) {
-        this.devices.delete(path);
-        await device.close().catch(() => undefined);
-        await deletePrefix(this.storage, deviceStoragePrefix(entry.uuid)).catch(() => undefined);
-        throw err;
-      }
-      this.logger.info({ device: path, type: entry.type }, 'audit device enabled');
-    });
+    if (!this.rules.unsafeAllowApiAuditCreation) throw new BadRequestError(API_CREATION_REFUSED);
+    if (!input.type) throw new BadRequestError('missing required field "type"');
+    await this.serialize(() => this.add(normalizeAuditPath(rawPath), input, 'api'));
   }
 
-  /** Removes the device and its salt: hashes it wrote can no longer be reproduced. No-op when absent. */
+  /**
+   * `DELETE sys/audit/:path`: removes the device and its salt, so hashes it wrote can no longer be
+   * reproduced. No-op when absent; 400 for a declared device (its stanza is what removes it).
+   */
   async disable(rawPath: string): Promise<void> {
     await this.serialize(async () => {
       const path = normalizeAuditPath(rawPath);
       const found = this.devices.get(path);
       if (!found) return;
-      this.devices.delete(path);
-      try {
-        await this.persist();
-      } catch (err) {
-        this.devices.set(path, found);
-        throw err;
-      }
-      await found.device.close().catch((err: unknown) => {
-        this.logger.warn({ device: path, err: errorText(err) }, 'audit device did not close cleanly');
-      });
-      await deletePrefix(this.storage, deviceStoragePrefix(found.entry.uuid));
-      this.logger.info({ device: path, type: found.entry.type }, 'audit device disabled');
+      if (found.entry.origin === 'config') throw new BadRequestError(CONFIG_DEVICE_DISABLE_REFUSED);
+      await this.remove(path, found);
     });
+  }
+
+  /**
+   * Makes the table match the configuration's stanzas: a declared device missing from the table is
+   * enabled, a declared device whose stanza is gone is disabled (without needing it to work), and
+   * one that is there must match its stanza. Nothing changes when a stanza differs from its device
+   * or collides with an API-created one.
+   * @throws UnavailableError naming every such device and what differs, or the device that could not be enabled.
+   */
+  async declare(declared: readonly DeclaredAuditDevice[]): Promise<void> {
+    await this.serialize(async () => {
+      const plan = planDeclared([...this.devices.values()].map((d) => d.entry), declared);
+      for (const path of plan.disable) {
+        await this.remove(path, this.devices.get(path)!);
+        this.logger.info({ device: path }, 'audit device no longer in the configuration: disabled');
+      }
+      for (const device of plan.enable) {
+        try {
+          await this.add(device.path, device, 'config');
+        } catch (err) {
+          throw new UnavailableError(`audit device "${device.path}" declared at ${device.declaredAt} could not be enabled: ${errorText(err)}`);
+        }
+      }
+    });
+  }
+
+  private async add(path: string, input: EnableAuditInput, origin: DeviceOrigin): Promise<void> {
+    for (const existing of this.devices.keys()) {
+      if (existing.startsWith(path) || path.startsWith(existing)) {
+        throw new ConflictError(`path is already in use at ${existing}`);
+      }
+    }
+    const options = { ...(input.options ?? {}) };
+    const device = buildDevice(input.type, options, { origin, rules: this.rules });
+    await device.open();
+
+    const entry: AuditTableEntry = {
+      path,
+      type: input.type,
+      description: input.description ?? '',
+      options,
+      local: input.local ?? false,
+      uuid: randomUUID(),
+      origin,
+    };
+    const salt = newSalt();
+    try {
+      await this.storage.put(deviceStoragePrefix(entry.uuid) + SALT_KEY, Buffer.from(salt, 'utf8'));
+      this.devices.set(path, live(entry, salt, device, this.kernel));
+      await this.persist();
+    } catch (err) {
+      this.devices.delete(path);
+      await device.close().catch(() => undefined);
+      await deletePrefix(this.storage, deviceStoragePrefix(entry.uuid)).catch(() => undefined);
+      throw err;
+    }
+    this.logger.info({ device: path, type: entry.type, origin }, 'audit device enabled');
+  }
+
+  private async remove(path: string, found: LiveDevice): Promise<void> {
+    this.devices.delete(path);
+    try {
+      await this.persist();
+    } catch (err) {
+      this.devices.set(path, found);
+      throw err;
+    }
+    await found.device.close().catch((err: unknown) => {
+      this.logger.warn({ device: path, err: errorText(err) }, 'audit device did not close cleanly');
+    });
+    await deletePrefix(this.storage, deviceStoragePrefix(found.entry.uuid));
+    this.logger.info({ device: path, type: found.entry.type }, 'audit device disabled');
   }
 
   /** Every enabled device, sorted by path. */
@@ -342,32 +400,6 @@ export function normalizeAuditPath(raw: string): string {
     }
   }
   return `${trimmed}/`;
-}
-
-function buildDevice(type: string, options: Readonly<Record<string, string>>): AuditDevice {
-  const factory = Object.hasOwn(DEVICE_TYPES, type) ? DEVICE_TYPES[type] : undefined;
-  if (!factory) throw new BadRequestError(`unknown audit device type "${type}"; supported: ${Object.keys(DEVICE_TYPES).join(', ')}`);
-  return factory(options);
-}
-
-/**
- * Stands in for a stored device that can no longer be built (its type or options are refused now):
- * it keeps its place so requests are refused rather than done unaudited, until it is disabled.
- */
-class UnusableDevice implements AuditDevice {
-  readonly settings: DeviceSettings = { format: 'json', logRaw: false, hmacAccessor: true, prefix: '', elideListResponses: false };
-
-  constructor(private readonly reason: string) {}
-
-  async open(): Promise<void> {}
-
-  async write(): Promise<void> {
-    throw new Error(this.reason);
-  }
-
-  async reopen(): Promise<void> {}
-
-  async close(): Promise<void> {}
 }
 
 function live(entry: AuditTableEntry, salt: string, device: AuditDevice, kernel: HmacKernel | undefined): LiveDevice {

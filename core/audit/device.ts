@@ -5,6 +5,7 @@
 import { BadRequestError } from '../errors.js';
 import { CoercionError, parseBool } from '../framework/fields.js';
 import type { AuditEntry } from './entry.js';
+import { PREFIX_REFUSED, type DeviceContext } from './rules.js';
 
 export interface AuditDevice {
   readonly settings: DeviceSettings;
@@ -27,7 +28,11 @@ export interface DeviceSettings {
    */
   readonly logRaw: boolean;
   readonly hmacAccessor: boolean;
-  /** Written before each JSON line (e.g. for a log shipper's routing). */
+  /**
+   * Written before each JSON line (e.g. for a log shipper's routing). Free text the server writes
+   * first on every line is how HCSEC-2025-14 made a log file a script, so it is refused unless the
+   * configuration sets `allow_audit_log_prefixing`.
+   */
   readonly prefix: string;
   readonly elideListResponses: boolean;
 }
@@ -35,7 +40,7 @@ export interface DeviceSettings {
 export const COMMON_OPTIONS = ['format', 'log_raw', 'hmac_accessor', 'prefix', 'elide_list_responses'] as const;
 
 /** Parses the shared options; a device type passes the names of its own options so unknown ones are refused. */
-export function parseCommonOptions(options: Readonly<Record<string, string>>, ownOptions: readonly string[]): DeviceSettings {
+export function parseCommonOptions(options: Readonly<Record<string, string>>, ownOptions: readonly string[], context: DeviceContext): DeviceSettings {
   const known = new Set<string>([...COMMON_OPTIONS, ...ownOptions]);
   const unknown = Object.keys(options).filter((key) => !known.has(key)).sort();
   if (unknown.length > 0) {
@@ -45,6 +50,10 @@ export function parseCommonOptions(options: Readonly<Record<string, string>>, ow
   }
   for (const [key, value] of Object.entries(options)) {
     if (typeof value !== 'string') throw new BadRequestError(`audit device option "${key}" must be a string`);
+  }
+  // Present at all, even empty, as OpenBao decides it.
+  if (Object.hasOwn(options, 'prefix') && !context.rules.allowAuditLogPrefixing) {
+    throw new BadRequestError(`audit device option "prefix": ${PREFIX_REFUSED} (the configuration file's allow_audit_log_prefixing is false)`);
   }
   const format = options.format ?? 'json';
   if (format !== 'json') throw new BadRequestError(`audit device option "format": unsupported format "${format}"; only "json" is supported`);

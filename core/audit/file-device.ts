@@ -6,11 +6,19 @@
  * cut a line in half; each write resolves only when the OS accepted every byte, so a full disk or a
  * vanished file is reported to the broker instead of being lost. No fsync per entry: like Vault, an
  * entry the OS accepted counts as written.
+ *
+ * Where a file may be and what becomes of its mode is rules.ts's: never inside plugin_directory,
+ * never a mode that executes or lets others write, never a mode wider than an existing file had. An
+ * API-created device opens only a regular file, never through a symbolic link at the file itself,
+ * and never appends to a file that is executable or writable by others; a declared one may name
+ * `/dev/stdout` or a link, as its operator chose.
  */
-import { open, type FileHandle } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { lstat, open, type FileHandle } from 'node:fs/promises';
 import { BadRequestError } from '../errors.js';
 import type { AuditEntry } from './entry.js';
 import { parseCommonOptions, serializeEntry, type AuditDevice, type DeviceSettings } from './device.js';
+import { checkFileLocation, checkFileMode, FORBIDDEN_MODE_BITS, type DeviceContext } from './rules.js';
 
 export const FILE_DEVICE_OPTIONS = ['file_path', 'mode'] as const;
 
@@ -21,6 +29,15 @@ export type FileTarget =
   | { readonly kind: 'discard' };
 
 const DEFAULT_MODE = 0o600;
+
+const { O_WRONLY, O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = fsConstants;
+/**
+ * An API-created device's open: O_NOFOLLOW refuses a symbolic link at the file itself, and
+ * O_NONBLOCK keeps a FIFO without a reader from holding one of libuv's few threads forever (its
+ * open fails with ENXIO instead; one with a reader is refused once fstat shows what it is).
+ */
+const API_OPEN_FLAGS = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK;
+const CONFIG_OPEN_FLAGS = O_WRONLY | O_APPEND;
 
 export class FileAuditDevice implements AuditDevice {
   private handle: FileHandle | undefined;
@@ -34,13 +51,14 @@ export class FileAuditDevice implements AuditDevice {
   constructor(
     readonly settings: DeviceSettings,
     readonly target: FileTarget,
-    readonly mode: number = DEFAULT_MODE,
+    readonly mode: number,
+    private readonly context: DeviceContext,
   ) {}
 
   /** Validates the `file` device's options (400 naming the bad one); the device is not opened yet. */
-  static fromOptions(options: Readonly<Record<string, string>>): FileAuditDevice {
-    const settings = parseCommonOptions(options, FILE_DEVICE_OPTIONS);
-    return new FileAuditDevice(settings, parseTarget(options.file_path), parseMode(options.mode));
+  static fromOptions(options: Readonly<Record<string, string>>, context: DeviceContext): FileAuditDevice {
+    const settings = parseCommonOptions(options, FILE_DEVICE_OPTIONS, context);
+    return new FileAuditDevice(settings, parseTarget(options.file_path), parseMode(options.mode), context);
   }
 
   open(): Promise<void> {
@@ -92,16 +110,33 @@ export class FileAuditDevice implements AuditDevice {
     });
   }
 
-  /** Opens for appending (created if missing) and applies the mode to a regular file only — never to a device node. */
+  /**
+   * Opens for appending, created if missing. Its place is checked on every open (a reopen after
+   * rotation too), before anything is opened. A file this open created gets the configured mode;
+   * an existing regular file is only ever narrowed to the bits it had and the mode allows, so a
+   * device can never open an existing file up. A device node or FIFO keeps its mode.
+   */
   private async openFile(path: string): Promise<FileHandle> {
+    const api = this.context.origin === 'api';
+    await checkFileLocation(path, this.context);
+    if (api) await refuseUnsafeExisting(path);
     let handle: FileHandle | undefined;
     try {
-      handle = await open(path, 'a', this.mode || DEFAULT_MODE);
+      const opened = await openForAppend(path, api ? API_OPEN_FLAGS : CONFIG_OPEN_FLAGS, this.mode || DEFAULT_MODE);
+      handle = opened.handle;
       const stat = await handle.stat();
-      if (this.mode !== 0 && stat.isFile() && (stat.mode & 0o7777) !== this.mode) await handle.chmod(this.mode);
+      const current = stat.mode & 0o7777;
+      if (api && !stat.isFile()) throw notRegular(path);
+      if (api && !opened.created && (current & FORBIDDEN_MODE_BITS) !== 0) throw unsafeMode(path, current);
+      if (this.mode !== 0 && stat.isFile()) {
+        const wanted = opened.created ? this.mode : this.mode & current;
+        if (wanted !== current) await handle.chmod(wanted);
+      }
       return handle;
     } catch (err) {
       await handle?.close().catch(() => undefined);
+      if (err instanceof BadRequestError) throw err;
+      if (api && errorCode(err) === 'ELOOP') throw symbolicLink(path);
       throw new BadRequestError(`cannot open audit file "${path}": ${errorCode(err)}`);
     }
   }
@@ -123,7 +158,56 @@ function parseTarget(filePath: string | undefined): FileTarget {
 function parseMode(raw: string | undefined): number {
   if (raw === undefined || raw === '') return DEFAULT_MODE;
   if (!/^[0-7]{1,4}$/.test(raw)) throw new BadRequestError(`audit device option "mode": "${raw}" is not an octal file mode such as "0600"`);
-  return parseInt(raw, 8);
+  const mode = parseInt(raw, 8);
+  checkFileMode(mode, raw);
+  return mode;
+}
+
+/**
+ * Opens `path` with `flags`, creating it with `mode` when it is missing; `created` says whether
+ * this open made it (O_EXCL first, so a file that already existed is never taken for a new one).
+ */
+async function openForAppend(path: string, flags: number, mode: number): Promise<{ handle: FileHandle; created: boolean }> {
+  try {
+    return { handle: await open(path, flags | O_CREAT | O_EXCL, mode), created: true };
+  } catch (err) {
+    if (errorCode(err) !== 'EEXIST') throw err;
+  }
+  return { handle: await open(path, flags | O_CREAT, mode), created: false };
+}
+
+/**
+ * The clear refusal, before anything is opened, of what an API-created device never writes to: a
+ * symbolic link, a FIFO, a socket or a device node, or an existing file that is executable or
+ * writable by others. Only the message: the open's O_NOFOLLOW and the fstat after it are what hold
+ * when the path changes in between.
+ */
+async function refuseUnsafeExisting(path: string): Promise<void> {
+  const stat = await lstat(path).catch(() => undefined);
+  // A directory fails the open itself (EISDIR), touching nothing.
+  if (!stat || stat.isDirectory()) return;
+  if (stat.isSymbolicLink()) throw symbolicLink(path);
+  if (!stat.isFile()) throw notRegular(path);
+  if ((stat.mode & FORBIDDEN_MODE_BITS) !== 0) throw unsafeMode(path, stat.mode & 0o7777);
+}
+
+function symbolicLink(path: string): BadRequestError {
+  return new BadRequestError(`audit device option "file_path": "${path}" is a symbolic link; an API-created device does not follow one`);
+}
+
+function notRegular(path: string): BadRequestError {
+  return new BadRequestError(`audit device option "file_path": "${path}" is not a regular file`);
+}
+
+function unsafeMode(path: string, mode: number): BadRequestError {
+  return new BadRequestError(
+    `audit device option "file_path": the existing file "${path}" is executable or writable by group or others (mode ${octal(mode)}); ` +
+      'an API-created device does not append to it',
+  );
+}
+
+function octal(mode: number): string {
+  return `0${mode.toString(8).padStart(3, '0')}`;
 }
 
 async function writeAll(handle: FileHandle, data: Buffer): Promise<void> {

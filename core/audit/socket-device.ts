@@ -7,12 +7,18 @@
  * collector that restarts is reconnected to on the next write; a write that fails twice (the
  * second time on a fresh connection) fails this device, and when no other device recorded the
  * entry the request is refused. See socket-sink.ts for the timeouts.
+ *
+ * An API-created device connects only to an address the configuration file lists
+ * (`api_audit_socket_allowlist`): otherwise a token with sudo on `sys/audit` could make the server
+ * send bytes it shapes to any service the server's host can reach.
  */
+import path from 'node:path';
 import { BadRequestError } from '../errors.js';
 import { CoercionError, parseDurationExact } from '../framework/fields.js';
 import type { AuditEntry } from './entry.js';
 import { parseCommonOptions, serializeEntry, type AuditDevice, type DeviceSettings } from './device.js';
 import { SocketSink, type SocketEndpoint } from './socket-sink.js';
+import { checkApiSocketTarget, hostPort, type DeviceContext } from './rules.js';
 
 export const SOCKET_DEVICE_OPTIONS = ['address', 'socket_type', 'write_timeout'] as const;
 
@@ -31,9 +37,14 @@ export class SocketAuditDevice implements AuditDevice {
   }
 
   /** Validates the `socket` device's options (400 naming the bad one); nothing is connected yet. */
-  static fromOptions(options: Readonly<Record<string, string>>): SocketAuditDevice {
-    const settings = parseCommonOptions(options, SOCKET_DEVICE_OPTIONS);
-    return new SocketAuditDevice(settings, parseEndpoint(options.socket_type, options.address), parseWriteTimeout(options.write_timeout));
+  static fromOptions(options: Readonly<Record<string, string>>, context: DeviceContext): SocketAuditDevice {
+    const settings = parseCommonOptions(options, SOCKET_DEVICE_OPTIONS, context);
+    const endpoint = parseEndpoint(options.socket_type, options.address);
+    const writeTimeoutMs = parseWriteTimeout(options.write_timeout);
+    if (context.origin === 'api') {
+      checkApiSocketTarget(endpoint.kind === 'unix' ? path.resolve(endpoint.path) : hostPort(endpoint.host, endpoint.port), 'address', context.rules);
+    }
+    return new SocketAuditDevice(settings, endpoint, writeTimeoutMs);
   }
 
   async open(): Promise<void> {

@@ -13,12 +13,18 @@
  * has no unix datagram sockets, so those go through the native module `unix-dgram`, loaded only
  * here (see unix-datagram.ts). A datagram carries one entry up to the socket's send buffer size
  * (about 200 KiB on Linux); a larger entry fails its write, where a stream would carry it.
+ *
+ * An API-created device may name only a standard socket or one the configuration file lists
+ * (`api_audit_socket_allowlist`) as its `socket_path`: any other unix socket would be a way to send
+ * bytes to a local service the configuration never allowed.
  */
+import path from 'node:path';
 import { BadRequestError } from '../errors.js';
 import type { AuditEntry } from './entry.js';
 import { parseCommonOptions, serializeEntry, type AuditDevice, type DeviceSettings } from './device.js';
 import { openConnection, SocketSink, type Connection } from './socket-sink.js';
 import { DatagramUnavailableError, openUnixDatagram } from './unix-datagram.js';
+import type { DeviceContext } from './rules.js';
 
 export const SYSLOG_DEVICE_OPTIONS = ['facility', 'tag', 'socket_path'] as const;
 
@@ -52,8 +58,8 @@ export class SyslogAuditDevice implements AuditDevice {
   }
 
   /** Validates the `syslog` device's options (400 naming the bad one); nothing is connected yet. */
-  static fromOptions(options: Readonly<Record<string, string>>): SyslogAuditDevice {
-    const settings = parseCommonOptions(options, SYSLOG_DEVICE_OPTIONS);
+  static fromOptions(options: Readonly<Record<string, string>>, context: DeviceContext): SyslogAuditDevice {
+    const settings = parseCommonOptions(options, SYSLOG_DEVICE_OPTIONS, context);
     const facilityName = (options.facility || 'AUTH').toUpperCase();
     const facility = Object.hasOwn(FACILITIES, facilityName) ? FACILITIES[facilityName] : undefined;
     if (facility === undefined) {
@@ -65,6 +71,7 @@ export class SyslogAuditDevice implements AuditDevice {
       throw new BadRequestError(`audit device option "tag": "${tag}" must be 1 to 48 printable characters without spaces, ":" or "["`);
     }
     const socketPath = options.socket_path;
+    if (socketPath && context.origin === 'api') checkApiSocketPath(socketPath, context);
     return new SyslogAuditDevice(settings, facility, tag, socketPath ? [socketPath] : DEFAULT_SYSLOG_PATHS);
   }
 
@@ -93,6 +100,16 @@ export class SyslogAuditDevice implements AuditDevice {
   close(): Promise<void> {
     return this.sink.close();
   }
+}
+
+/** Refuses an API-created device's `socket_path` that is neither a standard syslog socket nor listed. */
+function checkApiSocketPath(socketPath: string, context: DeviceContext): void {
+  const target = path.resolve(socketPath);
+  if (DEFAULT_SYSLOG_PATHS.includes(target) || context.rules.apiAuditSocketAllowlist.includes(target)) return;
+  throw new BadRequestError(
+    `audit device option "socket_path": "${socketPath}" is neither a standard syslog socket (${DEFAULT_SYSLOG_PATHS.join(', ')}) ` +
+      'nor in the configuration\'s api_audit_socket_allowlist',
+  );
 }
 
 /**

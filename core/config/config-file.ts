@@ -47,6 +47,10 @@ export interface FileSettings {
   readonly cloudAuth?: Setting<CloudAuthConfig>;
   readonly ui?: Setting<boolean>;
   readonly telemetry?: Setting<TelemetryConfig>;
+  readonly unsafeAllowApiAuditCreation?: Setting<boolean>;
+  readonly allowAuditLogPrefixing?: Setting<boolean>;
+  /** As written; config.ts checks and normalizes the addresses. */
+  readonly apiAuditSocketAllowlist?: Setting<readonly string[]>;
 }
 
 /** A file's name for messages, and the directory its relative paths resolve against. */
@@ -58,6 +62,7 @@ export interface SourceFile {
 const TOP_LEVEL_KEYS = [
   'listener', 'storage', 'api_addr', 'cluster_name', 'ui', 'telemetry', 'default_lease_ttl', 'max_lease_ttl',
   'log_level', 'log_format', 'plugin_directory', 'plugin_memory_limit_mb', 'plugin_watchdog_timeout', 'pid_file', 'periodic_interval', 'disable_mlock', 'cloud_auth',
+  'unsafe_allow_api_audit_creation', 'allow_audit_log_prefixing', 'api_audit_socket_allowlist',
 ] as const;
 
 const LISTENER_KEYS = [
@@ -104,9 +109,12 @@ const REFUSED_TELEMETRY_KEYS: Readonly<Record<string, string>> = {
   add_lease_metrics_namespace_labels: 'Keywarden has no leases or namespaces',
 };
 
-/** Reads one parsed document. */
+/** Blocks that repeat at the top level, each read on its own (`audit` stanzas by audit-stanza.ts). */
+const REPEATED_BLOCKS = ['listener', 'audit'];
+
+/** Reads one parsed document, all but its `audit` stanzas. */
 export function readConfigDocument(doc: HclObject, source: SourceFile): FileSettings {
-  const fields = fieldsOf(doc.items.filter((item) => item.key !== 'listener'), '', source, TOP_LEVEL_KEYS);
+  const fields = fieldsOf(doc.items.filter((item) => !REPEATED_BLOCKS.includes(item.key)), '', source, TOP_LEVEL_KEYS);
   const read = <T>(key: (typeof TOP_LEVEL_KEYS)[number], reader: Reader<T | undefined>): Setting<T> | undefined => {
     const field = fields.get(key);
     const value = field && reader(field.value, field.where);
@@ -143,20 +151,23 @@ export function readConfigDocument(doc: HclObject, source: SourceFile): FileSett
     cloudAuth: read('cloud_auth', (value, where) => readCloudAuth(value, where, source)),
     ui: read('ui', boolean),
     telemetry: read('telemetry', (value, where) => readTelemetry(value, where, source)),
+    unsafeAllowApiAuditCreation: read('unsafe_allow_api_audit_creation', boolean),
+    allowAuditLogPrefixing: read('allow_audit_log_prefixing', boolean),
+    apiAuditSocketAllowlist: read('api_audit_socket_allowlist', stringList),
   };
 }
 
-interface Field {
+export interface Field {
   readonly value: HclValue;
   readonly where: Where;
 }
 
-function whereOf(item: HclItem, prefix: string, source: SourceFile): Where {
+export function whereOf(item: HclItem, prefix: string, source: SourceFile): Where {
   return { file: source.name, line: item.keyPos.line, key: prefix + item.key };
 }
 
 /** A block's items by key, refusing unknown keys and keys set twice. */
-function fieldsOf(items: readonly HclItem[], prefix: string, source: SourceFile, known: readonly string[]): Map<string, Field> {
+export function fieldsOf(items: readonly HclItem[], prefix: string, source: SourceFile, known: readonly string[]): Map<string, Field> {
   const fields = new Map<string, Field>();
   for (const item of items) {
     const where = whereOf(item, prefix, source);
@@ -171,7 +182,7 @@ function fieldsOf(items: readonly HclItem[], prefix: string, source: SourceFile,
 }
 
 /** A block's body: an object, or each object of a list (how HCL's JSON form repeats a block). */
-function blockBodies(value: HclValue, where: Where): readonly HclObject[] {
+export function blockBodies(value: HclValue, where: Where): readonly HclObject[] {
   if (value.kind === 'object') return [value];
   if (value.kind === 'list' && value.items.length > 0 && value.items.every((v) => v.kind === 'object')) return value.items as HclObject[];
   return fail(where, `expected a block { … }, got ${describeHclValue(value)}`);
@@ -365,14 +376,18 @@ export function splitAddress(address: string): { host: string; port: number } {
   return { host: m[1] ?? m[2]!, port: Number(m[3]) };
 }
 
-type Reader<T> = (value: HclValue, where: Where) => T;
+export type Reader<T> = (value: HclValue, where: Where) => T;
 
-const string: Reader<string> = (value, where) => (value.kind === 'string' ? value.value : fail(where, `expected a string, got ${describeHclValue(value)}`));
+export const string: Reader<string> = (value, where) => (value.kind === 'string' ? value.value : fail(where, `expected a string, got ${describeHclValue(value)}`));
 
 const nonEmptyString: Reader<string> = (value, where) => string(value, where) || fail(where, 'must not be empty');
 
+/** A list of strings (`["a", "b"]`). */
+const stringList: Reader<readonly string[]> = (value, where) =>
+  value.kind === 'list' ? value.items.map((item) => string(item, where)) : fail(where, `expected a list of strings, got ${describeHclValue(value)}`);
+
 /** As Vault reads booleans: true or false, 0 or 1, or a word of Go's ParseBool ("true", "1", "f", …). */
-const boolean: Reader<boolean> = (value, where) => {
+export const boolean: Reader<boolean> = (value, where) => {
   try {
     return parseBool(scalar(value, where));
   } catch (err) {

@@ -2,12 +2,17 @@
  * The server configuration, Vault's way: `-config` names an HCL or JSON file, or a directory whose
  * `*.hcl` and `*.json` files are merged in lexical order. Each file is read by config-file.ts, which
  * refuses any key it does not know with the file, line and key; this module merges the files,
- * fills in defaults and checks what spans files (a storage block, the TTL pair, HA's api_addr).
+ * fills in defaults and checks what spans files (a storage block, the TTL pair, HA's api_addr, the
+ * audit stanzas).
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { HclSyntaxError, parseHclDocument, type HclSyntax } from '../hcl.js';
 import { ConfigError, fail, readConfigDocument, type FileSettings, type Setting, type SourceFile } from './config-file.js';
+import { readAuditStanzas } from './audit-stanza.js';
+import { checkDeviceOptions } from '../audit/device-types.js';
+import { BadRequestError } from '../errors.js';
+import { DEFAULT_AUDIT_CONFIG, DEFAULT_AUDIT_RULES, normalizeAllowedAddress, type AuditConfig, type DeclaredAuditDevice } from '../audit/rules.js';
 
 export { ConfigError, splitAddress } from './config-file.js';
 
@@ -120,6 +125,17 @@ export interface ServerConfig {
   readonly ui?: boolean;
   /** Absent: DEFAULT_TELEMETRY. */
   readonly telemetry?: TelemetryConfig;
+  /**
+   * Declared audit devices and what API-created ones may do (`audit` stanzas,
+   * `unsafe_allow_api_audit_creation`, `allow_audit_log_prefixing`, `api_audit_socket_allowlist`);
+   * absent: DEFAULT_AUDIT_CONFIG. Applied again on SIGHUP.
+   */
+  readonly audit?: AuditConfig;
+}
+
+/** One file's settings and its `audit` stanzas. */
+interface FileContents extends FileSettings {
+  readonly auditDevices: readonly Setting<DeclaredAuditDevice>[];
 }
 
 const DEFAULT_TTL = 768 * 3600;
@@ -160,7 +176,7 @@ function configFilesAt(configPath: string): string[] {
   return names.map((name) => path.join(configPath, name));
 }
 
-function readConfigFile(file: string): FileSettings {
+function readConfigFile(file: string): FileContents {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -171,9 +187,10 @@ function readConfigFile(file: string): FileSettings {
   return parseConfigText(text, { name: file, dir: path.dirname(path.resolve(file)) }, file.endsWith('.json') ? 'json' : undefined);
 }
 
-function parseConfigText(text: string, source: SourceFile, syntax: HclSyntax | undefined): FileSettings {
+function parseConfigText(text: string, source: SourceFile, syntax: HclSyntax | undefined): FileContents {
   try {
-    return readConfigDocument(parseHclDocument(text, syntax), source);
+    const doc = parseHclDocument(text, syntax);
+    return { ...readConfigDocument(doc, source), auditDevices: readAuditStanzas(doc, source) };
   } catch (err) {
     if (err instanceof HclSyntaxError) throw new ConfigError(`${source.name}:${err.line}:${err.column}: ${err.detail}`);
     throw err;
@@ -184,9 +201,10 @@ function parseConfigText(text: string, source: SourceFile, syntax: HclSyntax | u
  * Vault's merge (command/server/config.go, Config.Merge): listeners add up; storage and the other
  * settings of a later file replace an earlier file's; lease TTLs keep the larger value.
  */
-function mergeSettings(files: readonly FileSettings[]): FileSettings {
+function mergeSettings(files: readonly FileContents[]): FileContents {
   return files.reduce((a, b) => ({
     listeners: [...a.listeners, ...b.listeners],
+    auditDevices: [...a.auditDevices, ...b.auditDevices],
     storage: b.storage ?? a.storage,
     apiAddr: b.apiAddr ?? a.apiAddr,
     clusterName: b.clusterName ?? a.clusterName,
@@ -201,6 +219,9 @@ function mergeSettings(files: readonly FileSettings[]): FileSettings {
     cloudAuth: b.cloudAuth ?? a.cloudAuth,
     ui: b.ui ?? a.ui,
     telemetry: b.telemetry ?? a.telemetry,
+    unsafeAllowApiAuditCreation: b.unsafeAllowApiAuditCreation ?? a.unsafeAllowApiAuditCreation,
+    allowAuditLogPrefixing: b.allowAuditLogPrefixing ?? a.allowAuditLogPrefixing,
+    apiAuditSocketAllowlist: b.apiAuditSocketAllowlist ?? a.apiAuditSocketAllowlist,
   }));
 }
 
@@ -221,7 +242,7 @@ function larger(a: Setting<number> | undefined, b: Setting<number> | undefined):
   return a && b ? (b.value > a.value ? b : a) : (b ?? a);
 }
 
-function finishConfig(settings: FileSettings, source: string): ServerConfig {
+function finishConfig(settings: FileContents, source: string): ServerConfig {
   if (settings.listeners.length === 0) throw new ConfigError(`${source}: listener: a listener "tcp" { … } block is required`);
   const storage = settings.storage;
   if (!storage) {
@@ -252,6 +273,50 @@ function finishConfig(settings: FileSettings, source: string): ServerConfig {
     ...(settings.cloudAuth ? { cloudAuth: settings.cloudAuth.value } : {}),
     ...(settings.ui?.value ? { ui: true } : {}),
     ...(settings.telemetry ? { telemetry: settings.telemetry.value } : {}),
+    audit: auditConfig(settings),
+  };
+}
+
+/**
+ * The audit settings, checked across files: one path per declared device, no path inside another,
+ * every stanza's options acceptable to its device type under the file's rules (a `prefix` only
+ * with allow_audit_log_prefixing, no executable mode), every allowlist entry an address.
+ */
+function auditConfig(settings: FileContents): AuditConfig {
+  const allowAuditLogPrefixing = settings.allowAuditLogPrefixing?.value ?? DEFAULT_AUDIT_CONFIG.allowAuditLogPrefixing;
+  const seen: Setting<DeclaredAuditDevice>[] = [];
+  for (const stanza of settings.auditDevices) {
+    const device = stanza.value;
+    const other = seen.find((s) => s.value.path.startsWith(device.path) || device.path.startsWith(s.value.path));
+    if (other) {
+      const problem =
+        other.value.path === device.path
+          ? `audit device path "${device.path}" is declared twice (first at ${other.value.declaredAt})`
+          : `audit device path "${device.path}" overlaps "${other.value.path}" declared at ${other.value.declaredAt}`;
+      fail(stanza.where, problem);
+    }
+    seen.push(stanza);
+    try {
+      checkDeviceOptions(device.type, device.options, { origin: 'config', rules: { ...DEFAULT_AUDIT_RULES, allowAuditLogPrefixing } });
+    } catch (err) {
+      if (!(err instanceof BadRequestError)) throw err;
+      fail(stanza.where, err.message);
+    }
+  }
+  const allowlist = settings.apiAuditSocketAllowlist;
+  const apiAuditSocketAllowlist = (allowlist?.value ?? []).map((entry) => {
+    try {
+      return normalizeAllowedAddress(entry);
+    } catch (err) {
+      if (!(err instanceof BadRequestError)) throw err;
+      return fail(allowlist!.where, err.message);
+    }
+  });
+  return {
+    devices: settings.auditDevices.map((stanza) => stanza.value),
+    unsafeAllowApiAuditCreation: settings.unsafeAllowApiAuditCreation?.value ?? DEFAULT_AUDIT_CONFIG.unsafeAllowApiAuditCreation,
+    allowAuditLogPrefixing,
+    apiAuditSocketAllowlist,
   };
 }
 

@@ -5,9 +5,11 @@
  * show user, host and database to whoever may read this path.
  */
 import { DEFAULT_TELEMETRY, type ListenerConfig, type ServerConfig, type StorageConfig } from './config.js';
+import { DEFAULT_AUDIT_CONFIG } from '../audit/rules.js';
 
 export function sanitizedConfig(config: ServerConfig): Record<string, unknown> {
   const telemetry = config.telemetry ?? DEFAULT_TELEMETRY;
+  const audit = config.audit ?? DEFAULT_AUDIT_CONFIG;
   return {
     api_addr: config.apiAddr ?? '',
     cluster_name: config.clusterName ?? '',
@@ -27,6 +29,11 @@ export function sanitizedConfig(config: ServerConfig): Record<string, unknown> {
       filter_default: telemetry.collect,
     },
     cloud_auth: { allow_sha1_signatures: config.cloudAuth?.allowSha1Signatures ?? false },
+    unsafe_allow_api_audit_creation: audit.unsafeAllowApiAuditCreation,
+    allow_audit_log_prefixing: audit.allowAuditLogPrefixing,
+    api_audit_socket_allowlist: audit.apiAuditSocketAllowlist,
+    // As OpenBao shows them: what each declared device is, not its options (where it writes).
+    ...(audit.devices.length > 0 ? { audits: audit.devices.map(({ path, type, description }) => ({ path, type, description })) } : {}),
   };
 }
 

@@ -25,6 +25,8 @@ export interface ClusterNodeServices {
   readonly tokens: TokenStore;
   readonly system: Backend;
   readonly logger: Logger;
+  /** Work only the active node does once it has loaded (the configuration's audit devices); a failure gives the lock up. */
+  readonly activated: () => Promise<void>;
 }
 
 /** Wires the node into its cluster; the pipeline runs requests through the returned strategy. */
@@ -42,6 +44,7 @@ export function joinCluster(services: ClusterNodeServices): StandbyStrategy {
         await changes.settled();
         await state.load();
         await tokens.ensureSecrets();
+        await services.activated();
       },
       demote: (reason) => logger.info({ reason }, 'standby: writes are forwarded to the active node'),
     },

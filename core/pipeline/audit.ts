@@ -4,8 +4,13 @@
  * request when none can record it). Requests refused before they run — a bad token, a denied
  * policy — are recorded too, request and error, so guessing leaves a trace. Paths served while
  * sealed are not audited (the devices are closed then).
+ *
+ * One way out of the blocking rule: `DELETE sys/audit/:path`, authorized (the path needs sudo),
+ * goes ahead when no device can record it, so a device whose collector is gone for good can be
+ * disabled without the device working; the server log says so, with the caller's accessor.
  */
-import { AuditMemo, type AuditBroker } from '../audit/broker.js';
+import type { Logger } from 'pino';
+import { AuditMemo, AuditUnavailableError, type AuditBroker } from '../audit/broker.js';
 import type { AuditInput, AuditWrapInfo } from '../audit/entry.js';
 import type { RecordedHeader } from '../audit/request-headers.js';
 import type { ResolvedToken } from '../auth/token-store.js';
@@ -46,12 +51,13 @@ export class AuditStage {
   constructor(
     private readonly broker: AuditBroker,
     private readonly barrier: Barrier,
+    private readonly logger: Logger,
   ) {}
 
   /** The trail of one routed request; a shared no-op when nothing is audited. */
   begin(request: ReadRequest, route: Route): RequestAudit {
     if (!this.broker.hasDevices() || this.barrier.sealed || route.availableSealed) return UNAUDITED;
-    return new Trail(this.broker, request, route);
+    return new Trail(this.broker, request, route, this.logger);
   }
 }
 
@@ -63,18 +69,38 @@ class Trail implements RequestAudit {
   private readonly headers: Record<string, RecordedHeader> | undefined;
   /** The request's data as each device hashed it, for both of its entries. */
   private readonly memo = new AuditMemo();
+  /** The request went ahead though no device recorded it (the way out above). */
+  private unrecorded = false;
 
   constructor(
     private readonly broker: AuditBroker,
     private readonly read: ReadRequest,
     private readonly route: Route,
+    private readonly logger: Logger,
   ) {
     this.operation = read.operation;
     this.headers = broker.headers.select(read.http.headers);
   }
 
-  request(): Promise<void> {
-    return this.broker.logRequest(this.input(), this.memo);
+  async request(): Promise<void> {
+    try {
+      await this.broker.logRequest(this.input(), this.memo);
+    } catch (err) {
+      if (!(err instanceof AuditUnavailableError) || !this.disablesAuditDevice()) throw err;
+      this.unrecorded = true;
+      this.logger.warn(
+        { device: this.route.relative.slice('audit/'.length), accessor: this.caller!.entry.accessor },
+        'no audit device could record the request; disabling an audit device anyway',
+      );
+    }
+  }
+
+  /**
+   * Called once authorized, so the caller holds sudo on the path (sys/audit/:path requires it);
+   * sys is the only backend without a live mount.
+   */
+  private disablesAuditDevice(): boolean {
+    return this.operation === 'delete' && this.caller !== undefined && this.route.live === undefined && /^audit\/./.test(this.route.relative);
   }
 
   async refused(error: unknown): Promise<void> {
@@ -92,7 +118,9 @@ class Trail implements RequestAudit {
       warnings: response?.warnings ?? null,
       auth: response?.tokenAuth ?? null,
     };
-    return this.broker.logResponse({ ...this.input(), response: { ...recorded, ...(wrapInfo ? { wrapInfo } : {}) } }, this.memo);
+    const logged = this.broker.logResponse({ ...this.input(), response: { ...recorded, ...(wrapInfo ? { wrapInfo } : {}) } }, this.memo);
+    // Other devices as broken as the one just disabled must not undo the way out.
+    return this.unrecorded ? logged.catch(unlessUnavailable) : logged;
   }
 
   private input(): AuditInput {
@@ -148,4 +176,8 @@ function unwrapped(path: string, response: LogicalResponse | null): { data: Reco
     warnings: Array.isArray(body?.warnings) ? (body.warnings as string[]) : null,
     auth: record(body?.auth),
   };
+}
+
+function unlessUnavailable(err: unknown): void {
+  if (!(err instanceof AuditUnavailableError)) throw err;
 }

@@ -75,7 +75,7 @@ export class Pipeline {
     this.authentication = new AuthenticateStage(services.tokens, services.barrier);
     this.bodies = new BodyAllowanceStage(this.routes, this.authentication, services.standby !== undefined);
     this.authorization = new AuthorizeStage(services.tokens, services.acls);
-    this.audit = new AuditStage(services.audit, services.barrier);
+    this.audit = new AuditStage(services.audit, services.barrier, services.logger);
     this.login = new LoginStage(services.tokens, services.identity, services.mounts);
     this.wrapping = new WrapStage(services.wrapper);
     this.standby = services.standby;

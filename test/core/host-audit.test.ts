@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { chmod, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startUnsealedServer, tempDir } from '../helpers/server.js';
+import { API_AUDIT, startUnsealedServer, tempDir } from '../helpers/server.js';
 import { TestClient } from '../helpers/http.js';
 import notesPlugin from '../fixtures/plugins/notes.js';
 import greeterPlugin from '../fixtures/plugins/greeter-auth.js';
@@ -15,7 +15,7 @@ describe('audit log', function () {
 
   it('records a request mix with no raw token or plaintext, only HMACs matching sys/audit-hash', async () => {
     const dir = await tempDir();
-    const server = await startUnsealedServer({ plugins: [notesPlugin, greeterPlugin] });
+    const server = await startUnsealedServer({ plugins: [notesPlugin, greeterPlugin], audit: API_AUDIT });
     try {
       const root = server.client;
       const file = path.join(dir.path, 'audit.log');
@@ -59,7 +59,7 @@ describe('audit log', function () {
 
   it('refuses requests when the only audit device cannot write, and does nothing unaudited', async () => {
     const dir = await tempDir();
-    const server = await startUnsealedServer();
+    const server = await startUnsealedServer({ audit: API_AUDIT });
     try {
       const root = server.client;
       await root.post('sys/mounts/notes', { type: 'notes' });
@@ -94,7 +94,7 @@ describe('audit log', function () {
 
   it('records a batch answer as data (each ciphertext an HMAC) while the client gets the ciphertexts', async () => {
     const dir = await tempDir();
-    const server = await startUnsealedServer({ plugins: [] });
+    const server = await startUnsealedServer({ plugins: [], audit: API_AUDIT });
     try {
       const root = server.client;
       const file = path.join(dir.path, 'audit.log');

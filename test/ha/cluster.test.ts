@@ -13,6 +13,7 @@ import { TcpProxy } from './tcp-proxy.js';
 import { CANARY_PRINCIPAL, startCanary } from '../reliability/support/canary.js';
 import { iamLogin } from '../reliability/support/cloud.js';
 import { entriesOf, streamCollector } from '../core/audit/listeners.js';
+import { freePort } from '../helpers/net.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/keywarden.js');
 const b64 = (text: string) => Buffer.from(text).toString('base64');
@@ -22,16 +23,26 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
   this.timeout(120_000);
   let cluster: Cluster;
   let proxies: TcpProxy[];
+  /** Where the audit test's collector listens: the one address the nodes let API-created devices reach. */
+  let collectorPort: number;
 
   before(async () => {
     const url = new URL(await createTestDatabase());
     proxies = [];
     for (let i = 0; i < 3; i++) proxies.push(await TcpProxy.start({ host: url.hostname, port: Number(url.port) }));
-    cluster = await Cluster.start(3, url.toString(), (i) => {
-      const viaProxy = new URL(url.toString());
-      viaProxy.port = String(proxies[i]!.port);
-      return viaProxy.toString();
-    });
+    collectorPort = await freePort();
+    const audit = { unsafe_allow_api_audit_creation: true, api_audit_socket_allowlist: [`127.0.0.1:${collectorPort}`] };
+    cluster = await Cluster.start(
+      3,
+      url.toString(),
+      (i) => {
+        const viaProxy = new URL(url.toString());
+        viaProxy.port = String(proxies[i]!.port);
+        return viaProxy.toString();
+      },
+      undefined,
+      audit,
+    );
     await cluster.initialize();
     await cluster.active();
     const mounted = await cluster.nodes[1]!.client.post('sys/mounts/ha-transit', { type: 'transit' });
@@ -142,7 +153,7 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
 
   it('opens an audit device enabled through one node on every node, and records the audited headers configured through another', async () => {
     const [a, b, c] = cluster.nodes as [ClusterNode, ClusterNode, ClusterNode];
-    const collector = await streamCollector({ tcp: true });
+    const collector = await streamCollector({ tcp: true, port: collectorPort });
     try {
       const enabled = await b.client.post('sys/audit/ha-net', { type: 'socket', options: { address: collector.address } });
       expect(enabled.status, enabled.text).to.equal(204);
@@ -467,6 +478,33 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
         `${checked} checks on ${survivors.length} surviving nodes, ${retried} client retries`,
     );
     expect(acknowledged.keys.size + acknowledged.policies.size).to.be.greaterThan(10);
+  });
+});
+
+describe('HA cluster on PostgreSQL: declared audit devices', function () {
+  this.timeout(90_000);
+
+  it('the active node applies its own audit stanzas, standbys none, and a node that takes over applies its own', async () => {
+    const stanza = (name: string) => ({ file: { [name]: { options: { file_path: 'discard' } } } });
+    // node1 declares one device more than node0: which of them is active decides what the table holds.
+    const declared = [['shared/'], ['only-node1/', 'shared/']];
+    const cluster = await Cluster.start(2, await createTestDatabase(), undefined, undefined, (i) => ({
+      audit: declared[i]!.map((path) => stanza(path.slice(0, -1))),
+    }));
+    try {
+      await cluster.initialize();
+      const first = await cluster.active();
+      const firstIndex = cluster.nodes.indexOf(first);
+      const listed = async (node: ClusterNode) => Object.keys((await node.client.get('sys/audit')).body.data).sort();
+      for (const node of cluster.nodes) expect(await listed(node), node.name).to.deep.equal(declared[firstIndex]);
+
+      await cluster.kill(first);
+      const second = await cluster.active(30_000, cluster.standbys(first));
+      expect(await listed(second)).to.deep.equal(declared[cluster.nodes.indexOf(second)]);
+      expect((await second.client.delete('sys/audit/shared')).body.errors).to.deep.equal(['cannot disable configuration-managed audit device']);
+    } finally {
+      await cluster.stop();
+    }
   });
 });
 

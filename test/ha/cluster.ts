@@ -30,13 +30,15 @@ export class Cluster {
   /**
    * Starts `count` nodes on `connectionUrl`; `urlFor(i)` may give a node another URL (through a
    * proxy the test can cut), and `apiAddrFor(i, address)` another `api_addr` than its listener's
-   * address (through a proxy that sees what the other nodes send it).
+   * address (through a proxy that sees what the other nodes send it); `settings` are more
+   * configuration keys every node's file holds, or each node's own.
    */
   static async start(
     count: number,
     connectionUrl: string,
     urlFor?: (index: number) => string | undefined,
     apiAddrFor?: (index: number, address: string) => Promise<string>,
+    settings: Record<string, unknown> | ((index: number) => Record<string, unknown>) = {},
   ): Promise<Cluster> {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'keywarden-ha-'));
     const nodes: ClusterNode[] = [];
@@ -53,6 +55,7 @@ export class Cluster {
           api_addr: (await apiAddrFor?.(i, address)) ?? address,
           log_level: 'info',
           periodic_interval: '1s',
+          ...(typeof settings === 'function' ? settings(i) : settings),
         }),
       );
       configs.push(file);

@@ -2,9 +2,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { startServer, type RunningServer } from '../../core/server.js';
 import type { ServerConfig } from '../../core/config/config.js';
+import { DEFAULT_AUDIT_CONFIG, type AuditConfig } from '../../core/audit/rules.js';
 import notesPlugin from '../fixtures/plugins/notes.js';
 import type { Clock } from '../../core/clock.js';
 import type { IsolationLimits } from '../../core/plugins/isolation/isolated-backend.js';
@@ -22,7 +23,17 @@ export interface TestServerOptions {
   readonly isolation?: IsolationLimits;
   /** Serve the web UI (`ui = true`). */
   readonly ui?: boolean;
+  /**
+   * Audit settings of the configuration file; unset ones keep their secure default. Tests that
+   * enable devices through the API say `{ unsafeAllowApiAuditCreation: true }` here.
+   */
+  readonly audit?: Partial<AuditConfig>;
+  /** The server's log (silent when omitted). */
+  readonly logger?: Logger;
 }
+
+/** What tests that enable audit devices through `sys/audit` give the server, as an operator would. */
+export const API_AUDIT: Partial<AuditConfig> = { unsafeAllowApiAuditCreation: true };
 
 /** A clock tests move by hand, so expiry needs no sleeping. */
 export class ManualClock implements Clock {
@@ -45,22 +56,34 @@ export function testConfig(options: TestServerOptions = {}): ServerConfig {
     periodicIntervalMs: options.periodicIntervalMs ?? 0,
     ...(options.pluginDirectory ? { pluginDirectory: options.pluginDirectory } : {}),
     ...(options.ui ? { ui: true } : {}),
+    ...(options.audit ? { audit: { ...DEFAULT_AUDIT_CONFIG, ...options.audit } } : {}),
   };
 }
 
-export async function startTestServer(options: TestServerOptions = {}): Promise<RunningServer & { client: TestClient }> {
+export async function startTestServer(options: TestServerOptions = {}): Promise<RunningServer & { client: TestClient; config: ServerConfig }> {
+  const config = testConfig(options);
   const server = await startServer({
-    config: testConfig(options),
+    config,
     plugins: options.plugins ?? [notesPlugin],
-    logger: pino({ level: 'silent' }),
+    logger: options.logger ?? pino({ level: 'silent' }),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.isolation ? { isolation: options.isolation } : {}),
   });
-  return Object.assign(server, { client: new TestClient(server.address) });
+  return Object.assign(server, { client: new TestClient(server.address), config });
+}
+
+/**
+ * Gives `server` the audit settings it started with, changed by `audit`, as SIGHUP applies a
+ * changed configuration file (without the rest of a reload, which would also set the configured
+ * log level on the silent test logger): collectors listen on random ports, so the allowlist is
+ * known only once they do.
+ */
+export async function reloadAudit(server: RunningServer & { config: ServerConfig }, audit: Partial<AuditConfig>): Promise<void> {
+  await server.host.reconfigureAudit({ ...(server.config.audit ?? DEFAULT_AUDIT_CONFIG), ...audit });
 }
 
 /** Starts a server, initializes it with one share and unseals it; the client carries the root token. */
-export async function startUnsealedServer(options: TestServerOptions = {}): Promise<RunningServer & { client: TestClient; rootToken: string }> {
+export async function startUnsealedServer(options: TestServerOptions = {}): Promise<RunningServer & { client: TestClient; config: ServerConfig; rootToken: string }> {
   const server = await startTestServer(options);
   const init = await server.client.put('sys/init', { secret_shares: 1, secret_threshold: 1 });
   if (init.status !== 200) throw new Error(`init failed: ${init.text}`);

@@ -237,7 +237,8 @@ async function fuzzOperations(server: ReliabilityServer, models: readonly PathMo
 }
 
 async function fuzzScope(mounts: readonly string[], extraMounts: readonly ExtraMount[] = []): Promise<void> {
-  const server = await startReliabilityServer({ physical: new MemoryStorage() });
+  // The world turns audit on through the API, which the configuration must allow.
+  const server = await startReliabilityServer({ physical: new MemoryStorage(), audit: { unsafeAllowApiAuditCreation: true } });
   const provider = await startCanary('sts-error');
   try {
     const known = await prepareWorld(server, extraMounts, provider);

@@ -159,7 +159,7 @@ describe('threat checks', function () {
     this.timeout(180_000);
     const dir = await tempDir('keywarden-threat-logs-');
     try {
-      const configFile = await writeConfig(dir.path, { dataDir: path.join(dir.path, 'data'), logLevel: 'trace' });
+      const configFile = await writeConfig(dir.path, { dataDir: path.join(dir.path, 'data'), logLevel: 'trace', settings: { unsafe_allow_api_audit_creation: true } });
       const proc = await spawnServer(configFile, dir.path);
       const secrets: Record<string, string> = {};
       try {

@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, UI_SCREENSHOTS, watchedPage } from '../helpers/browser.js';
-import { startTestServer, tempDir } from '../helpers/server.js';
+import { API_AUDIT, startTestServer, tempDir } from '../helpers/server.js';
 import { TestClient } from '../helpers/http.js';
 import type { RunningServer } from '../../core/server.js';
 
@@ -31,7 +31,7 @@ describe('the web UI in a real browser (ui/)', function () {
   before(async function () {
     this.timeout(300_000);
     mkdirSync(UI_SCREENSHOTS, { recursive: true });
-    server = await startTestServer({ ui: true });
+    server = await startTestServer({ ui: true, audit: API_AUDIT });
     browser = await launchBrowser();
     page = await watchedPage(browser, { viewport: { width: 1280, height: 800 }, permissions: ['clipboard-read', 'clipboard-write'] }, { cspViolations, pageErrors });
   });

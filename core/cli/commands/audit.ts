@@ -1,4 +1,7 @@
-/** `audit enable|disable|list`, as the vault CLI has them. */
+/**
+ * `audit enable|disable|list`, as the vault CLI has them. The server decides what enable and
+ * disable may do (devices are declared in its configuration file); its refusal is printed as is.
+ */
 import type { Command } from 'commander';
 import { attempt, clientFor, formatOf, withClientOptions, type CliContext, type GlobalOptions } from '../context.js';
 import { CommandError, UsageError } from '../client.js';
@@ -29,7 +32,10 @@ export function registerAudit(program: Command, ctx: CliContext): void {
   withClientOptions(
     group
       .command('enable')
-      .description('Enable an audit device (at -path, default: its type), with its options as key=value')
+      .description(
+        'Enable an audit device (at -path, default: its type), with its options as key=value; the server refuses it unless its ' +
+          'configuration sets unsafe_allow_api_audit_creation (devices are declared in the configuration file)',
+      )
       .argument('<type>', 'file, socket or syslog')
       .argument('[options...]', 'device options, key=value'),
   )
@@ -57,7 +63,7 @@ export function registerAudit(program: Command, ctx: CliContext): void {
       ctx.io.out(`Success! Enabled the ${type} audit device at: ${path}\n`);
     });
 
-  withClientOptions(group.command('disable').description('Disable an audit device; its salt is deleted').argument('<path>')).action(
+  withClientOptions(group.command('disable').description('Disable an audit device created through the API; its salt is deleted').argument('<path>')).action(
     async (raw: string, opts: GlobalOptions) => {
       const path = `${raw.trim().replace(/^\/+|\/+$/g, '')}/`;
       await attempt('Error disabling audit device', async () => (await clientFor(ctx, opts)).delete(`sys/audit/${path}`));

@@ -4,12 +4,17 @@ import { mkdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { AuditBroker, AuditUnavailableError } from '../../../core/audit/broker.js';
+import { DEFAULT_AUDIT_RULES, type AuditRules } from '../../../core/audit/rules.js';
 import type { AuditInput, AuditResponseInput } from '../../../core/audit/entry.js';
 import { BadRequestError, ConflictError, UnavailableError, httpStatusOf } from '../../../core/errors.js';
 import { MemoryStorage } from '../../../storage/memory.js';
 import { caught, capturingLogger, expectedHmac, readEntries, tempDir } from './helpers.js';
 
 const silent = pino({ level: 'silent' });
+/** A configuration that lets the API create devices, with prefixes. */
+const API_RULES: AuditRules = { ...DEFAULT_AUDIT_RULES, unsafeAllowApiAuditCreation: true, allowAuditLogPrefixing: true };
+/** A device the operator declared: the API never opens a device node such as /dev/full. */
+const declaredFull = (path: string) => ({ path, type: 'file', description: '', local: false, options: { file_path: '/dev/full' }, declaredAt: 'test.hcl:1' });
 const clock = { now: () => new Date('2024-05-01T00:00:00.000Z') };
 
 const request = (id: string, secret = 'plain-secret'): AuditInput => ({
@@ -23,7 +28,7 @@ describe('audit broker', () => {
   const brokers: AuditBroker[] = [];
 
   const newBroker = (logger = silent): AuditBroker => {
-    const broker = new AuditBroker(storage, logger, clock);
+    const broker = new AuditBroker(storage, logger, clock, API_RULES);
     brokers.push(broker);
     return broker;
   };
@@ -188,7 +193,7 @@ describe('audit broker', () => {
       if (!existsSync('/dev/full')) this.skip();
       const capture = capturingLogger();
       const broker = newBroker(capture.logger);
-      await broker.enable('full', { type: 'file', options: { file_path: '/dev/full' } });
+      await broker.declare([declaredFull('full/')]);
       const err = await caught(broker.logRequest(request('r', 'never-in-the-log')));
       expect(err).to.be.instanceOf(AuditUnavailableError).and.to.be.instanceOf(UnavailableError);
       expect(err.message).to.equal('no audit device could record the request');
@@ -206,7 +211,7 @@ describe('audit broker', () => {
       const capture = capturingLogger();
       const good = join(dir, 'good.log');
       const broker = newBroker(capture.logger);
-      await broker.enable('full', { type: 'file', options: { file_path: '/dev/full' } });
+      await broker.declare([declaredFull('full/')]);
       await broker.enable('good', { type: 'file', options: { file_path: good } });
       await broker.logRequest(request('kept'));
       expect((await readEntries(good)).map((e) => e.request.id)).to.deep.equal(['kept']);
@@ -260,6 +265,35 @@ describe('audit broker', () => {
       expect(broker.list().map((d) => d.path)).to.deep.equal(['old/']);
       expect(await caught(broker.logRequest(request('r')))).to.be.instanceOf(AuditUnavailableError);
       await broker.disable('old');
+      await broker.logRequest(request('r'));
+    });
+
+    it('holds a stored device to today\'s rules: one created with an executable mode or a prefix before them records nothing until it is disabled', async () => {
+      const file = join(dir, 'old.log');
+      await storage.put(
+        'core/audit',
+        Buffer.from(
+          JSON.stringify({
+            entries: [
+              { path: 'exec/', type: 'file', description: '', options: { file_path: file, mode: '0777' }, local: false, uuid: 'u-1' },
+              { path: 'prefixed/', type: 'file', description: '', options: { file_path: 'discard', prefix: 'x' }, local: false, uuid: 'u-2' },
+            ],
+          }),
+        ),
+      );
+      const capture = capturingLogger();
+      const broker = new AuditBroker(storage, capture.logger, clock, { ...DEFAULT_AUDIT_RULES, unsafeAllowApiAuditCreation: true });
+      brokers.push(broker);
+      await broker.load();
+      expect(broker.list().map((d) => d.path)).to.deep.equal(['exec/', 'prefixed/']);
+      expect(await caught(broker.logRequest(request('r')))).to.be.instanceOf(AuditUnavailableError);
+      const refusals = capture.lines.filter((l) => l.msg === 'audit device could not be built').map((l) => `${l.device} ${l.err}`);
+      expect(refusals).to.have.length(2);
+      expect(refusals[0]).to.match(/^exec\/ audit device option "mode": "0777" is refused/);
+      expect(refusals[1]).to.match(/^prefixed\/ audit device option "prefix": audit log prefixing is not allowed/);
+      expect(existsSync(file), 'the executable file was never created').to.equal(false);
+      await broker.disable('exec');
+      await broker.disable('prefixed');
       await broker.logRequest(request('r'));
     });
 

@@ -1,11 +1,15 @@
 import { expect } from 'chai';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, readdir, rename, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BadRequestError } from '../../../core/errors.js';
 import { FileAuditDevice } from '../../../core/audit/file-device.js';
+import { DEFAULT_AUDIT_RULES, type DeviceContext } from '../../../core/audit/rules.js';
 import type { AuditRequestEntry } from '../../../core/audit/entry.js';
 import { caught, readEntries, tempDir } from './helpers.js';
+
+/** A device the operator declared, in a configuration that allows prefixes. */
+const DECLARED: DeviceContext = { origin: 'config', rules: { ...DEFAULT_AUDIT_RULES, allowAuditLogPrefixing: true } };
 
 const entry = (id: string): AuditRequestEntry => ({
   time: '2024-05-01T00:00:00.000Z',
@@ -26,8 +30,8 @@ describe('file audit device', () => {
     await cleanup();
   });
 
-  async function opened(options: Record<string, string>): Promise<FileAuditDevice> {
-    const device = FileAuditDevice.fromOptions(options);
+  async function opened(options: Record<string, string>, context = DECLARED): Promise<FileAuditDevice> {
+    const device = FileAuditDevice.fromOptions(options, context);
     devices.push(device);
     await device.open();
     return device;
@@ -169,7 +173,7 @@ describe('file audit device', () => {
   describe('options', () => {
     const refusal = (options: Record<string, string>): string => {
       try {
-        FileAuditDevice.fromOptions(options);
+        FileAuditDevice.fromOptions(options, DECLARED);
       } catch (err) {
         expect(err).to.be.instanceOf(BadRequestError);
         return (err as Error).message;
@@ -191,23 +195,62 @@ describe('file audit device', () => {
     });
 
     it('parses the shared options with Go\'s bool words and Vault\'s defaults', () => {
-      expect(FileAuditDevice.fromOptions({ file_path: 'discard' }).settings).to.deep.equal({
+      expect(FileAuditDevice.fromOptions({ file_path: 'discard' }, DECLARED).settings).to.deep.equal({
         format: 'json',
         logRaw: false,
         hmacAccessor: true,
         prefix: '',
         elideListResponses: false,
       });
-      const device = FileAuditDevice.fromOptions({
-        file_path: 'discard',
-        log_raw: 'True',
-        hmac_accessor: '0',
-        elide_list_responses: 't',
-        prefix: 'p',
-        format: 'json',
-      });
+      const device = FileAuditDevice.fromOptions(
+        {
+          file_path: 'discard',
+          log_raw: 'True',
+          hmac_accessor: '0',
+          elide_list_responses: 't',
+          prefix: 'p',
+          format: 'json',
+        },
+        DECLARED,
+      );
       expect(device.settings).to.deep.equal({ format: 'json', logRaw: true, hmacAccessor: false, prefix: 'p', elideListResponses: true });
-      expect(FileAuditDevice.fromOptions({ file_path: '/x', mode: '644' }).mode).to.equal(0o644);
+      expect(FileAuditDevice.fromOptions({ file_path: '/x', mode: '644' }, DECLARED).mode).to.equal(0o644);
+    });
+  });
+
+  describe('where it may write', () => {
+    let plugins: string;
+    let rules: DeviceContext['rules'];
+    beforeEach(async () => {
+      plugins = join(dir, 'plugins');
+      await mkdir(plugins);
+      await mkdir(join(dir, 'logs'));
+      rules = { ...DEFAULT_AUDIT_RULES, pluginDirectory: plugins };
+    });
+
+    it('checks its place again at every open: a directory swapped for a link into plugin_directory is refused at the reopen', async () => {
+      const device = await opened({ file_path: join(dir, 'logs', 'audit.log') }, { origin: 'api', rules });
+      await device.write(entry('before'));
+      await rename(join(dir, 'logs'), join(dir, 'logs.old'));
+      await symlink(plugins, join(dir, 'logs'));
+      const err = await caught(device.reopen());
+      expect(err).to.be.instanceOf(BadRequestError);
+      expect(err.message).to.match(/"file_path": ".*" is inside plugin_directory/);
+      expect(await caught(device.write(entry('after')))).to.be.instanceOf(BadRequestError);
+      expect(await readdir(plugins)).to.deep.equal([]);
+    });
+
+    it('a declared device follows a symbolic link the operator made, but not into plugin_directory', async () => {
+      const target = join(dir, 'logs', 'real.log');
+      await symlink(target, join(dir, 'logs', 'current.log'));
+      const device = await opened({ file_path: join(dir, 'logs', 'current.log') }, { origin: 'config', rules });
+      await device.write(entry('through the link'));
+      expect((await readEntries(target)).map((e) => e.request.id)).to.deep.equal(['through the link']);
+
+      await symlink(join(plugins, 'payload.js'), join(dir, 'logs', 'sneaky.log'));
+      const err = await caught(opened({ file_path: join(dir, 'logs', 'sneaky.log') }, { origin: 'config', rules }));
+      expect(err.message).to.match(/is inside plugin_directory/);
+      expect(await readdir(plugins)).to.deep.equal([]);
     });
   });
 

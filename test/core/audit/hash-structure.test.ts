@@ -11,11 +11,12 @@ import { hashStructure, hashStructureSliced } from '../../../core/audit/hash-str
 import { AuditHmac, identifiedHmac, type HmacKernel } from '../../../core/audit/salt.js';
 import { WasmCrypto } from '../../../wasm/index.js';
 import { turnsDuring } from '../../helpers/event-loop.js';
-import { startUnsealedServer, tempDir } from '../../helpers/server.js';
+import { API_AUDIT, startUnsealedServer, tempDir } from '../../helpers/server.js';
 import greeterPlugin from '../../fixtures/plugins/greeter-auth.js';
 import { pino } from 'pino';
 import { AuditBroker, AuditMemo } from '../../../core/audit/broker.js';
 import { MemoryStorage } from '../../../storage/memory.js';
+import { DEFAULT_AUDIT_RULES } from '../../../core/audit/rules.js';
 import { FileAuditDevice } from '../../../core/audit/file-device.js';
 
 const SALT = '0c6f3b1e-2d4a-4b8c-9e7f-112233445566';
@@ -75,7 +76,7 @@ describe('audit HMAC pass', function () {
         return wasm.hmacBatch(alg, key, inputs);
       },
     };
-    const broker = new AuditBroker(new MemoryStorage(), pino({ level: 'silent' }), undefined, counting);
+    const broker = new AuditBroker(new MemoryStorage(), pino({ level: 'silent' }), undefined, { ...DEFAULT_AUDIT_RULES, unsafeAllowApiAuditCreation: true }, counting);
     try {
       await broker.enable('file', { type: 'file', options: { file_path: path.join(dir.path, 'a.log') } });
       const memo = new AuditMemo();
@@ -94,7 +95,7 @@ describe('audit HMAC pass', function () {
 
   it('audits a login of 250,000 strings without stalling: the event loop turns before its request entry is written', async () => {
     const dir = await tempDir();
-    const server = await startUnsealedServer({ plugins: [greeterPlugin] });
+    const server = await startUnsealedServer({ plugins: [greeterPlugin], audit: API_AUDIT });
     // Turns of the event loop, and how many had passed when each entry reached the device.
     let turns = 0;
     let counting = true;

@@ -42,8 +42,8 @@ function waiter(lines: string[]) {
   };
 }
 
-/** A stream server on TCP (`listen` = port 0 on 127.0.0.1) or a unix socket path. */
-export async function streamCollector(listen: { path: string } | { tcp: true }): Promise<Collector> {
+/** A stream server on TCP (on 127.0.0.1, at `port` or a free one) or a unix socket path. */
+export async function streamCollector(listen: { path: string } | { tcp: true; port?: number }): Promise<Collector> {
   const lines: string[] = [];
   const open = new Set<Socket>();
   let paused = false;
@@ -67,7 +67,7 @@ export async function streamCollector(listen: { path: string } | { tcp: true }):
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     if ('path' in listen) server.listen(listen.path, resolve);
-    else server.listen(0, '127.0.0.1', resolve);
+    else server.listen(listen.port ?? 0, '127.0.0.1', resolve);
   });
   const address = 'path' in listen ? listen.path : `127.0.0.1:${(server.address() as AddressInfo).port}`;
   const dropAll = () =>

@@ -4,12 +4,10 @@
  */
 import { expect } from 'chai';
 import path from 'node:path';
-import { startUnsealedServer, tempDir } from '../../helpers/server.js';
-import type { TestClient } from '../../helpers/http.js';
-import type { RunningServer } from '../../../core/server.js';
+import { API_AUDIT, reloadAudit, startUnsealedServer, tempDir } from '../../helpers/server.js';
 import { datagramCollector, entriesOf, streamCollector, type Collector } from './listeners.js';
 
-type Server = RunningServer & { client: TestClient; rootToken: string };
+type Server = Awaited<ReturnType<typeof startUnsealedServer>>;
 
 describe('socket audit device', function () {
   this.timeout(30_000);
@@ -17,9 +15,16 @@ describe('socket audit device', function () {
   let dir: { path: string; remove: () => Promise<void> };
   const collectors: Collector[] = [];
 
+  /** The audit settings an operator gives this server: API devices, prefixes, and the test's collectors listed. */
+  const auditTo = (addresses: readonly string[]) => ({
+    ...API_AUDIT,
+    allowAuditLogPrefixing: true,
+    apiAuditSocketAllowlist: [...['collector.sock', 'nobody.sock'].map((name) => path.join(dir.path, name)), ...addresses],
+  });
+
   beforeEach(async () => {
-    server = await startUnsealedServer();
     dir = await tempDir();
+    server = await startUnsealedServer({ audit: auditTo([]) });
     expect((await server.client.post('sys/mounts/notes', { type: 'notes' })).status).to.equal(204);
   });
   afterEach(async () => {
@@ -28,9 +33,11 @@ describe('socket audit device', function () {
     await dir.remove();
   });
 
+  /** Starts a collector; one on a new TCP or UDP port is added to the allowlist (SIGHUP, as an operator would). */
   async function collect(make: () => Promise<Collector>): Promise<Collector> {
     const collector = await make();
     collectors.push(collector);
+    if (!auditTo([]).apiAuditSocketAllowlist.includes(collector.address)) await reloadAudit(server, auditTo(collectors.map((c) => c.address)));
     return collector;
   }
 

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { AuditBroker } from '../../../core/audit/broker.js';
+import { DEFAULT_AUDIT_RULES } from '../../../core/audit/rules.js';
 import { BadRequestError, ConflictError } from '../../../core/errors.js';
 import { FrameworkBackend, type LogicalRequest, type LogicalResponse, type Operation } from '../../../core/framework/index.js';
 import { auditPaths } from '../../../core/system/paths/audit.js';
@@ -18,7 +19,7 @@ describe('sys/audit paths', () => {
   beforeEach(async () => {
     ({ dir, cleanup } = await tempDir());
     storage = new MemoryStorage();
-    broker = new AuditBroker(storage, pino({ level: 'silent' }));
+    broker = new AuditBroker(storage, pino({ level: 'silent' }), undefined, { ...DEFAULT_AUDIT_RULES, unsafeAllowApiAuditCreation: true });
     backend = new FrameworkBackend({ description: 'sys (audit paths only)', paths: auditPaths(() => broker) });
   });
   afterEach(async () => {

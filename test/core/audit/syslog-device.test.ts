@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startUnsealedServer, tempDir } from '../../helpers/server.js';
+import { API_AUDIT, startUnsealedServer, tempDir } from '../../helpers/server.js';
 import type { TestClient } from '../../helpers/http.js';
 import type { RunningServer } from '../../../core/server.js';
 import { connectFirst } from '../../../core/audit/syslog-device.js';
@@ -25,9 +25,11 @@ describe('syslog audit device', function () {
   let socketPath: string;
 
   beforeEach(async () => {
-    server = await startUnsealedServer();
     dir = await tempDir();
     socketPath = path.join(dir.path, 'syslog.sock');
+    // The listeners this test starts, as an operator lists the sockets API-created devices may use.
+    const listed = ['syslog.sock', 'dev-log', 'busy-log', 'none.sock'].map((name) => path.join(dir.path, name));
+    server = await startUnsealedServer({ audit: { ...API_AUDIT, allowAuditLogPrefixing: true, apiAuditSocketAllowlist: listed } });
     collector = await streamCollector({ path: socketPath });
     expect((await server.client.post('sys/mounts/notes', { type: 'notes' })).status).to.equal(204);
   });

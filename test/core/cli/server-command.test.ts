@@ -411,7 +411,7 @@ describe('keywarden server (process)', function () {
     it('SIGHUP reopens audit files, so entries go to a new file at the path after logrotate renamed the old one', () =>
       inTempDir(async (cwd) => {
         const config = path.join(cwd, 'server.hcl');
-        await writeFile(config, 'storage "inmem" {}\nlistener "tcp" {\n  address = "127.0.0.1:0"\n  tls_disable = true\n}\n');
+        await writeFile(config, 'storage "inmem" {}\nlistener "tcp" {\n  address = "127.0.0.1:0"\n  tls_disable = true\n}\nunsafe_allow_api_audit_creation = true\n');
         const proc = run(['server', '-config', config], cwd);
         const address = await listeningAddress(proc);
         const init = await request(address, 'PUT', 'sys/init', { body: { secret_shares: 1, secret_threshold: 1 } });
@@ -430,6 +430,37 @@ describe('keywarden server (process)', function () {
         expect(fresh).to.contain('"path":"sys/auth"');
         expect(fresh).to.not.contain('"path":"sys/mounts"');
         expect(await readFile(`${auditFile}.1`, 'utf8')).to.equal(rotated);
+        await stop(proc);
+      }));
+
+    it('SIGHUP applies the audit stanzas of the file: a new one is enabled, a changed one is refused and logged, a removed one is disabled', () =>
+      inTempDir(async (cwd) => {
+        const config = path.join(cwd, 'server.hcl');
+        const stanza = (name: string, description: string) => `audit "file" "${name}" {\n  description = "${description}"\n  options {\n    file_path = "${name}.log"\n  }\n}\n`;
+        const head = 'storage "inmem" {}\nlistener "tcp" {\n  address = "127.0.0.1:0"\n  tls_disable = true\n}\n';
+        await writeFile(config, head + stanza('first', 'one'));
+        const proc = run(['server', '-config', config], cwd);
+        const address = await listeningAddress(proc);
+        const init = await request(address, 'PUT', 'sys/init', { body: { secret_shares: 1, secret_threshold: 1 } });
+        await request(address, 'PUT', 'sys/unseal', { body: { key: init.body.keys[0] } });
+        const token = init.body.root_token as string;
+        const devices = async () => Object.keys((await request(address, 'GET', 'sys/audit', { token })).body.data).sort();
+        expect(await devices()).to.deep.equal(['first/']);
+        expect(await readFile(path.join(cwd, 'first.log'), 'utf8'), 'relative to the file, written by the server').to.contain('"path":"sys/audit"');
+
+        await writeFile(config, head + stanza('first', 'one') + stanza('second', 'two'));
+        await hangUp(proc);
+        expect(await devices()).to.deep.equal(['first/', 'second/']);
+
+        await writeFile(config, head + stanza('first', 'changed') + stanza('second', 'two'));
+        await hangUp(proc);
+        expect(proc.output()).to.match(/"err":"modifications to audit devices are not allowed: \\"first\/\\" declared at [^"]*server\.hcl:6 differs from the enabled device in description/);
+        expect(await devices()).to.deep.equal(['first/', 'second/']);
+
+        await writeFile(config, head + stanza('second', 'two'));
+        await hangUp(proc);
+        expect(await devices()).to.deep.equal(['second/']);
+        expect(proc.output()).to.contain('"device":"first/","msg":"audit device no longer in the configuration: disabled"');
         await stop(proc);
       }));
 

@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startUnsealedServer, tempDir } from '../../helpers/server.js';
+import { API_AUDIT, startUnsealedServer, tempDir } from '../../helpers/server.js';
 import { TestClient } from '../../helpers/http.js';
 
 describe('authentication stage', function () {
@@ -10,7 +10,7 @@ describe('authentication stage', function () {
 
   it('audits a request with an invalid token: the request and a permission-denied response, the token only as its HMAC', async () => {
     const dir = await tempDir();
-    const server = await startUnsealedServer();
+    const server = await startUnsealedServer({ audit: API_AUDIT });
     try {
       const file = path.join(dir.path, 'audit.log');
       expect((await server.client.put('sys/audit/file', { type: 'file', options: { file_path: file } })).status).to.equal(204);
@@ -40,7 +40,7 @@ describe('authentication stage', function () {
 
   it('audits a request refused for its token on a sys path too', async () => {
     const dir = await tempDir();
-    const server = await startUnsealedServer();
+    const server = await startUnsealedServer({ audit: API_AUDIT });
     try {
       const file = path.join(dir.path, 'audit.log');
       await server.client.put('sys/audit/file', { type: 'file', options: { file_path: file } });

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import http from 'node:http';
 import path from 'node:path';
 import { readFile } from 'node:fs/promises';
-import { startUnsealedServer, startTestServer, tempDir } from '../../helpers/server.js';
+import { API_AUDIT, startUnsealedServer, startTestServer, tempDir } from '../../helpers/server.js';
 import { createToken } from '../../helpers/http.js';
 import greeterPlugin from '../../fixtures/plugins/greeter-auth.js';
 import notesPlugin from '../../fixtures/plugins/notes.js';
@@ -82,7 +82,7 @@ describe('body allowance: the work a request without a token can cause is bounde
     let auditFile: string;
     before(async () => {
       dir = await tempDir();
-      server = await startUnsealedServer({ plugins: [notesPlugin, greeterPlugin] });
+      server = await startUnsealedServer({ plugins: [notesPlugin, greeterPlugin], audit: API_AUDIT });
       auditFile = path.join(dir.path, 'audit.log');
       await server.host.audit.enable('file', { type: 'file', options: { file_path: auditFile } });
       await server.client.post('sys/mounts/notes', { type: 'notes' });

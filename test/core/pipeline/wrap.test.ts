@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import nodeVault from 'node-vault';
 import path from 'node:path';
 import { readFile } from 'node:fs/promises';
-import { startTestServer, startUnsealedServer, tempDir } from '../../helpers/server.js';
+import { API_AUDIT, startTestServer, startUnsealedServer, tempDir } from '../../helpers/server.js';
 import { TestClient } from '../../helpers/http.js';
 import greeterPlugin from '../../fixtures/plugins/greeter-auth.js';
 import notesPlugin from '../../fixtures/plugins/notes.js';
@@ -15,7 +15,7 @@ describe('response wrapping', function () {
   const wrapped = (ttl: string) => ({ headers: { 'X-Vault-Wrap-TTL': ttl } });
 
   before(async () => {
-    server = await startUnsealedServer({ plugins: [notesPlugin, greeterPlugin] });
+    server = await startUnsealedServer({ plugins: [notesPlugin, greeterPlugin], audit: API_AUDIT });
     await server.client.post('sys/mounts/transit', { type: 'transit' });
     await server.client.post('sys/auth/greeter', { type: 'greeter' });
     await server.client.post('transit/keys/k', {});

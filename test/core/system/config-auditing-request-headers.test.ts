@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import path from 'node:path';
-import { initAndUnseal, startTestServer, tempDir } from '../../helpers/server.js';
+import { API_AUDIT, initAndUnseal, startTestServer, tempDir } from '../../helpers/server.js';
 import { TestClient } from '../../helpers/http.js';
 import type { RunningServer } from '../../../core/server.js';
 import { readEntries } from '../audit/helpers.js';
@@ -18,7 +18,7 @@ describe('sys/config/auditing/request-headers', function () {
   let auditFile: string;
 
   beforeEach(async () => {
-    server = await startTestServer();
+    server = await startTestServer({ audit: API_AUDIT });
     ({ keys, rootToken } = await initAndUnseal(server, 1, 1));
     dir = await tempDir();
     auditFile = path.join(dir.path, 'audit.log');

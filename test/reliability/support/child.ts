@@ -23,6 +23,8 @@ export interface ChildConfig {
   readonly dataDir: string;
   readonly logLevel?: string;
   readonly listener?: Record<string, unknown>;
+  /** More top-level settings, as the configuration file names them. */
+  readonly settings?: Record<string, unknown>;
 }
 
 /** Writes a production config (LevelDB, plain HTTP on an ephemeral loopback port) and returns its path. */
@@ -34,6 +36,7 @@ export async function writeConfig(dir: string, config: ChildConfig): Promise<str
       listener: { tcp: { address: '127.0.0.1:0', tls_disable: true, ...(config.listener ?? {}) } },
       storage: { leveldb: { path: config.dataDir } },
       log_level: config.logLevel ?? 'info',
+      ...(config.settings ?? {}),
     }),
   );
   return file;

@@ -8,6 +8,7 @@ import type { ServerConfig } from '../../../core/config/config.js';
 import type { PhysicalStorage } from '../../../storage/storage.js';
 import { MemoryStorage } from '../../../storage/memory.js';
 import { testConfig } from '../../helpers/server.js';
+import { DEFAULT_AUDIT_CONFIG, type AuditConfig } from '../../../core/audit/rules.js';
 import { Api } from './http.js';
 
 export interface ReliabilityServer extends RunningServer {
@@ -24,6 +25,8 @@ export interface ReliabilityServerOptions {
   readonly listener?: Partial<ServerConfig['listeners'][number]>;
   readonly logger?: Logger;
   readonly plugins?: readonly unknown[];
+  /** Audit settings of the configuration; unset ones keep their secure default. */
+  readonly audit?: Partial<AuditConfig>;
 }
 
 /** Starts, initializes (one share) and unseals a server; `api` carries the root token. */
@@ -31,7 +34,11 @@ export async function startReliabilityServer(options: ReliabilityServerOptions =
   const physical = options.physical ?? new MemoryStorage();
   const base = testConfig();
   const server = await startServer({
-    config: { ...base, listeners: [{ ...base.listeners[0]!, ...(options.listener ?? {}) }] },
+    config: {
+      ...base,
+      listeners: [{ ...base.listeners[0]!, ...(options.listener ?? {}) }],
+      ...(options.audit ? { audit: { ...DEFAULT_AUDIT_CONFIG, ...options.audit } } : {}),
+    },
     physical,
     plugins: options.plugins ?? [],
     logger: options.logger ?? pino({ level: 'silent' }),

@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startUnsealedServer, tempDir } from '../../../helpers/server.js';
+import { API_AUDIT, startUnsealedServer, tempDir } from '../../../helpers/server.js';
 import type { TestClient } from '../../../helpers/http.js';
 import type { RunningServer } from '../../../../core/server.js';
 import { runCli, type CliRun } from '../../../helpers/cli.js';
@@ -17,9 +17,9 @@ describe('keywarden audit', function () {
   const cli = (args: string[]): Promise<CliRun> => runCli(args, env);
 
   before(async () => {
-    server = await startUnsealedServer();
-    home = await tempDir();
     collector = await streamCollector({ tcp: true });
+    server = await startUnsealedServer({ audit: { ...API_AUDIT, apiAuditSocketAllowlist: [collector.address] } });
+    home = await tempDir();
     env = { PATH: process.env.PATH, HOME: home.path, KEYWARDEN_ADDR: server.address, KEYWARDEN_TOKEN: server.rootToken };
   });
   after(async () => {
@@ -77,6 +77,28 @@ describe('keywarden audit', function () {
     const bad = await cli(['audit', 'enable', 'file', 'file_path']);
     expect(bad.code).to.equal(1);
     expect(bad.stderr).to.match(/^Failed to parse K=V data: expected key=value, got "file_path"/);
+  });
+
+  it('against a server that keeps devices in its configuration: lists them, and prints the refusal of enable and of disabling a declared device (exit 2)', async () => {
+    const managed = await startUnsealedServer({
+      audit: { devices: [{ path: 'declared/', type: 'file', description: 'from the file', local: false, options: { file_path: 'discard' }, declaredAt: 'server.hcl:1' }] },
+    });
+    try {
+      const run = (args: string[]) => runCli(args, { ...env, KEYWARDEN_ADDR: managed.address, KEYWARDEN_TOKEN: managed.rootToken });
+      const enabled = await run(['audit', 'enable', 'file', 'file_path=discard']);
+      expect(enabled.code).to.equal(2);
+      expect(enabled.stderr).to.contain(
+        'Error enabling audit device: Error making API request.\n\nURL: PUT ' +
+          `${managed.address}/v1/sys/audit/file/\nCode: 400. Errors:\n\n* cannot enable audit device via API; use declarative, config-based audit device management instead`,
+      );
+      const disabled = await run(['audit', 'disable', 'declared']);
+      expect(disabled.code).to.equal(2);
+      expect(disabled.stderr).to.contain('* cannot disable configuration-managed audit device');
+      const list = await run(['audit', 'list']);
+      expect(list.stdout.split('\n')[2]).to.match(/^declared\/\s+file\s+from the file$/);
+    } finally {
+      await managed.close();
+    }
   });
 
   it('disable removes a device, and says so for a path with none', async () => {
