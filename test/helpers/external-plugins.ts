@@ -1,7 +1,7 @@
 /**
  * External plugin modules for tests, written into a plugin directory as an operator would install
  * them: one ESM file importing `keywarden/sdk`. The "echo" plugin stores values, reports what its
- * worker sees, and fails on demand in each of the ways the isolation must contain.
+ * process sees, and fails on demand in each of the ways the isolation must contain.
  */
 import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
@@ -60,17 +60,17 @@ const raw = definePath({
 const info = definePath({
   pattern: 'info',
   fields: {},
-  operations: { read: { summary: 'What the worker sees.', handler: async (req) => ({ data: {
+  operations: { read: { summary: 'What the process sees.', handler: async (req) => ({ data: {
     version: ${JSON.stringify(version)},
     instance,
-    threaded: (await import('node:worker_threads')).isMainThread === false,
+    pid: process.pid,
     env: Object.keys(process.env).sort(),
     argv: process.argv.slice(2),
     token: req.clientToken ?? null,
     headers: Object.keys(req.headers).sort(),
     globals: ['Host', 'keyring'].filter((n) => n in globalThis),
   } }) } },
-  synopsis: 'Worker facts.',
+  synopsis: 'Process facts.',
   description: 'Version, instance, environment.',
 });
 const fail = definePath({
