@@ -22,7 +22,7 @@ const OTHER_WRITE = 0o002;
  * VAULT_ENABLE_FILE_PERMISSIONS_CHECK is set (https://developer.hashicorp.com/vault/docs/configuration#plugin_file_uid);
  * here the check is always on, and root's files pass as Vault's `plugin_file_uid = 0` lets them.
  */
-function untrusted(info: Stats, what: string): string | undefined {
+export function untrusted(info: Pick<Stats, 'uid' | 'mode'>, what: string): string | undefined {
   // Windows has no POSIX owners or modes to check.
   if (process.platform === 'win32') return undefined;
   const uid = process.getuid!();

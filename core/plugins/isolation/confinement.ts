@@ -22,16 +22,30 @@ const PACKAGE_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 /** The process's entry module. */
 export const PLUGIN_MAIN = fileURLToPath(new URL('./plugin-main.js', import.meta.url));
 
+/** What a Node.js offers that isolation needs. */
+export interface Runtime {
+  readonly version: string;
+  /** `module.registerHooks` (Node 22.15). */
+  readonly registerHooks: boolean;
+  /** The `--permission` flag (Node 22.13; before, `--experimental-permission`). */
+  readonly permission: boolean;
+}
+
+/** This Node.js. */
+export function currentRuntime(): Runtime {
+  return { version: process.version, registerHooks: syncHooksApi() !== undefined, permission: process.allowedNodeEnvironmentFlags.has('--permission') };
+}
+
 /**
- * Why isolated plugins cannot run on this Node.js, or undefined when they can. They need the
- * permission model without its experimental flag (Node 22.13) and in-thread module hooks
- * (module.registerHooks, Node 22.15): the older off-thread hooks would need a grant to start
- * workers, which the plugin would then have too.
+ * Why isolated plugins cannot run on a Node.js, or undefined when they can. They need the
+ * permission model without its experimental flag and in-thread module hooks: the older off-thread
+ * hooks would need a grant to start workers, which the plugin would then have too. A Node without
+ * them is refused rather than left to run a plugin unconfined.
  */
-export function unsupportedRuntime(): string | undefined {
-  if (syncHooksApi() && process.allowedNodeEnvironmentFlags.has('--permission')) return undefined;
+export function unsupportedRuntime(runtime: Runtime = currentRuntime()): string | undefined {
+  if (runtime.registerHooks && runtime.permission) return undefined;
   return (
-    `external plugins need Node.js 22.15 or later, and this is ${process.version}: they run confined by ` +
+    `external plugins need Node.js 22.15 or later, and this is ${runtime.version}: they run confined by ` +
     'its permission model (--permission) with in-thread module hooks (module.registerHooks)'
   );
 }
