@@ -7,6 +7,7 @@
  * host object and no other mount's data. When the host goes away, so does the process.
  */
 import os from 'node:os';
+import v8 from 'node:v8';
 import { syncBuiltinESMExports } from 'node:module';
 import { pino } from 'pino';
 import { createRootContainer, registerValue } from '../../di/container.js';
@@ -52,13 +53,14 @@ function confined(): boolean {
 }
 
 /**
- * Keeps the plugin's signals to its own process. It runs as the server's OS user, so Node's
- * `process.kill` could end the host, a negative or zero pid its process group, and
- * `process._debugProcess` would open the host's inspector; lowering the host's priority would
- * starve it. These are the public ways Node offers, replaced before the plugin is loaded and
- * frozen in place; native code, which could do the same, is refused by the permission model.
+ * Takes from the plugin the ways out that Node's permission model leaves open, replaced before the
+ * plugin is loaded and frozen in place. The process runs as the server's OS user, so `process.kill`
+ * could end the host (a zero or negative pid: its process group), `process._debugProcess` would
+ * open the host's inspector, and lowering the host's priority would starve it; V8 flags set at run
+ * time (`--allow-natives-syntax`) reach below JavaScript. These are the ways known and tested
+ * (test/core/plugins/isolation/hostile-plugin.test.ts), not a proof that there are no others.
  */
-function confineSignals(): void {
+function closeKnownEscapes(): void {
   const own = process.pid;
   const ownOnly = (pid: unknown, what: string): void => {
     if (Number(pid) !== own) throw new Error(`a plugin may ${what} only its own process (${own}), not ${String(pid)}`);
@@ -86,7 +88,10 @@ function confineSignals(): void {
     if (pid !== 0) ownOnly(pid, 'change the priority of');
     return setPriority(own, priority);
   });
-  // `import { setPriority } from 'node:os'` in the plugin sees the replacement too.
+  freeze(v8, 'setFlagsFromString', (flags: string) => {
+    throw new Error(`a plugin may not set V8 flags (${flags})`);
+  });
+  // `import { setPriority } from 'node:os'` in the plugin sees the replacements too.
   syncBuiltinESMExports();
 }
 
@@ -94,7 +99,7 @@ if (!confined()) {
   process.stderr.write('plugin process: refused to start without Node\'s permission model confining it\n');
   process.exit(UNCONFINED_EXIT_CODE);
 }
-confineSignals();
+closeKnownEscapes();
 
 /** The mount's storage, served by the host. */
 class RemoteStorage implements Storage {

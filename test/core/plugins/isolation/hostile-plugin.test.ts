@@ -106,7 +106,7 @@ describe('a hostile plugin', function () {
     expect(await read('/etc/passwd')).to.deep.equal({ refused: 'ERR_ACCESS_DENIED' });
   });
 
-  it('cannot write a file, start a process or a worker, or create a database file', async () => {
+  it('cannot write a file, start a process or a worker, create a database file, or set V8 flags', async () => {
     const target = path.join(plugins.path, 'planted.mjs');
     expect((await client.get(`hostile/write?file=${encodeURIComponent(target)}`)).body.data).to.deep.equal({ refused: 'ERR_ACCESS_DENIED' });
     expect((await client.get('hostile/spawn')).body.data).to.deep.equal({ refused: 'ERR_ACCESS_DENIED' });
@@ -114,6 +114,7 @@ describe('a hostile plugin', function () {
     const database = path.join(plugins.path, 'planted.db');
     expect((await client.get(`hostile/sqlite?file=${encodeURIComponent(database)}`)).body.data).to.have.key('refused');
     expect(existsSync(target) || existsSync(database)).to.equal(false);
+    expect((await client.get('hostile/v8-flags')).body.data.refused).to.include('a plugin may not set V8 flags');
   });
 
   it('cannot signal its host or its process group, open its host\'s inspector, or lower its host\'s priority', async () => {
