@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../../../core/config/config.js';
-import { untrusted } from '../../../core/plugins/plugin-file.js';
+import * as pluginFile from '../../../core/plugins/plugin-file.js';
 import { startTestServer, startUnsealedServer, tempDir } from '../../helpers/server.js';
 import { echoSource, installModule } from '../../helpers/external-plugins.js';
 
@@ -65,6 +65,7 @@ describe('plugin_directory ownership and permissions', function () {
 
   it('trusts files of the server\'s user and of root, writable by their owner alone, and nobody else\'s', () => {
     const own = process.getuid!();
+    const { untrusted } = pluginFile;
     expect(untrusted({ uid: own, mode: 0o100755 }, 'f')).to.equal(undefined);
     expect(untrusted({ uid: 0, mode: 0o40755 }, 'f')).to.equal(undefined);
     expect(untrusted({ uid: own + 4242, mode: 0o100644 }, 'f')).to.equal(`f belongs to user ${own + 4242}, not to the server's user (${own}) or root`);
