@@ -106,10 +106,11 @@ describe('a hostile plugin', function () {
     expect(await read('/etc/passwd')).to.deep.equal({ refused: 'ERR_ACCESS_DENIED' });
   });
 
-  it('cannot write a file, start a process or a worker, create a database file, or set V8 flags', async () => {
+  it('cannot write a file, start a process, become one (execve) or start a worker, create a database file, or set V8 flags', async () => {
     const target = path.join(plugins.path, 'planted.mjs');
     expect((await client.get(`hostile/write?file=${encodeURIComponent(target)}`)).body.data).to.deep.equal({ refused: 'ERR_ACCESS_DENIED' });
     expect((await client.get('hostile/spawn')).body.data).to.deep.equal({ refused: 'ERR_ACCESS_DENIED' });
+    expect((await client.get('hostile/execve')).body.data).to.deep.equal({ refused: 'ERR_ACCESS_DENIED' });
     expect((await client.get('hostile/worker')).body.data).to.deep.equal({ refused: 'ERR_ACCESS_DENIED' });
     const database = path.join(plugins.path, 'planted.db');
     expect((await client.get(`hostile/sqlite?file=${encodeURIComponent(database)}`)).body.data).to.have.key('refused');
