@@ -1,10 +1,11 @@
 /**
  * Module hooks of an isolated plugin's process, run on its main thread by `module.registerHooks`
  * (https://nodejs.org/api/module.html#moduleregisterhooksoptions): the off-thread hooks of
- * `module.register` would need the process to be allowed workers, and the plugin with it. The plugin's module is served from the bytes the host
- * verified (the file is never read); `keywarden/sdk` resolves to the host's own SDK, so a plugin
- * runs against the framework of the server it runs in. The checksum covers one file, so the
- * module may import nothing else but Node's built-ins: a plugin with dependencies ships bundled.
+ * `module.register` would need the process to be allowed workers, and the plugin with it. The
+ * plugin's module is served from the bytes the host verified (the file is never read);
+ * `keywarden/sdk` resolves to the host's own SDK, so a plugin runs against the framework of the
+ * server it runs in. The checksum covers one file, so the module may import nothing else but
+ * Node's built-ins: a plugin with dependencies ships bundled.
  */
 import nodeModule from 'node:module';
 
