@@ -1,7 +1,7 @@
 /**
- * What isolating an external plugin in a worker thread costs per request: the same tiny plugin
+ * What isolating an external plugin in a process of its own costs per request: the same tiny plugin
  * (bench/plugins/ping.ts) served in-process (loaded by dev mode's -dev-plugin-dir) and isolated
- * (registered in the catalog, run in its worker), by the real server in its own process, over
+ * (registered in the catalog, run in its process), by the real server in its own process, over
  * HTTP. `ping` is a read answered from memory (prepare and execute: two crossings); `write` adds
  * one storage call that crosses back to the host. Reported: the time per request at one connection
  * (1/throughput; the per-request overhead is the difference) and requests/s at four connections, with ratios from
@@ -69,7 +69,7 @@ try {
   }
   report('plugin-isolation', rows, [
     `Each cell: ${DURATION_S} s, best of the interleaved rounds; 4 connections for req/s, 1 connection for the time per request.`,
-    'The overhead is the isolated time per request minus the in-process one, at one connection: two message round trips to the worker (prepare, execute), plus one per storage call.',
+    'The overhead is the isolated time per request minus the in-process one, at one connection: two message round trips to the plugin\'s process (prepare, execute), plus one per storage call.',
   ]);
 } finally {
   await server.stop();

@@ -54,7 +54,7 @@ export interface HostOptions {
   readonly registry: PluginRegistry;
   /** Where external plugins' modules live (the config's plugin_directory); none: built-ins only. */
   readonly pluginDirectory?: string;
-  /** How external plugins' workers are bounded (defaults: DEFAULT_ISOLATION_LIMITS). */
+  /** How external plugins' processes are bounded (defaults: DEFAULT_ISOLATION_LIMITS). */
   readonly isolation?: IsolationLimits;
   readonly logger: Logger;
   readonly clock?: Clock;

@@ -10,12 +10,13 @@ import { DEFAULT_MAX_REQUEST_SIZE } from './http/body.js';
 import { createApp } from './http/app.js';
 import { UiFiles } from './http/ui.js';
 import { CLOSE_GRACE_MS, listen, type Listener, type TlsFiles } from './http/listener.js';
-import { splitAddress, type ListenerConfig, type ListenerTls, type ServerConfig } from './config/config.js';
+import { ConfigError, splitAddress, type ListenerConfig, type ListenerTls, type ServerConfig } from './config/config.js';
 import { DEFAULT_AUDIT_CONFIG } from './audit/rules.js';
 import { PluginRegistry } from './plugins/registry.js';
 import { BUILTIN_PLUGINS } from './plugins/builtin.js';
-import { DEFAULT_ISOLATION_LIMITS, type IsolationLimits } from './plugins/isolation/isolated-backend.js';
+import { DEFAULT_ISOLATION_LIMITS, RESIDENT_HEADROOM_MB, type IsolationLimits } from './plugins/isolation/isolated-backend.js';
 import { loadPluginDirectory } from './plugins/dev-plugins.js';
+import { checkPluginDirectory } from './plugins/plugin-file.js';
 import type { PhysicalStorage } from '../storage/storage.js';
 import { LevelDbStorage } from '../storage/leveldb.js';
 import { MemoryStorage } from '../storage/memory.js';
@@ -38,7 +39,7 @@ export interface StartOptions {
   };
   /** Extra plugins (tests), run in-process as built-ins; the compiled-in ones are always registered. */
   readonly plugins?: readonly unknown[];
-  /** How external plugins' workers are bounded (memory, watchdog); the configuration's when omitted. */
+  /** How external plugins' processes are bounded (memory, watchdog); the configuration's when omitted. */
   readonly isolation?: IsolationLimits;
   readonly logger?: Logger;
   readonly clock?: Clock;
@@ -91,6 +92,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const logger = options.logger ?? serverLogger(config);
   // Before storage is opened, so a server asked for a UI it does not have fails at once.
   const ui = config.ui ? UiFiles.load() : undefined;
+  const isolation = options.isolation ?? isolationLimits(config);
+  if (config.pluginDirectory) await checkPluginDirectory(config.pluginDirectory);
   const registry = new PluginRegistry();
   for (const plugin of BUILTIN_PLUGINS) registry.register(plugin);
   for (const plugin of options.plugins ?? []) registry.register(plugin, 'the embedding program');
@@ -112,10 +115,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     physical,
     registry,
     ...(config.pluginDirectory ? { pluginDirectory: config.pluginDirectory } : {}),
-    isolation: options.isolation ?? {
-      memoryLimitMb: config.pluginMemoryLimitMb ?? DEFAULT_ISOLATION_LIMITS.memoryLimitMb,
-      watchdogMs: config.pluginWatchdogMs ?? DEFAULT_ISOLATION_LIMITS.watchdogMs,
-    },
+    isolation,
     logger,
     ...(options.clock ? { clock: options.clock } : {}),
     defaultLeaseTtl: config.defaultLeaseTtl,
@@ -165,6 +165,19 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     await physical.close();
     throw err;
   }
+}
+
+/**
+ * The limits of external plugins' processes from the configuration, defaults filled in.
+ * @throws ConfigError when the resident limit leaves no room above the heap limit.
+ */
+function isolationLimits(config: ServerConfig): IsolationLimits {
+  const memoryLimitMb = config.pluginMemoryLimitMb ?? DEFAULT_ISOLATION_LIMITS.memoryLimitMb;
+  const residentLimitMb = config.pluginResidentMemoryLimitMb ?? memoryLimitMb + RESIDENT_HEADROOM_MB;
+  if (residentLimitMb <= memoryLimitMb) {
+    throw new ConfigError(`plugin_resident_memory_limit_mb (${residentLimitMb} MB) must be greater than plugin_memory_limit_mb (${memoryLimitMb} MB): the resident memory holds the heap`);
+  }
+  return { memoryLimitMb, residentLimitMb, watchdogMs: config.pluginWatchdogMs ?? DEFAULT_ISOLATION_LIMITS.watchdogMs };
 }
 
 async function listenOn(host: Host, config: ListenerConfig, logger: Logger, ui: UiFiles | undefined): Promise<Listener> {
@@ -248,6 +261,7 @@ const RESTART_ONLY: Readonly<Record<Exclude<keyof ServerConfig, 'logLevel' | 'au
   clusterName: 'cluster_name',
   pluginDirectory: 'plugin_directory',
   pluginMemoryLimitMb: 'plugin_memory_limit_mb',
+  pluginResidentMemoryLimitMb: 'plugin_resident_memory_limit_mb',
   pluginWatchdogMs: 'plugin_watchdog_timeout',
   pidFile: 'pid_file',
   disableUnauthedGenerateRoot: 'disable_unauthed_generate_root_endpoints',

@@ -128,11 +128,13 @@ export type { CloudAuthConfig } from '../core/config/config.js';
 /**
  * The host services a plugin may resolve from `context.container`, by these tokens:
  *
- * - `WasmCrypto`: the loaded {@link WasmCrypto} core (always registered by a server);
+ * - `WasmCrypto`: the loaded {@link WasmCrypto} core (always registered by a server, for a plugin
+ *   in-process and isolated alike; an isolated plugin's process loads its own);
  * - `CloudAuthConfig`: the server configuration's `cloud_auth` block ({@link CloudAuthConfig}),
  *   registered only when the configuration has one (check with `container.isRegistered(token, true)`);
  * - `Metrics`: where a plugin counts its operations for `sys/metrics` ({@link OperationMetrics}),
- *   registered only while the server collects metrics (check with `isRegistered` too).
+ *   registered only while the server collects metrics, and never for an isolated plugin, whose
+ *   counts would stay in its own process (check with `isRegistered` too).
  *
  * ```ts
  * const wasm = context.container.resolve<WasmCrypto>(SERVICES.WasmCrypto);

@@ -41,6 +41,7 @@ export interface FileSettings {
   readonly logLevel?: Setting<LogLevel>;
   readonly pluginDirectory?: Setting<string>;
   readonly pluginMemoryLimitMb?: Setting<number>;
+  readonly pluginResidentMemoryLimitMb?: Setting<number>;
   readonly pluginWatchdogMs?: Setting<number>;
   readonly pidFile?: Setting<string>;
   readonly periodicIntervalMs?: Setting<number>;
@@ -61,7 +62,7 @@ export interface SourceFile {
 
 const TOP_LEVEL_KEYS = [
   'listener', 'storage', 'api_addr', 'cluster_name', 'ui', 'telemetry', 'default_lease_ttl', 'max_lease_ttl',
-  'log_level', 'log_format', 'plugin_directory', 'plugin_memory_limit_mb', 'plugin_watchdog_timeout', 'pid_file', 'periodic_interval', 'disable_mlock', 'cloud_auth',
+  'log_level', 'log_format', 'plugin_directory', 'plugin_memory_limit_mb', 'plugin_resident_memory_limit_mb', 'plugin_watchdog_timeout', 'pid_file', 'periodic_interval', 'disable_mlock', 'cloud_auth',
   'unsafe_allow_api_audit_creation', 'allow_audit_log_prefixing', 'api_audit_socket_allowlist',
 ] as const;
 
@@ -141,6 +142,11 @@ export function readConfigDocument(doc: HclObject, source: SourceFile): FileSett
     pluginMemoryLimitMb: read('plugin_memory_limit_mb', (value, where) => {
       const mb = integer(value, where);
       return mb >= 16 ? mb : fail(where, `must be at least 16 (MB), got ${mb}`);
+    }),
+    pluginResidentMemoryLimitMb: read('plugin_resident_memory_limit_mb', (value, where) => {
+      const mb = integer(value, where);
+      // Node itself holds about 50 MB before a plugin allocates anything.
+      return mb >= 64 ? mb : fail(where, `must be at least 64 (MB), got ${mb}`);
     }),
     pluginWatchdogMs: read('plugin_watchdog_timeout', (value, where) => {
       const ms = durationMillis(value, where);

@@ -110,9 +110,14 @@ export interface ServerConfig {
   readonly logLevel: LogLevel;
   /** Where external plugin modules live; one runs only once registered in the catalog with its SHA-256. */
   readonly pluginDirectory?: string;
-  /** Heap limit of each external plugin's worker, MB (`plugin_memory_limit_mb`, default 128). */
+  /** Heap limit of each external plugin's process, MB (`plugin_memory_limit_mb`, default 128). */
   readonly pluginMemoryLimitMb?: number;
-  /** How long an external plugin's worker may leave the watchdog unanswered, ms (`plugin_watchdog_timeout`, default 10s). */
+  /**
+   * Resident memory limit of each external plugin's process, MB (`plugin_resident_memory_limit_mb`,
+   * default the heap limit + 128); the server refuses to start with one not above the heap limit.
+   */
+  readonly pluginResidentMemoryLimitMb?: number;
+  /** How long an external plugin's process may leave the watchdog unanswered, ms (`plugin_watchdog_timeout`, default 10s). */
   readonly pluginWatchdogMs?: number;
   /** Where `keywarden server` writes its process id while it runs (`pid_file`). */
   readonly pidFile?: string;
@@ -213,6 +218,7 @@ function mergeSettings(files: readonly FileContents[]): FileContents {
     logLevel: b.logLevel ?? a.logLevel,
     pluginDirectory: b.pluginDirectory ?? a.pluginDirectory,
     pluginMemoryLimitMb: b.pluginMemoryLimitMb ?? a.pluginMemoryLimitMb,
+    pluginResidentMemoryLimitMb: b.pluginResidentMemoryLimitMb ?? a.pluginResidentMemoryLimitMb,
     pluginWatchdogMs: b.pluginWatchdogMs ?? a.pluginWatchdogMs,
     pidFile: b.pidFile ?? a.pidFile,
     periodicIntervalMs: b.periodicIntervalMs ?? a.periodicIntervalMs,
@@ -266,6 +272,7 @@ function finishConfig(settings: FileContents, source: string): ServerConfig {
     logLevel: settings.logLevel?.value ?? 'info',
     ...(settings.pluginDirectory ? { pluginDirectory: settings.pluginDirectory.value } : {}),
     ...(settings.pluginMemoryLimitMb ? { pluginMemoryLimitMb: settings.pluginMemoryLimitMb.value } : {}),
+    ...(settings.pluginResidentMemoryLimitMb ? { pluginResidentMemoryLimitMb: settings.pluginResidentMemoryLimitMb.value } : {}),
     ...(settings.pluginWatchdogMs ? { pluginWatchdogMs: settings.pluginWatchdogMs.value } : {}),
     ...(settings.pidFile ? { pidFile: settings.pidFile.value } : {}),
     ...(disableUnauthedGenerateRoot(settings.listeners) ? { disableUnauthedGenerateRoot: true } : {}),

@@ -15,6 +15,7 @@ import type { SystemView } from '../plugins/plugin.js';
 import { PluginCatalog, type ResolvedPlugin } from '../plugins/catalog.js';
 import { DEFAULT_ISOLATION_LIMITS, IsolatedBackend, type IsolationLimits } from '../plugins/isolation/isolated-backend.js';
 import type { Clock } from '../clock.js';
+import type { CloudAuthConfig } from '../config/config.js';
 import type { Storage } from '../../storage/storage.js';
 import { StorageView, deletePrefix } from '../../storage/view.js';
 import {
@@ -164,7 +165,7 @@ export interface MountTableDeps {
   readonly registry: PluginRegistry;
   /** Every plugin a mount may run; built from `registry` alone (no external plugins) when omitted. */
   readonly catalog?: PluginCatalog;
-  /** How external plugins' workers are bounded. */
+  /** How external plugins' processes are bounded. */
   readonly isolation?: IsolationLimits;
   readonly logger: Logger;
   readonly clock: Clock;
@@ -514,7 +515,7 @@ export class MountTable {
     }
   }
 
-  /** An external plugin: its backend runs in a worker of its own; the mount's container holds nothing of it. */
+  /** An external plugin: its backend runs in a process of its own; the mount's container holds nothing of it. */
   private async buildIsolated(
     live: LiveMount,
     resolved: Extract<ResolvedPlugin, { builtin: false }>,
@@ -530,6 +531,7 @@ export class MountTable {
       logger,
       system: () => ({ defaultLeaseTtl: view.defaultLeaseTtl(), maxLeaseTtl: view.maxLeaseTtl() }),
       limits: this.deps.isolation ?? DEFAULT_ISOLATION_LIMITS,
+      ...(this.deps.root.isRegistered(TOKENS.CloudAuthConfig, true) ? { cloudAuth: this.deps.root.resolve<CloudAuthConfig>(TOKENS.CloudAuthConfig) } : {}),
     });
     return { backend, container: this.deps.root.createChildContainer(), running: { version: resolved.version, sha256: resolved.entry.sha256 }, logger };
   }

@@ -4,8 +4,17 @@
  * with the version `v<version>+builtin`; external ones are registered through
  * `sys/plugins/catalog` with a module file in `plugin_directory` and its SHA-256, and kept behind
  * the barrier. Nothing is cached, so every node of a cluster sees the same catalog.
+ *
+ * A built-in is never replaced behind a mount's back. Vault and OpenBao let an unversioned entry
+ * named like a built-in shadow it, so every mount of the built-in runs the external module at its
+ * next reload or restart (https://developer.hashicorp.com/vault/docs/plugins/plugin-management;
+ * OpenBao's vault/plugin_catalog.go does the same). Here such an entry is refused, and a mount
+ * that names no version runs the built-in before any registered version: a mount moves to an
+ * external module of a built-in's name only when an operator sets its `plugin_version` to that
+ * module's version and reloads it.
  */
 import { BadRequestError } from '../errors.js';
+import { pluginEnvironment } from './isolation/confinement.js';
 import type { Storage } from '../../storage/storage.js';
 import type { MountTableName } from '../mounts/mount-entry.js';
 import type { PluginManifest } from './plugin.js';
@@ -34,7 +43,7 @@ export interface ExternalEntry {
   /** The module file, relative to plugin_directory. */
   readonly command: string;
   readonly args: readonly string[];
-  /** `KEY=value` pairs: the whole environment the plugin's worker sees. */
+  /** `KEY=value` pairs: the whole environment the plugin's process sees. */
   readonly env: readonly string[];
 }
 
@@ -101,10 +110,13 @@ export class PluginCatalog {
     const name = checkPluginName(input.name);
     const version = input.version ? canonicalVersion(input.version) : '';
     if (version.includes('+builtin')) throw new BadRequestError(`version "${version}" is reserved for built-in plugins`);
-    if (!/^[0-9a-f]{64}$/i.test(input.sha256)) throw new BadRequestError('sha256 must be the 64 hex digits of the module file\'s SHA-256');
-    for (const pair of input.env ?? []) {
-      if (!/^[^=]+=/.test(pair)) throw new BadRequestError(`env entry "${pair}" must be KEY=value`);
+    if (version === '' && this.builtin(input.type, name)) {
+      throw new BadRequestError(
+        `plugin "${name}" is a built-in ${input.type} plugin: register its replacement with a version, then move mounts to it with plugin_version and a reload`,
+      );
     }
+    if (!/^[0-9a-f]{64}$/i.test(input.sha256)) throw new BadRequestError('sha256 must be the 64 hex digits of the module file\'s SHA-256');
+    pluginEnvironment(input.env ?? []);
     await pluginFilePath(this.directory, input.command);
     const entry: ExternalEntry = {
       type: input.type,
@@ -118,25 +130,26 @@ export class PluginCatalog {
     await this.storage.put(keyOf(input.type, name, version), Buffer.from(JSON.stringify(entry)));
   }
 
-  /** Removes an external entry; removing what is not there is a no-op, as in Vault. */
+  /**
+   * Removes an external entry; removing what is not there is a no-op, as in Vault. An unversioned
+   * entry of a built-in's name (stored before such entries were refused) can be removed; the
+   * built-in itself cannot.
+   */
   async deregister(type: CatalogType, name: string, version: string): Promise<void> {
     const canonical = version ? canonicalVersion(version) : '';
     const builtin = this.builtin(type, name);
-    if (builtin && (canonical === '' || canonical === builtinVersion(builtin))) {
-      throw new BadRequestError(`cannot deregister the built-in plugin "${name}"`);
-    }
+    const isBuiltin = builtin && (canonical === builtinVersion(builtin) || (canonical === '' && !(await this.external(type, name, ''))));
+    if (isBuiltin) throw new BadRequestError(`cannot deregister the built-in plugin "${name}"`);
     await this.storage.delete(keyOf(type, name, canonical));
   }
 
-  /** One entry: with a version, that one; without, the unversioned external entry or else the built-in. */
+  /** One entry: with a version, that one; without, the built-in of that name, else the unversioned entry. */
   async get(type: CatalogType, name: string, version = ''): Promise<CatalogInfo | undefined> {
     const canonical = version ? canonicalVersion(version) : '';
     const builtin = this.builtin(type, name);
-    if (builtin && canonical === builtinVersion(builtin)) return builtinInfo(builtin);
+    if (builtin && (canonical === '' || canonical === builtinVersion(builtin))) return builtinInfo(builtin);
     const external = await this.external(type, name, canonical);
-    if (external) return externalInfo(external);
-    if (builtin && canonical === '') return builtinInfo(builtin);
-    return undefined;
+    return external ? externalInfo(external) : undefined;
   }
 
   /** Every entry of a type (both types without one), sorted by name then version. */
@@ -164,8 +177,9 @@ export class PluginCatalog {
 
   /**
    * The plugin a mount of `type` runs. With a version, exactly that one (the built-in's version
-   * with or without `+builtin`). Without: the unversioned external entry, else the only registered
-   * version, else the built-in, as Vault selects; several versions and no built-in need a choice.
+   * with or without `+builtin`). Without: the built-in (never shadowed, see above), else the
+   * unversioned external entry, else the only registered version (which enable then pins on the
+   * mount); several versions and no built-in need a choice.
    */
   async resolve(table: CatalogType, type: string, requested: string): Promise<ResolvedPlugin> {
     const builtin = this.builtin(table, type);
@@ -182,6 +196,7 @@ export class PluginCatalog {
       const known = (await this.versionsOf(table, type)).join(', ') || 'none';
       throw new BadRequestError(`plugin_version "${requested}" is not available for type "${type}": registered versions are ${known}`);
     }
+    if (builtin) return { builtin: true, manifest: builtin, version: builtinVersion(builtin) };
     const unversioned = await this.external(table, type, '');
     if (unversioned) return { builtin: false, entry: unversioned, version: '' };
     const versions = await this.storage.list(`${PLUGIN_CATALOG_PREFIX}${table}/${type}/`);
@@ -189,7 +204,6 @@ export class PluginCatalog {
       const entry = await this.external(table, type, versions[0]!);
       if (entry) return { builtin: false, entry, version: entry.version };
     }
-    if (builtin) return { builtin: true, manifest: builtin, version: builtinVersion(builtin) };
     if (versions.length > 1) {
       throw new BadRequestError(`plugin "${type}" has several registered versions (${versions.join(', ')}): choose one with plugin_version`);
     }

@@ -1,7 +1,7 @@
 /**
  * Dev mode's `-dev-plugin-dir`: every `.js` module of the folder is imported into the server and
  * registered as a built-in, unchecked and in-process, so a plugin under development (or a
- * benchmark's floor) runs without a catalog entry and without worker overhead. Never used outside
+ * benchmark's floor) runs without a catalog entry and without process overhead. Never used outside
  * dev mode: there, `plugin_directory` modules run only from the catalog, checksummed and isolated.
  * A module that fails to import or check is reported, not mounted.
  */

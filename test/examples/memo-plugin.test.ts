@@ -1,7 +1,7 @@
 /**
  * The example external plugin (examples/memo-plugin) as an operator handles it: packed with npm,
  * unpacked into the plugin directory, registered with its checksum through the CLI, mounted and
- * used; then a new release is packed, registered, tuned in and reloaded; then its worker is
+ * used; then a new release is packed, registered, tuned in and reloaded; then its process is
  * killed and the host keeps serving while the plugin comes back.
  */
 import { expect } from 'chai';
@@ -91,9 +91,9 @@ describe('the example plugin (examples/memo-plugin)', function () {
     expect((await cli('plugin', 'info', '-version=v1.0.0', 'secret', 'memo')).code).to.equal(2);
   });
 
-  it('survives its worker being killed: the host serves on, and the plugin comes back', async () => {
+  it('survives its process being killed: the host serves on, and the plugin comes back', async () => {
     const backend = server.host.mounts!.live('secret', 'memo/').backend as IsolatedBackend;
-    backend.terminateWorker();
+    backend.terminateProcess();
     expect((await server.client.get('sys/health')).status).to.equal(200);
     expect((await server.client.get('sys/mounts')).status).to.equal(200);
     const read = await cli('read', '-field=text', 'memo/memos/standup');

@@ -1,11 +1,51 @@
 /**
  * External plugin modules for tests, written into a plugin directory as an operator would install
  * them: one ESM file importing `keywarden/sdk`. The "echo" plugin stores values, reports what its
- * worker sees, and fails on demand in each of the ways the isolation must contain.
+ * process sees, and fails on demand in each of the ways the isolation must contain; any compiled
+ * in-process plugin can be bundled into such a file too (`bundleExternal`).
  */
 import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build, stop } from 'esbuild';
+
+/** The compiled SDK, which a bundled plugin imports as `keywarden/sdk` instead of carrying it. */
+const SDK_MODULE = fileURLToPath(new URL('../../sdk/index.js', import.meta.url));
+
+/**
+ * A compiled plugin module (a file under dist/) as an operator would ship it outside the server:
+ * bundled by esbuild into one ES module that imports only `keywarden/sdk` and node: built-ins,
+ * whose default export is the manifest `exportName` renamed `asName` (so it can be registered in
+ * the catalog beside the in-process original).
+ */
+export async function bundleExternal(moduleFile: string, exportName: string, asName: string): Promise<string> {
+  const result = await build({
+    stdin: {
+      contents: `import { ${exportName} as manifest } from ${JSON.stringify(moduleFile)};\nexport default { ...manifest, name: ${JSON.stringify(asName)} };\n`,
+      resolveDir: path.dirname(moduleFile),
+      loader: 'js',
+    },
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    write: false,
+    logLevel: 'silent',
+    plugins: [
+      {
+        name: 'keywarden-sdk',
+        setup(b) {
+          b.onResolve({ filter: /sdk\/index\.js$/ }, (args) =>
+            path.resolve(args.resolveDir, args.path) === SDK_MODULE ? { path: 'keywarden/sdk', external: true } : undefined,
+          );
+        },
+      },
+    ],
+  });
+  // esbuild keeps a service process for the next build; no test leaves a process behind.
+  await stop();
+  return result.outputFiles[0]!.text;
+}
 
 export interface EchoOptions {
   readonly name?: string;
@@ -60,17 +100,17 @@ const raw = definePath({
 const info = definePath({
   pattern: 'info',
   fields: {},
-  operations: { read: { summary: 'What the worker sees.', handler: async (req) => ({ data: {
+  operations: { read: { summary: 'What the process sees.', handler: async (req) => ({ data: {
     version: ${JSON.stringify(version)},
     instance,
-    threaded: (await import('node:worker_threads')).isMainThread === false,
+    pid: process.pid,
     env: Object.keys(process.env).sort(),
     argv: process.argv.slice(2),
     token: req.clientToken ?? null,
     headers: Object.keys(req.headers).sort(),
     globals: ['Host', 'keyring'].filter((n) => n in globalThis),
   } }) } },
-  synopsis: 'Worker facts.',
+  synopsis: 'Process facts.',
   description: 'Version, instance, environment.',
 });
 const fail = definePath({

@@ -16,7 +16,8 @@ import { syncBuiltinESMExports } from 'node:module';
 import { promisify } from 'node:util';
 import type { Context } from 'mocha';
 
-const MARKER = 'KEYWARDEN_TEST_PROCESS';
+/** The variable every process a test starts gets; a test of a process's environment leaves it out. */
+export const MARKER = 'KEYWARDEN_TEST_PROCESS';
 /** Tells this run's processes from those of another run on the same machine. */
 const RUN = `${process.pid}.${randomBytes(4).toString('hex')}`;
 const GRACE_MS = 5_000;

@@ -55,7 +55,7 @@ export function registerPlugin(program: Command, ctx: CliContext): void {
     .option('--sha256 <hex>', 'SHA-256 of the plugin module file (required)')
     .option('--command <file>', 'the module file, relative to plugin_directory (default: the name)')
     .option('--args <list...>', 'arguments the plugin receives')
-    .option('--env <KEY=value...>', 'environment the plugin sees')
+    .option('--env <NAME=value...>', 'the whole environment the plugin\'s process sees (NODE_*, LD_*, OPENSSL_* and the like are refused)')
     .option('--version <semver>', 'the plugin version (v1.2.3)')
     .action(async (type: string, name: string, opts: RegisterOptions) => {
       checkType(type);
@@ -90,7 +90,7 @@ export function registerPlugin(program: Command, ctx: CliContext): void {
     });
 
   withClientOptions(group.command('info').description('Read a plugin\'s catalog entry').argument('<type>').argument('<name>'))
-    .option('--version <semver>', 'the version to read (default: the unversioned or built-in one)')
+    .option('--version <semver>', 'the version to read (default: the built-in, else the unversioned one)')
     .action(async (type: string, name: string, opts: RegisterOptions) => {
       checkType(type);
       const client = await clientFor(ctx, opts);

@@ -1,14 +1,14 @@
 /**
- * The host's side of an isolated (external) plugin: a `Backend` whose work runs in a worker thread
- * of its own, one per mount. The worker gets the verified module text and its mount's snapshot;
- * its storage calls are served here from that mount's view of the barrier, nothing else.
+ * The host's side of an isolated (external) plugin: a `Backend` whose work runs in a process of
+ * its own, one per mount (plugin-process.ts), confined as confinement.ts sets out. The process gets
+ * the verified module text and its mount's snapshot; its storage calls are served here from that
+ * mount's view of the barrier, nothing else.
  *
- * A worker that crashes, runs out of its memory limit or stops answering the watchdog's pings (a
- * blocked event loop) is terminated; the requests it held fail with a 503 naming the plugin and
- * the mount, and the next request starts a new worker, after checking the module's SHA-256 again.
+ * A process that crashes, exits, runs out of memory or stops answering the watchdog's pings (a
+ * blocked event loop) is gone alone: the requests it held fail with a 503 naming the plugin and
+ * the mount, and the next request starts a new one, after checking the module's SHA-256 again.
  * The host and the other mounts never notice.
  */
-import { Worker } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
 import { NotFoundError, UnavailableError } from '../../errors.js';
@@ -17,25 +17,16 @@ import { renderHelp, type PathHelp } from '../../framework/help.js';
 import { PathPattern } from '../../framework/path.js';
 import type { AuthResult, LogicalRequest, LogicalResponse } from '../../framework/request.js';
 import type { MountEntry } from '../../mounts/mount-entry.js';
+import type { CloudAuthConfig } from '../../config/config.js';
 import type { Storage } from '../../../storage/storage.js';
 import type { ExternalEntry } from '../catalog.js';
 import { readVerifiedModule } from '../plugin-file.js';
 import { PluginError } from '../registry.js';
-import { fromWire, toWire, type CallResult, type FromWorker, type HostCall, type ReadyInfo, type StorageOp, type SystemValues, type ToWorker, type WireRequest, type WorkerStart } from './protocol.js';
+import { pluginEnvironment, unsupportedRuntime } from './confinement.js';
+import { PluginProcess, type IsolationLimits } from './plugin-process.js';
+import type { CallResult, HostCall, PluginStart, ReadyInfo, SystemValues, WireRequest } from './protocol.js';
 
-/** How an isolated plugin's worker is bounded. */
-export interface IsolationLimits {
-  /** V8 old-generation heap limit of each worker, in MB. */
-  readonly memoryLimitMb: number;
-  /** A worker that answers no ping for this long is taken as blocked and terminated, in ms. */
-  readonly watchdogMs: number;
-}
-
-export const DEFAULT_ISOLATION_LIMITS: IsolationLimits = { memoryLimitMb: 128, watchdogMs: 10_000 };
-
-const WORKER_URL = new URL('./worker-main.js', import.meta.url);
-/** Where a plugin's import of the SDK (the specifier keywarden/sdk) leads: the host's own. */
-const SDK_URL = new URL('../../../sdk/index.js', import.meta.url).href;
+export { DEFAULT_ISOLATION_LIMITS, RESIDENT_HEADROOM_MB, type IsolationLimits } from './plugin-process.js';
 
 export interface IsolatedBackendOptions {
   readonly entry: ExternalEntry;
@@ -46,204 +37,15 @@ export interface IsolatedBackendOptions {
   readonly logger: Logger;
   readonly system: () => SystemValues;
   readonly limits: IsolationLimits;
-}
-
-type Pending = { resolve: (value: CallResult) => void; reject: (err: Error) => void };
-
-/** One worker: started, serving, then dead (and never used again). */
-class Runner {
-  private readonly worker: Worker;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 0;
-  private seq = 0;
-  private lastPong = Date.now();
-  private readonly heartbeat: NodeJS.Timeout;
-  /** Why the worker is gone; set once. */
-  dead: string | undefined;
-  readonly ready: Promise<ReadyInfo>;
-
-  constructor(
-    start: WorkerStart,
-    private readonly options: IsolatedBackendOptions,
-    private readonly label: string,
-    args: readonly string[],
-    env: Record<string, string>,
-  ) {
-    this.worker = new Worker(WORKER_URL, {
-      workerData: start,
-      argv: [...args],
-      env,
-      stdout: true,
-      stderr: true,
-      resourceLimits: { maxOldGenerationSizeMb: options.limits.memoryLimitMb },
-    });
-    const log = options.logger;
-    this.worker.stdout.on('data', (chunk: Buffer) => log.info({ plugin_output: chunk.toString('utf8').trimEnd() }, 'plugin wrote to stdout'));
-    this.worker.stderr.on('data', (chunk: Buffer) => log.warn({ plugin_output: chunk.toString('utf8').trimEnd() }, 'plugin wrote to stderr'));
-    let readyResolve!: (info: ReadyInfo) => void;
-    let readyReject!: (err: Error) => void;
-    this.ready = new Promise((resolve, reject) => {
-      readyResolve = resolve;
-      readyReject = reject;
-    });
-    // Nobody may be waiting on `ready` when the worker dies later; that is not an unhandled rejection.
-    this.ready.catch(() => undefined);
-    this.worker.on('message', (message: FromWorker) => {
-      switch (message.t) {
-        case 'ready':
-          readyResolve(message.info);
-          return;
-        case 'start-failed':
-          readyReject(fromWire(message.error, `${label}: `));
-          this.kill(`failed to start: ${message.error.message}`);
-          return;
-        case 'pong':
-          this.lastPong = Date.now();
-          return;
-        case 'log':
-          this.relayLog(message.line);
-          return;
-        case 'storage':
-          void this.serveStorage(message.id, message.request);
-          return;
-        case 'result': {
-          const waiter = this.pending.get(message.id);
-          if (!waiter) return;
-          this.pending.delete(message.id);
-          if (message.ok) waiter.resolve(message.value);
-          else waiter.reject(fromWire(message.error, `${label} failed: `));
-          return;
-        }
-      }
-    });
-    this.worker.on('error', (err: Error & { code?: string }) => {
-      const why =
-        err.code === 'ERR_WORKER_OUT_OF_MEMORY'
-          ? `ran out of memory (its limit is ${options.limits.memoryLimitMb} MB)`
-          : 'crashed (an uncaught error; see the server log)';
-      log.error({ err: err.message }, `plugin ${why}`);
-      this.die(why);
-    });
-    this.worker.on('exit', (code) => this.die(`exited (code ${code})`));
-    const watchdog = options.limits.watchdogMs;
-    const tick = Math.max(10, Math.floor(watchdog / 4));
-    let lastTick = Date.now();
-    this.heartbeat = setInterval(() => {
-      const now = Date.now();
-      // A late tick means the host itself was busy: pongs may be waiting in its queue, so the worker
-      // is not blamed for it and gets a full period again.
-      if (now - lastTick > 2 * tick) this.lastPong = now;
-      lastTick = now;
-      if (now - this.lastPong > watchdog) {
-        log.error({ watchdog_ms: watchdog }, 'plugin stopped responding; terminating its worker');
-        this.kill(`stopped responding: its event loop was blocked for more than ${watchdog} ms`);
-        return;
-      }
-      this.post({ t: 'ping', seq: this.seq++ });
-    }, tick);
-    this.heartbeat.unref();
-    this.onDeath = (why) => readyReject(this.unavailable(why));
-  }
-
-  /** Fails a start still in progress when the worker dies. */
-  private readonly onDeath: (why: string) => void;
-
-  call(call: HostCall): Promise<CallResult> {
-    if (this.dead) return Promise.reject(this.unavailable(this.dead));
-    const id = this.nextId++;
-    return new Promise<CallResult>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.post({ t: 'call', id, call });
-    });
-  }
-
-  notify(message: ToWorker): void {
-    if (!this.dead) this.post(message);
-  }
-
-  /** Ends the worker; the calls it held fail with `why`. */
-  kill(why: string): void {
-    this.die(why);
-    void this.worker.terminate();
-  }
-
-  private die(why: string): void {
-    if (this.dead) return;
-    this.dead = why;
-    clearInterval(this.heartbeat);
-    this.onDeath(why);
-    const err = this.unavailable(why);
-    for (const waiter of this.pending.values()) waiter.reject(err);
-    this.pending.clear();
-  }
-
-  private unavailable(why: string): UnavailableError {
-    return new UnavailableError(`${this.label} ${why}; it is restarted on the next request`);
-  }
-
-  private post(message: ToWorker): void {
-    this.worker.postMessage(message);
-  }
-
-  private relayLog(line: string): void {
-    let entry: Record<string, unknown>;
-    try {
-      entry = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      return;
-    }
-    const { level, msg, time: _time, ...fields } = entry;
-    const name = typeof level === 'number' ? (level >= 50 ? 'error' : level >= 40 ? 'warn' : level >= 30 ? 'info' : 'debug') : 'info';
-    this.options.logger[name](fields, typeof msg === 'string' ? msg : '');
-  }
-
-  /** Serves one storage call from this mount's view, checking the shape of what the worker sent. */
-  private async serveStorage(id: number, request: StorageOp): Promise<void> {
-    const s = this.options.storage;
-    const isKey = (k: unknown): k is string => typeof k === 'string';
-    const isValue = (v: unknown): v is Uint8Array => v instanceof Uint8Array;
-    let reply: ToWorker;
-    try {
-      let value: unknown;
-      switch (request.op) {
-        case 'get':
-          if (!isKey(request.key)) throw new PluginError('storage: key must be a string');
-          value = await s.get(request.key);
-          break;
-        case 'delete':
-          if (!isKey(request.key)) throw new PluginError('storage: key must be a string');
-          await s.delete(request.key);
-          break;
-        case 'put':
-          if (!isKey(request.key) || !isValue(request.value)) throw new PluginError('storage: put needs a string key and bytes');
-          await s.put(request.key, request.value);
-          break;
-        case 'list':
-          if (!isKey(request.prefix)) throw new PluginError('storage: prefix must be a string');
-          value = await s.list(request.prefix);
-          break;
-        case 'batch':
-          if (!Array.isArray(request.ops) || !request.ops.every((o) => isKey(o.key) && (o.type === 'delete' || (o.type === 'put' && isValue(o.value))))) {
-            throw new PluginError('storage: batch needs put and delete operations with string keys and bytes');
-          }
-          await s.batch(request.ops);
-          break;
-        default:
-          throw new PluginError('storage: unknown operation');
-      }
-      reply = { t: 'storage-result', id, ok: true, value };
-    } catch (err) {
-      reply = { t: 'storage-result', id, ok: false, error: toWire(err) };
-    }
-    this.notify(reply);
-  }
+  /** The server's `cloud_auth` block, offered to the plugin as SERVICES.CloudAuthConfig, as in-process. */
+  readonly cloudAuth?: CloudAuthConfig;
 }
 
 export class IsolatedBackend implements Backend {
   readonly description: string;
   private readonly patterns: readonly { pattern: PathPattern; help: PathHelp }[];
-  private runner: Runner;
-  private starting: Promise<Runner> | undefined;
+  private running: PluginProcess;
+  private starting: Promise<PluginProcess> | undefined;
   private closed = false;
   private readonly label: string;
 
@@ -253,11 +55,11 @@ export class IsolatedBackend implements Backend {
 
   private constructor(
     private readonly options: IsolatedBackendOptions,
-    first: Runner,
+    first: PluginProcess,
     info: ReadyInfo,
     label: string,
   ) {
-    this.runner = first;
+    this.running = first;
     this.label = label;
     this.description = info.description;
     this.patterns = info.paths.map((help) => ({ pattern: new PathPattern(help.pattern), help }));
@@ -268,57 +70,58 @@ export class IsolatedBackend implements Backend {
         return (result as { auth: AuthResult }).auth;
       };
     }
-    if (info.hooks.invalidate) this.invalidate = (key) => this.runner.notify({ t: 'invalidate', key });
+    if (info.hooks.invalidate) this.invalidate = (key) => this.running.notify({ t: 'invalidate', key });
   }
 
   /**
-   * Starts the first worker and waits until its backend is built.
-   * @throws PluginError when the module is missing, fails its checksum or its checks, or cannot start.
+   * Starts the first process and waits until its backend is built.
+   * @throws PluginError when this Node.js cannot confine a plugin, or the module is missing, fails
+   *   its checksum or its checks, or cannot start.
    */
   static async start(options: IsolatedBackendOptions): Promise<IsolatedBackend> {
     const mount = options.mount();
     const label = `plugin "${options.entry.name}" (mount "${mount.table === 'auth' ? 'auth/' : ''}${mount.path}")`;
-    const runner = await IsolatedBackend.spawn(options, label);
+    const running = await IsolatedBackend.spawn(options, label);
     let info: ReadyInfo;
     try {
-      info = await runner.ready;
+      info = await running.ready;
     } catch (err) {
-      runner.kill('was not needed');
+      running.kill('was not needed');
       throw err instanceof PluginError ? err : new PluginError(err instanceof Error ? err.message : String(err));
     }
-    return new IsolatedBackend(options, runner, info, label);
+    return new IsolatedBackend(options, running, info, label);
   }
 
-  private static async spawn(options: IsolatedBackendOptions, label: string): Promise<Runner> {
+  private static async spawn(options: IsolatedBackendOptions, label: string): Promise<PluginProcess> {
+    const unsupported = unsupportedRuntime();
+    if (unsupported) throw new PluginError(`${label} cannot run: ${unsupported}`);
     const { entry } = options;
+    // Checked at registration too; an entry stored before a name was refused is refused here.
+    const env = pluginEnvironment(entry.env);
     const verified = await readVerifiedModule(options.directory, entry.command, entry.sha256, entry.name);
-    const env: Record<string, string> = {};
-    for (const pair of entry.env) {
-      const at = pair.indexOf('=');
-      env[pair.slice(0, at)] = pair.slice(at + 1);
-    }
-    const start: WorkerStart = {
+    const start: PluginStart = {
       entryUrl: pathToFileURL(verified.file).href,
       source: verified.source.toString('utf8'),
-      sdkUrl: SDK_URL,
       expected: { name: entry.name, kind: entry.type, version: entry.version },
       mount: structuredClone(options.mount()),
       system: options.system(),
       logLevel: options.logger.level,
+      services: options.cloudAuth ? { cloudAuth: options.cloudAuth } : {},
     };
-    return new Runner(start, options, label, entry.args, env);
+    return new PluginProcess(start, { label, logger: options.logger, storage: options.storage, limits: options.limits, args: entry.args, env });
   }
 
   async prepare(req: LogicalRequest): Promise<PreparedRequest> {
-    const runner = await this.live();
-    const result = (await this.callOn(runner, { method: 'prepare', request: wireOf(req, this.options.mount()), system: this.options.system() })) as Extract<CallResult, { method: 'prepare' }>;
+    const running = await this.live();
+    const result = (await this.callOn(running, { method: 'prepare', request: wireOf(req, this.options.mount()), system: this.options.system() })) as Extract<CallResult, { method: 'prepare' }>;
     req.operation = result.operation;
     return {
       operation: result.operation,
       pattern: result.pattern,
       sudo: result.sudo,
       execute: async () => {
-        const done = (await this.callOn(runner, { method: 'execute', handle: result.handle })) as { response: LogicalResponse | null };
+        // By now authorization has decided sudo, into this request's auth.
+        const done = (await this.callOn(running, { method: 'execute', handle: result.handle, sudo: req.auth?.sudo ?? false })) as { response: LogicalResponse | null };
         return done.response;
       },
     };
@@ -338,23 +141,23 @@ export class IsolatedBackend implements Backend {
     return this.patterns.map((p) => p.help);
   }
 
-  /** Lets the plugin clean up, then ends its worker for good. */
+  /** Lets the plugin clean up, then ends its process for good. */
   async cleanup(): Promise<void> {
     this.closed = true;
-    const runner = this.runner;
-    if (!runner.dead) {
+    const running = this.running;
+    if (!running.dead) {
       try {
-        await this.callOn(runner, { method: 'cleanup' });
+        await this.callOn(running, { method: 'cleanup' });
       } catch (err) {
         this.options.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'plugin cleanup failed');
       }
     }
-    runner.kill('was stopped (unmount, reload or seal)');
+    running.kill('was stopped (unmount, reload or seal)');
   }
 
-  /** Ends the current worker as a crash would (an operator's or a test's lever); the next request starts a new one. */
-  terminateWorker(): void {
-    this.runner.kill('was terminated');
+  /** Ends the current process as a crash would (an operator's or a test's lever); the next request starts a new one. */
+  terminateProcess(): void {
+    this.running.kill('was terminated');
   }
 
   private match(path: string): PathHelp | undefined {
@@ -369,24 +172,29 @@ export class IsolatedBackend implements Backend {
     return this.callOn(await this.live(), call);
   }
 
-  private callOn(runner: Runner, call: HostCall): Promise<CallResult> {
-    return runner.call(call);
+  private callOn(running: PluginProcess, call: HostCall): Promise<CallResult> {
+    return running.call(call);
   }
 
-  /** The serving worker; a dead one is replaced (its module checked again) before use. */
-  private async live(): Promise<Runner> {
+  /** The operating system's id of the serving process. */
+  get pid(): number | undefined {
+    return this.running.pid;
+  }
+
+  /** The serving process; a dead one is replaced (its module checked again) before use. */
+  private async live(): Promise<PluginProcess> {
     if (this.closed) throw new UnavailableError(`${this.label} is stopped`);
-    if (!this.runner.dead) return this.runner;
+    if (!this.running.dead) return this.running;
     this.starting ??= (async () => {
       try {
-        const runner = await IsolatedBackend.spawn(this.options, this.label);
-        await runner.ready;
-        this.runner = runner;
-        this.options.logger.info('plugin worker restarted');
-        return runner;
+        const running = await IsolatedBackend.spawn(this.options, this.label);
+        await running.ready;
+        this.running = running;
+        this.options.logger.info('plugin process restarted');
+        return running;
       } catch (err) {
         const why = err instanceof Error ? err.message : String(err);
-        this.options.logger.error({ err: why }, 'plugin worker could not be restarted');
+        this.options.logger.error({ err: why }, 'plugin process could not be restarted');
         throw new UnavailableError(`${this.label} cannot be restarted: ${why}`);
       } finally {
         this.starting = undefined;

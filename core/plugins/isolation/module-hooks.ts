@@ -1,39 +1,57 @@
 /**
- * Module hooks of an isolated plugin's worker. The plugin's module is served from the bytes the
- * host verified (not read again from disk); `keywarden/sdk` resolves to the host's own SDK, so a
- * plugin runs against the framework of the server it runs in. The checksum covers one file, so
- * the module may import nothing else but Node's built-ins: a plugin with dependencies ships
- * bundled.
+ * Module hooks of an isolated plugin's process, run on its main thread by `module.registerHooks`
+ * (https://nodejs.org/api/module.html#moduleregisterhooksoptions): the off-thread hooks of
+ * `module.register` would need the process to be allowed workers, and the plugin with it. The
+ * plugin's module is served from the bytes the host verified (the file is never read);
+ * `keywarden/sdk` resolves to the host's own SDK, so a plugin runs against the framework of the
+ * server it runs in. The checksum covers one file, so the module may import nothing else but
+ * Node's built-ins: a plugin with dependencies ships bundled.
  */
-interface HookData {
-  readonly entryUrl: string;
-  readonly source: string;
-  readonly sdkUrl: string;
-}
+import nodeModule from 'node:module';
+
+/** Where a plugin's import of the SDK (the specifier keywarden/sdk) leads: the host's own. */
+const SDK_URL = new URL('../../../sdk/index.js', import.meta.url).href;
 
 interface ResolveContext {
-  readonly parentURL?: string;
+  readonly parentURL?: string | undefined;
 }
-type NextResolve = (specifier: string, context: ResolveContext) => Promise<{ url: string }>;
-type NextLoad = (url: string, context: unknown) => Promise<{ format?: string; source?: unknown }>;
+type ResolveResult = { readonly url: string; readonly format?: string | null; readonly shortCircuit?: boolean };
+type LoadResult = { readonly format: string; readonly source?: string | ArrayBuffer | Uint8Array | null; readonly shortCircuit?: boolean };
 
-let data: HookData;
-
-export function initialize(hookData: HookData): void {
-  data = hookData;
-}
-
-export async function resolve(specifier: string, context: ResolveContext, next: NextResolve): Promise<{ url: string; shortCircuit?: boolean }> {
-  if (context.parentURL === data.entryUrl) {
-    if (specifier === 'keywarden/sdk') return { url: data.sdkUrl, shortCircuit: true };
-    if (!specifier.startsWith('node:')) {
-      throw new Error(`it imports "${specifier}": a plugin is one module file and may import only keywarden/sdk and node: built-ins (bundle its dependencies)`);
-    }
-  }
-  return next(specifier, context);
+/** The synchronous hooks API of Node ≥ 22.15 (not yet in the @types/node the project builds with). */
+export interface SyncHooksApi {
+  registerHooks(hooks: {
+    resolve(specifier: string, context: ResolveContext, next: (specifier: string, context: ResolveContext) => ResolveResult): ResolveResult;
+    load(url: string, context: object, next: (url: string, context: object) => LoadResult): LoadResult;
+  }): unknown;
 }
 
-export async function load(url: string, context: unknown, next: NextLoad): Promise<{ format?: string; source?: unknown; shortCircuit?: boolean }> {
-  if (url === data.entryUrl) return { format: 'module', source: data.source, shortCircuit: true };
-  return next(url, context);
+/** Node's `module.registerHooks`, or undefined on a Node without it. */
+export function syncHooksApi(): SyncHooksApi | undefined {
+  const candidate = nodeModule as unknown as Partial<SyncHooksApi>;
+  return typeof candidate.registerHooks === 'function' ? (candidate as SyncHooksApi) : undefined;
+}
+
+/**
+ * Serves the plugin at `entryUrl` from `source` and confines its imports.
+ * @throws Error when this Node has no `module.registerHooks` (the host refuses such a Node first).
+ */
+export function installModuleHooks(entryUrl: string, source: string): void {
+  const api = syncHooksApi();
+  if (!api) throw new Error('this Node.js has no module.registerHooks');
+  api.registerHooks({
+    resolve(specifier, context, next) {
+      if (context.parentURL === entryUrl) {
+        if (specifier === 'keywarden/sdk') return { url: SDK_URL, shortCircuit: true };
+        if (!specifier.startsWith('node:')) {
+          throw new Error(`it imports "${specifier}": a plugin is one module file and may import only keywarden/sdk and node: built-ins (bundle its dependencies)`);
+        }
+      }
+      return next(specifier, context);
+    },
+    load(url, context, next) {
+      if (url === entryUrl) return { format: 'module', source, shortCircuit: true };
+      return next(url, context);
+    },
+  });
 }

@@ -1,37 +1,34 @@
 /**
- * The messages between the host and an isolated plugin's worker. Everything crossing is plain
- * data (structured clone): the worker never receives a host object, only its mount's snapshot
- * and answers to its own storage calls.
+ * The messages between the host and an isolated plugin's process, over its IPC channel with
+ * Node's `advanced` serialization (the structured clone algorithm). Everything crossing is plain
+ * data: the process never receives a host object, only its mount's snapshot and answers to its
+ * own storage calls.
  */
 import type { Operation, LogicalResponse, AuthResult, RequestAuth, MountRef } from '../../framework/request.js';
 import type { PathHelp } from '../../framework/help.js';
 import type { MountEntry } from '../../mounts/mount-entry.js';
-import {
-  BadRequestError,
-  ConflictError,
-  InternalError,
-  NotFoundError,
-  PayloadTooLargeError,
-  PermissionDeniedError,
-  SealedError,
-  UnavailableError,
-  UnsupportedOperationError,
-  UpstreamError,
-} from '../../errors.js';
+import type { CloudAuthConfig } from '../../config/config.js';
+import * as errors from '../../errors.js';
+import { InternalError, KeywardenError } from '../../errors.js';
 
-/** What the worker is started with (its `workerData`). */
-export interface WorkerStart {
-  /** file: URL of the module; the worker imports it under this URL with `source` as its text. */
+/** The exit code of a plugin process ended by an uncaught error (sysexits.h's EX_SOFTWARE). */
+export const CRASH_EXIT_CODE = 70;
+/** The exit code of a plugin process that found itself started without the permission model. */
+export const UNCONFINED_EXIT_CODE = 78;
+
+/** The first message to a new process: what it loads, for which mount. */
+export interface PluginStart {
+  /** file: URL of the module; the process imports it under this URL with `source` as its text. */
   readonly entryUrl: string;
-  /** The verified module text. */
+  /** The verified module text (the file itself is never read by the process). */
   readonly source: string;
-  /** file: URL the specifier `keywarden/sdk` resolves to: the host's own SDK. */
-  readonly sdkUrl: string;
   /** What the module's manifest must declare. */
   readonly expected: { readonly name: string; readonly kind: 'secret' | 'auth'; readonly version: string };
   readonly mount: MountEntry;
   readonly system: SystemValues;
   readonly logLevel: string;
+  /** The host services of the SDK's SERVICES that are plain values, as the host has them. */
+  readonly services: { readonly cloudAuth?: CloudAuthConfig };
 }
 
 /** The system view's answers, sent again with every request so a tune is seen at once. */
@@ -40,7 +37,7 @@ export interface SystemValues {
   readonly maxLeaseTtl: number;
 }
 
-/** A logical request without its storage (the worker supplies the remote one). */
+/** A logical request without its storage (the process supplies the remote one). */
 export interface WireRequest {
   readonly id: string;
   readonly operation: Operation;
@@ -55,7 +52,8 @@ export interface WireRequest {
 
 export type HostCall =
   | { readonly method: 'prepare'; readonly request: WireRequest; readonly system: SystemValues }
-  | { readonly method: 'execute'; readonly handle: number }
+  /** `sudo`: what authorization decided after `prepare`, as an in-process handler finds it in `req.auth`. */
+  | { readonly method: 'execute'; readonly handle: number; readonly sudo: boolean }
   | { readonly method: 'renew'; readonly request: WireRequest; readonly auth: AuthResult; readonly system: SystemValues }
   | { readonly method: 'periodic'; readonly system: SystemValues }
   | { readonly method: 'cleanup' };
@@ -72,7 +70,8 @@ export type StorageOp =
   | { readonly op: 'list'; readonly prefix: string }
   | { readonly op: 'batch'; readonly ops: readonly ({ type: 'put'; key: string; value: Uint8Array } | { type: 'delete'; key: string })[] };
 
-export type ToWorker =
+export type ToPlugin =
+  | { readonly t: 'start'; readonly start: PluginStart }
   | { readonly t: 'call'; readonly id: number; readonly call: HostCall }
   | { readonly t: 'storage-result'; readonly id: number; readonly ok: true; readonly value: unknown }
   | { readonly t: 'storage-result'; readonly id: number; readonly ok: false; readonly error: WireError }
@@ -85,7 +84,7 @@ export interface ReadyInfo {
   readonly hooks: { readonly periodic: boolean; readonly renew: boolean; readonly invalidate: boolean; readonly cleanup: boolean };
 }
 
-export type FromWorker =
+export type FromPlugin =
   | { readonly t: 'ready'; readonly info: ReadyInfo }
   | { readonly t: 'start-failed'; readonly error: WireError }
   | { readonly t: 'result'; readonly id: number; readonly ok: true; readonly value: CallResult }
@@ -94,39 +93,44 @@ export type FromWorker =
   | { readonly t: 'log'; readonly line: string }
   | { readonly t: 'pong'; readonly seq: number };
 
-/** An error as it crosses: the class it is (by the classes of core/errors.ts) and its message. */
+/**
+ * An error as it crosses: the name of the class of core/errors.ts it is (or descends from) and its
+ * message. The classes are read from that module itself, so every error the host knows crosses as
+ * itself, with the status it has in-process, and no second table can fall behind the first.
+ */
 export interface WireError {
-  readonly kind: ErrorKind;
+  readonly class: string;
   readonly message: string;
 }
 
-type ErrorKind =
-  | 'bad-request' | 'permission-denied' | 'not-found' | 'unsupported-operation' | 'conflict'
-  | 'payload-too-large' | 'upstream' | 'sealed' | 'unavailable' | 'internal';
+type ErrorClass = new (message?: string) => KeywardenError;
 
-/** Most specific first: SealedError is not an UnavailableError, but PluginError is a BadRequestError. */
-const KINDS: readonly [ErrorKind, new (message: string) => Error][] = [
-  ['bad-request', BadRequestError],
-  ['permission-denied', PermissionDeniedError],
-  ['not-found', NotFoundError],
-  ['unsupported-operation', UnsupportedOperationError],
-  ['conflict', ConflictError],
-  ['payload-too-large', PayloadTooLargeError],
-  ['upstream', UpstreamError],
-  ['unavailable', UnavailableError],
-];
+/** Every error class core/errors.ts exports, by name. */
+const CATALOGUE: ReadonlyMap<string, ErrorClass> = new Map(
+  Object.entries(errors as Record<string, unknown>).filter(
+    (pair): pair is [string, ErrorClass] => typeof pair[1] === 'function' && pair[1].prototype instanceof KeywardenError,
+  ),
+);
 
-export function toWire(err: unknown): WireError {
-  const message = err instanceof Error ? err.message : String(err);
-  if (err instanceof SealedError) return { kind: 'sealed', message };
-  for (const [kind, cls] of KINDS) if (err instanceof cls) return { kind, message };
-  return { kind: 'internal', message };
+/** The nearest class of the catalogue an error is an instance of: a plugin's own subclass crosses as its parent. */
+function catalogueClassOf(err: unknown): string | undefined {
+  for (let proto = err instanceof Error ? Object.getPrototypeOf(err) : null; proto; proto = Object.getPrototypeOf(proto)) {
+    const ctor = (proto as { constructor: ErrorClass }).constructor;
+    if (CATALOGUE.get(ctor.name) === ctor) return ctor.name;
+  }
+  return undefined;
 }
 
-/** The typed error for a wire error; `internal` keeps its message for the log only (a 500 says "internal error"). */
+export function toWire(err: unknown): WireError {
+  return { class: catalogueClassOf(err) ?? InternalError.name, message: err instanceof Error ? err.message : String(err) };
+}
+
+/**
+ * The typed error for a wire error. An internal error keeps its message for the log only (a 500
+ * says "internal error"), prefixed with who failed; a class this side does not know is one.
+ */
 export function fromWire(wire: WireError, internalPrefix: string): Error {
-  if (wire.kind === 'sealed') return new SealedError();
-  if (wire.kind === 'internal') return new InternalError(`${internalPrefix}${wire.message}`);
-  const found = KINDS.find(([kind]) => kind === wire.kind);
-  return found ? new found[1](wire.message) : new InternalError(`${internalPrefix}${wire.message}`);
+  const cls = CATALOGUE.get(wire.class);
+  if (!cls || cls === InternalError) return new InternalError(`${internalPrefix}${wire.message}`);
+  return new cls(wire.message);
 }

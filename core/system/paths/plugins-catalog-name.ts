@@ -1,7 +1,7 @@
 /**
  * `sys/plugins/catalog/:type/:name`: register, read and deregister one plugin version. The module
- * file (`command`) must be inside plugin_directory; its SHA-256 is checked every time a worker
- * loads it, so a file changed after registration is refused.
+ * file (`command`) must be inside plugin_directory; its SHA-256 is checked every time a plugin
+ * process loads it, so a file changed after registration is refused.
  */
 import { BadRequestError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
@@ -14,15 +14,15 @@ export function pluginsCatalogNamePath(services: SystemServices) {
     fields: {
       type: { type: 'string', description: 'The plugin type: "auth" or "secret".', required: true },
       name: { type: 'string', description: 'The plugin name: the mount type it serves.', required: true },
-      version: { type: 'string', description: 'Semantic version (v1.2.3); empty for the one unversioned entry a name may have.' },
+      version: { type: 'string', description: 'Semantic version (v1.2.3); empty for the one unversioned entry a name may have (not for a built-in\'s name).' },
       sha256: { type: 'string', description: 'Hex SHA-256 of the module file; checked at every load.' },
       command: { type: 'string', description: 'The module file, relative to plugin_directory.' },
       args: { type: 'string-list', description: 'Arguments the plugin finds in its process.argv.' },
-      env: { type: 'string-list', description: 'KEY=value pairs: the whole environment the plugin sees.' },
+      env: { type: 'string-list', description: 'NAME=value pairs: the whole environment the plugin\'s process sees. Names that change how Node starts (NODE_*, LD_*, OPENSSL_*, …) are refused.' },
     },
     refusedFields: {
       oci_image: 'container plugins are not supported: a plugin here is a JavaScript module in plugin_directory',
-      runtime: 'plugin runtimes are not supported: external plugins run in worker threads of the server',
+      runtime: 'plugin runtimes are not supported: external plugins run in Node.js processes the server starts',
     },
     sudo: true,
     operations: {
@@ -83,6 +83,7 @@ export function pluginsCatalogNamePath(services: SystemServices) {
     synopsis: 'Register, read or deregister a plugin.',
     description:
       'POST registers (or replaces) a version: sha256 and command are required, command naming a file inside ' +
-      'plugin_directory. GET and DELETE take ?version= (empty: the unversioned entry, or for GET the built-in).',
+      'plugin_directory. A built-in\'s name takes only versioned entries, which mounts run only when they ask for the version. ' +
+      'GET and DELETE take ?version= (empty: the built-in of that name, else the unversioned entry).',
   });
 }

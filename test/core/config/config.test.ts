@@ -269,10 +269,11 @@ describe('server configuration', () => {
       expect(config).to.include({ apiAddr: 'https://kw.example:8200', clusterName: 'prod', logLevel: 'debug', pluginDirectory: path.join(BASE, 'plugins') });
     });
 
-    it('takes the limits of external plugins\' workers, and refuses ones too small to run', () => {
-      const config = parseConfig(minimal({ plugin_memory_limit_mb: 64, plugin_watchdog_timeout: '2s' }), BASE);
-      expect(config).to.include({ pluginMemoryLimitMb: 64, pluginWatchdogMs: 2000 });
+    it('takes the limits of external plugins\' processes, and refuses ones too small to run', () => {
+      const config = parseConfig(minimal({ plugin_memory_limit_mb: 64, plugin_resident_memory_limit_mb: 200, plugin_watchdog_timeout: '2s' }), BASE);
+      expect(config).to.include({ pluginMemoryLimitMb: 64, pluginResidentMemoryLimitMb: 200, pluginWatchdogMs: 2000 });
       expect(() => parseConfig(minimal({ plugin_memory_limit_mb: 8 }), BASE)).to.throw(ConfigError, 'plugin_memory_limit_mb: must be at least 16 (MB), got 8');
+      expect(() => parseConfig(minimal({ plugin_resident_memory_limit_mb: 32 }), BASE)).to.throw(ConfigError, 'plugin_resident_memory_limit_mb: must be at least 64 (MB), got 32');
       expect(() => parseConfig(minimal({ plugin_watchdog_timeout: '10ms' }), BASE)).to.throw(ConfigError, 'plugin_watchdog_timeout: must be at least 100ms');
     });
 

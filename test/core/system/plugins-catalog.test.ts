@@ -1,12 +1,14 @@
 /**
  * sys/plugins/catalog over HTTP: register by type, name and version with a checksum and a module
  * file, read, list by type, delete; built-ins listed as v<version>+builtin; plugin_version on mount
- * and tune; a reload moving mounts to a newly registered version.
+ * and tune; a reload moving mounts to a newly registered version; a built-in never taken over by a
+ * registration of its name; an environment that would change how the plugin's process starts refused.
  */
 import { expect } from 'chai';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { initAndUnseal, startTestServer, startUnsealedServer, tempDir } from '../../helpers/server.js';
+import { PLUGIN_CATALOG_PREFIX } from '../../../core/plugins/catalog.js';
 import { echoSource, installModule } from '../../helpers/external-plugins.js';
 import type { TestClient } from '../../helpers/http.js';
 
@@ -163,6 +165,72 @@ describe('sys/plugins/catalog', function () {
     expect((await client.delete('sys/plugins/catalog/secret/plain')).status).to.equal(400);
     expect((await client.delete('sys/mounts/plain')).status).to.equal(204);
     expect((await client.delete('sys/plugins/catalog/secret/plain')).status).to.equal(204);
+  });
+
+  it('refuses an environment that would change how the plugin\'s process starts, naming the variable', async () => {
+    for (const [env, why] of [
+      [['NODE_OPTIONS=--allow-fs-write=*'], 'env entry "NODE_OPTIONS" is refused'],
+      [['LD_PRELOAD=/tmp/x.so'], 'env entry "LD_PRELOAD" is refused'],
+      [['OPENSSL_CONF=/tmp/engine.cnf'], 'env entry "OPENSSL_CONF" is refused'],
+      [['GLIBC_TUNABLES=glibc.malloc.check=3'], 'env entry "GLIBC_TUNABLES" is refused'],
+      [['=value'], 'must be NAME=value'],
+      [['NO_EQUALS'], 'must be NAME=value'],
+      [['BAD-NAME=1'], 'must be NAME=value'],
+    ] as const) {
+      const res = await client.post('sys/plugins/catalog/secret/envy', { sha256: sha1, command: 'echo/1.0.0.mjs', env });
+      expect(res.status, env[0]).to.equal(400);
+      expect(res.body.errors[0], env[0]).to.include(why);
+    }
+    expect((await client.post('sys/plugins/catalog/secret/envy', { sha256: sha1, command: 'echo/1.0.0.mjs', env: ['GREETING=hi', 'TZ=UTC'] })).status).to.equal(204);
+    expect((await client.delete('sys/plugins/catalog/secret/envy')).status).to.equal(204);
+  });
+
+  describe('a built-in\'s name', () => {
+    let kvSha: string;
+
+    before(async () => {
+      await mkdir(path.join(dir.path, 'kv'));
+      kvSha = await installModule(dir.path, 'kv/9.9.9.mjs', echoSource({ name: 'kv', version: '9.9.9' }));
+      expect((await client.post('sys/mounts/kv-builtin', { type: 'kv' })).status).to.equal(204);
+      await client.put('kv-builtin/held', { value: 'by the built-in' });
+    });
+
+    it('cannot be registered without a version: that entry would take over every mount of the built-in at its next reload', async () => {
+      const res = await client.post('sys/plugins/catalog/secret/kv', { sha256: kvSha, command: 'kv/9.9.9.mjs' });
+      expect(res.status).to.equal(400);
+      expect(res.body.errors[0]).to.equal(
+        'plugin "kv" is a built-in secret plugin: register its replacement with a version, then move mounts to it with plugin_version and a reload',
+      );
+      expect((await client.get('sys/plugins/catalog/secret/kv')).body.data).to.include({ builtin: true, version: 'v0.1.0+builtin' });
+    });
+
+    it('registered with a version, is run by a mount of the built-in only once that mount is pinned to it and reloaded', async () => {
+      expect((await client.post('sys/plugins/catalog/secret/kv', { sha256: kvSha, command: 'kv/9.9.9.mjs', version: 'v9.9.9' })).status).to.equal(204);
+      // The only registered version does not replace the built-in, for a new mount or at a reload.
+      expect((await client.post('sys/mounts/kv-new', { type: 'kv' })).status).to.equal(204);
+      expect((await client.get('sys/mounts/kv-new')).body.data).to.include({ plugin_version: '', running_plugin_version: 'v0.1.0+builtin' });
+      expect((await client.post('sys/plugins/reload/backend', { plugin: 'kv' })).status).to.equal(200);
+      expect((await client.get('sys/mounts/kv-builtin')).body.data).to.include({ running_plugin_version: 'v0.1.0+builtin', running_sha256: '' });
+      expect((await client.get('kv-builtin/held')).body.data).to.deep.equal({ value: 'by the built-in' });
+      // An operator's explicit choice moves it.
+      expect((await client.post('sys/mounts/kv-new/tune', { plugin_version: 'v9.9.9' })).status).to.equal(204);
+      expect((await client.post('sys/plugins/reload/backend', { mounts: ['kv-new/'] })).status).to.equal(200);
+      expect((await client.get('sys/mounts/kv-new')).body.data).to.include({ running_plugin_version: 'v9.9.9', running_sha256: kvSha });
+      expect((await client.get('kv-new/info')).body.data.version).to.equal('9.9.9');
+      expect((await client.get('sys/mounts/kv-builtin')).body.data).to.include({ running_plugin_version: 'v0.1.0+builtin' });
+    });
+
+    it('stored without a version before such entries were refused, takes over nothing and can be deregistered', async () => {
+      const shadow = { type: 'secret', name: 'kv', version: '', sha256: kvSha, command: 'kv/9.9.9.mjs', args: [], env: [] };
+      await server.host.barrier.put(`${PLUGIN_CATALOG_PREFIX}secret/kv/unversioned`, Buffer.from(JSON.stringify(shadow)));
+      expect((await client.post('sys/plugins/reload/backend', { mounts: ['kv-builtin/'] })).status).to.equal(200);
+      expect((await client.get('sys/mounts/kv-builtin')).body.data).to.include({ running_plugin_version: 'v0.1.0+builtin' });
+      expect((await client.get('kv-builtin/held')).body.data).to.deep.equal({ value: 'by the built-in' });
+      expect((await client.delete('sys/plugins/catalog/secret/kv')).status).to.equal(204);
+      expect(await server.host.barrier.get(`${PLUGIN_CATALOG_PREFIX}secret/kv/unversioned`)).to.equal(undefined);
+      // Then only the built-in is left under the empty version, and it stays.
+      expect((await client.delete('sys/plugins/catalog/secret/kv')).status).to.equal(400);
+    });
   });
 
   it('keeps the catalog and the mounts\' versions across a restart', async () => {
