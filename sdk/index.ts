@@ -86,6 +86,8 @@ export {
   parseDurationExact,
   parseGoInt,
   goDuration,
+  MAX_DURATION_SECONDS,
+  afterDuration,
   type FieldType,
   type FieldTypeMap,
   type FieldSpec,
