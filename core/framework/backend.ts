@@ -164,7 +164,7 @@ export class FrameworkBackend implements Backend {
     } catch (err) {
       if (!(err instanceof BadRequestError)) throw err;
       if (!def.operations[req.operation] && !(req.operation === 'update' && def.operations.create)) throw new UnsupportedOperationError();
-      return { operation: req.operation, pattern: def.pattern, sudo: def.sudo ?? false, ...anyTokenOf(def), execute: () => Promise.reject(err) };
+      return { operation: req.operation, pattern: def.pattern, sudo: def.sudo ?? false, anyToken: def.anyToken ?? false, execute: () => Promise.reject(err) };
     }
     const input = parsed.input as FieldValues<FieldSpecs>;
     // A refused field that got this far asks for nothing: Vault knows it, so it is not "unrecognized".
@@ -217,7 +217,7 @@ function preparedFor(def: AnyPathDefinition, req: LogicalRequest, operation: Ope
     operation,
     pattern: def.pattern,
     sudo: def.sudo ?? false,
-    ...anyTokenOf(def),
+    anyToken: def.anyToken ?? false,
     // Without a warning to add, the handler's own promise is the answer: no wrapper around it.
     execute: unknown.length === 0 ? () => spec.handler(req, input) : async () => {
       const response = await spec.handler(req, input);
@@ -226,11 +226,6 @@ function preparedFor(def: AnyPathDefinition, req: LogicalRequest, operation: Ope
       return { ...response, warnings: [...(response?.warnings ?? []), warning] };
     },
   };
-}
-
-/** Set only where a path declares it, so every other prepared request keeps one shape. */
-function anyTokenOf(def: AnyPathDefinition): { anyToken?: true } {
-  return def.anyToken ? { anyToken: true } : {};
 }
 
 function describe(path: CompiledPath): PathHelp {
