@@ -4,7 +4,9 @@
  * `keywarden server` sets a strict umask, but the server also runs inside other programs (tests,
  * embedders) whose umask it does not control.
  */
-import { chmod, lstat, mkdir, open, readdir, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { chmod, lstat, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { UnavailableError } from './errors.js';
 
@@ -54,18 +56,41 @@ export async function ensurePrivateDirectory(dir: string, label: string, warn: (
   );
 }
 
+/** Created new, never through a link (O_NOFOLLOW is absent on Windows, where O_EXCL alone refuses an existing path). */
+const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
+
 /**
- * Writes `data` to `file` with mode 0600, also when the file already existed with a wider mode
- * (writeFile's `mode` applies only to a file it creates).
+ * Writes `data` to `file` with mode 0600, never through a link: the data goes into a new file
+ * beside it, created exclusively and 0600 before anything is written, which then replaces `file`
+ * in one rename. Opening `file` itself would follow a symbolic link planted there and overwrite
+ * (and chmod) whatever it points at, or write into a file hard-linked elsewhere. A `file` that is a
+ * symbolic link, or not a regular file, is refused rather than replaced: it was put there by
+ * someone, and the error says so. A link planted after that check is replaced by the rename, its
+ * target untouched.
+ * @throws UnavailableError when `file` is a symbolic link or not a regular file.
  */
 export async function writePrivateFile(file: string, data: string): Promise<void> {
-  const handle = await open(file, 'w', PRIVATE_FILE_MODE);
+  const existing = await lstat(file).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined;
+    throw err;
+  });
+  if (existing?.isSymbolicLink()) throw new UnavailableError(`"${file}" is a symbolic link: refusing to write through it (remove it, or choose another file)`);
+  if (existing && !existing.isFile()) throw new UnavailableError(`"${file}" is not a regular file: refusing to replace it`);
+  const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await open(temporary, NEW_FILE, PRIVATE_FILE_MODE);
   try {
-    // Before writing, so the new content is never readable by others, not even for a moment.
-    await handle.chmod(PRIVATE_FILE_MODE);
-    await handle.writeFile(data);
-  } finally {
-    await handle.close();
+    try {
+      // The umask may have narrowed the mode given to open further; never widened, but set it exactly.
+      await handle.chmod(PRIVATE_FILE_MODE);
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, file);
+  } catch (err) {
+    await rm(temporary, { force: true });
+    throw err;
   }
 }
 

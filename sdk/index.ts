@@ -27,8 +27,10 @@
  * What is here and why:
  *
  * - **The path framework**: path definitions, field types with Vault's weak typing, the backend
- *   base class and its lifecycle hooks, the logical request and response, list answers, and the
- *   parsers for Vault's booleans, integers and durations.
+ *   base class and its lifecycle hooks, the logical request and response, list answers, the
+ *   parsers for Vault's booleans, integers and durations, and JSON numbers kept with every digit
+ *   (`exactBody`, `ExactNumber`, `parseExact`, `stringifyExact`) for a backend that stores what
+ *   clients send.
  * - **Errors**: the typed error classes; a handler throws one and the host maps it to the status.
  * - **Storage**: the interface of the mount's storage view (every key under the mount's UUID,
  *   behind the encrypting barrier).
@@ -86,6 +88,8 @@ export {
   parseDurationExact,
   parseGoInt,
   goDuration,
+  MAX_DURATION_SECONDS,
+  afterDuration,
   type FieldType,
   type FieldTypeMap,
   type FieldSpec,
@@ -94,6 +98,7 @@ export {
 } from '../core/framework/fields.js';
 export { asksNothing, refuseUnhonoured } from '../core/framework/refused-fields.js';
 export { JsonText } from '../core/framework/json-text.js';
+export { ExactNumber, exactBody, parseExact, stringifyExact } from '../core/framework/exact-json.js';
 export { globbedStringsMatch } from '../core/framework/glob.js';
 export type { PathHelp } from '../core/framework/help.js';
 

@@ -304,6 +304,24 @@ export class Barrier implements Storage {
   }
 
   /**
+   * Whether the root key held since unseal opens `stored`, a keyring as stored (one in a snapshot):
+   * it is then this cluster's keyring, as it is or was, since a keyring's terms are never dropped.
+   * @throws SealedError while sealed.
+   */
+  opensKeyring(stored: Uint8Array): boolean {
+    if (this.rootKey === undefined) throw new SealedError();
+    let parsed: ParsedKeyring;
+    try {
+      parsed = this.decryptKeyring(stored, this.rootKey);
+    } catch (err) {
+      if (err instanceof IntegrityError) return false;
+      throw err;
+    }
+    for (const t of parsed.terms.values()) zeroize(t.key);
+    return true;
+  }
+
+  /**
    * A key for a purpose named by `label`, the same on every node unsealed with this keyring
    * (HMAC-SHA-256 of the label under the first term's key), and never stored.
    */

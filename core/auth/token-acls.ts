@@ -20,7 +20,8 @@ export class TokenAcls {
     return this.policies.cachedAcl(entry.policies);
   }
 
-  async aclFor(entry: TokenEntry): Promise<ACL> {
+  /** Takes a token entry or a request's `auth`: only the policies and the entity count. */
+  async aclFor(entry: Pick<TokenEntry, 'policies' | 'entityId'>): Promise<ACL> {
     let identity: (IdentityContext & { key: string }) | undefined;
     if (entry.entityId && !entry.policies.includes('root')) {
       const context = await this.identity.context(entry.entityId);

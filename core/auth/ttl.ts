@@ -1,9 +1,11 @@
 /**
  * Token lifetimes, as Vault computes them: request → role → mount tune → system defaults, capped by
  * the effective max TTL (or, for periodic tokens, only by explicit_max_ttl), and by the parent's
- * own expiry. Pure functions over seconds.
+ * own expiry. Pure functions over seconds. A TTL is never longer than any duration field takes
+ * (MAX_DURATION_SECONDS), even from a role or a token stored before durations were bounded.
  */
 import { BadRequestError } from '../errors.js';
+import { MAX_DURATION_SECONDS } from '../framework/fields.js';
 
 export interface TtlInput {
   /** Requested TTL (token request or the auth method's role); 0 = not requested. */
@@ -59,6 +61,7 @@ export function resolveTokenTtl(input: TtlInput): TtlResult {
       ttl = Math.max(parentLeft, 1);
     }
   }
+  ttl = Math.min(ttl, MAX_DURATION_SECONDS);
   return { ttl, expireTime: ttl > 0 ? input.now + ttl : 0, maxTtl, warnings };
 }
 
@@ -85,5 +88,6 @@ export function renewTokenTtl(input: RenewInput): { ttl: number; expireTime: num
     warnings.push(`TTL of ${ttl}s exceeded the effective max_ttl; TTL value is capped accordingly`);
     ttl = maxExpire - input.now;
   }
+  ttl = Math.min(ttl, MAX_DURATION_SECONDS);
   return { ttl, expireTime: ttl > 0 ? input.now + ttl : 0, warnings };
 }

@@ -73,11 +73,19 @@ export async function storedToken(env: NodeJS.ProcessEnv): Promise<string | unde
   }
 }
 
+/**
+ * Stores the token in the token file (0600), never through a symbolic link at its path.
+ * @throws CommandError (exit 2, as vault's "Error storing token") when it cannot be stored, saying why.
+ */
 export async function saveToken(env: NodeJS.ProcessEnv, token: string): Promise<string> {
   const file = tokenFile(env);
-  // A directory it creates is private; an existing one (usually $HOME) is the user's to decide.
-  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  await writePrivateFile(file, token);
+  try {
+    // A directory it creates is private; an existing one (usually $HOME) is the user's to decide.
+    await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+    await writePrivateFile(file, token);
+  } catch (err) {
+    throw new CommandError(`Error storing token: ${err instanceof Error ? err.message : String(err)}`, 2);
+  }
   return file;
 }
 

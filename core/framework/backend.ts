@@ -17,6 +17,8 @@ export interface PreparedRequest {
   readonly operation: Operation;
   readonly pattern: string;
   readonly sudo: boolean;
+  /** Any authenticated token may run it; the handler authorizes (PathDefinition.anyToken). */
+  readonly anyToken?: boolean;
   execute(): Promise<LogicalResponse | null>;
 }
 
@@ -162,7 +164,7 @@ export class FrameworkBackend implements Backend {
     } catch (err) {
       if (!(err instanceof BadRequestError)) throw err;
       if (!def.operations[req.operation] && !(req.operation === 'update' && def.operations.create)) throw new UnsupportedOperationError();
-      return { operation: req.operation, pattern: def.pattern, sudo: def.sudo ?? false, execute: () => Promise.reject(err) };
+      return { operation: req.operation, pattern: def.pattern, sudo: def.sudo ?? false, anyToken: def.anyToken ?? false, execute: () => Promise.reject(err) };
     }
     const input = parsed.input as FieldValues<FieldSpecs>;
     // A refused field that got this far asks for nothing: Vault knows it, so it is not "unrecognized".
@@ -215,6 +217,7 @@ function preparedFor(def: AnyPathDefinition, req: LogicalRequest, operation: Ope
     operation,
     pattern: def.pattern,
     sudo: def.sudo ?? false,
+    anyToken: def.anyToken ?? false,
     // Without a warning to add, the handler's own promise is the answer: no wrapper around it.
     execute: unknown.length === 0 ? () => spec.handler(req, input) : async () => {
       const response = await spec.handler(req, input);

@@ -101,8 +101,27 @@ const DURATION_UNIT_NANOS: Record<string, bigint> = {
 const NANOS_PER_SECOND = 1_000_000_000n;
 
 /**
+ * The longest duration any field, header or setting takes, in whole seconds: Go's time.Duration
+ * (int64 nanoseconds, https://pkg.go.dev/time#Duration) ends at 2562047h47m16s, so Vault can hold
+ * no longer one either. It also keeps `now + duration` a valid Date for a quarter of a million
+ * years (a Date reaches 8.64e15 ms past 1970), where a million years made kv writes throw.
+ */
+export const MAX_DURATION_SECONDS = 9_223_372_036;
+const TOO_LONG = `at most ${MAX_DURATION_SECONDS} seconds (2562047h47m16s) is accepted`;
+
+/**
+ * The moment `seconds` after `now`, the duration capped at MAX_DURATION_SECONDS: a duration stored
+ * before durations were bounded (a kv delete_version_after of a million years) still gives a
+ * valid Date instead of one that throws when it is written out.
+ */
+export function afterDuration(now: Date, seconds: number): Date {
+  return new Date(now.getTime() + Math.min(seconds, MAX_DURATION_SECONDS) * 1000);
+}
+
+/**
  * A duration in whole seconds: an integer (seconds), a numeric string (seconds), or Go-style
- * `1h30m`, `90s`, `2d`, `1.5h`. Negative durations are refused.
+ * `1h30m`, `90s`, `2d`, `1.5h`. Negative durations are refused, and so are durations longer than
+ * MAX_DURATION_SECONDS.
  */
 export function parseDurationSeconds(raw: unknown): number {
   if (typeof raw === 'number') return Math.floor(checkSeconds(raw));
@@ -129,7 +148,7 @@ export function goDuration(seconds: number): string {
 
 function checkSeconds(raw: number): number {
   if (!Number.isFinite(raw) || raw < 0) throw new CoercionError(`expected a non-negative duration, got ${describe(raw)}`);
-  if (raw > Number.MAX_SAFE_INTEGER) throw new CoercionError(`duration ${describe(raw)} is out of range`);
+  if (raw > MAX_DURATION_SECONDS) throw new CoercionError(`duration ${describe(raw)} is out of range: ${TOO_LONG}`);
   return raw;
 }
 
@@ -156,7 +175,7 @@ function parseDurationNanos(raw: unknown): bigint {
       pos = part.lastIndex;
     }
   }
-  if (total / NANOS_PER_SECOND > BigInt(Number.MAX_SAFE_INTEGER)) throw new CoercionError(`duration ${describe(raw)} is out of range`);
+  if (total > BigInt(MAX_DURATION_SECONDS) * NANOS_PER_SECOND) throw new CoercionError(`duration ${describe(raw)} is out of range: ${TOO_LONG}`);
   return total;
 }
 

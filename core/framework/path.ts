@@ -47,6 +47,13 @@ export interface PathDefinition<F extends FieldSpecs = FieldSpecs> {
   readonly freeFormData?: boolean;
   /** Reachable without a token (logins, health). */
   readonly unauthenticated?: boolean;
+  /**
+   * Needs a token, which is authenticated (bound CIDRs, uses) and spends a use like any other, but
+   * no ACL rule on this path: the handler decides, from the caller's own ACL, what it may answer
+   * (sys/internal/ui/mounts tells a token about a mount it may use). Where Vault serves such a path
+   * unauthenticated and checks the token in the handler, it skips the token's bound CIDRs and uses.
+   */
+  readonly anyToken?: boolean;
   /** Needs `sudo` in the caller's policy (root-protected). */
   readonly sudo?: boolean;
   /** Served while the barrier is sealed (only the sys backend's init, unseal, status paths). */

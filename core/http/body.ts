@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { BadRequestError, PayloadTooLargeError } from '../errors.js';
+import { keepExactText, scanJson } from '../framework/exact-json.js';
 
 export const DEFAULT_MAX_REQUEST_SIZE = 32 * 1024 * 1024;
 /**
@@ -85,9 +86,10 @@ export function parseBody(raw: Buffer, contentType: string | undefined): unknown
   } catch (err) {
     throw new BadRequestError(`failed to parse JSON input: ${err instanceof Error ? err.message : String(err)}`);
   }
-  // A text shorter than the limit cannot open more containers than it has characters.
-  if (text.length > MAX_JSON_DEPTH && nestedDeeperThan(text, MAX_JSON_DEPTH)) throw new BadRequestError(`failed to parse JSON input: nested deeper than ${MAX_JSON_DEPTH} levels`);
-  return parsed;
+  // One pass outside the strings: too deep a nesting is refused, and a number JSON.parse changed is kept for a backend that keeps every digit.
+  const scan = scanJson(text, MAX_JSON_DEPTH);
+  if (scan.tooDeep) throw new BadRequestError(`failed to parse JSON input: nested deeper than ${MAX_JSON_DEPTH} levels`);
+  return scan.inexact && parsed !== null && typeof parsed === 'object' ? keepExactText(parsed, text) : parsed;
 }
 
 /**
@@ -96,36 +98,3 @@ export function parseBody(raw: Buffer, contentType: string | undefined): unknown
  * a malformed body into a 5xx. Go's decoder, which Vault uses, stops at 10000.
  */
 export const MAX_JSON_DEPTH = 500;
-
-/**
- * Whether JSON text opens more than `limit` arrays or objects inside each other. Only called on
- * text JSON.parse accepted, so strings are well formed: each is skipped with indexOf to its
- * closing quote (a quote preceded by an odd number of backslashes is escaped) instead of a loop
- * over its characters — batch bodies are mostly long base64 strings.
- */
-export function nestedDeeperThan(text: string, limit: number): boolean {
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      i = closingQuote(text, i);
-    } else if (c === 0x7b || c === 0x5b) {
-      if (++depth > limit) return true;
-    } else if (c === 0x7d || c === 0x5d) {
-      depth--;
-    }
-  }
-  return false;
-}
-
-/** Index of the quote that closes the string opened at `open` (text.length if there is none). */
-function closingQuote(text: string, open: number): number {
-  let at = open;
-  for (;;) {
-    at = text.indexOf('"', at + 1);
-    if (at < 0) return text.length;
-    let backslashes = 0;
-    while (text.charCodeAt(at - 1 - backslashes) === 0x5c) backslashes++;
-    if (backslashes % 2 === 0) return at;
-  }
-}

@@ -9,8 +9,9 @@
  * whole, so a piece is always text JSON.stringify made. What is left out or turned into null
  * (undefined, functions, symbols) is left out or turned into null in the same places.
  *
- * A JsonText (a batch's results, written by its backend) is sent as its text where it stands,
- * in a small body as in a large one; JSON.stringify would make its plain value first.
+ * A JsonText (a batch's results, written by its backend; a number kept with every digit, an
+ * ExactNumber) is sent as its text where it stands, in a small body as in a large one, inside an
+ * object or an array; JSON.stringify would make its plain value first.
  */
 import { nextTurn } from '../event-loop.js';
 import { JsonText } from '../framework/json-text.js';
@@ -118,15 +119,16 @@ class PieceWriter {
     for (let start = 0; start < value.length; ) {
       let end = start;
       let size = 0;
+      const seen: Seen = { text: false };
       while (end < value.length) {
-        const next = sizeOf(value[end], PIECE_CHARS);
+        const next = sizeOf(value[end], PIECE_CHARS, seen);
         if (end > start && size + next > PIECE_CHARS) break;
         size += next;
         end++;
       }
       if (start > 0) await this.text(',');
       if (end === start + 1 && large(value[start])) await this.value(value[start]);
-      else await this.piece(JSON.stringify(value.slice(start, end)).slice(1, -1));
+      else await this.piece((seen.text ? textOf(value.slice(start, end))! : JSON.stringify(value.slice(start, end))).slice(1, -1));
       start = end;
     }
     await this.text(']');

@@ -17,6 +17,7 @@ import type { Barrier } from '../../storage/barrier.js';
 import { StorageView } from '../../storage/view.js';
 import { readRequest } from './read.js';
 import { checkHeaders } from './headers.js';
+import { backendHeaders } from './backend-headers.js';
 import { RouteStage } from './route.js';
 import { AuthenticateStage } from './authenticate.js';
 import { AuthorizeStage } from './authorize.js';
@@ -193,7 +194,7 @@ export class Pipeline {
       mount: live ? live.ref : SYSTEM_MOUNT,
       clientToken: request.clientToken,
       auth,
-      headers: request.http.headers,
+      headers: backendHeaders(request.http.headers, live ? live.entry.config.passthrough_request_headers : [], request.clientToken),
       connection: { remoteAddress: request.http.remoteAddress },
       wrapTtl: request.wrapTtl,
       bodyStream: request.http.bodyStream,

@@ -6,7 +6,10 @@
  *
  * A restore first receives the whole snapshot into a private temporary file while checking it
  * (header, structure, checksum, and, unless forced, that this cluster sealed it), so a corrupt,
- * truncated or foreign snapshot is refused before anything changes. Only then does it stop new
+ * truncated or foreign snapshot is refused before anything changes. A snapshot whose seal fails
+ * but whose keyring this server's root key opens was made here and changed since (entries spliced
+ * in, the checksum made again): that is refused even when forced, for force is only for a
+ * snapshot of another cluster, which brings its own keyring and unseal keys. Only then does it stop new
  * requests, wait for those in flight, replace the store in one atomic step and reload.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
@@ -96,11 +99,11 @@ export class Snapshots {
       }
     };
     const reader = new SnapshotReader(copy());
+    let keyring: Buffer | undefined;
     try {
       await reader.header();
-      let keyring = false;
       for await (const entry of reader.entries()) {
-        if (entry.key === KEYRING_PATH) keyring = true;
+        if (entry.key === KEYRING_PATH) keyring = Buffer.from(entry.value);
       }
       if (!keyring) throw new SnapshotFormatError('snapshot holds no keyring: it is not a snapshot of an initialized Keywarden store');
     } finally {
@@ -110,7 +113,11 @@ export class Snapshots {
       }
     }
     if (writeFailed !== undefined) throw tempFileFailed(writeFailed);
-    if (!force && !reader.sealedBy(this.sealKey())) {
+    if (reader.sealedBy(this.sealKey())) return;
+    if (this.barrier.opensKeyring(keyring)) {
+      throw new BadRequestError('snapshot has been altered: its keyring is this cluster\'s but its seal does not match its contents; it is refused, even by snapshot-force');
+    }
+    if (!force) {
       throw new BadRequestError('snapshot was made by another cluster (its keyring is not this one\'s): restore it with snapshot-force to replace this cluster\'s keyring and unseal keys with the snapshot\'s');
     }
   }

@@ -20,7 +20,7 @@ import type { LogLevels } from '../log-levels.js';
 export interface AuthzServices {
   readonly tokens: TokenStore;
   readonly policies: PolicyStore;
-  aclFor(token: TokenEntry): Promise<ACL>;
+  aclFor(token: Pick<TokenEntry, 'policies' | 'entityId'>): Promise<ACL>;
 }
 
 export interface ClusterInfo {

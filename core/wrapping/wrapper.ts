@@ -8,6 +8,7 @@ import { BadRequestError } from '../errors.js';
 import { RESPONSE_WRAPPING_POLICY_NAME } from '../auth/policy/builtin.js';
 import type { ResolvedToken, TokenEntry, TokenStore } from '../auth/token-store.js';
 import { cubbyholePrefix } from '../cubbyhole/backend.js';
+import { parseExact, stringifyExact } from '../framework/exact-json.js';
 import type { Storage } from '../../storage/storage.js';
 
 /** Vault's `wrap_info`. */
@@ -63,7 +64,7 @@ export class ResponseWrapper {
       lastRenewalTime: 0,
     });
     const hash = await this.tokens.hashToken(id);
-    await this.storage().put(cubbyholePrefix(hash) + RESPONSE_KEY, Buffer.from(JSON.stringify({ response: JSON.stringify(body) }), 'utf8'));
+    await this.storage().put(cubbyholePrefix(hash) + RESPONSE_KEY, Buffer.from(JSON.stringify({ response: stringifyExact(body) }), 'utf8'));
     return {
       token: id,
       accessor: entry.accessor,
@@ -115,7 +116,8 @@ export class ResponseWrapper {
     const raw = await this.storage().get(cubbyholePrefix(hash) + RESPONSE_KEY);
     if (!raw) throw new BadRequestError(INVALID);
     const stored = JSON.parse(Buffer.from(raw).toString('utf8')) as { response: string };
-    return JSON.parse(stored.response) as unknown;
+    // A kv answer's numbers keep every digit through wrapping (core/framework/exact-json.ts).
+    return parseExact(stored.response);
   }
 
   private storage(): Storage {

@@ -6,7 +6,7 @@
  * instance, region, instance constraints, access list and nonce, role tag, access-list write.
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import { BadRequestError, PermissionDeniedError, goDuration, type AuthResult, type LogicalRequest, cidrAllows } from '../../sdk/index.js';
+import { BadRequestError, PermissionDeniedError, afterDuration, goDuration, type AuthResult, type LogicalRequest, cidrAllows } from '../../sdk/index.js';
 import type { CloudAuthContext } from './context.js';
 import { verifiedIdentityDocument, type Ec2Proof, type IdentityDocument } from './identity-document.js';
 import { readRole, type RoleEntry } from './role.js';
@@ -98,7 +98,7 @@ export async function loginEc2(ctx: CloudAuthContext, req: LogicalRequest, input
       creation_time: stored?.creation_time ?? now.toISOString(),
       disallow_reauthentication: disallow,
       pending_time: doc.pendingTime,
-      expiration_time: new Date(now.getTime() + ttls.longest * 1000).toISOString(),
+      expiration_time: afterDuration(now, ttls.longest).toISOString(),
       last_updated_time: now.toISOString(),
     };
     await writeAccessListEntry(ctx.storage, doc.instanceId, entry);

@@ -6,7 +6,7 @@
  * now. Inputs come from the token's internal data (not its visible metadata, which the operator
  * may have trimmed through config/identity).
  */
-import { BadRequestError, UpstreamError, type AuthResult } from '../../sdk/index.js';
+import { BadRequestError, UpstreamError, afterDuration, type AuthResult } from '../../sdk/index.js';
 import { ArnError, parseIamArn } from './arn.js';
 import type { CloudAuthContext } from './context.js';
 import { EC2_ENTITY_TYPE, readRole } from './role.js';
@@ -78,7 +78,7 @@ async function renewEc2(ctx: CloudAuthContext, auth: AuthResult, internal: Reado
     await writeAccessListEntry(ctx.storage, instanceId, {
       ...entry,
       last_updated_time: now.toISOString(),
-      expiration_time: new Date(now.getTime() + ttls.longest * 1000).toISOString(),
+      expiration_time: afterDuration(now, ttls.longest).toISOString(),
     });
     return { ...auth, ttl: role.token_ttl, maxTtl: ttls.shortest, period: role.token_period };
   });

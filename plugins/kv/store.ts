@@ -4,7 +4,7 @@
  * settings) and one value per live version; the mount's settings sit in one config record.
  */
 import { createHash } from 'node:crypto';
-import { BadRequestError, InternalError, type BatchOp, type Storage } from '../../sdk/index.js';
+import { BadRequestError, ExactNumber, InternalError, exactBody, parseExact, stringifyExact, type BatchOp, type LogicalRequest, type Storage } from '../../sdk/index.js';
 
 /** Version 1: the object written at `<path>`, under this prefix so it never meets version 2's records. */
 export const V1_PREFIX = 'v1/';
@@ -58,15 +58,16 @@ export interface KeyMetadata {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/** Numbers a client wrote with more digits than a double keeps are stored, and read, with every digit (as Vault keeps them). */
 export function encodeJson(value: unknown): Uint8Array {
-  return encoder.encode(JSON.stringify(value));
+  return encoder.encode(stringifyExact(value));
 }
 
 export async function readJson<T>(storage: Storage, key: string): Promise<T | undefined> {
   const raw = await storage.get(key);
   if (raw === undefined) return undefined;
   try {
-    return JSON.parse(decoder.decode(raw)) as T;
+    return parseExact(decoder.decode(raw)) as T;
   } catch {
     throw new InternalError(`kv: the record at ${key} is not JSON`);
   }
@@ -173,14 +174,30 @@ export function parseCustomMetadata(raw: Record<string, unknown>): Record<string
   for (const [key, value] of entries) {
     if (key === '') throw new BadRequestError('custom_metadata: a key must not be empty');
     if (Buffer.byteLength(key) > 128) throw new BadRequestError(`custom_metadata: key "${key.slice(0, 32)}…" is longer than 128 bytes`);
-    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean' && !(value instanceof ExactNumber)) {
       throw new BadRequestError(`custom_metadata: the value of "${key}" must be a string`);
     }
-    const text = String(value);
+    const text = value instanceof ExactNumber ? value.text : String(value);
     if (Buffer.byteLength(text) > 512) throw new BadRequestError(`custom_metadata: the value of "${key}" is longer than 512 bytes`);
     setOwn(out, key, text);
   }
   return out;
+}
+
+/** Whether a value is a JSON object (not an array, and not an ExactNumber, which is a number). */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * An object field of the request body with every digit of its numbers (exactBody), when the body
+ * had a number JSON.parse would change; otherwise the field as the schema coerced it.
+ */
+export function exactObjectField(req: LogicalRequest, name: string, coerced: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  const exact = exactBody(req.data)?.[name];
+  return isJsonObject(exact) ? exact : coerced;
 }
 
 /** Sets an own property, even one named `__proto__` (a client's key must never reach a prototype). */

@@ -3,7 +3,7 @@
  * version 1: the deletion time delete_version_after gives it, the check-and-set rule, and the
  * oldest versions max_versions drops.
  */
-import { BadRequestError, type BatchOp } from '../../sdk/index.js';
+import { BadRequestError, afterDuration, type BatchOp } from '../../sdk/index.js';
 import { DEFAULT_MAX_VERSIONS, putMetadata, putVersion, timestamp, versionKey, type KeyMetadata, type KvConfig } from './store.js';
 
 /**
@@ -39,7 +39,7 @@ export function addVersion(path: string, meta: KeyMetadata, config: KvConfig, da
   meta.updatedTime = created;
   meta.versions[String(meta.currentVersion)] = {
     createdTime: created,
-    deletionTime: after > 0 ? timestamp(new Date(now.getTime() + after * 1000)) : '',
+    deletionTime: after > 0 ? timestamp(afterDuration(now, after)) : '',
     destroyed: false,
   };
   const ops: BatchOp[] = [putVersion(path, meta.currentVersion, data)];

@@ -10,6 +10,7 @@ import type { Operation } from '../../framework/request.js';
 import { ROOT_POLICY_NAME } from './builtin.js';
 import { mergePathRules, type Capability, type PathRule, type Policy } from './policy.js';
 import { isTemplatedPath, renderPathTemplate, type IdentityContext } from './template.js';
+import { RESOURCE_NAMES } from './resource-names.js';
 
 export type { IdentityContext, IdentityAlias } from './template.js';
 
@@ -135,10 +136,32 @@ export class ACL {
     return (ACL.rootAcl ??= new ACL([{ name: ROOT_POLICY_NAME, raw: '', rules: [], templated: false }]));
   }
 
-  /** Decides one request. Deny by default: no matching rule means refused. */
+  /**
+   * Decides one request. Deny by default: no matching rule means refused. A path that names a
+   * resource with other names (resource-names.ts) is decided by the rules of every name.
+   */
   allowOperation(request: AclRequest): AclDecision {
     if (this.root) return ROOT_DECISION;
     const path = stripLeadingSlashes(request.path);
+    const names = RESOURCE_NAMES.get(path);
+    return names ? this.allowUnderEveryName(names, request) : this.allowPath(path, request);
+  }
+
+  /** Every rule that applies to one of `names` must allow the request, and one must apply. */
+  private allowUnderEveryName(names: readonly string[], request: AclRequest): AclDecision {
+    let allowed: AclDecision | undefined;
+    for (const name of names) {
+      if (!this.lookup(name, request.operation === 'list')) continue;
+      const decision = this.allowPath(name, request);
+      if (!decision.allowed) return decision;
+      allowed = allowed
+        ? { allowed: true, sudo: allowed.sudo && decision.sudo, grantingPolicies: [...new Set([...allowed.grantingPolicies, ...decision.grantingPolicies])] }
+        : decision;
+    }
+    return allowed ?? refused(false, 'no policy rule matches the path');
+  }
+
+  private allowPath(path: string, request: AclRequest): AclDecision {
     const permissions = this.lookup(path, request.operation === 'list');
     if (!permissions) return refused(false, 'no policy rule matches the path');
     const sudo = (permissions.bits & BIT.sudo) !== 0;
@@ -164,9 +187,11 @@ export class ACL {
    */
   capabilities(path: string): string[] {
     if (this.root) return ['root'];
-    const permissions = this.lookup(stripLeadingSlashes(path), true);
-    if (!permissions || permissions.bits & BIT.deny) return ['deny'];
-    const granted = REPORTED.filter((capability) => (permissions.bits & BIT[capability]) !== 0);
+    const stripped = stripLeadingSlashes(path);
+    // A resource with several names: what every rule applying to one of them grants.
+    const rules = (RESOURCE_NAMES.get(stripped) ?? [stripped]).map((name) => this.lookup(name, true)).filter((p) => p !== undefined);
+    if (rules.length === 0 || rules.some((p) => p.bits & BIT.deny)) return ['deny'];
+    const granted = REPORTED.filter((capability) => rules.every((p) => (p.bits & BIT[capability]) !== 0));
     return granted.length > 0 ? granted : ['deny'];
   }
 

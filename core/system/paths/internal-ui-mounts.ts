@@ -1,8 +1,10 @@
 /**
  * `sys/internal/ui/mounts/:path`: which mount serves a path, with its type and options, for a token
  * that may use something in that mount. The vault CLI's `kv` commands ask it whether a mount is
- * kv version 1 or 2 and where the mount ends. Any token may ask (the path is open, as in Vault);
- * one without access to the mount learns nothing, not even whether it exists.
+ * kv version 1 or 2 and where the mount ends. Any token may ask (no policy needs to name this path,
+ * as in Vault); one without access to the mount learns nothing, not even whether it exists. The
+ * token is checked by the pipeline like any other (bound CIDRs, a use spent): Vault serves the path
+ * unauthenticated and looks the token up in the handler, which skips both.
  */
 import { PermissionDeniedError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
@@ -14,8 +16,8 @@ export function internalUiMountsPath(services: SystemServices) {
   return definePath({
     pattern: 'internal/ui/mounts/:path+',
     fields: { path: { type: 'string', description: 'A path inside the mount (the mount path itself will do).', required: true } },
-    // The handler checks the token itself: the answer depends on what it may do in the mount, not on this path.
-    unauthenticated: true,
+    // The answer depends on what the token may do in the mount, not on this path.
+    anyToken: true,
     operations: {
       read: {
         summary: 'Describe the mount that serves a path.',
@@ -23,13 +25,12 @@ export function internalUiMountsPath(services: SystemServices) {
           const refusal = new PermissionDeniedError(
             `preflight capability check returned 403, please ensure client's policies grant access to path "${input.path}"`,
           );
-          const token = req.clientToken ? await services.authz.tokens.lookup(req.clientToken) : undefined;
-          if (!token) throw refusal;
+          if (!req.auth) throw refusal;
           const found = unsealedMounts(services).resolve(input.path.replace(/^\/+/, ''));
           if (!found) throw refusal;
           const entry = found.mount.entry;
           const prefix = routePrefixOf(entry);
-          if (!(await services.authz.aclFor(token.entry)).grantsUnder(prefix)) throw refusal;
+          if (!(await services.authz.aclFor(req.auth)).grantsUnder(prefix)) throw refusal;
           return { data: { ...mountInfo(entry), path: prefix } };
         },
       },

@@ -5,6 +5,7 @@
 import { BadRequestError } from '../../errors.js';
 import { compileFields, refuseUnhonoured, type FieldSpecs } from '../../framework/index.js';
 import type { MountConfig, MountEntry, MountTableName } from '../../mounts/mount-entry.js';
+import { TOKEN_HEADERS } from '../../pipeline/backend-headers.js';
 
 export const MOUNT_CONFIG_FIELDS = {
   default_lease_ttl: { type: 'duration', description: 'Default lease TTL for this mount; "" or 0 means the system default.' },
@@ -16,7 +17,12 @@ export const MOUNT_CONFIG_FIELDS = {
     description: 'Visibility in the unauthenticated mount listing: "" or "hidden" (this server serves no such listing, so "unauth" is refused).',
     allowedValues: ['', 'unauth', 'hidden'],
   },
-  passthrough_request_headers: { type: 'comma-string-list', description: 'Request headers passed to the backend (every backend here receives all request headers).' },
+  passthrough_request_headers: {
+    type: 'comma-string-list',
+    description:
+      'Request headers passed to the backend; it receives no others. X-Vault-Token and X-Service-Token are refused, and an ' +
+      'Authorization header is passed only when it does not carry the request\'s token.',
+  },
   token_type: {
     type: 'string',
     description: 'Auth mounts: the type of token logins issue.',
@@ -72,6 +78,10 @@ export function parseMountConfig(
   const { plugin_version: pluginVersion, ...config } = parsed;
   if (table === 'secret' && config.token_type !== undefined) {
     throw new BadRequestError('config: token_type can only be set on auth mounts');
+  }
+  for (const header of (config.passthrough_request_headers as string[] | undefined) ?? []) {
+    const token = TOKEN_HEADERS.get(header.toLowerCase());
+    if (token) throw new BadRequestError(`passthrough_request_headers: ${token} carries the caller's token and is never passed to a backend`);
   }
   if (config.listing_visibility === 'unauth') {
     throw new BadRequestError('config: listing_visibility "unauth" is not supported here: this server serves no unauthenticated mount listing (sys/internal/ui/mounts)');

@@ -1,7 +1,8 @@
 /**
  * `sys/storage/snapshot-force` and Vault's `sys/storage/raft/snapshot-force`: restore a snapshot
  * even when another cluster made it (sudo). Its keyring and unseal configuration then replace this
- * cluster's, so the server seals itself and opens with that cluster's unseal keys.
+ * cluster's, so the server seals itself and opens with that cluster's unseal keys. A snapshot whose
+ * keyring is this cluster's must carry this cluster's seal: force never lets an altered one in.
  */
 import { definePath, type AnyPathDefinition } from '../../framework/index.js';
 import type { SystemServices } from '../services.js';
@@ -23,7 +24,8 @@ export function storageSnapshotForcePaths(services: SystemServices): AnyPathDefi
       synopsis: 'Restore a snapshot of the whole store made by any cluster.',
       description:
         'Takes a snapshot file as the body, checks that it is complete and intact, and replaces the whole store with it. ' +
-        "Unlike sys/storage/snapshot it accepts another cluster's snapshot: the server then seals itself and is unsealed with that cluster's unseal keys.",
+        "Unlike sys/storage/snapshot it accepts another cluster's snapshot: the server then seals itself and is unsealed with that cluster's unseal keys. " +
+        "A snapshot of this cluster changed since it was made (its keyring opens here, its seal fails) is refused here too.",
     }),
   );
 }

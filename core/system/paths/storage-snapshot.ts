@@ -1,7 +1,8 @@
 /**
  * `sys/storage/snapshot`, and `sys/storage/raft/snapshot`, Vault's path for the same thing, so
  * existing tooling works: GET streams a snapshot of the whole store, POST restores one made by
- * this cluster (sudo on both).
+ * this cluster (sudo on both). The two names are one resource to the ACL
+ * (core/auth/policy/resource-names.ts), so a policy cannot allow one and be bypassed by the other.
  */
 import { BadRequestError } from '../../errors.js';
 import { definePath, type AnyPathDefinition } from '../../framework/index.js';
@@ -28,7 +29,8 @@ export function storageSnapshotPaths(services: SystemServices): AnyPathDefinitio
       synopsis: 'Save or restore a snapshot of the whole store.',
       description:
         'GET answers application/octet-stream: every stored key at one moment, values still encrypted by the barrier, with a header naming the keyring term and a checksum. ' +
-        'POST takes such a file as the body and replaces the whole store with it at once, after checking it completely; a corrupt or truncated file, or one made by another cluster, is refused and changes nothing (see snapshot-force).',
+        'POST takes such a file as the body and replaces the whole store with it at once, after checking it completely; a corrupt or truncated file, or one made by another cluster, is refused and changes nothing (see snapshot-force). ' +
+        'Policies decide both names of this path together: every rule for either name must allow the request, and one must apply.',
     }),
   );
 }

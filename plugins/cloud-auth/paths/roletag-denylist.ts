@@ -5,7 +5,7 @@
  * form (deny-list.ts): read and delete find a tag under any spelling, a write takes only the
  * canonical one (as login does), and the list shows canonical tags.
  */
-import { definePath, listResponse, type AnyPathDefinition, BadRequestError } from '../../../sdk/index.js';
+import { afterDuration, definePath, listResponse, type AnyPathDefinition, BadRequestError } from '../../../sdk/index.js';
 import type { CloudAuthContext } from '../context.js';
 import { deleteDenyListEntry, listDenyList, readDenyListEntry, tagFromPath, writeDenyListEntry } from '../deny-list.js';
 import { RoleTagError, verifyRoleTag } from '../role-tag.js';
@@ -65,7 +65,7 @@ function entryPath(ctx: CloudAuthContext, name: string): AnyPathDefinition {
     const existing = await readDenyListEntry(ctx.storage, value);
     await writeDenyListEntry(ctx.storage, value, {
       creation_time: existing?.creation_time ?? now.toISOString(),
-      expiration_time: new Date(now.getTime() + lifetime * 1000).toISOString(),
+      expiration_time: afterDuration(now, lifetime).toISOString(),
     });
     return null;
   }

@@ -4,10 +4,22 @@
  * which soft-deletes the current version. A deleted or destroyed version reads as a 404 that
  * still carries the version's metadata, as Vault answers.
  */
-import { BadRequestError, InternalError, definePath, type FieldSpecs, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
+import { BadRequestError, InternalError, definePath, type FieldSpecs, type FieldValues, type LogicalRequest, type LogicalResponse } from '../../../sdk/index.js';
 import type { KvContext } from '../context.js';
 import { mergePatch } from '../merge-patch.js';
-import { isGone, newMetadata, putMetadata, readConfig, readMetadata, readSecretVersion, readVersion, secretPath, timestamp, versionInfo } from '../store.js';
+import {
+  exactObjectField,
+  isGone,
+  newMetadata,
+  putMetadata,
+  readConfig,
+  readMetadata,
+  readSecretVersion,
+  readVersion,
+  secretPath,
+  timestamp,
+  versionInfo,
+} from '../store.js';
 import { addVersion, checkCas } from '../versions.js';
 
 const DATA_FIELDS = {
@@ -33,9 +45,9 @@ export function dataPath(ctx: KvContext) {
     existenceCheck: async (_req, input) => (await readMetadata(ctx.storage, input.path)) !== undefined,
     operations: {
       read: { summary: 'Read a version of the secret.', handler: (_req, input) => read(ctx, input) },
-      create: { summary: 'Write the first version of the secret.', handler: (_req, input) => write(ctx, input) },
-      update: { summary: 'Write a new version of the secret.', handler: (_req, input) => write(ctx, input) },
-      patch: { summary: 'Write a new version: the current one with a JSON merge patch applied.', handler: (_req, input) => patch(ctx, input) },
+      create: { summary: 'Write the first version of the secret.', handler: (req, input) => write(ctx, req, input) },
+      update: { summary: 'Write a new version of the secret.', handler: (req, input) => write(ctx, req, input) },
+      patch: { summary: 'Write a new version: the current one with a JSON merge patch applied.', handler: (req, input) => patch(ctx, req, input) },
       delete: { summary: 'Soft-delete the current version (undelete brings it back).', handler: (_req, input) => remove(ctx, input) },
     },
     synopsis: 'Write, read, patch and delete the versions of a secret.',
@@ -53,9 +65,9 @@ async function read(ctx: KvContext, input: DataInput): Promise<LogicalResponse |
   return { data: { data: found.data, metadata: found.metadata } };
 }
 
-async function write(ctx: KvContext, input: DataInput): Promise<LogicalResponse> {
+async function write(ctx: KvContext, req: LogicalRequest, input: DataInput): Promise<LogicalResponse> {
   const path = secretPath(input.path);
-  const data = input.data;
+  const data = exactObjectField(req, 'data', input.data);
   if (!data) throw new BadRequestError('no data provided');
   return ctx.locks.run(path, async () => {
     const config = await readConfig(ctx.storage);
@@ -67,9 +79,9 @@ async function write(ctx: KvContext, input: DataInput): Promise<LogicalResponse>
   });
 }
 
-async function patch(ctx: KvContext, input: DataInput): Promise<LogicalResponse> {
+async function patch(ctx: KvContext, req: LogicalRequest, input: DataInput): Promise<LogicalResponse> {
   const path = secretPath(input.path);
-  const changes = input.data;
+  const changes = exactObjectField(req, 'data', input.data);
   if (!changes) throw new BadRequestError('no data provided');
   return ctx.locks.run(path, async () => {
     const meta = await readMetadata(ctx.storage, path);

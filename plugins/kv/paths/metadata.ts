@@ -4,11 +4,12 @@
  * custom_metadata), DELETE the secret with every version, and LIST the secrets under a folder
  * (`metadata/` lists the mount's top level).
  */
-import { definePath, goDuration, listResponse, type FieldSpecs, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
+import { definePath, goDuration, listResponse, type FieldSpecs, type FieldValues, type LogicalRequest, type LogicalResponse } from '../../../sdk/index.js';
 import type { KvContext } from '../context.js';
 import { mergePatch } from '../merge-patch.js';
 import {
   METADATA_PREFIX,
+  exactObjectField,
   newMetadata,
   parseCustomMetadata,
   putMetadata,
@@ -59,9 +60,9 @@ export function metadataPaths(ctx: KvContext) {
       existenceCheck: async (_req, input) => (await readMetadata(ctx.storage, input.path)) !== undefined,
       operations: {
         read: { summary: "Read the secret's metadata and versions.", handler: (_req, input) => read(ctx, input) },
-        create: { summary: "Set the settings of a secret not written yet.", handler: (_req, input) => write(ctx, input, false) },
-        update: { summary: "Change the secret's settings.", handler: (_req, input) => write(ctx, input, false) },
-        patch: { summary: "Change the secret's settings; custom_metadata is merged.", handler: (_req, input) => write(ctx, input, true) },
+        create: { summary: "Set the settings of a secret not written yet.", handler: (req, input) => write(ctx, req, input, false) },
+        update: { summary: "Change the secret's settings.", handler: (req, input) => write(ctx, req, input, false) },
+        patch: { summary: "Change the secret's settings; custom_metadata is merged.", handler: (req, input) => write(ctx, req, input, true) },
         delete: { summary: 'Delete the secret: its metadata and every version.', handler: (_req, input) => remove(ctx, input) },
         list: { summary: 'List the secrets under a folder.', handler: list },
       },
@@ -96,8 +97,9 @@ async function read(ctx: KvContext, input: MetadataInput): Promise<LogicalRespon
   return meta ? { data: describe(meta) } : null;
 }
 
-async function write(ctx: KvContext, input: MetadataInput, isPatch: boolean): Promise<LogicalResponse | null> {
+async function write(ctx: KvContext, req: LogicalRequest, input: MetadataInput, isPatch: boolean): Promise<LogicalResponse | null> {
   const path = secretPath(input.path);
+  const customMetadata = exactObjectField(req, 'custom_metadata', input.custom_metadata);
   return ctx.locks.run(path, async () => {
     const now = timestamp(ctx.clock.now());
     const existing = await readMetadata(ctx.storage, path);
@@ -106,8 +108,8 @@ async function write(ctx: KvContext, input: MetadataInput, isPatch: boolean): Pr
     if (input.max_versions !== undefined) meta.maxVersions = input.max_versions;
     if (input.cas_required !== undefined) meta.casRequired = input.cas_required;
     if (input.delete_version_after !== undefined) meta.deleteVersionAfter = input.delete_version_after;
-    if (input.custom_metadata !== undefined) {
-      const next = isPatch ? (mergePatch(meta.customMetadata ?? {}, input.custom_metadata) as Record<string, unknown>) : input.custom_metadata;
+    if (customMetadata !== undefined) {
+      const next = isPatch ? (mergePatch(meta.customMetadata ?? {}, customMetadata) as Record<string, unknown>) : customMetadata;
       meta.customMetadata = parseCustomMetadata(next);
     }
     meta.updatedTime = now;

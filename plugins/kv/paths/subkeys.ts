@@ -4,12 +4,12 @@
  */
 import { definePath, type LogicalResponse } from '../../../sdk/index.js';
 import type { KvContext } from '../context.js';
-import { readSecretVersion, setOwn } from '../store.js';
+import { isJsonObject, readSecretVersion, setOwn } from '../store.js';
 
 function subkeys(value: Record<string, unknown>, depth: number, level = 1): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, child] of Object.entries(value)) {
-    const nested = child !== null && typeof child === 'object' && !Array.isArray(child) && (depth === 0 || level < depth);
+    const nested = isJsonObject(child) && (depth === 0 || level < depth);
     setOwn(out, key, nested ? subkeys(child as Record<string, unknown>, depth, level + 1) : null);
   }
   return out;

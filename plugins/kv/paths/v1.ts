@@ -2,7 +2,7 @@
  * Version 1 (`options.version` 1 or unset): plain key/value. Any path holds one JSON object, written
  * whole and read back as written; LIST on a folder names the keys and sub-folders under it.
  */
-import { BadRequestError, definePath, listResponse, type LogicalRequest } from '../../../sdk/index.js';
+import { BadRequestError, definePath, exactBody, listResponse, type LogicalRequest } from '../../../sdk/index.js';
 import type { KvContext } from '../context.js';
 import { V1_PREFIX, encodeJson, readJson, secretPath } from '../store.js';
 
@@ -14,7 +14,7 @@ export function v1Paths(ctx: KvContext) {
   const write = async (req: LogicalRequest, input: { path: string }) => {
     const path = secretPath(input.path);
     if (Object.keys(req.data).length === 0) throw new BadRequestError('missing data fields');
-    await ctx.storage.put(V1_PREFIX + path, encodeJson(req.data));
+    await ctx.storage.put(V1_PREFIX + path, encodeJson(exactBody(req.data) ?? req.data));
     return null;
   };
   return [

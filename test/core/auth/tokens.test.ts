@@ -221,6 +221,23 @@ describe('tokens and policies', () => {
       expect(capped.body.auth.lease_duration).to.equal(1200);
     });
 
+    it('refuses a period too long for a date, and caps a periodic token from a role stored before the bound', async () => {
+      const refused = await root.post('auth/token/create', { period: '8760000000h' });
+      expect(refused.status, refused.text).to.equal(400);
+      expect(refused.body.errors[0]).to.contain('period').and.contain('out of range');
+
+      expect((await root.post('auth/token/roles/forever', { token_period: '1h' })).status).to.equal(204);
+      const key = 'sys/token/roles/forever';
+      const role = JSON.parse(new TextDecoder().decode(await server.host.barrier.get(key)));
+      await server.host.barrier.put(key, new TextEncoder().encode(JSON.stringify({ ...role, token_period: 8_760_000_000 * 3600 })));
+      const created = await root.post('auth/token/create/forever', {});
+      expect(created.status, created.text).to.equal(200);
+      const self = await as(created.body.auth.client_token).get('auth/token/lookup-self');
+      expect(self.status, self.text).to.equal(200);
+      expect(self.body.data.ttl).to.equal(9_223_372_036);
+      expect(new Date(self.body.data.expire_time).getUTCFullYear()).to.be.below(2400);
+    });
+
     it('lists accessors only with sudo', async () => {
       const list = await root.list('auth/token/accessors');
       expect(list.status).to.equal(200);

@@ -1,6 +1,6 @@
 /** The CLI as a user runs it (a subprocess) against a real server, for every command group. */
 import { expect } from 'chai';
-import { access, readFile, stat, writeFile } from 'node:fs/promises';
+import { access, lstat, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTestServer, tempDir } from '../../helpers/server.js';
 import type { RunningServer } from '../../../core/server.js';
@@ -108,6 +108,19 @@ describe('keywarden CLI commands', function () {
     expect(login.code, login.stderr).to.equal(0);
     expect((await readFile(file, 'utf8')).trim()).to.equal(rootToken);
     expect(octal((await stat(file)).mode & 0o7777)).to.equal('0600');
+  });
+
+  it('login refuses a token file that is a symbolic link, says why, and leaves the file it points at untouched', async () => {
+    const target = path.join(home.path, 'bashrc');
+    await writeFile(target, 'export PATH=/usr/bin\n', { mode: 0o644 });
+    const file = path.join(home.path, 'linked-token');
+    await symlink(target, file);
+    const login = await cli(['login', rootToken], undefined, { KEYWARDEN_TOKEN_FILE: file });
+    expect(login.code, login.stderr).to.equal(2);
+    expect(login.stderr).to.contain('Error storing token').and.contain('symbolic link');
+    expect(await readFile(target, 'utf8')).to.equal('export PATH=/usr/bin\n');
+    expect(octal((await stat(target)).mode & 0o7777)).to.equal('0644');
+    expect((await lstat(file)).isSymbolicLink()).to.equal(true);
   });
 
   it('login creates a missing token file directory 0700 and the file in it 0600', async () => {

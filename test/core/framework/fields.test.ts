@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import {
   CoercionError,
+  MAX_DURATION_SECONDS,
+  afterDuration,
   coerceField,
   goDuration,
   isUnset,
@@ -122,7 +124,8 @@ describe('framework field types', () => {
     });
 
     it('turns any sum of integer amounts of units into the right number of seconds', () => {
-      const part = fc.record({ amount: fc.integer({ min: 0, max: 100_000 }), unit: fc.constantFrom(...Object.keys(UNIT_NANOS)) });
+      // Six parts of at most 10,000 days stay under the longest duration taken (106751d23h47m16s).
+      const part = fc.record({ amount: fc.integer({ min: 0, max: 10_000 }), unit: fc.constantFrom(...Object.keys(UNIT_NANOS)) });
       fc.assert(fc.property(fc.array(part, { minLength: 1, maxLength: 6 }), (parts) => {
         const text = parts.map((p) => `${p.amount}${p.unit}`).join('');
         const nanos = parts.reduce((sum, p) => sum + BigInt(p.amount) * UNIT_NANOS[p.unit]!, 0n);
@@ -174,6 +177,23 @@ describe('framework field types', () => {
 
     it('refuses a duration too long to count in seconds', () => {
       expect(() => parseDurationSeconds('99999999999999999999d')).to.throw(CoercionError, 'out of range');
+    });
+
+    it('takes durations up to Go\'s longest time.Duration, 2562047h47m16s, in every spelling, and no longer', () => {
+      for (const longest of ['2562047h47m16s', '9223372036', 9223372036, '106751d23h47m16s']) {
+        expect(parseDurationSeconds(longest), String(longest)).to.equal(MAX_DURATION_SECONDS);
+      }
+      for (const tooLong of ['2562047h47m17s', '9223372037', 9223372037, '8760000000h', '87600000h', 1e15]) {
+        expect(() => parseDurationSeconds(tooLong), String(tooLong)).to.throw(CoercionError, 'at most 9223372036 seconds');
+        expect(() => parseDurationExact(tooLong), String(tooLong)).to.throw(CoercionError, 'out of range');
+      }
+    });
+
+    it('keeps now plus the longest duration a valid date, and caps a longer one stored before the bound', () => {
+      const now = new Date('2026-01-01T00:00:00Z');
+      expect(afterDuration(now, MAX_DURATION_SECONDS).toISOString()).to.equal('2318-04-12T23:47:16.000Z');
+      expect(afterDuration(now, 8_760_000_000 * 3600).toISOString()).to.equal('2318-04-12T23:47:16.000Z');
+      expect(afterDuration(now, 90).toISOString()).to.equal('2026-01-01T00:01:30.000Z');
     });
 
     it('prints durations as Go does', () => {

@@ -1,5 +1,8 @@
 import { expect } from 'chai';
-import { MAX_JSON_DEPTH, nestedDeeperThan, parseBody } from '../../../core/http/body.js';
+import { MAX_JSON_DEPTH, parseBody } from '../../../core/http/body.js';
+import { exactBody, scanJson, stringifyExact } from '../../../core/framework/exact-json.js';
+
+const nestedDeeperThan = (text: string, limit: number): boolean => scanJson(text, limit).tooDeep;
 
 describe('request bodies', () => {
   describe('nesting depth', () => {
@@ -26,6 +29,17 @@ describe('request bodies', () => {
     it('refuses a body nested deeper than MAX_JSON_DEPTH with 400', () => {
       expect(() => parseBody(Buffer.from(`{"a":${nested(MAX_JSON_DEPTH + 1)}}`), 'application/json')).to.throw(/nested deeper than 500 levels/);
       expect(parseBody(Buffer.from(`{"a":${nested(MAX_JSON_DEPTH - 1)}}`), 'application/json')).to.have.property('a');
+    });
+  });
+
+  describe('numbers JSON.parse would change', () => {
+    it('keeps the text of a body with such a number for a backend that keeps every digit, and of no other body', () => {
+      const text = '{"data":{"n":12345678901234567891,"s":"12345678901234567891"}}';
+      const body = parseBody(Buffer.from(text), 'application/json') as Record<string, unknown>;
+      expect(JSON.stringify(body)).to.equal('{"data":{"n":12345678901234567000,"s":"12345678901234567891"}}');
+      expect(stringifyExact(exactBody(body))).to.equal(text);
+      const plain = '{"data":{"n":9007199254740991,"s":"12345678901234567891"}}';
+      expect(exactBody(parseBody(Buffer.from(plain), 'application/json') as Record<string, unknown>)).to.equal(undefined);
     });
   });
 });

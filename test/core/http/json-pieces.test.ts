@@ -79,6 +79,13 @@ describe('JSON of response bodies in pieces', () => {
       expect((await bytesOf(text)).equals(Buffer.from(JSON.stringify(results), 'utf8'))).to.equal(true);
     });
 
+    it('sends it where it stands among the elements of a large array, not only as a member of an object', async () => {
+      const list = [...results.slice(0, 30_000), written({ n: 1 }), ...results.slice(0, 10_000)];
+      const expected = [...results.slice(0, 30_000), { n: 1 }, ...results.slice(0, 10_000)];
+      expect(JSON.stringify(expected).length).to.be.greaterThan(PIECE_CHARS);
+      expect((await bytesOf({ data: { list } })).equals(Buffer.from(JSON.stringify({ data: { list: expected } }), 'utf8'))).to.equal(true);
+    });
+
     it('gives everything else the plain value, made once', () => {
       let made = 0;
       const text = new JsonText('[1]', () => {

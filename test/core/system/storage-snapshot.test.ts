@@ -2,16 +2,20 @@
  * Snapshots of the whole store over HTTP, as an operator's tooling uses them, on LevelDB and on
  * PostgreSQL: save, write more, restore, and get exactly the snapshot's state back; a corrupt,
  * truncated, foreign or wrong-format snapshot is refused and changes nothing; another cluster's
- * snapshot goes in only with snapshot-force, and the server then opens with that cluster's shares.
+ * snapshot goes in only with snapshot-force, and the server then opens with that cluster's shares;
+ * a snapshot of this cluster altered since it was made is refused even forced; and policies decide
+ * Keywarden's and Vault's names of the snapshot paths as one resource.
  */
 import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { startServer, type RunningServer } from '../../../core/server.js';
 import notesPlugin from '../../fixtures/plugins/notes.js';
-import { SnapshotFormatError, SnapshotReader } from '../../../storage/snapshot-format.js';
+import { SnapshotFormatError, SnapshotReader, writeSnapshot } from '../../../storage/snapshot-format.js';
+import type { StoredEntry } from '../../../storage/storage.js';
 import { TestClient } from '../../helpers/http.js';
 import { createTestDatabase } from '../../helpers/postgres.js';
 import http from 'node:http';
@@ -177,6 +181,61 @@ for (const backend of backends) {
       expect((await client.post('sys/storage/snapshot', undefined, { token: '', rawBody: Buffer.alloc(16) })).status).to.equal(403);
     });
 
+    it('decides both names of a snapshot path by the rules for both: a deny on either blocks both, a grant on either serves both', async () => {
+      const { client } = server;
+      const tokenFor = async (name: string, policy: string) => {
+        await ok(client.put(`sys/policy/${name}`, { policy }));
+        return (await client.post('auth/token/create', { policies: [name] })).body.auth.client_token as string;
+      };
+      const broad = 'path "sys/*" { capabilities = ["read", "update", "sudo"] }\n';
+      const noRaft = await tokenFor('no-raft-snapshot', `${broad}path "sys/storage/raft/snapshot" { capabilities = ["deny"] }`);
+      const noForce = await tokenFor('no-snapshot-force', `${broad}path "sys/storage/snapshot-force" { capabilities = ["deny"] }`);
+      const narrower = await tokenFor('snapshot-no-sudo', `${broad}path "sys/storage/snapshot" { capabilities = ["read"] }`);
+      for (const token of [noRaft, narrower]) {
+        for (const name of ['sys/storage/snapshot', 'sys/storage/raft/snapshot']) {
+          expect((await client.get(name, { token })).status, name).to.equal(403);
+        }
+      }
+      for (const name of ['sys/storage/snapshot-force', 'sys/storage/raft/snapshot-force']) {
+        expect((await client.post(name, undefined, { token: noForce, rawBody: Buffer.alloc(64, 1) })).status, name).to.equal(403);
+      }
+      const self = await client.post('sys/capabilities-self', { paths: ['sys/storage/snapshot', 'sys/storage/raft/snapshot'] }, { token: noRaft });
+      expect(self.body.data).to.deep.include({ 'sys/storage/snapshot': ['deny'], 'sys/storage/raft/snapshot': ['deny'] });
+
+      const vaultStyle = await tokenFor('vault-snapshots', 'path "sys/storage/raft/snapshot" { capabilities = ["read", "sudo"] }');
+      const keywardenStyle = await tokenFor('keywarden-snapshots', 'path "sys/storage/snapshot" { capabilities = ["read", "sudo"] }');
+      for (const token of [vaultStyle, keywardenStyle]) {
+        for (const name of ['sys/storage/snapshot', 'sys/storage/raft/snapshot']) {
+          expect((await client.get(name, { token })).status, name).to.equal(200);
+        }
+      }
+    });
+
+    it('refuses a snapshot of this cluster with entries spliced in and the checksum made again, even forced, and changes nothing', async () => {
+      const { client } = server;
+      await ok(client.put('sys/policy/rolled', { policy: 'path "notes/*" { capabilities = ["read", "update"] }' }));
+      const before = (await client.get('sys/storage/snapshot')).bytes;
+      const current = 'path "notes/*" { capabilities = ["read"] }';
+      await ok(client.put('sys/policy/rolled', { policy: current }));
+      const now = (await client.get('sys/storage/snapshot')).bytes;
+
+      // The current snapshot with the policy's older value spliced in, and a checksum that matches again.
+      const oldPolicy = (await entriesOf(before)).find((entry) => entry.key === 'sys/policy/rolled')!;
+      const spliced = (await entriesOf(now)).map((entry) => (entry.key === oldPolicy.key ? oldPolicy : entry));
+      const header = await new SnapshotReader(bytesOf(now)).header();
+      const pieces: Buffer[] = [];
+      for await (const piece of writeSnapshot(header, each(spliced), () => randomBytes(32))) pieces.push(piece);
+      const altered = Buffer.concat(pieces);
+
+      for (const name of ['sys/storage/snapshot-force', 'sys/storage/raft/snapshot-force', 'sys/storage/snapshot']) {
+        const res = await client.post(name, undefined, { rawBody: altered });
+        expect(res.status, `${name}: ${res.text}`).to.equal(400);
+        expect(res.body.errors[0]).to.match(/altered/);
+      }
+      expect((await client.get('sys/policy/rolled')).body.data.rules).to.equal(current);
+      expect((await client.get('sys/seal-status')).body.sealed).to.equal(false);
+    });
+
     it("refuses another cluster's snapshot unless forced; forced, the server seals and opens with that cluster's shares", async () => {
       await ok(server.client.post('notes/notes/origin', { text: 'first cluster' }));
       const saved = (await server.client.get('sys/storage/snapshot')).bytes;
@@ -257,6 +316,21 @@ describe('sys/storage/snapshot while the server seals', function () {
     }
   });
 });
+
+/** The entries of a saved snapshot, checked. */
+async function entriesOf(saved: Buffer): Promise<StoredEntry[]> {
+  const entries: StoredEntry[] = [];
+  for await (const entry of new SnapshotReader(bytesOf(saved)).entries()) entries.push({ key: entry.key, value: Buffer.from(entry.value) });
+  return entries;
+}
+
+async function* bytesOf(saved: Buffer): AsyncGenerator<Buffer> {
+  yield saved;
+}
+
+async function* each<T>(items: readonly T[]): AsyncGenerator<T> {
+  yield* items;
+}
 
 async function ok(pending: Promise<{ status: number; text: string }>): Promise<void> {
   const res = await pending;

@@ -66,6 +66,14 @@ describe('cloud auth role tags', () => {
       expectError(await h.root.post('auth/cloud/role/tagged/tag', { allow_instance_migration: true, disallow_reauthentication: true }), 400, 'cannot set both disallow_reauthentication and allow_instance_migration');
       expectError(await h.root.post('auth/cloud/role/tagged/tag', { max_ttl: '-1h' }), 400, /max_ttl/);
     });
+
+    it('refuses a max_ttl too long for a date, naming it, so no tag can make deny-listing it fail', async () => {
+      expectError(await h.root.post('auth/cloud/role/tagged/tag', { max_ttl: '8760000000h' }), 400, /^invalid value for field "max_ttl": .*out of range/);
+      const longest = (await createTag('tagged', { max_ttl: '2562047h47m16s' })).data.tag_value;
+      expect((await h.root.post(`auth/cloud/roletag-denylist/${longest}`)).status).to.equal(204);
+      expect(new Date((await h.root.get(`auth/cloud/roletag-denylist/${longest}`)).body.data.expiration_time).getUTCFullYear()).to.be.below(2400);
+      expect((await h.root.delete(`auth/cloud/roletag-denylist/${longest}`)).status).to.equal(204);
+    });
   });
 
   describe('login', () => {
