@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequestError } from '../errors.js';
 import { zeroize } from '../../storage/aead.js';
-import { encodeToken, generateOtp, OTP_LENGTH } from './otp.js';
+import { encodeToken, generateOtp, OTP_LENGTH, requireUsableOtp } from './otp.js';
 import { encryptTo, type PgpRecipient } from './pgp.js';
 import { requireNonce } from './nonce.js';
 import { acceptShare, ShareQuorum } from './shares.js';
@@ -78,9 +78,7 @@ export class RootGeneration {
   start(options: { readonly otp?: string; readonly recipient?: PgpRecipient }): Promise<{ nonce: string; generatedOtp: string }> {
     return this.queue.run(async () => {
       if (options.otp && options.recipient) throw new BadRequestError('give either otp or pgp_key, not both');
-      if (options.otp !== undefined && Buffer.byteLength(options.otp, 'utf8') !== OTP_LENGTH) {
-        throw new BadRequestError(`'otp' must be ${OTP_LENGTH} characters long (otp_length), got ${Buffer.byteLength(options.otp, 'utf8')}`);
-      }
+      if (options.otp !== undefined) requireUsableOtp(options.otp);
       const config = await this.seal.config();
       if (this.attempt) throw new BadRequestError('root generation already in progress');
       const generatedOtp = options.otp === undefined && options.recipient === undefined ? generateOtp() : '';

@@ -94,12 +94,25 @@ describe('root token generation', function () {
     const short = await anonymous.put('sys/generate-root/attempt', { otp: 'tooshort' });
     expect(short.status).to.equal(400);
     expect(short.body.errors[0]).to.equal("'otp' must be 28 characters long (otp_length), got 8");
-    const otp = 'A'.repeat(28);
+    // hvac's integration tests start with this OTP.
+    const otp = 'BMjzW3wAsEzINXCM05Wbas3u9zSl';
     const start = await anonymous.put('sys/generate-root/attempt', { otp });
     expect(start.body.otp).to.equal('');
     await anonymous.put('sys/generate-root/update', { key: keys[0], nonce: start.body.nonce });
     const done = await anonymous.put('sys/generate-root/update', { key: keys[1], nonce: start.body.nonce });
     expect(vaultCliDecode(done.body.encoded_token, otp)).to.match(/^hvs\.[A-Za-z0-9]{24}$/);
+  });
+
+  it('refuses an OTP of 28 NUL bytes (it would send the token in the clear) or of a few repeated characters, on both families', async () => {
+    for (const otp of ['\0'.repeat(28), 'A'.repeat(28), 'abcabcabcabcabcabcabcabcabca']) {
+      const unauthed = await anonymous.put('sys/generate-root/attempt', { otp });
+      expect(unauthed.status, JSON.stringify(otp)).to.equal(400);
+      expect(unauthed.body.errors[0]).to.match(/^'otp' is not random: it holds \d distinct characters, fewer than 10/);
+      const authed = await server.client.put('sys/generate-root-token/attempt', { otp });
+      expect(authed.status).to.equal(400);
+      expect(authed.body.errors[0]).to.match(/^'otp' is not random/);
+    }
+    expect((await anonymous.get('sys/generate-root/attempt')).body.started).to.equal(false);
   });
 
   it('refuses both otp and pgp_key, a second attempt, and a Keybase key', async () => {
