@@ -163,7 +163,7 @@ export class Host {
         createRootToken: () => this.tokens.createRootToken(),
         revokeRootToken: async (token) => this.tokens.revokeTree(await this.tokens.hashToken(token)),
       },
-      shared ? (name, work) => shared.exclusive(name, work) : undefined,
+      { clock, ...(shared ? { clusterLock: (name, work) => shared.exclusive(name, work) } : {}) },
     );
     const snapshots = new Snapshots(options.physical, this.barrier, this.seal, clock, () => this.state.cluster, {
       exclusive: (work) => this.pipeline.exclusive(work),

@@ -54,7 +54,12 @@ export interface PathDefinition<F extends FieldSpecs = FieldSpecs> {
    * unauthenticated and checks the token in the handler, it skips the token's bound CIDRs and uses.
    */
   readonly anyToken?: boolean;
-  /** Needs `sudo` in the caller's policy (root-protected). */
+  /**
+   * Needs `sudo` in the caller's policy (root-protected). On an `unauthenticated` path nothing is
+   * needed: a caller whose token's policy grants the operation with sudo there is authorized as on
+   * any other path (one use of its token spent) and its handler sees `req.auth.sudo`; any other
+   * caller is served as without it.
+   */
   readonly sudo?: boolean;
   /** Served while the barrier is sealed (only the sys backend's init, unseal, status paths). */
   readonly allowedWhileSealed?: boolean;

@@ -51,6 +51,26 @@ export class AuthorizeStage {
   }
 
   /**
+   * On a path reachable without a token that honours sudo (PathDefinition.sudo): a caller whose
+   * policy grants the operation with sudo is authorized, a use of its token spent, and `auth.sudo`
+   * set; any other caller goes on as it came, nothing spent.
+   */
+  authorizeSudo(request: ReadRequest, caller: ResolvedToken | undefined, auth: RequestAuth | undefined, prepared: PreparedRequest): Authorized | Promise<Authorized> {
+    if (!caller || !auth || !prepared.sudo) return undefined;
+    return this.grantSudo(request, caller, auth, prepared);
+  }
+
+  private async grantSudo(request: ReadRequest, caller: ResolvedToken, auth: RequestAuth, prepared: PreparedRequest): Promise<Authorized> {
+    const acl = this.acls.cachedAclFor(caller.entry) ?? (await this.acls.aclFor(caller.entry));
+    const decision = acl.allowOperation({ path: request.path, operation: prepared.operation, data: request.data, wrapTtl: request.wrapTtl });
+    if (!decision.allowed || !decision.sudo) return undefined;
+    const use = await this.tokens.use(caller);
+    if (!use.allowed) return undefined;
+    auth.sudo = true;
+    return use.last ? { finish: () => this.tokens.revokeTree(caller.hash) } : undefined;
+  }
+
+  /**
    * Whether the ACL grants the operation (and sudo where needed); sets `auth.sudo` when it does. A
    * path any token may run is allowed here: its handler checks the caller's ACL itself.
    */

@@ -147,7 +147,7 @@ export class Pipeline {
       if (prepared instanceof Promise) prepared = await prepared;
       running.operation = prepared.operation;
       audit.operation = prepared.operation;
-      let use = route.unauthenticated ? undefined : this.authorization.authorize(request, caller!, auth!, prepared, audit);
+      let use = route.unauthenticated ? this.authorization.authorizeSudo(request, caller, auth, prepared) : this.authorization.authorize(request, caller!, auth!, prepared, audit);
       if (use instanceof Promise) use = await use;
       if (audit.recording) await audit.request();
 

@@ -21,6 +21,31 @@ export function generateOtp(length = OTP_LENGTH): string {
   return otp;
 }
 
+/**
+ * Fewest distinct byte values a client's OTP must hold. The OTP is XORed with the root token, so
+ * one of equal bytes (28 NULs sends the token in the clear) or of a handful of values hides next
+ * to nothing. A uniformly random base62 OTP of OTP_LENGTH characters has fewer than 10 distinct
+ * characters with probability about 4.9e-14 (the count of such strings, summed over k < 10 as
+ * C(62,k)·k!·S(28,k) with S the Stirling numbers of the second kind, over 62^28), so no OTP that
+ * `vault operator generate-root -generate-otp` or this server makes is refused.
+ */
+export const MIN_OTP_DISTINCT_BYTES = 10;
+
+/**
+ * Checks an OTP a client chose: exactly `length` bytes, and not plainly non-random.
+ * @throws BadRequestError naming `otp`.
+ */
+export function requireUsableOtp(otp: string, length = OTP_LENGTH): void {
+  const bytes = Buffer.from(otp, 'utf8');
+  if (bytes.length !== length) throw new BadRequestError(`'otp' must be ${length} characters long (otp_length), got ${bytes.length}`);
+  const distinct = new Set(bytes).size;
+  if (distinct < MIN_OTP_DISTINCT_BYTES) {
+    throw new BadRequestError(
+      `'otp' is not random: it holds ${distinct} distinct characters, fewer than ${MIN_OTP_DISTINCT_BYTES}; start without an otp to have one generated, or use "operator generate-root -generate-otp"`,
+    );
+  }
+}
+
 /** The root token XOR the OTP, base64 without padding. */
 export function encodeToken(token: string, otp: string): string {
   return xor(Buffer.from(token, 'utf8'), Buffer.from(otp, 'utf8')).toString('base64').replace(/=+$/, '');

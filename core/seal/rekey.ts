@@ -9,7 +9,7 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { BadRequestError } from '../errors.js';
 import { zeroize } from '../../storage/aead.js';
-import { encryptShares, type PgpRecipient } from './pgp.js';
+import { encryptShares, readRecipients, type PgpRecipient } from './pgp.js';
 import { acceptShare, ShareQuorum, splitUnsealKey, type ShareScheme } from './shares.js';
 import { SerialQueue } from './serial.js';
 import { requireNonce } from './nonce.js';
@@ -18,9 +18,9 @@ import type { SealKeys } from './seal-manager.js';
 export interface RekeyRequest {
   readonly shares: number;
   readonly threshold: number;
-  /** One per new share, in order; empty for plain shares. */
-  readonly recipients: readonly PgpRecipient[];
-  /** Keep the PGP-encrypted shares in storage (needs recipients). */
+  /** One OpenPGP public key (base64 or armored) per new share, in order; empty for plain shares. */
+  readonly pgpKeys: readonly string[];
+  /** Keep the PGP-encrypted shares in storage (needs pgpKeys). */
   readonly backup: boolean;
   readonly requireVerification: boolean;
 }
@@ -84,6 +84,8 @@ interface Pending {
 interface Attempt {
   readonly nonce: string;
   readonly request: RekeyRequest;
+  /** The parsed pgpKeys. */
+  readonly recipients: readonly PgpRecipient[];
   readonly quorum: ShareQuorum;
   pending?: Pending;
 }
@@ -101,8 +103,8 @@ export class Rekey {
     if (!attempt) {
       return { started: false, nonce: '', t: 0, n: 0, progress: 0, required, pgpFingerprints: null, backup: false, verificationRequired: false, verificationNonce: '' };
     }
-    const { request } = attempt;
-    const pgp = request.recipients.length > 0;
+    const { request, recipients } = attempt;
+    const pgp = recipients.length > 0;
     return {
       started: true,
       nonce: attempt.nonce,
@@ -110,7 +112,7 @@ export class Rekey {
       n: request.shares,
       progress: attempt.quorum.progress,
       required,
-      pgpFingerprints: pgp ? request.recipients.map((r) => r.fingerprint) : null,
+      pgpFingerprints: pgp ? recipients.map((r) => r.fingerprint) : null,
       backup: pgp && request.backup,
       verificationRequired: request.requireVerification,
       verificationNonce: attempt.pending?.verification.nonce ?? '',
@@ -122,16 +124,18 @@ export class Rekey {
     return this.queue.run(() => this.startNow(request));
   }
 
+  /** The state and the counts are checked before any key is parsed: parsing is the costly part. */
   private async startNow(request: RekeyRequest): Promise<void> {
-    if (request.backup && request.recipients.length === 0) {
+    if (request.backup && request.pgpKeys.length === 0) {
       throw new BadRequestError('cannot request a backup of the new keys without providing PGP keys for encryption');
     }
-    if (request.recipients.length > 0 && request.recipients.length !== request.shares) {
-      throw new BadRequestError(`pgp_keys must hold one key per new share: got ${request.recipients.length} keys for ${request.shares} shares`);
+    if (request.pgpKeys.length > 0 && request.pgpKeys.length !== request.shares) {
+      throw new BadRequestError(`pgp_keys must hold one key per new share: got ${request.pgpKeys.length} keys for ${request.shares} shares`);
     }
     const config = await this.seal.config();
     if (this.attempt) throw new BadRequestError('rekey already in progress');
-    this.attempt = { nonce: randomUUID(), request, quorum: new ShareQuorum(config.secret_threshold) };
+    const recipients = await readRecipients(request.pgpKeys, 'pgp_keys');
+    this.attempt = { nonce: randomUUID(), request, recipients, quorum: new ShareQuorum(config.secret_threshold) };
   }
 
   /**
@@ -157,14 +161,14 @@ export class Rekey {
     let unsealKey: Buffer | undefined;
     try {
       rootKey = await this.seal.openRootKey(currentKey);
-      const { request } = attempt;
+      const { request, recipients } = attempt;
       unsealKey = randomBytes(32);
       const split = splitUnsealKey(unsealKey, request.shares, request.threshold);
-      const pgp = request.recipients.length > 0;
-      const keys = pgp ? await encryptShares(split.keys, request.recipients) : split.keys;
+      const pgp = recipients.length > 0;
+      const keys = pgp ? await encryptShares(split.keys, recipients) : split.keys;
       // Only their holders' private keys open the shares from here on.
       if (pgp) split.keys.forEach(zeroize);
-      const fingerprints = pgp ? request.recipients.map((r) => r.fingerprint) : null;
+      const fingerprints = pgp ? recipients.map((r) => r.fingerprint) : null;
       if (pgp && request.backup) await this.seal.writeKeyBackup(backupOf(attempt.nonce, fingerprints!, keys));
 
       if (request.requireVerification) {

@@ -5,17 +5,28 @@
  * last share never see it in clear.
  *
  * One attempt at a time, held in memory on the node that runs it; both endpoint families share it,
- * and sealing forgets it. The attempt's nonce is what lets a caller cancel it or add to it.
+ * and sealing forgets it. The attempt's nonce is what lets a caller add to it or cancel it; a
+ * holder of a current share may cancel it too, so that whoever started an attempt without a token
+ * cannot keep the share holders out, and an attempt nobody adds to expires.
  */
 import { randomUUID } from 'node:crypto';
 import { BadRequestError } from '../errors.js';
 import { zeroize } from '../../storage/aead.js';
-import { encodeToken, generateOtp, OTP_LENGTH } from './otp.js';
-import { encryptTo, type PgpRecipient } from './pgp.js';
+import type { Clock } from '../clock.js';
+import { encodeToken, generateOtp, OTP_LENGTH, requireUsableOtp } from './otp.js';
+import { encryptTo, readRecipient, type PgpRecipient } from './pgp.js';
 import { requireNonce } from './nonce.js';
 import { acceptShare, ShareQuorum } from './shares.js';
 import { SerialQueue } from './serial.js';
 import type { SealKeys } from './seal-manager.js';
+
+/**
+ * How long an attempt lives after it started or last took a share. Long enough for the holders to
+ * hand in their shares one after another on a call; short enough that an attempt abandoned, or
+ * started by someone who will never finish it, frees the endpoints within the hour even when
+ * nobody cancels it.
+ */
+export const ATTEMPT_LIFETIME_MS = 60 * 60 * 1000;
 
 /** Mints and (if encoding fails) revokes root tokens; the host's token store. */
 export interface RootTokens {
@@ -42,11 +53,19 @@ export interface RootGenerationProgress {
   readonly pgpFingerprint: string;
 }
 
+/**
+ * What lets a caller cancel an attempt besides its token: the attempt's nonce, or one of the current
+ * unseal key shares (its holder is one of the people the attempt is for).
+ */
+export type CancelProof = { readonly nonce: string } | { readonly share: string };
+
 interface Attempt {
   readonly nonce: string;
   readonly otp: string;
   readonly recipient: PgpRecipient | undefined;
   readonly quorum: ShareQuorum;
+  /** Epoch milliseconds; moved on by every share taken. */
+  expiresAt: number;
 }
 
 export class RootGeneration {
@@ -56,11 +75,12 @@ export class RootGeneration {
   constructor(
     private readonly seal: SealKeys,
     private readonly tokens: RootTokens,
+    private readonly clock: Clock,
   ) {}
 
   async status(): Promise<RootGenerationStatus> {
     const { secret_threshold: required } = await this.seal.config();
-    const attempt = this.attempt;
+    const attempt = this.current();
     return {
       started: attempt !== undefined,
       nonce: attempt?.nonce ?? '',
@@ -73,19 +93,25 @@ export class RootGeneration {
 
   /**
    * Starts an attempt. With neither an OTP nor a PGP key an OTP is generated and returned (only
-   * here, once); a caller's OTP is not echoed.
+   * here, once); a caller's OTP is not echoed. The options and the state are checked before the
+   * PGP key is parsed.
    */
-  start(options: { readonly otp?: string; readonly recipient?: PgpRecipient }): Promise<{ nonce: string; generatedOtp: string }> {
+  start(options: { readonly otp?: string; readonly pgpKey?: string }): Promise<{ nonce: string; generatedOtp: string }> {
     return this.queue.run(async () => {
-      if (options.otp && options.recipient) throw new BadRequestError('give either otp or pgp_key, not both');
-      if (options.otp !== undefined && Buffer.byteLength(options.otp, 'utf8') !== OTP_LENGTH) {
-        throw new BadRequestError(`'otp' must be ${OTP_LENGTH} characters long (otp_length), got ${Buffer.byteLength(options.otp, 'utf8')}`);
-      }
+      if (options.otp && options.pgpKey) throw new BadRequestError('give either otp or pgp_key, not both');
+      if (options.otp !== undefined) requireUsableOtp(options.otp);
       const config = await this.seal.config();
-      if (this.attempt) throw new BadRequestError('root generation already in progress');
-      const generatedOtp = options.otp === undefined && options.recipient === undefined ? generateOtp() : '';
+      if (this.current()) throw new BadRequestError('root generation already in progress');
+      const recipient = options.pgpKey ? await readRecipient(options.pgpKey, 'pgp_key') : undefined;
+      const generatedOtp = options.otp === undefined && recipient === undefined ? generateOtp() : '';
       const nonce = randomUUID();
-      this.attempt = { nonce, otp: options.otp ?? generatedOtp, recipient: options.recipient, quorum: new ShareQuorum(config.secret_threshold) };
+      this.attempt = {
+        nonce,
+        otp: options.otp ?? generatedOtp,
+        recipient,
+        quorum: new ShareQuorum(config.secret_threshold),
+        expiresAt: this.lifetimeFromNow(),
+      };
       return { nonce, generatedOtp };
     });
   }
@@ -93,7 +119,7 @@ export class RootGeneration {
   /** One unseal key share for the attempt the nonce names; the last one mints the token. */
   update(encodedKey: string, nonce: string): Promise<RootGenerationProgress> {
     return this.queue.run(async () => {
-      const attempt = this.attempt;
+      const attempt = this.current();
       if (!attempt) throw new BadRequestError('no root generation in progress');
       requireNonce(attempt.nonce, nonce);
       const config = await this.seal.config();
@@ -101,6 +127,7 @@ export class RootGeneration {
       if (attempt.quorum.holds(share)) throw new BadRequestError('given key has already been provided during this generation operation');
       const required = config.secret_threshold;
       const pgpFingerprint = attempt.recipient?.fingerprint ?? '';
+      attempt.expiresAt = this.lifetimeFromNow();
       const unsealKey = attempt.quorum.add(share);
       if (!unsealKey) return { progress: attempt.quorum.progress, required, complete: false, encodedToken: '', pgpFingerprint };
       try {
@@ -114,12 +141,16 @@ export class RootGeneration {
   }
 
   /**
-   * Cancels the attempt. `nonce` undefined means the caller is authorized by its token (the
-   * authenticated family); otherwise it must be the attempt's.
+   * Cancels the attempt (none: nothing to do). A caller its endpoint authorized already (a token
+   * whose policy grants it) passes no proof; a nonce, when given, must be the attempt's; a share
+   * must be one of the current ones (checked in constant time, as every share is).
    */
-  cancel(nonce: string | undefined): Promise<void> {
+  cancel(proof?: CancelProof): Promise<void> {
     return this.queue.run(async () => {
-      if (this.attempt && nonce !== undefined) requireNonce(this.attempt.nonce, nonce);
+      const attempt = this.current();
+      if (!attempt) return;
+      if (proof && 'nonce' in proof) requireNonce(attempt.nonce, proof.nonce);
+      if (proof && 'share' in proof) zeroize(acceptShare(await this.seal.config(), proof.share));
       this.forget();
     });
   }
@@ -128,6 +159,16 @@ export class RootGeneration {
   forget(): void {
     this.attempt?.quorum.clear();
     this.attempt = undefined;
+  }
+
+  /** The attempt under way; one past its lifetime is forgotten here, its shares with it. */
+  private current(): Attempt | undefined {
+    if (this.attempt && this.clock.now().getTime() >= this.attempt.expiresAt) this.forget();
+    return this.attempt;
+  }
+
+  private lifetimeFromNow(): number {
+    return this.clock.now().getTime() + ATTEMPT_LIFETIME_MS;
   }
 
   private async mint(attempt: Attempt): Promise<string> {

@@ -6,6 +6,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { BadRequestError, IntegrityError, SealedError } from '../errors.js';
+import type { Clock } from '../clock.js';
 import type { Barrier } from '../../storage/barrier.js';
 import type { Storage } from '../../storage/storage.js';
 import { gcmOpen, gcmSeal, zeroize } from '../../storage/aead.js';
@@ -72,6 +73,13 @@ export interface SealKeys {
   writeKeyBackup(backup: KeyBackup): Promise<void>;
 }
 
+export interface SealOptions {
+  /** Root generation attempts expire by it. */
+  readonly clock: Clock;
+  /** A lock shared by every node on the store (HA); init runs under it. */
+  readonly clusterLock?: <T>(name: string, work: () => Promise<T>) => Promise<T>;
+}
+
 /** An unseal in progress: the shares so far and the nonce seal-status shows. */
 interface UnsealAttempt {
   readonly nonce: string;
@@ -89,8 +97,7 @@ export class SealManager {
     private readonly physical: Storage,
     private readonly barrier: Barrier,
     private readonly hooks: SealHooks,
-    /** A lock shared by every node on the store (HA); init runs under it. */
-    private readonly clusterLock?: <T>(name: string, work: () => Promise<T>) => Promise<T>,
+    private readonly options: SealOptions,
   ) {
     const keys: SealKeys = {
       config: () => this.unsealedConfig(),
@@ -99,7 +106,7 @@ export class SealManager {
       writeKeyBackup: (backup) => this.physical.put(KEYS.keyBackup, Buffer.from(JSON.stringify(backup), 'utf8')),
     };
     this.rekey = new Rekey(keys);
-    this.rootGeneration = new RootGeneration(keys, { create: () => hooks.createRootToken(), revoke: (token) => hooks.revokeRootToken(token) });
+    this.rootGeneration = new RootGeneration(keys, { create: () => hooks.createRootToken(), revoke: (token) => hooks.revokeRootToken(token) }, options.clock);
   }
 
   /**
@@ -143,7 +150,8 @@ export class SealManager {
   /** `sys/init`: creates the key hierarchy and the root token; leaves the server sealed. */
   async initialize(shares: number, threshold: number): Promise<InitResult> {
     validateShamirConfig(shares, threshold);
-    if (this.clusterLock) return this.clusterLock('init', () => this.initializeNow(shares, threshold));
+    const { clusterLock } = this.options;
+    if (clusterLock) return clusterLock('init', () => this.initializeNow(shares, threshold));
     return this.initializeNow(shares, threshold);
   }
 

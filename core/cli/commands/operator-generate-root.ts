@@ -43,7 +43,7 @@ export function registerOperatorGenerateRoot(operator: Command, ctx: CliContext)
       .argument('[key]', 'an unseal key share ("-" reads standard input; prompted for when omitted)'),
   )
     .option('--init', 'start a root token generation (with -otp or -pgp-key; an OTP is generated otherwise)')
-    .option('--cancel', 'cancel the attempt (without a token, -nonce is required)')
+    .option('--cancel', 'cancel the attempt (without a token with sudo on it, -nonce or a current key share as the argument is required)')
     .option('--status', 'show the attempt')
     .option('--generate-otp', 'print a new one-time password to use with -init')
     .option('--decode <encoded>', 'decode an encoded token with -otp')
@@ -73,10 +73,16 @@ export function registerOperatorGenerateRoot(operator: Command, ctx: CliContext)
         return out(format === 'json' ? json({ otp, otp_length: otp.length }) : `${otp}\n`);
       }
       if (opts.cancel) {
-        if (!opts.authenticated && !opts.nonce) {
-          throw new UsageError("cancelling without a token needs the attempt's nonce: pass -nonce (or -authenticated, with a token)");
+        // Without a token, the nonce or (Vault's family only) a current key share proves the
+        // caller; the server checks either.
+        const share = opts.authenticated ? undefined : key === '-' ? (await ctx.io.stdin()).trim() : key;
+        const proof = { ...(opts.nonce ? { nonce: opts.nonce } : {}), ...(share ? { key: share } : {}) };
+        if (!opts.authenticated && !client.token && Object.keys(proof).length === 0) {
+          throw new UsageError(
+            "cancelling without a token needs the attempt's nonce (-nonce) or one of the current unseal key shares (as the argument, or - to read it from standard input)",
+          );
         }
-        await client.request('DELETE', family.attempt, opts.nonce ? { nonce: opts.nonce } : undefined);
+        await client.request('DELETE', family.attempt, Object.keys(proof).length > 0 ? proof : undefined);
         return out('Success! Root token generation canceled (if it was started)\n');
       }
       if (opts.init) return init(client, family, format, opts, ctx);

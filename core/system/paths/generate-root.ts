@@ -5,12 +5,14 @@
  * - `sys/generate-root/attempt|update` (Vault's): needs no token, so operators who lost every token
  *   can still use it; answers bare JSON. Anyone can reach it, so nothing in it works without the
  *   attempt's nonce: the status does not show it, and cancelling needs it (unauthenticated
- *   cancellation was CVE-2026-5807). The listener option `disable_unauthed_generate_root_endpoints`
- *   turns the family off.
+ *   cancellation was CVE-2026-5807) — or one of the current unseal key shares, so that whoever
+ *   started an attempt cannot keep the share holders out of it, or a token whose policy grants
+ *   sudo on the path (as hvac's tests cancel: with the root token, no nonce). An attempt expires
+ *   an hour after it started or last took a share. The listener option
+ *   `disable_unauthed_generate_root_endpoints` turns the family off.
  */
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
-import { readRecipient } from '../../seal/pgp.js';
 import type { RootGenerationProgress, RootGenerationStatus } from '../../seal/root-generation.js';
 import type { SystemServices } from '../services.js';
 
@@ -20,8 +22,17 @@ const attemptFields = {
     description: 'A one-time password of otp_length base62 characters to encode the new token with; one is generated when neither otp nor pgp_key is given.',
     sensitive: true,
   },
-  pgp_key: { type: 'string', description: 'An OpenPGP public key (base64 of the binary key) to encrypt the new token to.' },
+  pgp_key: { type: 'string', description: 'An OpenPGP public key (base64 of the binary key, at most 64 KiB) to encrypt the new token to.' },
   nonce: { type: 'string', description: 'DELETE: the nonce of the attempt to cancel.' },
+} as const;
+
+const unauthedAttemptFields = {
+  ...attemptFields,
+  key: {
+    type: 'string',
+    description: 'DELETE: one of the current unseal key shares (hex or base64), instead of the nonce: its holder may cancel the attempt.',
+    sensitive: true,
+  },
 } as const;
 
 const updateFields = {
@@ -29,9 +40,8 @@ const updateFields = {
   nonce: { type: 'string', description: 'The nonce of the attempt.' },
 } as const;
 
-async function start(services: SystemServices, otp: string | undefined, pgpKey: string | undefined) {
-  const recipient = pgpKey ? await readRecipient(pgpKey, 'pgp_key') : undefined;
-  return services.seal.rootGeneration.start({ ...(otp !== undefined ? { otp } : {}), ...(recipient ? { recipient } : {}) });
+function start(services: SystemServices, otp: string | undefined, pgpKey: string | undefined) {
+  return services.seal.rootGeneration.start({ ...(otp !== undefined ? { otp } : {}), ...(pgpKey !== undefined ? { pgpKey } : {}) });
 }
 
 function submit(services: SystemServices, key: string | undefined, nonce: string | undefined): Promise<RootGenerationProgress> {
@@ -94,7 +104,7 @@ export function generateRootTokenAttemptPath(services: SystemServices) {
         summary: 'Cancel the root token generation attempt.',
         handler: async (_req, input) => {
           services.requireActive();
-          await generation.cancel(input.nonce);
+          await generation.cancel(input.nonce !== undefined ? { nonce: input.nonce } : undefined);
           return null;
         },
       },
@@ -104,7 +114,7 @@ export function generateRootTokenAttemptPath(services: SystemServices) {
       'PUT starts an attempt: with pgp_key the new token is encrypted to it, with otp (otp_length base62 characters) ' +
       'it is XORed with it, with neither an OTP is generated and answered once. GET shows the attempt with its ' +
       'nonce; DELETE cancels it (a nonce, when given, must match). One attempt runs at a time, shared with ' +
-      'sys/generate-root.',
+      'sys/generate-root; it expires an hour after it started or last took a share.',
   });
 }
 
@@ -139,6 +149,13 @@ export function generateRootTokenUpdatePath(services: SystemServices) {
   });
 }
 
+/** `key` proves a share holder only to cancel; anywhere else it would be ignored, so it is refused. */
+function refuseKey(key: string | undefined): void {
+  if (key !== undefined) {
+    throw new BadRequestError("'key' is taken only to cancel the attempt (DELETE); submit key shares to sys/generate-root/update");
+  }
+}
+
 /** Vault's family, unless the configuration turned it off. */
 function requireUnauthed(services: SystemServices): void {
   if (!services.unauthedGenerateRoot) {
@@ -152,14 +169,17 @@ export function generateRootAttemptPath(services: SystemServices) {
   const generation = services.seal.rootGeneration;
   return definePath({
     pattern: 'generate-root/attempt',
-    fields: attemptFields,
+    fields: unauthedAttemptFields,
     unauthenticated: true,
+    // Not required: a caller whose token's policy grants sudo here may cancel without the nonce.
+    sudo: true,
     operations: {
       read: {
         summary: 'Report the root generation attempt (without its nonce).',
-        handler: async () => {
+        handler: async (_req, input) => {
           requireUnauthed(services);
           services.requireActive();
+          refuseKey(input.key);
           return { raw: { status: 200, body: vaultStatusBody(await generation.status(), '', '') } };
         },
       },
@@ -168,22 +188,27 @@ export function generateRootAttemptPath(services: SystemServices) {
         handler: async (_req, input) => {
           requireUnauthed(services);
           services.requireActive();
+          refuseKey(input.key);
           const { nonce, generatedOtp } = await start(services, input.otp, input.pgp_key);
           return { raw: { status: 200, body: vaultStatusBody(await generation.status(), nonce, generatedOtp) } };
         },
       },
       delete: {
-        summary: 'Cancel the root generation attempt (needs its nonce).',
-        handler: async (_req, input) => {
+        summary: 'Cancel the root generation attempt (needs its nonce, a current key share, or a token with sudo).',
+        handler: async (req, input) => {
           requireUnauthed(services);
           services.requireActive();
-          if (!input.nonce) {
+          if (input.nonce && input.key) throw new BadRequestError("give either 'nonce' or 'key' to cancel a root generation, not both");
+          if (input.key) await generation.cancel({ share: input.key });
+          else if (input.nonce) await generation.cancel({ nonce: input.nonce });
+          else if (req.auth?.sudo) await generation.cancel();
+          else {
             throw new BadRequestError(
-              "'nonce' is required to cancel a root generation without a token: the nonce answered when the attempt started " +
-                '(or cancel with a token at sys/generate-root-token/attempt)',
+              "'nonce' is required to cancel a root generation without a token: the nonce answered when the attempt started, " +
+                "or 'key', one of the current unseal key shares (or cancel with a token whose policy grants sudo on this path, " +
+                'or with sys/generate-root-token/attempt)',
             );
           }
-          await generation.cancel(input.nonce);
           return null;
         },
       },
@@ -191,8 +216,10 @@ export function generateRootAttemptPath(services: SystemServices) {
     synopsis: "Start, inspect or cancel a root generation (Vault's unauthenticated endpoint).",
     description:
       'As sys/generate-root-token/attempt, without a token and with bare JSON answers. The nonce is answered only ' +
-      'to the caller who starts the attempt; share holders get it from them. DELETE needs it (body or query). ' +
-      'Turned off by the listener option disable_unauthed_generate_root_endpoints.',
+      'to the caller who starts the attempt; share holders get it from them. DELETE needs it (body or query), or ' +
+      'key, one of the current unseal key shares (in the body), or a token whose policy grants sudo on this path. ' +
+      'An attempt expires an hour after it started or last took a share. Turned off by the listener option ' +
+      'disable_unauthed_generate_root_endpoints.',
   });
 }
 

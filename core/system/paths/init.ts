@@ -1,7 +1,7 @@
 /** `sys/init`: whether the server is initialized, and initializing it. */
 import { BadRequestError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
-import { encryptShares, encryptTo, readRecipient, readRecipients } from '../../seal/pgp.js';
+import { encryptShares, encryptTo, readKeys } from '../../seal/pgp.js';
 import { validateShamirConfig } from '../../seal/seal-manager.js';
 import { zeroize } from '../../../storage/aead.js';
 import type { SystemServices } from '../services.js';
@@ -14,9 +14,9 @@ export function initPath(services: SystemServices) {
       secret_threshold: { type: 'int', description: 'Number of key shares needed to unseal.', minimum: 1, maximum: 255 },
       pgp_keys: {
         type: 'comma-string-list',
-        description: 'One OpenPGP public key per share (base64 of the binary key): each share is returned encrypted to its key.',
+        description: 'One OpenPGP public key per share (base64 of the binary key, at most 64 KiB): each share is returned encrypted to its key.',
       },
-      root_token_pgp_key: { type: 'string', description: 'An OpenPGP public key (base64 of the binary key): the root token is returned encrypted to it.' },
+      root_token_pgp_key: { type: 'string', description: 'An OpenPGP public key (base64 of the binary key, at most 64 KiB): the root token is returned encrypted to it.' },
       stored_shares: { type: 'int', description: 'Accepted for compatibility; must be 0 with Shamir seals.' },
       recovery_shares: { type: 'int', description: 'Accepted for compatibility; ignored with Shamir seals.' },
       recovery_threshold: { type: 'int', description: 'Accepted for compatibility; ignored with Shamir seals.' },
@@ -32,15 +32,22 @@ export function initPath(services: SystemServices) {
       update: {
         summary: 'Initialize the server: create the keys and the root token.',
         handler: async (_req, input) => {
+          // Anyone can call this path, and reading keys is its costly part: the state, the counts and
+          // every key's size (in readKeys) are checked before any key is parsed.
+          if (await services.seal.isInitialized()) throw new BadRequestError('Vault is already initialized');
           if (input.stored_shares) throw new BadRequestError('stored_shares is not supported with Shamir seals');
           const shares = input.secret_shares ?? 0;
           validateShamirConfig(shares, input.secret_threshold ?? 0);
-          // Every key is read before anything is created: a bad one must not leave an initialized server.
-          const recipients = await readRecipients(input.pgp_keys ?? [], 'pgp_keys');
-          if (recipients.length > 0 && recipients.length !== shares) {
-            throw new BadRequestError(`pgp_keys must hold one key per share: got ${recipients.length} keys for ${shares} shares`);
+          const pgpKeys = input.pgp_keys ?? [];
+          if (pgpKeys.length > 0 && pgpKeys.length !== shares) {
+            throw new BadRequestError(`pgp_keys must hold one key per share: got ${pgpKeys.length} keys for ${shares} shares`);
           }
-          const rootRecipient = input.root_token_pgp_key ? await readRecipient(input.root_token_pgp_key, 'root_token_pgp_key') : undefined;
+          const shareKeys = pgpKeys.map((text, i) => ({ text, field: `pgp_keys[${i}]` }));
+          const rootKey = input.root_token_pgp_key ? [{ text: input.root_token_pgp_key, field: 'root_token_pgp_key' }] : [];
+          // Every key is read before anything is created: a bad one must not leave an initialized server.
+          const read = await readKeys([...shareKeys, ...rootKey]);
+          const recipients = read.slice(0, shareKeys.length);
+          const rootRecipient = read[shareKeys.length];
           const result = await services.seal.initialize(shares, input.secret_threshold ?? 0);
           const keys = recipients.length > 0 ? await encryptShares(result.keys, recipients) : result.keys;
           if (keys !== result.keys) result.keys.forEach(zeroize);

@@ -10,7 +10,6 @@
 import { BadRequestError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
 import type { RekeyResult, RekeyStatus, RekeyVerifyStatus } from '../../seal/rekey.js';
-import { readRecipients } from '../../seal/pgp.js';
 import { validateShamirConfig } from '../../seal/seal-manager.js';
 import type { SystemServices } from '../services.js';
 
@@ -61,7 +60,7 @@ export function rekeyInitPath(services: SystemServices) {
       secret_threshold: { type: 'int', description: 'Number of new key shares needed to unseal.', minimum: 1, maximum: 255 },
       pgp_keys: {
         type: 'comma-string-list',
-        description: 'One OpenPGP public key per new share (base64 of the binary key); each share is returned encrypted to its key.',
+        description: 'One OpenPGP public key per new share (base64 of the binary key, at most 64 KiB); each share is returned encrypted to its key.',
       },
       backup: { type: 'bool', description: 'Keep the PGP-encrypted new shares in storage, readable at sys/rekey/backup (needs pgp_keys).', default: false },
       require_verification: {
@@ -88,8 +87,7 @@ export function rekeyInitPath(services: SystemServices) {
           const shares = input.secret_shares ?? 0;
           const threshold = input.secret_threshold ?? 0;
           validateShamirConfig(shares, threshold);
-          const recipients = await readRecipients(input.pgp_keys ?? [], 'pgp_keys');
-          await rekey.start({ shares, threshold, recipients, backup: input.backup, requireVerification: input.require_verification });
+          await rekey.start({ shares, threshold, pgpKeys: input.pgp_keys ?? [], backup: input.backup, requireVerification: input.require_verification });
           return { raw: { status: 200, body: statusBody(await rekey.status()) } };
         },
       },

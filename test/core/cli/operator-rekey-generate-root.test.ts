@@ -119,9 +119,23 @@ describe('operator rekey and generate-root (CLI)', function () {
     const { nonce } = JSON.parse(init.stdout);
     const bare = await cli(['operator', 'generate-root', '-cancel']);
     expect(bare.code).to.equal(1);
-    expect(bare.stderr).to.contain("cancelling without a token needs the attempt's nonce");
+    expect(bare.stderr).to.contain("cancelling without a token needs the attempt's nonce (-nonce) or one of the current unseal key shares");
     expect((await cli(['operator', 'generate-root', '-status', '-format=json'])).stdout).to.contain('"started": true');
     expect((await cli(['operator', 'generate-root', '-cancel', `-nonce=${nonce}`])).code).to.equal(0);
+    expect((await cli(['operator', 'generate-root', '-status', '-format=json'])).stdout).to.contain('"started": false');
+  });
+
+  it('generate-root -cancel with a current key share, or with a token with sudo, ends an attempt someone else started', async () => {
+    await cli(['operator', 'generate-root', '-init']);
+    const wrong = await cli(['operator', 'generate-root', '-cancel', 'ab'.repeat(33)]);
+    expect(wrong.code).to.equal(2);
+    expect(wrong.stderr).to.contain("'key' is not one of the current key shares");
+    expect((await cli(['operator', 'generate-root', '-cancel', keys[1]!])).code).to.equal(0);
+    expect((await cli(['operator', 'generate-root', '-status', '-format=json'])).stdout).to.contain('"started": false');
+
+    await cli(['operator', 'generate-root', '-init']);
+    const byToken = await cli(['operator', 'generate-root', '-cancel'], { token: rootToken });
+    expect(byToken.code, byToken.stderr).to.equal(0);
     expect((await cli(['operator', 'generate-root', '-status', '-format=json'])).stdout).to.contain('"started": false');
   });
 

@@ -1,6 +1,6 @@
 /** The root generation OTP encoding, as `vault operator generate-root -decode` reads it. */
 import { expect } from 'chai';
-import { decodeToken, encodeToken, generateOtp, OTP_LENGTH } from '../../../core/seal/otp.js';
+import { decodeToken, encodeToken, generateOtp, MIN_OTP_DISTINCT_BYTES, OTP_LENGTH, requireUsableOtp } from '../../../core/seal/otp.js';
 import { generateServiceTokenId } from '../../../core/auth/token-store.js';
 import { BadRequestError } from '../../../core/errors.js';
 
@@ -34,5 +34,22 @@ describe('root token OTP encoding', () => {
     const a = generateOtp();
     expect(a).to.match(new RegExp(`^[A-Za-z0-9]{${OTP_LENGTH}}$`));
     expect(generateOtp()).to.not.equal(a);
+  });
+
+  it('refuses a client OTP of 28 NUL bytes, which would send the token in the clear, naming otp', () => {
+    const nul = '\0'.repeat(OTP_LENGTH);
+    expect(encodeToken('hvs.abcdefghijklmnopqrstuvwx', nul)).to.equal(Buffer.from('hvs.abcdefghijklmnopqrstuvwx').toString('base64').replace(/=+$/, ''));
+    expect(() => requireUsableOtp(nul)).to.throw(BadRequestError, /^'otp' is not random: it holds 1 distinct characters/);
+  });
+
+  it(`refuses a client OTP of fewer than ${MIN_OTP_DISTINCT_BYTES} distinct characters, and one of the wrong length`, () => {
+    expect(() => requireUsableOtp('abcdefghi'.repeat(4).slice(0, OTP_LENGTH))).to.throw(BadRequestError, /holds 9 distinct characters, fewer than 10/);
+    expect(() => requireUsableOtp('abcdefghij'.repeat(3).slice(0, OTP_LENGTH))).to.not.throw();
+    expect(() => requireUsableOtp('tooshort')).to.throw(BadRequestError, "'otp' must be 28 characters long (otp_length), got 8");
+  });
+
+  it("accepts the OTPs the server generates and hvac's fixed test OTP", () => {
+    for (let i = 0; i < 2000; i++) requireUsableOtp(generateOtp());
+    requireUsableOtp('BMjzW3wAsEzINXCM05Wbas3u9zSl');
   });
 });

@@ -5,8 +5,8 @@
  */
 import { expect } from 'chai';
 import { pino } from 'pino';
-import { initAndUnseal, startTestServer, testConfig } from '../../helpers/server.js';
-import { TestClient } from '../../helpers/http.js';
+import { initAndUnseal, ManualClock, startTestServer, testConfig } from '../../helpers/server.js';
+import { createToken, TestClient } from '../../helpers/http.js';
 import { generatePgpKey } from '../../helpers/pgp.js';
 import { startServer, type RunningServer } from '../../../core/server.js';
 import { parseConfig } from '../../../core/config/config.js';
@@ -94,12 +94,32 @@ describe('root token generation', function () {
     const short = await anonymous.put('sys/generate-root/attempt', { otp: 'tooshort' });
     expect(short.status).to.equal(400);
     expect(short.body.errors[0]).to.equal("'otp' must be 28 characters long (otp_length), got 8");
-    const otp = 'A'.repeat(28);
+    // hvac's integration tests start with this OTP.
+    const otp = 'BMjzW3wAsEzINXCM05Wbas3u9zSl';
     const start = await anonymous.put('sys/generate-root/attempt', { otp });
     expect(start.body.otp).to.equal('');
     await anonymous.put('sys/generate-root/update', { key: keys[0], nonce: start.body.nonce });
     const done = await anonymous.put('sys/generate-root/update', { key: keys[1], nonce: start.body.nonce });
     expect(vaultCliDecode(done.body.encoded_token, otp)).to.match(/^hvs\.[A-Za-z0-9]{24}$/);
+  });
+
+  it('refuses an OTP of 28 NUL bytes (it would send the token in the clear) or of a few repeated characters, on both families', async () => {
+    for (const otp of ['\0'.repeat(28), 'A'.repeat(28), 'abcabcabcabcabcabcabcabcabca']) {
+      const unauthed = await anonymous.put('sys/generate-root/attempt', { otp });
+      expect(unauthed.status, JSON.stringify(otp)).to.equal(400);
+      expect(unauthed.body.errors[0]).to.match(/^'otp' is not random: it holds \d distinct characters, fewer than 10/);
+      const authed = await server.client.put('sys/generate-root-token/attempt', { otp });
+      expect(authed.status).to.equal(400);
+      expect(authed.body.errors[0]).to.match(/^'otp' is not random/);
+    }
+    expect((await anonymous.get('sys/generate-root/attempt')).body.started).to.equal(false);
+  });
+
+  it('does not read a pgp_key while an attempt is under way', async () => {
+    expect((await anonymous.put('sys/generate-root/attempt', {})).status).to.equal(200);
+    const second = await anonymous.put('sys/generate-root/attempt', { pgp_key: 'not a key' });
+    expect(second.status).to.equal(400);
+    expect(second.body.errors[0]).to.equal('root generation already in progress');
   });
 
   it('refuses both otp and pgp_key, a second attempt, and a Keybase key', async () => {
@@ -162,6 +182,46 @@ describe('root token generation', function () {
       expect((await anonymous.delete('sys/generate-root-token/attempt', { token: operator })).status).to.equal(204);
       expect((await anonymous.get('sys/generate-root/attempt')).body.started).to.equal(false);
     });
+
+    it('a holder of a current unseal key share cancels it without the nonce; a share that is not one is refused', async () => {
+      const unknown = await anonymous.delete('sys/generate-root/attempt', { body: { key: 'cd'.repeat(33) } });
+      expect(unknown.status).to.equal(400);
+      expect(unknown.body.errors[0]).to.equal("'key' is not one of the current key shares");
+      expect((await anonymous.get('sys/generate-root/attempt')).body.started).to.equal(true);
+      const both = await anonymous.delete('sys/generate-root/attempt', { body: { key: keys[1], nonce } });
+      expect(both.body.errors[0]).to.equal("give either 'nonce' or 'key' to cancel a root generation, not both");
+      expect((await anonymous.delete('sys/generate-root/attempt', { body: { key: Buffer.from(keys[1]!, 'hex').toString('base64') } })).status).to.equal(204);
+      expect((await anonymous.get('sys/generate-root/attempt')).body.started).to.equal(false);
+      const restarted = await anonymous.put('sys/generate-root/attempt', {});
+      expect(restarted.status).to.equal(200);
+      expect(restarted.body.nonce).to.not.equal(nonce);
+    });
+
+    it("a token with sudo on sys/generate-root/attempt cancels it without the nonce, as hvac's tests do with the root token", async () => {
+      expect((await anonymous.delete('sys/generate-root/attempt', { token: server.client.token! })).status).to.equal(204);
+      expect((await anonymous.get('sys/generate-root/attempt')).body.started).to.equal(false);
+
+      await server.client.put('sys/policy/cancel-sudo', { policy: 'path "sys/generate-root/attempt" { capabilities = ["delete", "sudo"] }' });
+      await server.client.put('sys/policy/cancel-only', { policy: 'path "sys/generate-root/attempt" { capabilities = ["delete"] }' });
+      const withSudo = await createToken(server.client, { policies: ['cancel-sudo'], num_uses: 1 });
+      const withoutSudo = await createToken(server.client, { policies: ['cancel-only'] });
+      await anonymous.put('sys/generate-root/attempt', {});
+      const refused = await anonymous.delete('sys/generate-root/attempt', { token: withoutSudo });
+      expect(refused.status).to.equal(400);
+      expect(refused.body.errors[0]).to.match(/^'nonce' is required to cancel a root generation without a token/);
+      expect((await anonymous.get('sys/generate-root/attempt')).body.started).to.equal(true);
+      expect((await anonymous.delete('sys/generate-root/attempt', { token: withSudo })).status).to.equal(204);
+      expect((await anonymous.get('sys/generate-root/attempt')).body.started).to.equal(false);
+      // The cancel spent the token's one use.
+      expect((await anonymous.get('auth/token/lookup-self', { token: withSudo })).status).to.equal(403);
+    });
+
+    it("refuses 'key' anywhere but in a cancel", async () => {
+      const res = await anonymous.put('sys/generate-root/attempt', { key: keys[0] });
+      expect(res.status).to.equal(400);
+      expect(res.body.errors[0]).to.match(/^'key' is taken only to cancel the attempt/);
+      expect((await anonymous.get(`sys/generate-root/attempt?key=${keys[0]}`)).status).to.equal(400);
+    });
   });
 
   it('refuses an unknown share and a repeated one without counting them', async () => {
@@ -187,6 +247,44 @@ describe('root token generation', function () {
     const mismatch = await anonymous.put('sys/decode-token', { encoded_token: 'ICA', otp: 'ABC' });
     expect(mismatch.status).to.equal(400);
     expect(mismatch.body.errors[0]).to.match(/same length/);
+  });
+});
+
+describe('root token generation attempts expire', function () {
+  this.timeout(60_000);
+  const clock = new ManualClock();
+  let server: Server;
+  let keys: string[];
+  let anonymous: TestClient;
+
+  before(async () => {
+    server = await startTestServer({ clock });
+    ({ keys } = await initAndUnseal(server, 3, 2));
+    anonymous = new TestClient(server.address);
+  });
+  after(() => server.close());
+
+  it('an hour after it started or last took a share: the status shows none, and a new one starts', async () => {
+    const squatted = await anonymous.put('sys/generate-root/attempt', {});
+    clock.advance(59 * 60);
+    expect((await anonymous.put('sys/generate-root/update', { key: keys[0], nonce: squatted.body.nonce })).body.progress).to.equal(1);
+    clock.advance(59 * 60);
+    expect((await anonymous.get('sys/generate-root/attempt')).body).to.include({ started: true, progress: 1 });
+    expect((await anonymous.put('sys/generate-root/attempt', {})).body.errors[0]).to.equal('root generation already in progress');
+
+    clock.advance(60);
+    expect((await anonymous.get('sys/generate-root/attempt')).body).to.include({ started: false, progress: 0 });
+    expect((await server.client.get('sys/generate-root-token/attempt')).body.data.started).to.equal(false);
+    const late = await anonymous.put('sys/generate-root/update', { key: keys[1], nonce: squatted.body.nonce });
+    expect(late.status).to.equal(400);
+    expect(late.body.errors[0]).to.equal('no root generation in progress');
+
+    const fresh = await anonymous.put('sys/generate-root/attempt', {});
+    expect(fresh.status).to.equal(200);
+    await anonymous.put('sys/generate-root/update', { key: keys[1], nonce: fresh.body.nonce });
+    const done = await anonymous.put('sys/generate-root/update', { key: keys[2], nonce: fresh.body.nonce });
+    expect(done.body.complete).to.equal(true);
+    expect(vaultCliDecode(done.body.encoded_token, fresh.body.otp)).to.match(/^hvs\./);
   });
 });
 

@@ -1,8 +1,9 @@
 /** sys/init with pgp_keys and root_token_pgp_key: shares and root token encrypted to their holders. */
 import { expect } from 'chai';
 import { startTestServer } from '../../helpers/server.js';
+import { turnsDuring } from '../../helpers/event-loop.js';
 import type { TestClient } from '../../helpers/http.js';
-import { generatePgpKeys } from '../../helpers/pgp.js';
+import { generatePgpKey, generatePgpKeys } from '../../helpers/pgp.js';
 import type { RunningServer } from '../../../core/server.js';
 
 describe('sys/init with PGP keys', function () {
@@ -47,5 +48,33 @@ describe('sys/init with PGP keys', function () {
       else expect(res.body.errors[0]).to.match(message);
     }
     expect((await server.client.get('sys/init')).body.initialized).to.equal(false);
+  });
+
+  it('on an initialized server answers "Vault is already initialized" without looking at the keys', async () => {
+    expect((await server.client.put('sys/init', { secret_shares: 1, secret_threshold: 1 })).status).to.equal(200);
+    for (const pgpKeys of [['not a key', 'keybase:bob'], ['not a key', 'nor this', 'nor that']]) {
+      const res = await server.client.put('sys/init', { secret_shares: 2, secret_threshold: 2, pgp_keys: pgpKeys, root_token_pgp_key: 'junk' });
+      expect(res.status).to.equal(400);
+      expect(res.body.errors[0]).to.equal('Vault is already initialized');
+    }
+  });
+
+  it('refuses a pgp_keys count other than secret_shares before parsing any key', async () => {
+    const res = await server.client.put('sys/init', { secret_shares: 3, secret_threshold: 2, pgp_keys: ['not a key', 'nor this'] });
+    expect(res.status).to.equal(400);
+    expect(res.body.errors[0]).to.equal('pgp_keys must hold one key per share: got 2 keys for 3 shares');
+    expect((await server.client.get('sys/init')).body.initialized).to.equal(false);
+  });
+
+  it('reads many keys one at a time: the event loop turns while they are parsed and the shares encrypted', async () => {
+    const pgp = await generatePgpKey('operator', 'rsa');
+    const shares = 16;
+    const { result, turns } = await turnsDuring(() =>
+      server.client.put('sys/init', { secret_shares: shares, secret_threshold: 2, pgp_keys: Array.from({ length: shares }, () => pgp.publicKeyBase64) }),
+    );
+    expect(result.status, result.text).to.equal(200);
+    expect(await pgp.decrypt(result.body.keys_base64[shares - 1])).to.match(/^[0-9a-f]{66}$/);
+    // One turn at least before each key is parsed and before each share is encrypted.
+    expect(turns).to.be.at.least(2 * shares);
   });
 });

@@ -2,7 +2,8 @@
 import { expect } from 'chai';
 import { initAndUnseal, startTestServer, tempDir } from '../../helpers/server.js';
 import { TestClient, type TestResponse } from '../../helpers/http.js';
-import { generatePgpKeys, type TestPgpKey } from '../../helpers/pgp.js';
+import { generateLargePgpKey, generatePgpKey, generatePgpKeys, type TestPgpKey } from '../../helpers/pgp.js';
+import { turnsDuring } from '../../helpers/event-loop.js';
 import type { RunningServer } from '../../../core/server.js';
 
 type Server = RunningServer & { client: TestClient };
@@ -183,6 +184,10 @@ describe('sys/rekey', function () {
       ({ keys } = await initAndUnseal(server, 1, 1));
       pgp = await generatePgpKeys(3);
     });
+    afterEach(async () => {
+      const status = await server.client.get('sys/rekey/init');
+      if (status.body.started) await server.client.delete('sys/rekey/init');
+    });
     after(() => server.close());
 
     it('encrypts each new share to its key; the decrypted shares unseal the server', async () => {
@@ -218,6 +223,38 @@ describe('sys/rekey', function () {
       const res = await server.client.put('sys/rekey/init', { secret_shares: 3, secret_threshold: 2, pgp_keys: [pgp[0]!.publicKeyBase64] });
       expect(res.status).to.equal(400);
       expect(res.body.errors[0]).to.equal('pgp_keys must hold one key per new share: got 1 keys for 3 shares');
+    });
+
+    it('checks the count and the state before parsing any key', async () => {
+      const junk = ['not a key', 'not a key either', 'nor this'];
+      const mismatch = await server.client.put('sys/rekey/init', { secret_shares: 2, secret_threshold: 2, pgp_keys: junk });
+      expect(mismatch.body.errors[0]).to.equal('pgp_keys must hold one key per new share: got 3 keys for 2 shares');
+      const init = await server.client.put('sys/rekey/init', { secret_shares: 1, secret_threshold: 1 });
+      expect(init.status).to.equal(200);
+      const busy = await server.client.put('sys/rekey/init', { secret_shares: 3, secret_threshold: 2, pgp_keys: junk });
+      expect(busy.status).to.equal(400);
+      expect(busy.body.errors[0]).to.equal('rekey already in progress');
+    });
+
+    it('refuses a key of more than 64 KiB, naming its position and the limit, and starts no rekey', async () => {
+      const large = await generateLargePgpKey(64 * 1024);
+      const res = await server.client.put('sys/rekey/init', {
+        secret_shares: 3,
+        secret_threshold: 2,
+        pgp_keys: [pgp[0]!.publicKeyBase64, large.publicKeyBase64, pgp[2]!.publicKeyBase64],
+      });
+      expect(res.status).to.equal(400);
+      expect(res.body.errors[0]).to.match(/^pgp_keys\[1\]: a public key may be at most 65536 bytes; this one has \d+$/);
+      expect((await server.client.get('sys/rekey/init')).body.started).to.equal(false);
+    });
+
+    it('reads many keys one at a time: the event loop turns while they are parsed', async () => {
+      const rsa = await generatePgpKey('operator', 'rsa');
+      const texts = Array.from({ length: 48 }, () => rsa.publicKeyBase64);
+      const { result, turns } = await turnsDuring(() => server.client.put('sys/rekey/init', { secret_shares: 48, secret_threshold: 2, pgp_keys: texts }));
+      expect(result.status, result.text).to.equal(200);
+      expect(result.body.pgp_fingerprints).to.have.length(48);
+      expect(turns).to.be.at.least(48);
     });
   });
 });
