@@ -47,9 +47,10 @@ function send(): Promise<void> {
   });
 }
 
+// Stops at once, an upload under way or not: a server that stalls on one must not hold the bench.
 process.on('SIGTERM', () => {
   stopping = true;
+  process.stdout.write(`${answers}\n`, () => process.exit(0));
 });
 process.stdout.write('ready\n');
 while (!stopping) await send();
-process.stdout.write(`${answers}\n`);

@@ -12,7 +12,7 @@ import type { BodyAllowance, Host, HostResponse } from '../host.js';
 import { BadRequestError, httpStatusOf, publicMessageOf } from '../errors.js';
 import { DEFAULT_MAX_REQUEST_SIZE, DEFAULT_MAX_UNAUTHENTICATED_REQUEST_SIZE, parseBody, readBody, type BodyLimit } from './body.js';
 import { jsonBody } from './json-pieces.js';
-import { listedMethod } from './list-method.js';
+import { listedMethod, ListVerbStream } from './list-method.js';
 import { FORWARDED_MAC } from '../ha/forward.js';
 import type { UiFiles } from './ui.js';
 
@@ -102,12 +102,10 @@ export function createApp(host: Host, options: AppOptions): Koa {
       });
     } catch (err) {
       response = { status: httpStatusOf(err), body: { errors: [publicMessageOf(err)] } };
-      // The rest of an oversized body is never read: close the connection rather than parse it as a request.
-      if (response.status === 413) ctx.set('Connection', 'close');
     }
-    // A body left unread (refused before the handler read it, or before it was authenticated) is
-    // not drained: the connection ends.
-    if ((streamed || unread) && !ctx.req.readableEnded) ctx.set('Connection', 'close');
+    // A body left unread (too large, refused before the handler read it, or before it was
+    // authenticated) is not drained: the connection ends once the answer is out (closeUnread).
+    if ((streamed || unread || response.status === 413) && !ctx.req.readableEnded) closeUnread(ctx);
     return send(ctx, response);
   });
 
@@ -116,6 +114,30 @@ export function createApp(host: Host, options: AppOptions): Koa {
   const ui = options.ui;
   app.use(async (ctx) => (ui?.serve(ctx) ? undefined : send(ctx, { status: 404, body: { errors: [] } })));
   return app;
+}
+
+/**
+ * How long a connection whose body is left unread stays open once its answer went out, so the client
+ * reads the answer before the connection is reset (a close with unread bytes pending resets it).
+ */
+const LINGER_MS = 1000;
+
+/**
+ * Ends a connection whose request body was not read, without reading it: Node would otherwise
+ * read and discard the rest of the body — all 28 MB of an upload refused by its Content-Length —
+ * costing the server as much as the client cares to send. The socket stops being read once the
+ * answer is out (the client's writes then wait on TCP's window) and is closed after LINGER_MS.
+ */
+function closeUnread(ctx: Koa.Context): void {
+  ctx.set('Connection', 'close');
+  ctx.res.once('finish', () => {
+    const socket = ctx.req.socket;
+    if (socket instanceof ListVerbStream) socket.stopReading();
+    else socket.pause();
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+  });
 }
 
 function decodePath(raw: string): string {

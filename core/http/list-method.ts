@@ -89,6 +89,8 @@ export class ListVerbStream extends Duplex {
   private partialHeld = false;
   /** When the held request line began (ms), or 0. */
   private heldSince = 0;
+  /** False once stopReading was called. */
+  private reading = true;
 
   /**
    * @param headersTimeoutMs the server's time for a request's headers (0: none). Node's parser
@@ -269,11 +271,21 @@ export class ListVerbStream extends Duplex {
   }
 
   private pass(data: Buffer): void {
-    if (data.length > 0 && !this.push(data)) this.inner.pause();
+    if (this.reading && data.length > 0 && !this.push(data)) this.inner.pause();
+  }
+
+  /**
+   * Reads nothing more from the connection, whoever asks: Node's HTTP server resumes a socket to
+   * drain a request body nobody read, and the rest of a refused upload would cost the server as
+   * much as the client cares to send (app.ts closes the connection shortly after).
+   */
+  stopReading(): void {
+    this.reading = false;
+    this.inner.pause();
   }
 
   override _read(): void {
-    this.inner.resume();
+    if (this.reading) this.inner.resume();
   }
 
   override _write(chunk: Buffer, encoding: BufferEncoding, callback: (error?: Error | null) => void): void {

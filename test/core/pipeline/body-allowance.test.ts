@@ -6,6 +6,7 @@
  */
 import { expect } from 'chai';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { API_AUDIT, startUnsealedServer, startTestServer, tempDir } from '../../helpers/server.js';
@@ -139,6 +140,43 @@ describe('body allowance: the work a request without a token can cause is bounde
       expect(res.status).to.equal(413);
       expect(res.sent).to.be.below(28 * MB);
       expect((await server.client.get('sys/init')).body.initialized).to.equal(false);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('stops reading a refused upload once its answer is out, and closes the connection', async () => {
+    const server = await startTestServer();
+    try {
+      const url = new URL(server.address);
+      const piece = Buffer.alloc(64 * 1024, 0x20);
+      // Written after the 413 arrived, by a client that ignores the server's half-close: a server
+      // that drained the body would take all of it.
+      const after = 48 * MB;
+      const result = await new Promise<{ answer: string; sentAfter: number }>((resolve, reject) => {
+        let answer = '';
+        let sentAfter = 0;
+        const socket = net.connect({ host: url.hostname, port: Number(url.port), allowHalfOpen: true });
+        const more = (): void => {
+          while (sentAfter < after && !socket.destroyed) {
+            sentAfter += piece.length;
+            if (!socket.write(piece)) return void socket.once('drain', more);
+          }
+        };
+        socket.on('data', (chunk: Buffer) => {
+          const first = answer === '';
+          answer += chunk.toString('latin1');
+          if (first) more();
+        });
+        socket.on('close', () => resolve({ answer, sentAfter }));
+        socket.on('error', () => undefined);
+        setTimeout(() => reject(new Error('the connection was never closed')), 20_000).unref();
+        socket.write(`PUT /v1/sys/init HTTP/1.1\r\nHost: x\r\nContent-Length: ${64 * MB}\r\n\r\n`);
+        socket.write(piece);
+      });
+      expect(result.answer).to.match(/^HTTP\/1\.1 413 /);
+      // What the kernel's buffers take, far short of the rest of the body.
+      expect(result.sentAfter).to.be.below(after);
     } finally {
       await server.close();
     }
