@@ -1,5 +1,5 @@
 /** Building blocks every page uses: forms that show the server's errors, confirmations, copy buttons, batch input. */
-import { cloneElement, toChildArray, type ComponentChildren, type RefObject, type TargetedEvent } from 'preact';
+import { cloneElement, toChildArray, type ComponentChildren, type JSX, type RefObject, type TargetedEvent } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.js';
 
@@ -154,10 +154,42 @@ export function ConfirmButton(props: { label: string; message: string; onConfirm
   );
 }
 
+/**
+ * Asks before an action when whether to ask is known only as it runs (an encrypt that would create a
+ * key): `ask` opens the modal with that message; "Confirm" runs `onConfirm`, "Cancel" or Escape nothing.
+ */
+export function useConfirm(action: string, confirmLabel?: string): { ask: (message: string, onConfirm: () => unknown) => void; dialog: JSX.Element } {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const [pending, setPending] = useState<{ message: string; onConfirm: () => unknown } | null>(null);
+  useEffect(() => {
+    if (pending && !dialog.current?.open) dialog.current?.showModal();
+  }, [pending]);
+  return {
+    ask: (message, onConfirm) => setPending({ message, onConfirm }),
+    dialog: (
+      <ConfirmDialog
+        dialog={dialog}
+        action={action}
+        message={pending?.message ?? ''}
+        onConfirm={() => pending?.onConfirm()}
+        onClose={() => setPending(null)}
+        {...(confirmLabel ? { confirmLabel } : {})}
+      />
+    ),
+  };
+}
+
 /** The modal that asks before a destructive action: "Cancel" (focused first) or "Confirm", which runs it. */
-function ConfirmDialog(props: { dialog: RefObject<HTMLDialogElement | null>; action: string; message: string; onConfirm: () => unknown }) {
+function ConfirmDialog(props: {
+  dialog: RefObject<HTMLDialogElement | null>;
+  action: string;
+  message: string;
+  onConfirm: () => unknown;
+  onClose?: () => void;
+  confirmLabel?: string;
+}) {
   return (
-    <dialog ref={props.dialog} class="confirm" aria-label={`Confirm: ${props.action}`}>
+    <dialog ref={props.dialog} class="confirm" aria-label={`Confirm: ${props.action}`} onClose={props.onClose}>
       <p>{props.message}</p>
       <div class="actions">
         <button type="button" onClick={() => props.dialog.current?.close()} autofocus>
@@ -171,7 +203,7 @@ function ConfirmDialog(props: { dialog: RefObject<HTMLDialogElement | null>; act
             props.onConfirm();
           }}
         >
-          Confirm
+          {props.confirmLabel ?? 'Confirm'}
         </button>
       </div>
     </dialog>
@@ -179,7 +211,7 @@ function ConfirmDialog(props: { dialog: RefObject<HTMLDialogElement | null>; act
 }
 
 /** Copies text to the clipboard; falls back to selecting a hidden field where the Clipboard API is unavailable (plain HTTP). */
-export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+export function CopyButton({ text, label = 'Copy', name }: { text: string; label?: string; name?: string }) {
   const [done, setDone] = useState(false);
   const copy = async () => {
     try {
@@ -196,7 +228,7 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
     setTimeout(() => setDone(false), 1500);
   };
   return (
-    <button type="button" class="copy" onClick={copy} aria-label={`${label} to clipboard`}>
+    <button type="button" class="copy" onClick={copy} aria-label={`${label}${name ? ` ${name}` : ''} to clipboard`}>
       {done ? 'Copied' : label}
     </button>
   );
@@ -291,9 +323,17 @@ export function download(name: string, content: string, type = 'text/plain'): vo
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
-export function Section(props: { title: string; children: ComponentChildren }) {
+/**
+ * A titled card. `reveal`: scrolled into view when it opens (a detail picked from a list), where a
+ * narrow screen puts it below the list; on a wide one it is already in view and nothing moves.
+ */
+export function Section(props: { title: string; children: ComponentChildren; reveal?: boolean }) {
+  const ref = useRef<HTMLElement>(null);
+  useEffect(() => {
+    if (props.reveal) ref.current?.scrollIntoView({ block: 'nearest' });
+  }, []);
   return (
-    <section class="card" aria-label={props.title}>
+    <section class="card" aria-label={props.title} ref={ref}>
       <h2>{props.title}</h2>
       {props.children}
     </section>
@@ -304,6 +344,19 @@ export function formatTime(value: string | number | undefined): string {
   if (value === undefined || value === '') return '—';
   const date = typeof value === 'number' ? new Date(value * 1000) : new Date(value);
   return Number.isNaN(date.getTime()) ? String(value) : date.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+}
+
+/**
+ * Seconds as the duration an operator types and the server reads back ("1h", "1h30m", "720h"):
+ * hours, minutes and seconds, each left out when zero (Go's "1h0m0s" without its zeros).
+ */
+export function formatDuration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds <= 0) return '0s';
+  const whole = Math.floor(seconds);
+  const h = Math.floor(whole / 3600);
+  const m = Math.floor((whole % 3600) / 60);
+  const s = whole % 60;
+  return `${h ? `${h}h` : ''}${m ? `${m}m` : ''}${s ? `${s}s` : ''}`;
 }
 
 /** A page's heading; focused when the page opens, so keyboard and screen-reader users start there. */

@@ -1,7 +1,8 @@
 /**
  * The operator UI: set-up screens (init, unseal, login) until the server is unsealed and the
  * browser holds a token, then a navigation of the sections that token may use. Pages are chosen by
- * the URL's fragment (`#/transit/keys`), which never carries the token.
+ * the URL's fragment (`#/transit/keys`), which never carries the token; what follows a page's route
+ * is the page's own (`#/kv/secret/app/db` opens that secret).
  */
 import './style.css';
 import { render } from 'preact';
@@ -33,7 +34,8 @@ interface NavItem {
   readonly label: string;
   /** The path and capability that decide whether the item is shown; none: always shown. */
   readonly needs?: readonly [string, string];
-  readonly page: (props: { session: Session }) => preact.JSX.Element;
+  /** `rest`: the URL after the route and its slash (a kv mount and path), '' for none. */
+  readonly page: (props: { session: Session; rest: string }) => preact.JSX.Element;
 }
 
 const NAV: readonly NavItem[] = [
@@ -101,10 +103,16 @@ function App() {
     openSession(token).then(setSession, () => setToken(null)).finally(() => setRestoring(false));
   }, [status]);
 
+  const visible = session ? NAV.filter((item) => !item.needs || session.can(item.needs[0], item.needs[1])) : [];
+  const item = visible.find((candidate) => route === candidate.route || route.startsWith(`${candidate.route}/`)) ?? visible[0];
+
+  // A new page focuses its heading; moving within a page (a kv folder) leaves focus where it is.
   useEffect(() => {
     const main = document.querySelector('main h1') as HTMLElement | null;
     main?.focus();
-  }, [route, session]);
+    // On a narrow screen the navigation is one row that scrolls sideways: the current section is brought into it.
+    document.querySelector('nav [aria-current="page"]')?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+  }, [item?.route, session]);
 
   if (statusError) return <Shell><p class="error" role="alert">{statusError}</p></Shell>;
   if (!status) return <Shell><p>Loading…</p></Shell>;
@@ -128,9 +136,8 @@ function App() {
     );
   }
 
-  const visible = NAV.filter((item) => !item.needs || session.can(item.needs[0], item.needs[1]));
-  const item = visible.find((candidate) => candidate.route === route) ?? visible[0]!;
-  const Page = item.page;
+  const Page = item!.page;
+  const rest = route.startsWith(`${item!.route}/`) ? route.slice(item!.route.length + 1) : '';
   const signOut = () => {
     setToken(null);
     setSession(null);
@@ -160,7 +167,7 @@ function App() {
         </ul>
       </nav>
       <main id="main">
-        <Page session={session} />
+        <Page session={session} rest={rest} />
       </main>
     </div>
   );

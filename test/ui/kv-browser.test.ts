@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { launchBrowser, UI_SCREENSHOTS, watchedPage } from '../helpers/browser.js';
 import { startUnsealedServer } from '../helpers/server.js';
 import type { TestClient } from '../helpers/http.js';
@@ -32,6 +32,12 @@ describe('the web UI in a real browser: KV browser and request rate (ui/pages/kv
     await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
   };
   const confirm = () => page.getByRole('dialog').getByRole('button', { name: 'Confirm' }).click();
+  const newSecret = () => page.getByRole('region', { name: 'Write a new secret' });
+  /** A secret's data as JSON: values are masked until shown, so the JSON view is opened first. */
+  const shownData = async (scope: Locator, label: string) => {
+    await scope.getByRole('button', { name: 'Show as JSON' }).click();
+    return JSON.parse(String(await scope.getByLabel(label, { exact: true }).textContent())) as unknown;
+  };
 
   before(async function () {
     this.timeout(300_000);
@@ -88,6 +94,7 @@ describe('the web UI in a real browser: KV browser and request rate (ui/pages/kv
     expect(await page.getByLabel('Mount', { exact: true }).inputValue()).to.equal('secret');
     await page.getByText('Nothing here yet.').waitFor();
     // The server's own refusal of bad input reaches the form; bad JSON never leaves the browser.
+    await newSecret().getByRole('radio', { name: 'JSON' }).check();
     await page.getByLabel('Secret path').fill('app/db');
     await page.getByLabel('Data (JSON)', { exact: true }).fill('{"password": ');
     await page.getByRole('button', { name: 'Create secret' }).click();
@@ -96,20 +103,20 @@ describe('the web UI in a real browser: KV browser and request rate (ui/pages/kv
     await page.getByRole('button', { name: 'Create secret' }).click();
     const detail = page.getByRole('region', { name: 'Secret app/db' });
     await detail.waitFor();
-    // The folder shows in the listing; writing the same path again as "new" is refused by CAS 0.
-    await page.getByRole('button', { name: 'app/', exact: true }).waitFor();
-    await page.getByLabel('Secret path').fill('app/db');
+    // The browser opens the secret's folder, where it is listed; writing the same path again as "new" is refused by CAS 0.
+    await page.getByRole('region', { name: 'Browse secret/app/' }).getByRole('button', { name: 'db', exact: true }).waitFor();
+    await page.getByLabel('Secret path').fill('db');
     await page.getByLabel('Data (JSON)', { exact: true }).fill('{"password": "clobber"}');
     await page.getByRole('button', { name: 'Create secret' }).click();
     await page.getByRole('alert').filter({ hasText: 'check-and-set parameter did not match the current version' }).waitFor();
 
-    await detail.getByLabel('Data of the new version (JSON)').fill('{"password": "two"}');
+    await detail.getByLabel('Value 1', { exact: true }).fill('two');
     await detail.getByRole('button', { name: 'Save new version' }).click();
     await detail.getByRole('heading', { name: 'Version 2 (current)' }).waitFor();
-    expect(JSON.parse(String(await detail.getByLabel('Data of version 2', { exact: true }).textContent()))).to.deep.equal({ password: 'two' });
+    expect(await shownData(detail, 'Data of version 2')).to.deep.equal({ password: 'two' });
     await detail.getByRole('button', { name: 'Read version 1' }).click();
     await detail.getByRole('heading', { name: 'Version 1', exact: true }).waitFor();
-    expect(JSON.parse(String(await detail.getByLabel('Data of version 1', { exact: true }).textContent()))).to.deep.equal({ password: 'one' });
+    expect(await shownData(detail, 'Data of version 1')).to.deep.equal({ password: 'one' });
     await shot('20-kv-secret-versions');
 
     const admin = server.client;
@@ -158,7 +165,7 @@ describe('the web UI in a real browser: KV browser and request rate (ui/pages/kv
     await detail.getByText('(required here)').waitFor();
     expect(await casBox.isChecked()).to.equal(true);
     await casBox.uncheck();
-    await detail.getByLabel('Data of the new version (JSON)').fill('{"password": "three"}');
+    await detail.getByLabel('Value 1', { exact: true }).fill('three');
     await detail.getByRole('button', { name: 'Save new version' }).click();
     await detail.getByRole('alert').filter({ hasText: 'check-and-set parameter required for this call' }).waitFor();
     await casBox.check();
@@ -176,13 +183,16 @@ describe('the web UI in a real browser: KV browser and request rate (ui/pages/kv
     const admin = server.client;
     expect((await admin.post('secret/config', { cas_required: true })).status).to.be.oneOf([200, 204]);
     try {
+      await page.goto(`${server.address}/ui/#/kv/secret/`);
+      await newSecret().getByRole('radio', { name: 'JSON' }).check();
       await page.getByLabel('Secret path').fill('mount-cas');
       await page.getByLabel('Data (JSON)', { exact: true }).fill('{"v": 1}');
       await page.getByRole('button', { name: 'Create secret' }).click();
       const detail = page.getByRole('region', { name: 'Secret mount-cas' });
       await detail.getByText('(required here)').waitFor();
       expect(await detail.getByRole('checkbox', { name: /Check-and-set: only if version 1/ }).isChecked()).to.equal(true);
-      await detail.getByLabel('Data of the new version (JSON)').fill('{"v": 2}');
+      // A value that is not text (a number) stays one when edited in its row.
+      await detail.getByLabel('Value 1', { exact: true }).fill('2');
       await detail.getByRole('button', { name: 'Save new version' }).click();
       await detail.getByRole('heading', { name: 'Version 2 (current)' }).waitFor();
       expect((await admin.get('secret/data/mount-cas')).body.data.data).to.deep.equal({ v: 2 });
@@ -202,8 +212,8 @@ describe('the web UI in a real browser: KV browser and request rate (ui/pages/kv
     await page.getByRole('region', { name: 'Browse legacy/team/' }).waitFor();
     await page.getByRole('button', { name: 'api-key', exact: true }).click();
     const detail = page.getByRole('region', { name: 'Secret team/api-key' });
-    expect(JSON.parse(String(await detail.getByLabel('Data', { exact: true }).textContent()))).to.deep.equal({ value: 'k1' });
-    await detail.getByLabel('New data (JSON)').fill('{"value": "k2"}');
+    expect(await shownData(detail, 'Data')).to.deep.equal({ value: 'k1' });
+    await detail.getByLabel('Value 1', { exact: true }).fill('k2');
     await detail.getByRole('button', { name: 'Save' }).click();
     await detail.getByLabel('Data', { exact: true }).filter({ hasText: 'k2' }).waitFor();
     expect((await admin.get('legacy/team/api-key')).body.data).to.deep.equal({ value: 'k2' });
@@ -218,7 +228,9 @@ describe('the web UI in a real browser: KV browser and request rate (ui/pages/kv
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByLabel('Mount', { exact: true }).selectOption('secret');
     await page.getByLabel('Secret path').fill('narrow');
-    await page.getByLabel('Data (JSON)', { exact: true }).fill('{"a": "b"}');
+    await newSecret().getByRole('radio', { name: 'Key/value' }).check();
+    await newSecret().getByLabel('Key 1', { exact: true }).fill('a');
+    await newSecret().getByLabel('Value 1', { exact: true }).fill('b');
     await page.keyboard.press('Tab');
     await page.getByRole('button', { name: 'Create secret' }).press('Enter');
     await page.getByRole('region', { name: 'Secret narrow' }).waitFor();

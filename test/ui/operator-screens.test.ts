@@ -164,7 +164,7 @@ describe('the web UI in a real browser: configuration, lists and tools (ui/pages
     const admin = server.client;
     await section('Transit tools').click();
     await page.getByRole('heading', { name: 'Transit tools' }).waitFor();
-    await page.getByLabel('Key name').fill('orders');
+    await page.getByLabel('Key name').selectOption('orders');
 
     await page.getByRole('tab', { name: 'HMAC' }).click();
     await page.getByLabel('Input', { exact: true }).fill('ledger line');
@@ -181,7 +181,7 @@ describe('the web UI in a real browser: configuration, lists and tools (ui/pages
     await page.getByRole('button', { name: 'Verify', exact: true }).last().click();
     expect(await output('valid')).to.equal('true');
 
-    await page.getByLabel('Key name').fill('signer');
+    await page.getByLabel('Key name').selectOption('signer');
     await page.getByRole('tab', { name: 'Sign' }).click();
     await page.getByLabel('Input', { exact: true }).fill('release 1.2.3');
     await page.getByRole('button', { name: 'Sign', exact: true }).last().click();
@@ -201,7 +201,7 @@ describe('the web UI in a real browser: configuration, lists and tools (ui/pages
     // Rewrap: a version 1 ciphertext comes back under the key's new version 2.
     const old = (await admin.post('transit/encrypt/orders', { plaintext: Buffer.from('rewrap me').toString('base64') })).body.data.ciphertext as string;
     expect((await admin.post('transit/keys/orders/rotate', {})).status).to.be.oneOf([200, 204]);
-    await page.getByLabel('Key name').fill('orders');
+    await page.getByLabel('Key name').selectOption('orders');
     await page.getByRole('tab', { name: 'Rewrap' }).click();
     await page.getByLabel('Ciphertext', { exact: true }).fill(old);
     await page.getByRole('button', { name: 'Rewrap', exact: true }).last().click();

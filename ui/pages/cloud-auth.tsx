@@ -4,7 +4,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api, list, seg, type Json } from '../api.js';
-import { ConfirmButton, Errors, Field, Form, Section, Title, useAction, useLoad } from '../components.js';
+import { ConfirmButton, Errors, Field, Form, Section, Title, formatDuration, useAction, useLoad } from '../components.js';
 
 /** What each bound_* value must look like; the server checks again, and its message is shown too. */
 const BOUND_FIELDS: readonly { name: string; pattern: RegExp; example: string }[] = [
@@ -110,7 +110,8 @@ function Roles({ base }: { base: string }) {
     const body = await api('GET', `${base}/role/${seg(role)}`);
     const loaded: Record<string, string> = {};
     for (const [key, value] of Object.entries(body.data as Record<string, unknown>)) {
-      loaded[key] = Array.isArray(value) ? value.join(', ') : String(value ?? '');
+      // The server answers TTLs in seconds; they are shown as typed ("1h"), which it reads back the same.
+      loaded[key] = Array.isArray(value) ? value.join(', ') : key.endsWith('_ttl') && typeof value === 'number' ? formatDuration(value) : String(value ?? '');
     }
     setName(role);
     setAuthType(String(body.data.auth_type));

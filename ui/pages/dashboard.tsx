@@ -1,4 +1,7 @@
-/** The server at a glance: seal and HA state, version, the live request rate, mounts and how many keys each transit mount holds. */
+/**
+ * The server at a glance: seal and HA state, version, the live request rate, the secrets engines
+ * (with how many keys each transit mount holds) and the auth methods.
+ */
 import { api, list, seg, type Json } from '../api.js';
 import { Errors, Section, Title, useLoad } from '../components.js';
 import type { Session } from '../main.js';
@@ -22,6 +25,11 @@ export function Dashboard({ session }: { session: Session }) {
         }),
     );
     return { table, keyCounts };
+  }, []);
+  const auths = useLoad<Record<string, Json>>(async () => {
+    if (!session.can('sys/auth', 'read')) return {};
+    const body = await api('GET', 'sys/auth');
+    return (body?.data ?? body) as Record<string, Json>;
   }, []);
   const s = status.data;
   const l = leader.data;
@@ -76,7 +84,7 @@ export function Dashboard({ session }: { session: Session }) {
           <>
             <Errors error={mounts.error} />
             {mounts.data && (
-              <table>
+              <table class="stack-narrow">
                 <thead>
                   <tr>
                     <th scope="col">Path</th>
@@ -88,12 +96,12 @@ export function Dashboard({ session }: { session: Session }) {
                 <tbody>
                   {Object.entries(mounts.data.table).map(([path, entry]) => (
                     <tr>
-                      <td>
+                      <td data-label="Path">
                         <code>{path}</code>
                       </td>
-                      <td>{entry.type}</td>
-                      <td>{mounts.data!.keyCounts[path] ?? '—'}</td>
-                      <td>{entry.description || '—'}</td>
+                      <td data-label="Type">{entry.type}</td>
+                      <td data-label="Keys">{mounts.data!.keyCounts[path] ?? '—'}</td>
+                      <td data-label="Description">{entry.description || '—'}</td>
                     </tr>
                   ))}
                 </tbody>
@@ -102,6 +110,41 @@ export function Dashboard({ session }: { session: Session }) {
           </>
         ) : (
           <p class="muted">Your token may not list the secrets engines.</p>
+        )}
+      </Section>
+      <Section title="Auth methods">
+        {session.can('sys/auth', 'read') ? (
+          <>
+            <Errors error={auths.error} />
+            {auths.data && (
+              <table class="stack-narrow">
+                <thead>
+                  <tr>
+                    <th scope="col">Path</th>
+                    <th scope="col">Type</th>
+                    <th scope="col">Accessor</th>
+                    <th scope="col">Description</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {Object.entries(auths.data).map(([path, entry]) => (
+                    <tr>
+                      <td data-label="Path">
+                        <code>{path}</code>
+                      </td>
+                      <td data-label="Type">{entry.type}</td>
+                      <td data-label="Accessor">
+                        <code>{entry.accessor ?? '—'}</code>
+                      </td>
+                      <td data-label="Description">{entry.description || '—'}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </>
+        ) : (
+          <p class="muted">Your token may not list the auth methods.</p>
         )}
       </Section>
     </>

@@ -2,11 +2,13 @@
  * KV secrets: pick a kv mount (version 1 or 2, from its options), browse its folders, read a
  * secret, and write it. On version 2 also: every version's state, reading an older version, soft
  * delete, undelete and destroy of a version, the key's settings and custom metadata, and deleting
- * the key whole. Every destructive action asks first.
+ * the key whole. Every destructive action asks first. Values stay masked until shown. The URL
+ * names the mount, folder and secret (`#/kv/secret/app/db`), so a link opens that secret.
  */
 import { useState } from 'preact/hooks';
 import { ApiError, api, list, seg, type Json } from '../api.js';
-import { ConfirmButton, Errors, Field, Form, Output, Section, Title, formatTime, useAction, useLoad } from '../components.js';
+import { ConfirmButton, Errors, Field, Form, Section, Title, formatTime, useAction, useLoad } from '../components.js';
+import { DataEditor, SecretData, draftOf, readDraft, type Draft } from '../kv-data.js';
 
 interface KvMount {
   /** Without the trailing slash. */
@@ -14,7 +16,37 @@ interface KvMount {
   readonly version: 1 | 2;
 }
 
-export function KvBrowser() {
+/** Where a kv route points: `rest` is the URL after `#/kv/`, each segment encoded. */
+function locate(rest: string, mounts: readonly KvMount[]): { mount: KvMount | undefined; folder: string; secret: string | null; unknown: string | null } {
+  const wanted = rest
+    .split('/')
+    .map((part) => {
+      try {
+        return decodeURIComponent(part);
+      } catch {
+        return part;
+      }
+    })
+    .join('/');
+  // The longest mount path that the route starts with: mounts may nest (team/ and team/kv/).
+  const mount = [...mounts].sort((a, b) => b.path.length - a.path.length).find((m) => wanted === m.path || wanted.startsWith(`${m.path}/`));
+  if (!mount) return { mount: mounts[0], folder: '', secret: null, unknown: wanted === '' ? null : wanted };
+  const within = wanted.slice(mount.path.length + 1);
+  if (within === '' || within.endsWith('/')) return { mount, folder: within, secret: null, unknown: null };
+  return { mount, folder: within.slice(0, within.lastIndexOf('/') + 1), secret: within, unknown: null };
+}
+
+/** The link to a place in the KV browser: a folder (ending in /) or a secret of a mount. */
+function kvHref(mount: KvMount, path: string): string {
+  return `#/kv/${`${mount.path}/${path}`.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+/** Opens a place in the KV browser by changing the URL (so the back button and links work). */
+function go(mount: KvMount, path: string): void {
+  location.hash = kvHref(mount, path);
+}
+
+export function KvBrowser({ rest = '' }: { rest?: string }) {
   const mounts = useLoad<KvMount[]>(async () => {
     const body = await api('GET', 'sys/mounts');
     const table = (body?.data ?? body) as Record<string, Json>;
@@ -22,18 +54,23 @@ export function KvBrowser() {
       .filter(([, entry]) => entry?.type === 'kv')
       .map(([path, entry]) => ({ path: path.replace(/\/$/, ''), version: String(entry.options?.version ?? '1') === '2' ? 2 : 1 }));
   }, []);
-  const [chosen, setChosen] = useState<string | null>(null);
-  const mount = mounts.data?.find((m) => m.path === chosen) ?? mounts.data?.[0];
+  const place = mounts.data ? locate(rest, mounts.data) : undefined;
+  const mount = place?.mount;
   return (
     <>
       <Title>KV secrets</Title>
       <Errors error={mounts.error} />
+      {place?.unknown && (
+        <p class="error" role="alert">
+          No kv secrets engine is mounted at {place.unknown.split('/')[0]}/.
+        </p>
+      )}
       {mounts.data && mounts.data.length === 0 && <p class="muted">No kv secrets engine is mounted. Enable one of type kv under Secrets engines.</p>}
-      {mount && (
+      {mount && place && (
         <>
           <div class="toolbar">
             <Field label="Mount">
-              <select value={mount.path} onChange={(e) => setChosen(e.currentTarget.value)}>
+              <select value={mount.path} onChange={(e) => go(mounts.data!.find((m) => m.path === e.currentTarget.value)!, '')}>
                 {mounts.data!.map((m) => (
                   <option value={m.path}>
                     {m.path}/ (kv v{m.version})
@@ -42,75 +79,57 @@ export function KvBrowser() {
               </select>
             </Field>
           </div>
-          <MountBrowser key={mount.path} mount={mount} />
+          <MountBrowser key={mount.path} mount={mount} folder={place.folder} secret={place.secret} />
         </>
       )}
     </>
   );
 }
 
-function MountBrowser({ mount }: { mount: KvMount }) {
-  const [folder, setFolder] = useState('');
-  const [secret, setSecret] = useState<string | null>(null);
+function MountBrowser({ mount, folder, secret }: { mount: KvMount; folder: string; secret: string | null }) {
   const listing = useLoad<string[]>(
     () => list(mount.version === 2 ? `${seg(mount.path)}/metadata/${seg(folder)}` : `${seg(mount.path)}/${seg(folder)}`),
     [folder],
   );
-  const up = () => setFolder(folder.replace(/[^/]+\/$/, ''));
+  const parent = folder.replace(/[^/]+\/$/, '');
   return (
-    <>
+    <div class="split">
       <Section title={`Browse ${mount.path}/${folder}`}>
         <Errors error={listing.error} />
         {folder !== '' && (
-          <button type="button" class="link" onClick={up}>
-            ↑ Up to {mount.path}/{folder.replace(/[^/]+\/$/, '')}
-          </button>
+          <a class="up" href={kvHref(mount, parent)}>
+            ↑ Up to {mount.path}/{parent}
+          </a>
         )}
         {listing.data && listing.data.length === 0 && <p class="muted">Nothing here yet.</p>}
         {listing.data && listing.data.length > 0 && (
           <ul class="key-list" aria-label="Secrets and folders">
             {listing.data.map((name) => (
               <li>
-                {name.endsWith('/') ? (
-                  <button type="button" class="link" onClick={() => { setFolder(folder + name); setSecret(null); }}>
-                    {name}
-                  </button>
-                ) : (
-                  <button type="button" class="link" aria-pressed={secret === folder + name} onClick={() => setSecret(folder + name)}>
-                    {name}
-                  </button>
-                )}
+                <button type="button" class="link" {...(name.endsWith('/') ? {} : { 'aria-pressed': secret === folder + name })} onClick={() => go(mount, folder + name)}>
+                  {name}
+                </button>
               </li>
             ))}
           </ul>
         )}
       </Section>
-      <NewSecret mount={mount} folder={folder} onWritten={(path) => { listing.reload(); setSecret(path); }} />
-      {secret &&
-        (mount.version === 2 ? (
-          <SecretV2 key={secret} mount={mount} path={secret} onGone={() => { setSecret(null); listing.reload(); }} />
-        ) : (
-          <SecretV1 key={secret} mount={mount} path={secret} onGone={() => { setSecret(null); listing.reload(); }} />
-        ))}
-    </>
+      <div class="stack">
+        {secret &&
+          (mount.version === 2 ? (
+            <SecretV2 key={secret} mount={mount} path={secret} onGone={() => { go(mount, folder); listing.reload(); }} />
+          ) : (
+            <SecretV1 key={secret} mount={mount} path={secret} onGone={() => { go(mount, folder); listing.reload(); }} />
+          ))}
+        <NewSecret mount={mount} folder={folder} onWritten={(path) => { listing.reload(); go(mount, path); }} />
+      </div>
+    </div>
   );
-}
-
-/** The JSON object a user typed, or an error naming the problem (sent to no server). */
-function parseObject(text: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new Error(`data: not valid JSON (${err instanceof Error ? err.message : String(err)})`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('data: expected a JSON object such as {"password": "…"}');
-  return value as Record<string, unknown>;
 }
 
 function NewSecret({ mount, folder, onWritten }: { mount: KvMount; folder: string; onWritten: (path: string) => void }) {
   const [name, setName] = useState('');
-  const [data, setData] = useState('{\n  \n}');
+  const [draft, setDraft] = useState<Draft>(() => draftOf({}));
   const write = useAction<void>();
   return (
     <Section title="Write a new secret">
@@ -120,11 +139,13 @@ function NewSecret({ mount, folder, onWritten }: { mount: KvMount; folder: strin
         error={write.error}
         onSubmit={() =>
           write.run(async () => {
-            const body = parseObject(data);
+            const body = readDraft(draft);
             const path = folder + name.replace(/^\/+/, '');
             if (mount.version === 2) await api('POST', `${seg(mount.path)}/data/${seg(path)}`, { data: body, options: { cas: 0 } });
             else await api('POST', `${seg(mount.path)}/${seg(path)}`, body);
             setName('');
+            // The next secret starts empty, in the mode the user chose.
+            setDraft({ ...draftOf({}), mode: draft.mode });
             onWritten(path);
           })
         }
@@ -132,9 +153,7 @@ function NewSecret({ mount, folder, onWritten }: { mount: KvMount; folder: strin
         <Field label="Secret path" hint={`under ${mount.path}/${folder}; a / makes folders`}>
           <input required value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </Field>
-        <Field label="Data (JSON)">
-          <textarea rows={4} value={data} onInput={(e) => setData(e.currentTarget.value)} />
-        </Field>
+        <DataEditor label="Data" draft={draft} onChange={setDraft} />
       </Form>
     </Section>
   );
@@ -142,16 +161,17 @@ function NewSecret({ mount, folder, onWritten }: { mount: KvMount; folder: strin
 
 function SecretV1({ mount, path, onGone }: { mount: KvMount; path: string; onGone: () => void }) {
   const secret = useLoad<Json>(() => api('GET', `${seg(mount.path)}/${seg(path)}`), [path]);
-  const [draft, setDraft] = useState<string | null>(null);
+  // Until edited, the form holds the stored data (its values masked).
+  const [draft, setDraft] = useState<Draft | null>(null);
   const write = useAction<void>();
   const remove = useAction<void>();
-  const current = secret.data ? JSON.stringify(secret.data.data, null, 2) : '';
+  const current = draft ?? draftOf(secret.data?.data ?? {});
   return (
-    <Section title={`Secret ${path}`}>
+    <Section title={`Secret ${path}`} reveal>
       <Errors error={secret.error} />
       {secret.data && (
         <>
-          <Output label="Data" value={current} />
+          <SecretData label="Data" data={secret.data.data} />
           <Form
             submit="Save"
             label="Replace the data"
@@ -159,15 +179,14 @@ function SecretV1({ mount, path, onGone }: { mount: KvMount; path: string; onGon
             error={write.error}
             onSubmit={() =>
               write.run(async () => {
-                await api('POST', `${seg(mount.path)}/${seg(path)}`, parseObject(draft ?? current));
+                await api('POST', `${seg(mount.path)}/${seg(path)}`, readDraft(current));
                 setDraft(null);
                 secret.reload();
               })
             }
           >
-            <Field label="New data (JSON)" hint="replaces the whole secret">
-              <textarea rows={5} value={draft ?? current} onInput={(e) => setDraft(e.currentTarget.value)} />
-            </Field>
+            <DataEditor label="New data" draft={current} onChange={setDraft} />
+            <p class="hint">Saving replaces the whole secret.</p>
           </Form>
           <div class="actions spaced">
             <ConfirmButton
@@ -219,14 +238,14 @@ function SecretV2({ mount, path, onGone }: { mount: KvMount; path: string; onGon
   const removeAll = useAction<void>();
   const versions = Object.entries((metadata.data?.versions ?? {}) as Record<string, Json>).sort(([a], [b]) => Number(b) - Number(a));
   return (
-    <Section title={`Secret ${path}`}>
+    <Section title={`Secret ${path}`} reveal>
       <Errors error={metadata.error} />
       {metadata.data && (
         <>
           <h3>Version {version}{version === current ? ' (current)' : ''}</h3>
           <Errors error={read.error} />
           {read.data?.gone && <p class="muted">Version {version} is deleted or destroyed: its data cannot be read.</p>}
-          {read.data && !read.data.gone && <Output label={`Data of version ${version}`} value={JSON.stringify(read.data.data, null, 2)} />}
+          {read.data && !read.data.gone && <SecretData key={version} label={`Data of version ${version}`} data={read.data.data} />}
           <h3>Versions</h3>
           <Errors error={row.error} />
           {row.result && (
@@ -287,7 +306,7 @@ function SecretV2({ mount, path, onGone }: { mount: KvMount; path: string; onGon
             path={path}
             current={current}
             casRequired={Boolean(metadata.data.cas_required || mountConfig.data?.cas_required)}
-            initial={read.data && !read.data.gone && version === current ? JSON.stringify(read.data.data, null, 2) : '{\n  \n}'}
+            initial={read.data && !read.data.gone && version === current ? read.data.data : {}}
             onWritten={() => { setShown(null); metadata.reload(); }}
           />
           <MetadataForm mount={mount} path={path} metadata={metadata.data} onSaved={metadata.reload} />
@@ -310,8 +329,10 @@ function SecretV2({ mount, path, onGone }: { mount: KvMount; path: string; onGon
   );
 }
 
-function NewVersion(props: { mount: KvMount; path: string; current: number; casRequired: boolean; initial: string; onWritten: () => void }) {
-  const [draft, setDraft] = useState<string | null>(null);
+/** A new version, starting from the current one's data (values masked), or empty when it cannot be read. */
+function NewVersion(props: { mount: KvMount; path: string; current: number; casRequired: boolean; initial: Record<string, unknown>; onWritten: () => void }) {
+  const [draft, setDraft] = useState<Draft | null>(null);
+  const shown = draft ?? draftOf(props.initial);
   const [useCas, setUseCas] = useState<boolean | null>(null);
   const cas = useCas ?? props.casRequired;
   const write = useAction<void>();
@@ -324,16 +345,14 @@ function NewVersion(props: { mount: KvMount; path: string; current: number; casR
         error={write.error}
         onSubmit={() =>
           write.run(async () => {
-            const data = parseObject(draft ?? props.initial);
+            const data = readDraft(shown);
             await api('POST', `${seg(props.mount.path)}/data/${seg(props.path)}`, { data, ...(cas ? { options: { cas: props.current } } : {}) });
             setDraft(null);
             props.onWritten();
           })
         }
       >
-        <Field label="Data of the new version (JSON)">
-          <textarea rows={5} value={draft ?? props.initial} onInput={(e) => setDraft(e.currentTarget.value)} />
-        </Field>
+        <DataEditor label="Data of the new version" draft={shown} onChange={setDraft} />
         <label class="check">
           <input type="checkbox" checked={cas} onChange={(e) => setUseCas(e.currentTarget.checked)} />
           Check-and-set: only if version {props.current} is still the current one{props.casRequired ? ' (required here)' : ''}

@@ -1,6 +1,7 @@
 /**
  * Policies: the list, an HCL editor (the server checks the policy; a parse error is marked at its
- * line), and a capabilities checker for a path.
+ * line), and a capabilities checker for a path. `root` is built in (every capability, no text) and
+ * cannot be written, so it is listed but not offered for editing.
  */
 import { useState } from 'preact/hooks';
 import { ApiError, api, list, seg } from '../api.js';
@@ -29,20 +30,28 @@ export function Policies() {
     setText(body.data.policy ?? '');
   };
   const badLine = errorLine(save.error);
-  const lineCount = Math.max(text.split('\n').length, 12);
+  const lines = text.split('\n');
+  // Short policies still get an editor of a useful height.
+  const padded = lines.length < 12 ? [...lines, ...Array<string>(12 - lines.length).fill('')] : lines;
   return (
     <>
       <Title>Policies</Title>
-      <div class="grid">
+      <div class="split">
         <Section title="ACL policies">
           <Errors error={names.error} />
           <Errors error={remove.error} />
           <ul class="key-list">
             {(names.data ?? []).map((policy) => (
               <li>
-                <button type="button" class="link" onClick={() => open(policy)}>
-                  {policy}
-                </button>
+                {policy === 'root' ? (
+                  <span>
+                    root <span class="muted">(built in: every capability; cannot be edited)</span>
+                  </span>
+                ) : (
+                  <button type="button" class="link" onClick={() => open(policy)}>
+                    {policy}
+                  </button>
+                )}
                 {policy !== 'root' && policy !== 'default' && (
                   <ConfirmButton
                     label={`Delete ${policy}`}
@@ -80,16 +89,23 @@ export function Policies() {
             <Field label="Name">
               <input required value={name} onInput={(e) => setName(e.currentTarget.value)} />
             </Field>
+            {/*
+              Long lines wrap rather than run out of sight. Behind the text area, a copy of the text
+              in the same font and width, one row per line with its number, wraps the same way: the
+              numbers stay beside their lines, and the area grows with the copy instead of scrolling.
+            */}
             <div class="editor">
               <div class="gutter" aria-hidden="true">
-                {Array.from({ length: lineCount }, (_, i) => (
-                  <div class={i + 1 === badLine ? 'bad-line' : undefined}>{i + 1}</div>
+                {padded.map((line, i) => (
+                  <div class="line">
+                    <span class={i + 1 === badLine ? 'number bad-line' : 'number'}>{i + 1}</span>
+                    <span class="text">{line === '' ? ' ' : line}</span>
+                  </div>
                 ))}
               </div>
               <textarea
                 aria-label="Policy (HCL)"
                 spellcheck={false}
-                rows={lineCount}
                 value={text}
                 aria-invalid={badLine !== undefined}
                 onInput={(e) => setText(e.currentTarget.value)}

@@ -1,7 +1,7 @@
 /** Secrets engines: enable one at a path, tune its TTLs and description, reload its backend, disable it. */
 import { useState } from 'preact/hooks';
 import { api, seg, type Json } from '../api.js';
-import { ConfirmButton, Errors, Field, Form, Section, Title, useAction, useLoad } from '../components.js';
+import { ConfirmButton, Errors, Field, Form, Section, Title, formatDuration, useAction, useLoad } from '../components.js';
 
 export function SecretsEngines() {
   const mounts = useLoad<Record<string, Json>>(async () => {
@@ -57,7 +57,7 @@ export function SecretsEngines() {
           </p>
         )}
         {mounts.data && (
-          <table>
+          <table class="stack-narrow">
             <thead>
               <tr>
                 <th scope="col">Path</th>
@@ -71,14 +71,14 @@ export function SecretsEngines() {
                 const system = ['sys/', 'identity/', 'cubbyhole/'].includes(mountPath);
                 return (
                   <tr>
-                    <td>
+                    <td data-label="Path">
                       <code>{mountPath}</code>
                     </td>
-                    <td>{entry.type}</td>
-                    <td>
+                    <td data-label="Type">{entry.type}</td>
+                    <td data-label="TTL (default/max)">
                       {ttl(entry.config?.default_lease_ttl)} / {ttl(entry.config?.max_lease_ttl)}
                     </td>
-                    <td class="row-actions">
+                    <td class="row-actions" data-label="Actions">
                       {!system && (
                         <>
                           <button type="button" onClick={() => setTuning(tuning === mountPath ? null : mountPath)}>
@@ -121,16 +121,18 @@ export function SecretsEngines() {
   );
 }
 
-/** A mount's TTL; 0 means the system's default. */
+/** A mount's TTL as it would be typed ("1h"); 0 means the system's default. */
 function ttl(seconds: number | undefined): string {
-  return seconds ? `${seconds}s` : 'system default';
+  return seconds ? formatDuration(seconds) : 'system default';
 }
 
 function TuneForm({ path, onDone }: { path: string; onDone: () => void }) {
   const current = useLoad<Json>(() => api('GET', `sys/mounts/${seg(path)}/tune`), [path]);
   const [values, setValues] = useState<Record<string, string>>({});
   const tune = useAction<void>();
-  const value = (key: string) => values[key] ?? String(current.data?.data?.[key] ?? current.data?.[key] ?? '');
+  const stored = (key: string) => current.data?.data?.[key] ?? current.data?.[key];
+  // The server answers TTLs in seconds; they are shown as typed ("1h"), which it reads back the same.
+  const value = (key: string) => values[key] ?? (key.endsWith('_ttl') ? (stored(key) ? formatDuration(stored(key)) : '') : String(stored(key) ?? ''));
   const set = (key: string) => (e: { currentTarget: HTMLInputElement }) => setValues({ ...values, [key]: e.currentTarget.value });
   return (
     <Section title={`Tune ${path}`}>
@@ -149,10 +151,10 @@ function TuneForm({ path, onDone }: { path: string; onDone: () => void }) {
         }
       >
         <Field label="Default lease TTL" hint="a duration such as 768h, or seconds">
-          <input value={value('default_lease_ttl')} onInput={set('default_lease_ttl')} />
+          <input value={value('default_lease_ttl')} placeholder="system default" onInput={set('default_lease_ttl')} />
         </Field>
         <Field label="Max lease TTL">
-          <input value={value('max_lease_ttl')} onInput={set('max_lease_ttl')} />
+          <input value={value('max_lease_ttl')} placeholder="system default" onInput={set('max_lease_ttl')} />
         </Field>
         <Field label="Description">
           <input value={value('description')} onInput={set('description')} />

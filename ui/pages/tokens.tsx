@@ -1,7 +1,12 @@
-/** Tokens: create one with policies and a TTL; look one up by token or accessor; revoke it. */
+/**
+ * Tokens: create one with policies and a TTL; look one up by token or accessor; revoke it. The
+ * server accepts a policy name nothing is written under (as Vault does, so a policy can come later),
+ * and a token carrying only such a name can do nothing: a name not among the policies is flagged as
+ * it is typed, and creating the token with it asks first.
+ */
 import { useState } from 'preact/hooks';
-import { api, type Json } from '../api.js';
-import { ConfirmButton, Field, Form, Output, Section, Title, formatTime, useAction } from '../components.js';
+import { api, list, type Json } from '../api.js';
+import { ConfirmButton, Field, Form, Output, Section, Title, formatDuration, formatTime, useAction, useConfirm, useLoad } from '../components.js';
 
 export function Tokens() {
   const [policies, setPolicies] = useState('');
@@ -10,6 +15,20 @@ export function Tokens() {
   const [noDefault, setNoDefault] = useState(false);
   const [orphan, setOrphan] = useState(false);
   const create = useAction<Json>();
+  // null: the token may not list policies, so names cannot be checked.
+  const known = useLoad<string[] | null>(() => list('sys/policies/acl').catch(() => null), []);
+  const confirm = useConfirm('Create token', 'Create it anyway');
+  const named = policies.split(',').map((p) => p.trim()).filter(Boolean);
+  const missing = known.data ? named.filter((name) => !known.data!.includes(name)) : [];
+  const createToken = () =>
+    create.run(() =>
+      api('POST', orphan ? 'auth/token/create-orphan' : 'auth/token/create', {
+        policies: named,
+        ...(ttl ? { ttl } : {}),
+        ...(displayName ? { display_name: displayName } : {}),
+        no_default_policy: noDefault,
+      }),
+    );
 
   const [by, setBy] = useState<'token' | 'accessor'>('accessor');
   const [value, setValue] = useState('');
@@ -23,24 +42,28 @@ export function Tokens() {
       <Title>Tokens</Title>
       <div class="grid">
         <Section title="Create a token">
+          {confirm.dialog}
           <Form
             submit="Create token"
             busy={create.busy}
             error={create.error}
-            onSubmit={() =>
-              create.run(() =>
-                api('POST', orphan ? 'auth/token/create-orphan' : 'auth/token/create', {
-                  policies: policies.split(',').map((p) => p.trim()).filter(Boolean),
-                  ...(ttl ? { ttl } : {}),
-                  ...(displayName ? { display_name: displayName } : {}),
-                  no_default_policy: noDefault,
-                }),
-              )
-            }
+            onSubmit={() => {
+              if (missing.length === 0) return createToken();
+              confirm.ask(`${missingText(missing)} The token would get nothing from ${missing.length === 1 ? 'it' : 'them'} until ${missing.length === 1 ? 'it is' : 'they are'} written.`, createToken);
+              return undefined;
+            }}
           >
-            <Field label="Policies" hint="comma-separated">
+            <Field
+              label="Policies"
+              hint={known.data ? `comma-separated; existing: ${known.data.join(', ')}` : known.data === null ? 'comma-separated (your token may not list the policies, so names are not checked)' : 'comma-separated'}
+            >
               <input value={policies} onInput={(e) => setPolicies(e.currentTarget.value)} />
             </Field>
+            {missing.length > 0 && (
+              <p class="warning" role="status">
+                {missingText(missing)}
+              </p>
+            )}
             <Field label="TTL" hint="e.g. 1h, 30m">
               <input value={ttl} onInput={(e) => setTtl(e.currentTarget.value)} />
             </Field>
@@ -59,7 +82,7 @@ export function Tokens() {
                 <Output label="Token" value={created.client_token} />
                 <Output label="Accessor" value={created.accessor} />
                 <p>
-                  Policies: {(created.policies as string[]).join(', ')}; TTL {created.lease_duration}s
+                  Policies: {(created.policies as string[]).join(', ')}; TTL {created.lease_duration ? formatDuration(created.lease_duration) : 'none (never expires)'}
                 </p>
               </>
             )}
@@ -102,7 +125,7 @@ export function Tokens() {
                 <dt>Expires</dt>
                 <dd>{found.expire_time ? formatTime(found.expire_time) : 'never'}</dd>
                 <dt>TTL left</dt>
-                <dd>{found.ttl}s</dd>
+                <dd>{found.ttl ? formatDuration(found.ttl) : 'none (never expires)'}</dd>
               </dl>
             )}
             {revoke.result && <p class="ok" role="status">{revoke.result}</p>}
@@ -123,4 +146,9 @@ export function Tokens() {
       </div>
     </>
   );
+}
+
+function missingText(missing: readonly string[]): string {
+  const names = missing.map((name) => `"${name}"`).join(', ');
+  return missing.length === 1 ? `No policy named ${names} exists.` : `No policies named ${names} exist.`;
 }

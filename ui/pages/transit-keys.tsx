@@ -1,11 +1,12 @@
 /**
  * Transit keys: list, create (every type and option), and for one key its versions, configuration,
- * rotate, trim, delete, export, backup download and restore upload.
+ * rotate, trim, delete, export, backup download and restore upload. The chosen key's details open
+ * beside the list, above the create and restore forms, so they are seen without scrolling.
  */
 import { useState } from 'preact/hooks';
 import { api, list, seg, type Json } from '../api.js';
-import { ConfirmButton, Errors, Field, Form, Output, Section, Title, download, formatTime, useAction, useLoad } from '../components.js';
-import { useTransitMounts } from '../transit-mounts.js';
+import { ConfirmButton, Errors, Field, Form, Output, Section, Title, download, formatDuration, formatTime, useAction, useLoad } from '../components.js';
+import { MountPicker } from '../transit-pickers.js';
 
 export const KEY_TYPES = [
   'aes256-gcm96',
@@ -21,20 +22,6 @@ export const KEY_TYPES = [
   'hmac',
 ] as const;
 
-export function MountPicker({ mount, onMount }: { mount: string; onMount: (mount: string) => void }) {
-  const mounts = useTransitMounts();
-  return (
-    <Field label="Transit mount">
-      <input list="transit-mounts" value={mount} onInput={(e) => onMount(e.currentTarget.value)} />
-      <datalist id="transit-mounts">
-        {mounts.map((m) => (
-          <option value={m} />
-        ))}
-      </datalist>
-    </Field>
-  );
-}
-
 export function TransitKeys() {
   const [mount, setMount] = useState('transit');
   const [selected, setSelected] = useState<string | null>(null);
@@ -45,7 +32,7 @@ export function TransitKeys() {
       <div class="toolbar">
         <MountPicker mount={mount} onMount={(m) => { setMount(m); setSelected(null); }} />
       </div>
-      <div class="grid">
+      <div class="split">
         <Section title="Keys">
           <Errors error={keys.error} />
           {keys.data && keys.data.length === 0 && <p class="muted">No keys yet.</p>}
@@ -61,10 +48,12 @@ export function TransitKeys() {
             </ul>
           )}
         </Section>
-        <CreateKey mount={mount} onCreated={(name) => { keys.reload(); setSelected(name); }} />
+        <div class="stack">
+          {selected && <KeyDetail key={`${mount}/${selected}`} mount={mount} name={selected} onDeleted={() => { setSelected(null); keys.reload(); }} />}
+          <CreateKey mount={mount} onCreated={(name) => { keys.reload(); setSelected(name); }} />
+          <RestoreKey mount={mount} onRestored={(name) => { keys.reload(); if (name) setSelected(name); }} />
+        </div>
       </div>
-      <RestoreKey mount={mount} onRestored={(name) => { keys.reload(); if (name) setSelected(name); }} />
-      {selected && <KeyDetail key={`${mount}/${selected}`} mount={mount} name={selected} onDeleted={() => { setSelected(null); keys.reload(); }} />}
     </>
   );
 }
@@ -185,6 +174,7 @@ function KeyDetail({ mount, name, onDeleted }: { mount: string; name: string; on
   const [exportType, setExportType] = useState('encryption-key');
   const [exported, setExported] = useState<string | null>(null);
   const d = key.data?.data;
+  const backupAllowed = Boolean(d?.exportable && d?.allow_plaintext_backup);
   const act = (done: string, work: () => Promise<unknown>) =>
     action.run(async () => {
       await work();
@@ -192,7 +182,7 @@ function KeyDetail({ mount, name, onDeleted }: { mount: string; name: string; on
       return done;
     });
   return (
-    <Section title={`Key ${name}`}>
+    <Section title={`Key ${name}`} reveal>
       <Errors error={key.error} />
       <Errors error={action.error} />
       {action.result && <p class="ok" role="status">{action.result}</p>}
@@ -211,10 +201,12 @@ function KeyDetail({ mount, name, onDeleted }: { mount: string; name: string; on
             <dd>{String(d.derived)}</dd>
             <dt>Exportable</dt>
             <dd>{String(d.exportable)}</dd>
+            <dt>Plaintext backup allowed</dt>
+            <dd>{String(d.allow_plaintext_backup)}</dd>
             <dt>Deletion allowed</dt>
             <dd>{String(d.deletion_allowed)}</dd>
             <dt>Auto-rotate period</dt>
-            <dd>{d.auto_rotate_period ? `${d.auto_rotate_period}s` : 'never'}</dd>
+            <dd>{d.auto_rotate_period ? formatDuration(d.auto_rotate_period) : 'never'}</dd>
           </dl>
           <h3>Versions</h3>
           <table>
@@ -237,18 +229,21 @@ function KeyDetail({ mount, name, onDeleted }: { mount: string; name: string; on
             <button type="button" onClick={() => act(`Rotated ${name}`, () => api('POST', `${base}/rotate`))}>
               Rotate
             </button>
-            <button
-              type="button"
-              onClick={() =>
-                action.run(async () => {
-                  const body = await api('GET', `${seg(mount)}/backup/${seg(name)}`);
-                  download(`${name}.backup`, body.data.backup);
-                  return `Backup of ${name} downloaded`;
-                })
-              }
-            >
-              Download backup
-            </button>
+            {/* A backup holds the key in plaintext: the server gives one only when both flags are set, as Vault does. */}
+            {backupAllowed && (
+              <button
+                type="button"
+                onClick={() =>
+                  action.run(async () => {
+                    const body = await api('GET', `${seg(mount)}/backup/${seg(name)}`);
+                    download(`${name}.backup`, body.data.backup);
+                    return `Backup of ${name} downloaded`;
+                  })
+                }
+              >
+                Download backup
+              </button>
+            )}
             <ConfirmButton
               label="Delete key"
               message={`Delete ${name} and every version of it? Anything encrypted with it can no longer be decrypted.`}
@@ -261,6 +256,9 @@ function KeyDetail({ mount, name, onDeleted }: { mount: string; name: string; on
               }
             />
           </div>
+          {!backupAllowed && (
+            <p class="hint">No backup can be taken: it needs both exportable and allow plaintext backup (under Configuration; neither can be undone).</p>
+          )}
           <KeyConfig base={base} current={d} onSaved={() => key.reload()} />
           <div class="form-row">
             <Field label="Trim: keep versions from" hint="deletes older versions for good; at most the min decryption version">
@@ -305,9 +303,9 @@ function KeyDetail({ mount, name, onDeleted }: { mount: string; name: string; on
 function KeyConfig({ base, current, onSaved }: { base: string; current: Json; onSaved: () => void }) {
   const [values, setValues] = useState<Record<string, string | boolean>>({});
   const save = useAction<void>();
-  const text = (key: string, label: string, hint?: string) => (
+  const text = (key: string, label: string, hint?: string, shown: (value: Json) => string = String) => (
     <Field label={label} {...(hint ? { hint } : {})}>
-      <input value={String(values[key] ?? current[key] ?? '')} onInput={(e) => setValues({ ...values, [key]: e.currentTarget.value })} />
+      <input value={String(values[key] ?? shown(current[key] ?? ''))} onInput={(e) => setValues({ ...values, [key]: e.currentTarget.value })} />
     </Field>
   );
   const check = (key: string, label: string) => (
@@ -332,7 +330,7 @@ function KeyConfig({ base, current, onSaved }: { base: string; current: Json; on
       >
         {text('min_decryption_version', 'Min decryption version')}
         {text('min_encryption_version', 'Min encryption version', '0: the latest')}
-        {text('auto_rotate_period', 'Auto-rotate period', 'e.g. 720h; 0: never')}
+        {text('auto_rotate_period', 'Auto-rotate period', 'e.g. 720h; 0: never', (seconds) => formatDuration(Number(seconds)))}
         {check('deletion_allowed', 'Deletion allowed')}
         {check('exportable', 'Exportable (cannot be undone)')}
         {check('allow_plaintext_backup', 'Allow plaintext backup (cannot be undone)')}

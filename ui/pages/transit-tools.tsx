@@ -1,12 +1,13 @@
 /**
  * Transit tools: encrypt, decrypt, rewrap, data keys, HMAC, sign, verify, hash and random bytes.
  * Where the server takes batches (batch_input) a batch goes in one request; hash, which has none,
- * sends one request a line. Every result has a copy button.
+ * sends one request a line. Every result has a copy button. Mount and key are picked from lists;
+ * encrypting with a key that does not exist asks first, since the server then creates it.
  */
 import { useState } from 'preact/hooks';
 import { api, fromBase64, seg, toBase64, type Json } from '../api.js';
-import { BatchInput, Field, Form, Output, Title, lines, useAction } from '../components.js';
-import { MountPicker } from './transit-keys.js';
+import { BatchInput, Field, Form, Output, Title, lines, useAction, useConfirm } from '../components.js';
+import { KeyPicker, MountPicker, keyPresence, useTransitKeys } from '../transit-pickers.js';
 
 type ToolId = 'encrypt' | 'decrypt' | 'rewrap' | 'datakey' | 'hmac' | 'sign' | 'verify' | 'hash' | 'random';
 
@@ -43,16 +44,13 @@ export function TransitTools() {
   const [key, setKey] = useState('');
   const [toolId, setToolId] = useState<ToolId>('encrypt');
   const tool = TOOLS.find((t) => t.id === toolId)!;
+  const keys = useTransitKeys(mount);
   return (
     <>
       <Title>Transit tools</Title>
       <div class="toolbar">
         <MountPicker mount={mount} onMount={setMount} />
-        {tool.needsKey && (
-          <Field label="Key name">
-            <input value={key} onInput={(e) => setKey(e.currentTarget.value)} />
-          </Field>
-        )}
+        {tool.needsKey && <KeyPicker mount={mount} keys={keys.data} error={keys.error} keyName={key} onKey={setKey} />}
       </div>
       <div
         class="tabs"
@@ -81,7 +79,7 @@ export function TransitTools() {
         ) : tool.id === 'random' ? (
           <RandomBytes mount={mount} />
         ) : (
-          <ItemTool key={tool.id} tool={tool} mount={mount} keyName={key} />
+          <ItemTool key={tool.id} tool={tool} mount={mount} keyName={key} knownKeys={keys.data} onKeyCreated={keys.reload} />
         )}
       </div>
     </>
@@ -94,7 +92,8 @@ function splitVerifyLine(line: string): { input: string; proof: string } {
   return at < 0 ? { input: line, proof: '' } : { input: line.slice(0, at), proof: line.slice(at + 1) };
 }
 
-function ItemTool({ tool, mount, keyName }: { tool: Tool; mount: string; keyName: string }) {
+function ItemTool(props: { tool: Tool; mount: string; keyName: string; knownKeys: readonly string[] | null | undefined; onKeyCreated: () => void }) {
+  const { tool, mount, keyName } = props;
   const [text, setText] = useState('');
   const [batch, setBatch] = useState(false);
   const [alreadyBase64, setAlreadyBase64] = useState(false);
@@ -103,6 +102,7 @@ function ItemTool({ tool, mount, keyName }: { tool: Tool; mount: string; keyName
   const [proof, setProof] = useState('');
   const [proofKind, setProofKind] = useState<'signature' | 'hmac'>('signature');
   const action = useAction<ItemResult[]>();
+  const confirm = useConfirm('Encrypt', 'Create the key and encrypt');
   const item = tool.item!;
 
   const encode = (value: string) => (item.base64 && !alreadyBase64 ? toBase64(value) : value);
@@ -148,10 +148,30 @@ function ItemTool({ tool, mount, keyName }: { tool: Tool; mount: string; keyName
     }));
   };
 
+  // Encrypt creates the key when there is none (Vault's upsert): a mistyped name would quietly
+  // become a new key, so that is asked first.
+  const submit = async () => {
+    if (tool.id !== 'encrypt') return action.run(runTool);
+    const presence = await keyPresence(mount, keyName, props.knownKeys);
+    if (presence === 'present') return action.run(runTool);
+    const kind = context ? 'derived aes256-gcm96' : 'aes256-gcm96';
+    confirm.ask(
+      presence === 'absent'
+        ? `There is no key named "${keyName}" on ${mount}/. Encrypting creates a new ${kind} key of that name and encrypts with it.`
+        : `Your token may not read the key "${keyName}" on ${mount}/, so whether it exists is unknown. If it does not, encrypting creates a new ${kind} key of that name.`,
+      async () => {
+        await action.run(runTool);
+        props.onKeyCreated();
+      },
+    );
+    return undefined;
+  };
+
   const results = action.result;
   return (
     <>
-    <Form submit={tool.label} busy={action.busy} error={action.error} onSubmit={() => action.run(runTool)} label={`${tool.label} form`}>
+    {confirm.dialog}
+    <Form submit={tool.label} busy={action.busy} error={action.error} onSubmit={submit} label={`${tool.label} form`}>
       <BatchInput
         label={item.label}
         value={text}
