@@ -17,8 +17,12 @@ import { nextTurn, WasmCrypto } from '../../../sdk/index.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';
 import { decodeBase64, encodeBase64, encodeBase64Batch } from './base64.js';
-import { ItemError, type PaddingScheme } from './batch.js';
+import { ItemError } from './item-error.js';
 import { MISSING_CONTEXT, counterModeKdf } from './derive.js';
+
+/** RSA encryption paddings (`padding_scheme`): OAEP with SHA-256 (the default) and PKCS #1 v1.5. */
+export const RSA_PADDING_SCHEMES = ['oaep', 'pkcs1v15'] as const;
+export type PaddingScheme = (typeof RSA_PADDING_SCHEMES)[number];
 
 /** One plaintext to encrypt. `context`, `nonce` and `aad` are absent when not given. */
 export interface EncryptItem {

@@ -7,8 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { BadRequestError, InternalError, definePath, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { decodeBase64, encodeBase64 } from '../crypto/base64.js';
-import { ItemError, RSA_PADDING_SCHEMES, checkAssociatedData, logItemFailures, paddingScheme } from '../crypto/batch.js';
-import { NONCE_NOT_ALLOWED, encryptBatch, nonceAllowed } from '../crypto/cipher.js';
+import { ItemError, logItemFailures } from '../crypto/item-error.js';
+import { checkAssociatedData, paddingScheme } from '../crypto/items.js';
+import { RSA_PADDING_SCHEMES, NONCE_NOT_ALLOWED, encryptBatch, nonceAllowed } from '../crypto/cipher.js';
 
 const DATAKEY_FIELDS = {
   type: {

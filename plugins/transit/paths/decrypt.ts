@@ -2,27 +2,13 @@
 import { BadRequestError, definePath, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { encodeBase64 } from '../crypto/base64.js';
-import {
-  ItemError,
-  RSA_PADDING_SCHEMES,
-  batchItems,
-  batchAnswer,
-  type ResultFields,
-  checkAssociatedData,
-  logItemFailures,
-  paddingScheme,
-  parseCiphertextItem,
-  onlyResult,
-  requireConsistentContext,
-  type BatchItem,
-  admitInSlices,
-  cipherCost,
-  inSlices,
-  readCost,
-  textLength,
-  type ParsedCiphertextItem,
-} from '../crypto/batch.js';
-import { decryptBatch, type DecryptItem } from '../crypto/cipher.js';
+import { ItemError, logItemFailures, onlyResult } from '../crypto/item-error.js';
+import { inSlices } from '../crypto/slices.js';
+import { cipherCost, readCost, textLength } from '../crypto/costs.js';
+import { admitInSlices, batchItems, checkAssociatedData, paddingScheme, parseCiphertextItem, requireConsistentContext, type BatchItem, type ParsedCiphertextItem } from '../crypto/items.js';
+import type { ResultFields } from '../crypto/json-writer.js';
+import { batchAnswer } from '../crypto/batch-answer.js';
+import { RSA_PADDING_SCHEMES, decryptBatch, type DecryptItem } from '../crypto/cipher.js';
 
 const DECRYPT_FIELDS = {
   name: { type: 'name', description: 'Name of the key.', required: true },

@@ -6,29 +6,12 @@
 import { BadRequestError, definePath, isUnset, type FieldValues, type LogicalRequest, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { decodeBase64, decodeBase64Each, decodeBase64InTurns, isLongText } from '../crypto/base64.js';
-import {
-  ItemError,
-  RSA_PADDING_SCHEMES,
-  batchItems,
-  batchAnswer,
-  base64Value,
-  checkAssociatedData,
-  fieldValue,
-  itemField,
-  textValue,
-  logItemFailures,
-  paddingScheme,
-  onlyResult,
-  requireConsistentContext,
-  type BatchItem,
-  CIPHERTEXT_FIELDS,
-  admitInSlices,
-  cipherCost,
-  inSlices,
-  readCost,
-  textLength,
-} from '../crypto/batch.js';
-import { NONCE_NOT_ALLOWED, encryptBatch, encryptLarge, encryptOne, isLargeItem, nonceAllowed, type Encrypted, type EncryptItem } from '../crypto/cipher.js';
+import { ItemError, logItemFailures, onlyResult } from '../crypto/item-error.js';
+import { inSlices } from '../crypto/slices.js';
+import { cipherCost, readCost, textLength } from '../crypto/costs.js';
+import { admitInSlices, base64Value, batchItems, checkAssociatedData, fieldValue, itemField, paddingScheme, requireConsistentContext, textValue, type BatchItem } from '../crypto/items.js';
+import { batchAnswer, CIPHERTEXT_FIELDS } from '../crypto/batch-answer.js';
+import { RSA_PADDING_SCHEMES, NONCE_NOT_ALLOWED, encryptBatch, encryptLarge, encryptOne, isLargeItem, nonceAllowed, type Encrypted, type EncryptItem } from '../crypto/cipher.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import { keyTypeInfo } from '../keys/key-types.js';
 import { createKey } from '../keys/operations.js';

@@ -7,7 +7,8 @@
 import { BadRequestError, definePath, type FieldSpecs, type FieldValues, type LogicalRequest } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { decodeBase64 } from '../crypto/base64.js';
-import { answerEntries, inSlices, macCost } from '../crypto/batch.js';
+import { answerEntries, inSlices } from '../crypto/slices.js';
+import { macCost } from '../crypto/costs.js';
 import {
   computeHmacs,
   formatHmac,

@@ -4,30 +4,12 @@
  */
 import { BadRequestError, definePath, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
-import {
-  CIPHERTEXT_FIELDS,
-  ItemError,
-  RSA_PADDING_SCHEMES,
-  batchItems,
-  batchAnswer,
-  checkAssociatedData,
-  itemField,
-  logItemFailures,
-  paddingScheme,
-  parseCiphertextItem,
-  onlyResult,
-  requireConsistentContext,
-  type BatchItem,
-  type PaddingScheme,
-  admitInSlices,
-  admitItems,
-  inSlices,
-  rewrapCost,
-  readCost,
-  textLength,
-  type ParsedCiphertextItem,
-} from '../crypto/batch.js';
-import { NONCE_NOT_ALLOWED, decryptBatch, encryptBatch, nonceAllowed, type DecryptItem, type Encrypted, type EncryptItem } from '../crypto/cipher.js';
+import { ItemError, logItemFailures, onlyResult } from '../crypto/item-error.js';
+import { inSlices } from '../crypto/slices.js';
+import { readCost, rewrapCost, textLength } from '../crypto/costs.js';
+import { admitInSlices, admitItems, batchItems, checkAssociatedData, itemField, paddingScheme, parseCiphertextItem, requireConsistentContext, type BatchItem, type ParsedCiphertextItem } from '../crypto/items.js';
+import { batchAnswer, CIPHERTEXT_FIELDS } from '../crypto/batch-answer.js';
+import { RSA_PADDING_SCHEMES, NONCE_NOT_ALLOWED, decryptBatch, encryptBatch, nonceAllowed, type PaddingScheme, type DecryptItem, type Encrypted, type EncryptItem } from '../crypto/cipher.js';
 
 const REWRAP_FIELDS = {
   name: { type: 'name', description: 'Name of the key.', required: true },

@@ -10,7 +10,8 @@ import type { TransitContext } from '../context.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';
 import { decodeBase64 } from '../crypto/base64.js';
-import { answerEntries, inSlices, signingCost } from '../crypto/batch.js';
+import { answerEntries, inSlices } from '../crypto/slices.js';
+import { signingCost } from '../crypto/costs.js';
 import { derivedEd25519PrivateKey, ed25519RawPublic, MISSING_CONTEXT } from '../crypto/derive.js';
 import {
   formatSignature,

@@ -9,7 +9,8 @@ import { BadRequestError, definePath, type FieldSpecs, type FieldValues, type Lo
 import type { TransitContext } from '../context.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import { decodeBase64 } from '../crypto/base64.js';
-import { answerEntries, inSlices, signingCost } from '../crypto/batch.js';
+import { answerEntries, inSlices } from '../crypto/slices.js';
+import { signingCost } from '../crypto/costs.js';
 import { derivedEd25519PrivateKey, MISSING_CONTEXT } from '../crypto/derive.js';
 import { decodeSignatureText, parseSignature, verifyBytes, type SignOptions, type SigningFamily } from '../crypto/signing.js';
 import { hmacVerifyResult, inputLength, readBatchItems, referenceOf, runItems, single, verifyHmacs, type BatchItem } from './hmac.js';
