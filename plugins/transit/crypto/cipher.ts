@@ -59,6 +59,9 @@ const NONCE_KEY_BYTES = 32;
 const OAEP_OVERHEAD = 66;
 const PKCS1_OVERHEAD = 11;
 const RSA_DECRYPT_FAILED = 'failed to RSA decrypt the ciphertext: crypto/rsa: decryption error';
+const UNDECODABLE_CIPHERTEXT = 'invalid ciphertext: could not decode base64';
+const SHORT_CIPHERTEXT = 'invalid ciphertext length';
+const GCM_AUTHENTICATION_FAILED = 'cipher: message authentication failed';
 
 /**
  * The convergent encryption version of one key version: 0 for keys without convergent
@@ -124,6 +127,34 @@ export function encryptOne(wasm: WasmCrypto, policy: KeyPolicy, item: EncryptIte
   if (!version.key) return encryptBatch(wasm, policy, [item])[0]!;
   const body = wasm.gcmSealBase64(version.key, [item], WasmCrypto.randomNonceBlock(1))[0]!;
   return { ciphertext: versionPrefix(version.version) + body, keyVersion: version.version };
+}
+
+/**
+ * decryptBatch of one item: the same plaintext or error. The usual single item — under an AES-GCM
+ * key neither derived nor convergent — is opened with its version's key straight away, without the
+ * work list and grouping by version and key a batch needs; every other goes through decryptBatch.
+ */
+export function decryptOne(wasm: WasmCrypto, policy: KeyPolicy, item: DecryptItem): Buffer | ItemError {
+  const s = policy.settings;
+  if (policy.info.family !== 'aes-gcm' || s.derived || s.convergentEncryption) return decryptBatch(wasm, policy, [item])[0]!;
+  const parsed = parseCiphertext(item.ciphertext);
+  if (parsed instanceof ItemError) return parsed;
+  let version: KeyVersion;
+  try {
+    version = policy.versionForReading(parsed.version);
+  } catch (err) {
+    return ItemError.of(err);
+  }
+  if (!version.key) return decryptBatch(wasm, policy, [item])[0]!;
+  let payload: Buffer;
+  try {
+    payload = decodeBase64(parsed.payload, 'ciphertext');
+  } catch {
+    return new ItemError(UNDECODABLE_CIPHERTEXT);
+  }
+  if (payload.length < NONCE_BYTES) return new ItemError(SHORT_CIPHERTEXT);
+  const opened = wasm.gcmDecryptBatch(version.key, [{ nonce: payload.subarray(0, NONCE_BYTES), ciphertext: payload.subarray(NONCE_BYTES), aad: item.aad }])[0];
+  return opened ?? new ItemError(GCM_AUTHENTICATION_FAILED);
 }
 
 /** Decrypts every item under `policy`; results in input order, an ItemError for each failed item. */
@@ -346,7 +377,7 @@ function decryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly D
     try {
       payload = decodeBase64(parsed.payload, 'ciphertext');
     } catch {
-      results[i] = new ItemError('invalid ciphertext: could not decode base64');
+      results[i] = new ItemError(UNDECODABLE_CIPHERTEXT);
       continue;
     }
     pending.push({ index: i, version, convergent, key: undefined, nonceKey: undefined, payload });
@@ -360,7 +391,7 @@ function decryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly D
   for (const w of derived) {
     const payload = w.payload!;
     if (payload.length < NONCE_BYTES) {
-      results[w.index] = new ItemError('invalid ciphertext length');
+      results[w.index] = new ItemError(SHORT_CIPHERTEXT);
       continue;
     }
     if (w.convergent === 1) {
@@ -380,7 +411,7 @@ function decryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly D
   if (work.length === 0) return;
 
   const opened = open(wasm, policy, work, nonces, bodies, items);
-  const failure = new ItemError(policy.info.family === 'chacha' ? 'chacha20poly1305: message authentication failed' : 'cipher: message authentication failed');
+  const failure = new ItemError(policy.info.family === 'chacha' ? 'chacha20poly1305: message authentication failed' : GCM_AUTHENTICATION_FAILED);
   work.forEach((w, k) => (results[w.index] = opened[k] ?? failure));
 }
 
@@ -594,7 +625,7 @@ function rsaDecrypt(policy: KeyPolicy, items: readonly DecryptItem[], results: (
     try {
       payload = decodeBase64(parsed.payload, 'ciphertext');
     } catch {
-      results[i] = new ItemError('invalid ciphertext: could not decode base64');
+      results[i] = new ItemError(UNDECODABLE_CIPHERTEXT);
       return;
     }
     const key = version.privateKey;
