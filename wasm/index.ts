@@ -143,11 +143,11 @@ let noncePool = Buffer.alloc(0);
 let noncePoolUsed = 0;
 
 /**
- * `length` random bytes. A request of up to a quarter of the pool takes the next unused bytes of
- * a pool filled by one randomFillSync (each call of which costs ~2–5 µs, as much as encrypting a
- * small item); larger ones get a fill of their own. A used pool is replaced, never refilled in
- * place, so bytes handed out never change or repeat. Nonces are public once used; what matters is
- * that they come from the CSPRNG and are never handed out twice.
+ * `length` random bytes. A request of up to a quarter of the pool takes the next unused bytes of a
+ * pool filled by one randomFillSync (each call of which costs about as much as encrypting a small
+ * item: bench/README.md, "The arena"); larger ones get a fill of their own. A used pool is
+ * replaced, never refilled in place, so bytes handed out never change or repeat. Nonces are public
+ * once used; what matters is that they come from the CSPRNG and are never handed out twice.
  */
 function randomPooled(length: number): Buffer {
   if (length > NONCE_POOL_BYTES / 4) return randomFillSync(Buffer.allocUnsafe(length));

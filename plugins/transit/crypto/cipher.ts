@@ -1,6 +1,7 @@
 /**
- * Encryption and decryption of a batch of items under one key (reference transit.md §3.1, §4):
- * the `vault:v<N>:<base64>` format, per-item key derivation, convergent nonces, RSA-OAEP.
+ * Encryption and decryption of a batch of items under one key: the `vault:v<N>:<base64>` format,
+ * per-item key derivation, convergent nonces, RSA-OAEP (docs/transit.md, "Ciphertexts, signatures
+ * and HMACs" and "Derived keys and convergent encryption").
  *
  * Symmetric batches go through few calls however many items they hold: one HKDF call per key
  * version for derived keys, one HMAC call for all convergent nonces, one `randomFillSync` for all
@@ -8,8 +9,8 @@
  * item). ChaCha20-Poly1305 and RSA have no batch kernel and go through node:crypto per item.
  *
  * Payloads: AES-GCM and ChaCha20-Poly1305 store nonce(12) ‖ ciphertext ‖ tag(16), except for
- * convergent version 1 (keys made by Vault 0.6.1), where the caller keeps the nonce and the
- * payload is ciphertext ‖ tag. Convergent versions 2 and 3 derive the nonce from the plaintext:
+ * convergent version 1 (keys made by Vault 0.6.1), where the caller keeps the nonce and the payload
+ * is ciphertext ‖ tag. Convergent versions 2 and 3 derive the nonce from the plaintext:
  * HMAC-SHA-256 keyed with the context (v2) or with 32 more bytes of the HKDF output (v3).
  */
 import { constants, createCipheriv, createDecipheriv, createHmac, privateDecrypt, publicEncrypt, type CipherGCMTypes, type KeyObject } from 'node:crypto';
@@ -244,8 +245,9 @@ export function isLargeItem(item: EncryptItem): boolean {
 /**
  * Encrypts one item with a plaintext of megabytes: the ciphertext encryptBatch would make, but
  * sealed and base64-encoded TURN_BYTES at a time with a turn of the event loop after each
- * (encrypting 30 MB in one go held every other client up for ~50 ms), the convergent nonce's
- * HMAC likewise. Keys without a symmetric cipher go to encryptBatch.
+ * (encrypting tens of megabytes in one go held every other client up: bench/README.md, "Large
+ * requests"), the convergent nonce's HMAC likewise. Keys without a symmetric cipher go to
+ * encryptBatch.
  */
 export async function encryptLarge(wasm: WasmCrypto, policy: KeyPolicy, item: EncryptItem): Promise<Encrypted | ItemError> {
   const family = policy.info.family;

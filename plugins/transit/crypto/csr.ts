@@ -1,9 +1,10 @@
 /**
- * Certificate signing requests and certificate chains for a key version (spec §2.5, §4 csr and
- * set-certificate). forge builds and reads the ASN.1; node:crypto signs, because forge can sign
- * only with RSA keys. A CSR is PKCS#10: CertificationRequestInfo {version 0, subject, the version's
- * SubjectPublicKeyInfo, attributes}, signed with RSA PKCS#1 v1.5 SHA-256, ECDSA with SHA-256/384/512
- * by curve (as Go's x509 picks them), or Ed25519.
+ * Certificate signing requests and certificate chains for a key version
+ * (https://developer.hashicorp.com/vault/api-docs/secret/transit#sign-csr and
+ * #set-certificate-chain). forge builds and reads the ASN.1; node:crypto signs, because forge can
+ * sign only with RSA keys. A CSR is PKCS#10: CertificationRequestInfo {version 0, subject, the
+ * version's SubjectPublicKeyInfo, attributes}, signed with RSA PKCS#1 v1.5 SHA-256, ECDSA with
+ * SHA-256/384/512 by curve (as Go's x509 picks them), or Ed25519.
  */
 import { X509Certificate, sign, type KeyObject } from 'node:crypto';
 import forge from 'node-forge';

@@ -1,5 +1,6 @@
 /**
- * Key material in and out of transit, in the encodings Vault uses (reference transit.md §5.2, §5.4).
+ * Key material in and out of transit, in the encodings Vault uses (docs/transit.md, "Export,
+ * backup and bring your own key").
  *
  * Out (export): raw base64 for symmetric and HMAC keys; PKCS#1 PEM (`RSA PRIVATE KEY`) for RSA;
  * SEC1 PEM (`EC PRIVATE KEY`) for ECDSA; base64 of Go's 64-byte seed‖public key for Ed25519;

@@ -1,7 +1,8 @@
 /**
  * `datakey/:type/:name`: a fresh random data key, encrypted with the named key and returned with
- * (`plaintext`) or without (`wrapped`) its plaintext (spec §4 Data key). The two paths are
- * separate so that policies can say who may see data keys in the clear.
+ * (`plaintext`) or without (`wrapped`) its plaintext
+ * (https://developer.hashicorp.com/vault/api-docs/secret/transit#generate-data-key). The two paths
+ * are separate so that policies can say who may see data keys in the clear.
  */
 import { randomBytes } from 'node:crypto';
 import { BadRequestError, InternalError, definePath, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';

@@ -1,4 +1,4 @@
-/** `decrypt/:name`: decrypt a ciphertext or a batch (spec §4 Decrypt, §2.6, §7). */
+/** `decrypt/:name`: decrypt a ciphertext or a batch (https://developer.hashicorp.com/vault/api-docs/secret/transit#decrypt-data; docs/transit.md, "Batches"). */
 import { BadRequestError, definePath, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { encodeBase64 } from '../crypto/base64.js';

@@ -1,7 +1,9 @@
 /**
- * `encrypt/:name`: encrypt a plaintext or a batch (spec §4 Encrypt, §2.6, §7). A missing key is
- * created first (upsert, spec §3 rule 8) when the request is a `create` — the existence check
- * makes it one, so the ACL asks for the create capability — and config/keys allows upsert.
+ * `encrypt/:name`: encrypt a plaintext or a batch
+ * (https://developer.hashicorp.com/vault/api-docs/secret/transit#encrypt-data; docs/transit.md,
+ * "Batches"). A missing key is created first (upsert) when the request is a `create` — the
+ * existence check makes it one, so the ACL asks for the create capability — and config/keys allows
+ * upsert.
  */
 import { BadRequestError, definePath, isUnset, type FieldValues, type LogicalRequest, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
@@ -125,7 +127,7 @@ async function encryptMany(ctx: TransitContext, input: EncryptInput, batch: NonN
  * A request without batch_input: the steps of a batch of one, in the same order and with the same
  * answers, but without its slices, admission lists and grouping (encryptOne). A single-item
  * encrypt is the commonest transit request, and that machinery for one item cost about as much as
- * sealing it.
+ * sealing it; decrypt's single item is opened the same way (bench/README.md, "One item alone").
  */
 async function encryptOnly(ctx: TransitContext, req: LogicalRequest, input: EncryptInput, create: boolean): Promise<LogicalResponse> {
   const raw = singleItem(req, input);

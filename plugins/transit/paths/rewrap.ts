@@ -1,6 +1,6 @@
 /**
  * `rewrap/:name`: decrypt and encrypt again with the latest (or a chosen) key version, without
- * ever returning the plaintext (spec §4 Rewrap, §3 rule 3, §7).
+ * ever returning the plaintext (https://developer.hashicorp.com/vault/api-docs/secret/transit#rewrap-data; docs/transit.md, "Batches").
  */
 import { BadRequestError, definePath, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
@@ -72,7 +72,7 @@ async function rewrap(ctx: TransitContext, input: RewrapInput): Promise<LogicalR
         },
       ];
   requireConsistentContext(raw);
-  // Awaited only when to come (several slices): an await costs the single-item path ~0.25 µs.
+  // Awaited only when to come (several slices), so a single item's answer costs no await.
   const reading = inSlices(raw, readCost((item) => textLength(item.ciphertext)), (slice) => slice.map(parseCiphertextItem));
   const parsed = reading instanceof Promise ? await reading : reading;
 

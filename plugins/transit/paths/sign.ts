@@ -1,6 +1,7 @@
 /**
  * `sign/:name(/:hash_algorithm)`: signatures with ECDSA, Ed25519 (also derived per context) and RSA
- * keys (spec §4 Sign; reference transit.md §3.2, §4, §5.1). Also the option parsing that verify
+ * keys (https://developer.hashicorp.com/vault/api-docs/secret/transit#sign-data; their formats:
+ * docs/transit.md, "Ciphertexts, signatures and HMACs"). Also the option parsing that verify
  * shares. Unlike Vault, which answers some single-item signing failures (a bad key_version, a
  * version without its private part, a bad salt length) with a 500, every user error is a 400.
  */
@@ -190,7 +191,7 @@ function signOne(policy: KeyPolicy, family: SigningFamily, version: KeyVersion, 
 }
 
 /**
- * The version to sign with (reference §3.2): 0 = latest; not negative, not above the latest, not
+ * The version to sign with (docs/transit.md, "Keys and their one-way settings"): 0 = latest; not negative, not above the latest, not
  * below min_encryption_version; and, as Vault keeps such versions out of its working set, not
  * below min_decryption_version either (a signature nobody could verify). It must hold a private key.
  */

@@ -1,6 +1,6 @@
 /**
- * `verify/:name(/:hash_algorithm)`: checks a signature made by sign, or an HMAC made by hmac (spec
- * §4 Verify; reference transit.md §3.2, §3.3, §5.1). A request verifies signatures or HMACs, never
+ * `verify/:name(/:hash_algorithm)`: checks a signature made by sign, or an HMAC made by hmac
+ * (https://developer.hashicorp.com/vault/api-docs/secret/transit#verify-signed-data). A request verifies signatures or HMACs, never
  * both: a single request gives exactly one of `signature` and `hmac`, and every batch item gives
  * the same one.
  */
