@@ -40,7 +40,7 @@ export const Entry = {
  * arena").
  */
 class ResultView extends Uint8Array {}
-Object.setPrototypeOf(ResultView.prototype, Buffer.prototype);
+Object.setPrototypeOf(ResultView.prototype, Buffer.prototype as Buffer);
 
 /** A Buffer over `length` bytes of `buffer` from `offset`, made as cheaply as the arena's results (see ResultView). */
 export function bufferView(buffer: ArrayBuffer, offset: number, length: number): Buffer {

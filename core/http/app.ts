@@ -176,7 +176,8 @@ function send(ctx: Koa.Context, response: HostResponse): void | Promise<void> {
   }
   if (response.contentType) {
     ctx.set('Content-Type', response.contentType);
-    ctx.body = String(response.body);
+    // RawResponse.contentType marks a body that is text (sys/metrics in the Prometheus format).
+    ctx.body = response.body as string;
     return;
   }
   // Set as a raw header before the body: koa then keeps it as it is (its type setter would add

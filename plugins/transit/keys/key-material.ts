@@ -270,7 +270,7 @@ function ed25519SeedFromEcPrivateKey(der: Buffer): Buffer | undefined {
   const [, privateOctets, ...rest] = children(top);
   if (!privateOctets || privateOctets.type !== forge.asn1.Type.OCTETSTRING || typeof privateOctets.value !== 'string') return undefined;
   if (!curveChecked) {
-    const parameters = rest.find((node) => node.tagClass === forge.asn1.Class.CONTEXT_SPECIFIC && node.type === 0);
+    const parameters = rest.find((node) => node.tagClass === forge.asn1.Class.CONTEXT_SPECIFIC && (node.type as number) === 0);
     if (!ed25519Oids.includes(oidOf(children(parameters)[0]) ?? '')) return undefined;
   }
   const seed = Buffer.from(privateOctets.value, 'binary');
