@@ -10,6 +10,10 @@
  * Then batch encrypt against the floor a user would build (bench/lib/naive-koa.ts: plain koa outside
  * our pipeline, per-item createCipheriv, and its no-crypto twin), driven by a client that reads and
  * parses every answer as real clients do (bench/lib/parsing-load.ts).
+ *
+ * With BENCH_BASELINE=<directory of another built checkout> (a git worktree of an older commit,
+ * built), Keywarden's cells also run against a server of that build, interleaved with this one's,
+ * and a row per figure gives this build over that one: before and after measured in one run.
  */
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
@@ -21,6 +25,7 @@ import { parsingLoad } from './lib/parsing-load.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 5);
 const CONNECTIONS = 4;
+const BASELINE = process.env.BENCH_BASELINE;
 
 interface Shape {
   readonly label: string;
@@ -46,14 +51,28 @@ async function itemsPerSecond(server: BenchServer, path: string, body: string, i
   return (result.requests.total / (result.duration || seconds)) * items;
 }
 
-/** Each cell's measurement: items/s of POSTing its body to its path (for `seconds`). */
-function measure<K extends string>(server: BenchServer, cells: Record<K, readonly [string, string]>, items: number, seconds: number): Record<K, () => Promise<number>> {
+/** Each cell's measurement: items/s of POSTing its body to its path on its server (for `seconds`). */
+function measure<K extends string>(cells: Record<K, readonly [BenchServer, string, string]>, items: number, seconds: number): Record<K, () => Promise<number>> {
   const out = {} as Record<K, () => Promise<number>>;
   for (const name of Object.keys(cells) as K[]) {
-    const [path, body] = cells[name];
+    const [server, path, body] = cells[name];
     out[name] = () => itemsPerSecond(server, path, body, items, seconds);
   }
   return out;
+}
+
+/** A row of this build's items/s over the baseline build's (BENCH_BASELINE), both measured in interleaved rounds. */
+function baselineRow(operation: string, shape: Shape, ours: Measured, before: Measured): Row {
+  return {
+    operation: `${operation}: this build / the build in ${BASELINE}`,
+    batch: shape.label,
+    'keywarden items/s': ours.best,
+    'naive items/s': before.best,
+    'echo floor items/s': '',
+    'vs naive': ours.best / before.best,
+    'vs echo': '',
+    'ranges (keywarden, naive, echo)': `${rangeText(ours)}, ${rangeText(before)}`,
+  };
 }
 
 function row(operation: string, shape: Shape, m: Record<'ours' | 'naive' | 'echo', Measured>): Row {
@@ -74,29 +93,33 @@ function row(operation: string, shape: Shape, m: Record<'ours' | 'naive' | 'echo
  * createCipheriv; beside it each server's CPU time per request, which a shared machine moves far
  * less than it moves requests per second.
  */
-async function againstUserFloor(server: BenchServer): Promise<Row[]> {
+async function againstUserFloor(server: BenchServer, baseline: BenchServer | undefined): Promise<Row[]> {
   const shape = SHAPES[0]!;
   const body = JSON.stringify({ batch_input: Array.from({ length: shape.items }, () => ({ plaintext: randomBytes(shape.bytes).toString('base64') })) });
   const encrypt = await startHelper('naive-koa.js', '/encrypt');
   const echo = await startHelper('naive-koa.js', '/echo');
-  const cpu: Record<'ours' | 'naive' | 'echo', number[]> = { ours: [], naive: [], echo: [] };
+  const cpu: Record<string, number[]> = {};
   try {
-    const items = (cell: keyof typeof cpu, url: string, headers: Record<string, string>, serverPid: number, seconds: number) => async () => {
+    const items = (cell: string, url: string, headers: Record<string, string>, serverPid: number, seconds: number) => async () => {
       const result = await parsingLoad(url, { body, headers, connections: CONNECTIONS, seconds, serverPid });
-      cpu[cell].push(result.serverCpuUs!);
+      (cpu[cell] ??= []).push(result.serverCpuUs!);
       return result.requestsPerSecond * shape.items;
     };
-    const cells = (seconds: number) => ({
-      ours: items('ours', `${server.address}/v1/transit/encrypt/bench`, { 'X-Vault-Token': server.token }, server.child.pid!, seconds),
-      naive: items('naive', encrypt.url, {}, encrypt.pid, seconds),
-      echo: items('echo', echo.url, {}, echo.pid, seconds),
-    });
+    const cells = (seconds: number) => {
+      const all: Record<string, () => Promise<number>> = {
+        ours: items('ours', `${server.address}/v1/transit/encrypt/bench`, { 'X-Vault-Token': server.token }, server.child.pid!, seconds),
+        naive: items('naive', encrypt.url, {}, encrypt.pid, seconds),
+        echo: items('echo', echo.url, {}, echo.pid, seconds),
+      };
+      if (baseline) all.before = items('before', `${baseline.address}/v1/transit/encrypt/bench`, { 'X-Vault-Token': baseline.token }, baseline.child.pid!, seconds);
+      return all;
+    };
     const m = await interleaved(cells, DURATION_S);
     // The lowest of the measured rounds (the warm-up's figure, the first, is left out).
-    const lowest = (cell: keyof typeof cpu) => Math.min(...cpu[cell].slice(1));
-    const range = (cell: keyof typeof cpu) => `${lowest(cell).toFixed(0)}–${Math.max(...cpu[cell].slice(1)).toFixed(0)}`;
-    return [
-      row('encrypt, parsing client (naive and echo: plain koa outside the pipeline)', shape, m),
+    const lowest = (cell: string) => Math.min(...cpu[cell]!.slice(1));
+    const range = (cell: string) => `${lowest(cell).toFixed(0)}–${Math.max(...cpu[cell]!.slice(1)).toFixed(0)}`;
+    const rows: Row[] = [
+      row('encrypt, parsing client (naive and echo: plain koa outside the pipeline)', shape, { ours: m.ours!, naive: m.naive!, echo: m.echo! }),
       {
         operation: 'server CPU per request, µs (lower is better; ratios: theirs / ours)',
         batch: shape.label,
@@ -108,17 +131,37 @@ async function againstUserFloor(server: BenchServer): Promise<Row[]> {
         'ranges (keywarden, naive, echo)': `${range('ours')}, ${range('naive')}, ${range('echo')}`,
       },
     ];
+    if (m.before) {
+      rows.push(baselineRow('encrypt, parsing client', shape, m.ours!, m.before), {
+        operation: `server CPU per request, µs: the build in ${BASELINE} / this build (lower is better for ours)`,
+        batch: shape.label,
+        'keywarden items/s': lowest('ours'),
+        'naive items/s': lowest('before'),
+        'echo floor items/s': '',
+        'vs naive': lowest('before') / lowest('ours'),
+        'vs echo': '',
+        'ranges (keywarden, naive, echo)': `${range('ours')}, ${range('before')}`,
+      });
+    }
+    return rows;
   } finally {
     encrypt.stop();
     echo.stop();
   }
 }
 
+/** A server with the floor mount and the key every cell uses; `root` is the checkout whose build runs (default this one). */
+async function startTarget(root?: string): Promise<BenchServer> {
+  const server = await startBenchServer(root);
+  await server.request('POST', 'sys/mounts/floor', { type: 'bench-floor' });
+  await server.request('POST', 'transit/keys/bench');
+  return server;
+}
+
 async function main(): Promise<void> {
-  const server = await startBenchServer();
+  const server = await startTarget();
+  const baseline = BASELINE ? await startTarget(BASELINE) : undefined;
   try {
-    await server.request('POST', 'sys/mounts/floor', { type: 'bench-floor' });
-    await server.request('POST', 'transit/keys/bench');
     const rows: Row[] = [];
     for (const shape of SHAPES) {
       const batch = Array.from({ length: shape.items }, () => ({ plaintext: randomBytes(shape.bytes).toString('base64') }));
@@ -130,32 +173,42 @@ async function main(): Promise<void> {
         batch_input: naiveCiphertexts.data.batch_results.map((r: { ciphertext: string }) => ({ ciphertext: r.ciphertext })),
       });
 
-      const encCells = {
-        echo: ['floor/echo/bench', encryptBody],
-        naive: ['floor/naive/bench', encryptBody],
-        ours: ['transit/encrypt/bench', encryptBody],
-      } as const;
-      const enc = await interleaved((seconds) => measure(server, encCells, shape.items, seconds), DURATION_S);
-      rows.push(row('encrypt', shape, enc));
+      const encCells: Record<string, readonly [BenchServer, string, string]> = {
+        echo: [server, 'floor/echo/bench', encryptBody],
+        naive: [server, 'floor/naive/bench', encryptBody],
+        ours: [server, 'transit/encrypt/bench', encryptBody],
+      };
+      if (baseline) encCells.before = [baseline, 'transit/encrypt/bench', encryptBody];
+      const enc = await interleaved((seconds) => measure(encCells, shape.items, seconds), DURATION_S);
+      rows.push(row('encrypt', shape, { ours: enc.ours!, naive: enc.naive!, echo: enc.echo! }));
+      if (enc.before) rows.push(baselineRow('encrypt', shape, enc.ours!, enc.before));
 
-      const decCells = {
-        naive: ['floor/naive-decrypt/bench', naiveDecryptBody],
-        ours: ['transit/decrypt/bench', decryptBody],
-        echo: ['floor/echo-decrypt/bench', decryptBody],
-      } as const;
-      const dec = await interleaved((seconds) => measure(server, decCells, shape.items, seconds), DURATION_S);
-      rows.push(row('decrypt', shape, dec));
+      const decCells: Record<string, readonly [BenchServer, string, string]> = {
+        naive: [server, 'floor/naive-decrypt/bench', naiveDecryptBody],
+        ours: [server, 'transit/decrypt/bench', decryptBody],
+        echo: [server, 'floor/echo-decrypt/bench', decryptBody],
+      };
+      // The baseline server decrypts ciphertexts of its own key.
+      if (baseline) {
+        const sealed = await baseline.request('POST', 'transit/encrypt/bench', { batch_input: batch });
+        decCells.before = [baseline, 'transit/decrypt/bench', JSON.stringify({ batch_input: sealed.data.batch_results.map((r: { ciphertext: string }) => ({ ciphertext: r.ciphertext })) })];
+      }
+      const dec = await interleaved((seconds) => measure(decCells, shape.items, seconds), DURATION_S);
+      rows.push(row('decrypt', shape, { ours: dec.ours!, naive: dec.naive!, echo: dec.echo! }));
+      if (dec.before) rows.push(baselineRow('decrypt', shape, dec.ours!, dec.before));
     }
-    rows.push(...(await againstUserFloor(server)));
+    rows.push(...(await againstUserFloor(server, baseline)));
     report('transit-http', rows, [
       `${CONNECTIONS} connections, ${DURATION_S} s per cell after a ${WARM_UP_S} s warm-up, best of ${ROUNDS} interleaved rounds (the range beside it), ` +
         'one server process (dev mode, LevelDB) on this machine; vs naive > 1 means faster than per-item createCipheriv; ' +
         'vs echo is the share of the no-crypto ceiling reached.',
       'The "parsing client" rows: the same batch encrypt read and JSON-parsed by the client, against a naive koa server outside ' +
         'our pipeline (per-item createCipheriv; targets: ≥ 4×) and its no-crypto twin (target: ≥ 0.5), interleaved in this run.',
+      ...(BASELINE ? [`Rows "this build / the build in …": the figure of this build, then that of the build in ${BASELINE} (in the naive column), interleaved in the same rounds; "vs naive" is their ratio.`] : []),
     ]);
   } finally {
     await server.stop();
+    await baseline?.stop();
   }
 }
 

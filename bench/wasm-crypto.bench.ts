@@ -45,11 +45,12 @@ interface Case {
   prepare(size: number, count: number): Runners;
 }
 
+/** Functions, not methods: measure() hands them on to be called alone. */
 interface Runners {
-  ours(path?: CryptoPath): void;
-  node(): void;
-  nodeAlt?(): void;
-  noble?(): void;
+  readonly ours: (path?: CryptoPath) => void;
+  readonly node: () => void;
+  readonly nodeAlt?: () => void;
+  readonly noble?: () => void;
 }
 
 const args = process.argv.slice(2);

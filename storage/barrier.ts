@@ -1,6 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { BadRequestError, IntegrityError, SealedError } from '../core/errors.js';
 import { systemClock, type Clock } from '../core/clock.js';
+import { SerialQueue } from '../core/seal/serial.js';
 import { AES256_KEY_LENGTH, GCM_NONCE_LENGTH, GCM_TAG_LENGTH, gcmOpen, gcmSealWithNonce, zeroize } from './aead.js';
 import type { BatchOp, Storage } from './storage.js';
 
@@ -106,7 +107,7 @@ export class Barrier implements Storage {
    * rotations at once would both mint term N+1 with different keys, and any two writes at once
    * could each drop what the other added.
    */
-  private keyringWrites: Promise<unknown> = Promise.resolve();
+  private readonly keyringWrites = new SerialQueue();
   private readonly random: (size: number) => Uint8Array;
   private readonly clock: Clock;
   /** Called before every write (HA: throws on a standby, whose writes go to the active node). */
@@ -183,7 +184,7 @@ export class Barrier implements Storage {
    * values under older terms still decrypt, because every term stays in the keyring.
    */
   rotate(): Promise<KeyStatus> {
-    return this.writeKeyringInTurn(() => this.rotateNow());
+    return this.keyringWrites.run(() => this.rotateNow());
   }
 
   /** @throws SealedError while sealed. */
@@ -193,7 +194,7 @@ export class Barrier implements Storage {
 
   /** Stores new automatic-rotation settings in the keyring (the caller checks their ranges). */
   setRotationConfig(config: RotationConfig): Promise<void> {
-    return this.writeKeyringInTurn(async () => {
+    return this.keyringWrites.run(async () => {
       const ring = await this.freshKeyring();
       await this.storeKeyring([...ring.terms.values()], config);
       ring.rotation = { ...config };
@@ -206,7 +207,7 @@ export class Barrier implements Storage {
    * does nothing when there is nothing to add.
    */
   flushEncryptions(): Promise<void> {
-    return this.writeKeyringInTurn(async () => {
+    return this.keyringWrites.run(async () => {
       const ring = this.unsealedKeyring();
       if (ring.unflushed === 0) return;
       await this.freshKeyring();
@@ -280,7 +281,7 @@ export class Barrier implements Storage {
    * @throws SealedError while sealed, before `replace` runs.
    */
   replaceStore<T>(replace: () => Promise<T>): Promise<{ readonly result: T; readonly opened: boolean }> {
-    return this.writeKeyringInTurn(async () => {
+    return this.keyringWrites.run(async () => {
       const ring = this.unsealedKeyring();
       const result = await replace();
       // The encryptions not yet counted were made under the keyring that was just replaced.
@@ -401,13 +402,6 @@ export class Barrier implements Storage {
     ring.active.encryptions += ring.unflushed;
     ring.unflushed = 0;
     ring.active = next;
-  }
-
-  /** Runs one keyring write after the ones already queued. */
-  private writeKeyringInTurn<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.keyringWrites.then(work);
-    this.keyringWrites = run.catch(() => undefined);
-    return run;
   }
 
   /**

@@ -1,7 +1,8 @@
 /**
  * The loader's view of the module's linear memory: one arena from the module's heap base, sized up
- * front for the largest batch, so a normal batch never grows memory (a grow costs ~0.3–0.5 ms per
- * 10 MiB and detaches every view). A batch that needs more is cut into arena-sized chunks.
+ * front for the largest batch, so a normal batch never grows memory (a grow costs far more than a
+ * batch, bench/README.md "The arena", and detaches every view). A batch that needs more is cut into
+ * arena-sized chunks.
  */
 
 const PAGE = 65536;
@@ -34,11 +35,12 @@ export const Entry = {
  * A Buffer over part of another Buffer's memory. Node's own Buffers are instances of an internal
  * Uint8Array subclass whose prototype is Buffer.prototype; this is the same construction, so the
  * results are Buffers (instanceof, Buffer.isBuffer, every Buffer method). It exists because
- * `subarray` and `Buffer.from(arrayBuffer, offset, length)` cost 30–70 ns per view, about as much as
- * the SHA-256 kernel spends on a 64-byte item, and this costs about 12 ns.
+ * `subarray` and `Buffer.from(arrayBuffer, offset, length)` cost about as much per view as the
+ * SHA-256 kernel spends on a 64-byte item, and this a fraction of it (bench/README.md, "The
+ * arena").
  */
 class ResultView extends Uint8Array {}
-Object.setPrototypeOf(ResultView.prototype, Buffer.prototype);
+Object.setPrototypeOf(ResultView.prototype, Buffer.prototype as Buffer);
 
 /** A Buffer over `length` bytes of `buffer` from `offset`, made as cheaply as the arena's results (see ResultView). */
 export function bufferView(buffer: ArrayBuffer, offset: number, length: number): Buffer {
@@ -146,7 +148,7 @@ export class Arena {
 /**
  * Copies byte arrays to consecutive arena addresses, joining those that lie back to back in one
  * buffer into one copy: a batch's plaintexts, decoded into one Buffer, go in with one native call
- * instead of one each (~50 ns per 64-byte item). `flush` before the kernel reads them.
+ * instead of one each (bench/README.md, "The arena"). `flush` before the kernel reads them.
  */
 export class Gather {
   private source: ArrayBufferLike | undefined;

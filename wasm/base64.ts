@@ -5,11 +5,10 @@
  * each run's base64 as a slice (its zero tail encodes exactly as the padding bits of its last
  * quantum), to which the run's own "=" padding is added.
  *
- * Why pieces of 32 KB: measured on 1,000 items, one call for the whole batch makes a text past
- * ~128 KB, which lands in V8's large-object space, and slicing it and then serializing the slices
- * costs more than encoding item by item (1,000 × 124 B: 1.3× slower); in 32 KB pieces the batch
- * encoder is 1.1–1.3× faster than an encoding per item. The strings share their piece's text,
- * which lives as long as any of them does.
+ * Why pieces of 32 KB: one call for the whole batch makes a text past ~128 KB, which lands in V8's
+ * large-object space, and slicing it and then serializing the slices cost more than encoding item
+ * by item; in 32 KB pieces the batch encoder is the faster (bench/README.md, "The arena"). The
+ * strings share their piece's text, which lives as long as any of them does.
  */
 
 /** Bytes encoded per call. */

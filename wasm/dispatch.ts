@@ -1,9 +1,9 @@
 /**
  * Which path a batch item takes: the WASM kernel (or the hybrid native-ECB + WASM kernel for
- * AES-GCM), or one node:crypto call per item. Thresholds come from `bench/wasm-crypto.bench.ts`
- * run on this machine class (Node 20, 2 vCPU Xeon with AES-NI/SHA-NI); see the numbers beside
- * each rule. The rule of thumb they encode: node:crypto pays ~1–4 µs of binding overhead per call,
- * the kernels pay per byte, so small items go to the kernel and large ones to node.
+ * AES-GCM), or one node:crypto call per item. Thresholds come from `bench/wasm-crypto.bench.ts`;
+ * the figures behind each rule are in bench/README.md ("The dispatch thresholds"). The rule of
+ * thumb they encode: node:crypto pays a binding overhead per call, the kernels pay per byte, so
+ * small items go to the kernel and large ones to node.
  */
 
 /** A path through which items of a batch can be processed. */
@@ -40,46 +40,28 @@ export interface DispatchRule {
 }
 
 /**
- * Thresholds measured with bench/wasm-crypto.bench.ts on this machine class (Node 20.20, 2 shared
- * vCPU, AES-NI and SHA-NI in OpenSSL; batches of 1,000, best of interleaved slices, two runs while
- * other work shared the cores, so figures are given as ranges; three runs for the later ones). Each size limit sits below the
- * smallest size where the batch path measured under ~1.1× node per item in either run, and each
- * count limit at the smallest batch of 64-byte items that measured ≥ 1.1×, so that no item size
- * or count is slower than node:crypto. Figures: ratio batch path / node per item.
+ * Thresholds measured with bench/wasm-crypto.bench.ts (bench/README.md, "The dispatch thresholds",
+ * has the figures, rule by rule). Each size limit sits below the smallest size where the batch
+ * path measured under ~1.1× node per item, and each count limit at the smallest batch of 64-byte
+ * items that measured ≥ 1.1×, so that no item size or count is slower than node:crypto.
  */
 export const DISPATCH_RULES: Readonly<Record<Primitive, DispatchRule>> = {
-  // Hybrid, after the 8-blocks-per-reduction GHASH kernel (wasm-crypto, 5 slices; seal / open vs
-  // node per item): 16.0× / 13.5× at 16 B, 11.5× / 10.3× at 64 B, 5.0× / 5.3× at 256 B, 2.2× / 1.9×
-  // at 1 KB, 1.8× / 1.3× at 1.5 KB, 1.4× / 1.1× at 2 KB, 1.0× / 0.8× at 3 KB, 0.35× / 0.28× at 16 KB.
-  // Bitsliced for ≤ 6 items: at 64 B, 2 items 1.8× (hybrid 1.5×), 3 items 2.4× (1.9×), 4 items
-  // 2.5× (2.3×), 8 items 3.1× (3.9×). A single item takes the bitsliced kernel too (one 64-byte
-  // item: 1.3× seal, 1.1× open in isolation, earlier runs 0.95–1.2×; inside the server, where each
-  // createCipheriv also allocates and collects, a single-item encrypt measured ~25 µs against ~29 µs
-  // through node, interleaved in one process).
+  // Hybrid for a batch under one key; bitsliced for a few items, where the hybrid path's native
+  // cipher costs more than it saves, and so for a single item too (as transit's single encrypt
+  // and decrypt are).
   gcm: { paths: ['hybrid', 'wasm'], fast: 'hybrid', few: { path: 'wasm', maxItems: 6, maxItemBytes: 256 }, maxItemBytes: 1536, minItems: 1 },
-  // One key per item: bitsliced 4.0–6.7× at 16 B, 2.6–3.3× at 64 B, 2.0–2.3× at 128 B, 1.2–1.3× at
-  // 256 B, 0.95–1.4× at 384 B (unchanged by the faster GHASH: AES dominates); one item 1.05–1.2×, two 1.5–2.0×. The hybrid path needs a native
-  // cipher per item (≤ 2.5×).
+  // One key per item: bitsliced, as the hybrid path needs a native cipher per item.
   'gcm-keys': { paths: ['wasm', 'hybrid'], fast: 'wasm', maxItemBytes: 256, minItems: 2 },
-  // SHA-256 vs crypto.hash, batches of one length (sha256SameLength; 10 slices per cell, load 5–7):
-  // 2.8–5.0× at 16 B, 2.9–3.7× at 64 B, 2.0–2.6× at 128 B. Mixed lengths take the multi-buffer
-  // engine, about 1.6× the same-length cost at 64 B, which measured 0.96–1.16× at 256 B (5 blocks);
-  // ≤ 240 B is at most 4 blocks. Counts at 64 B: 3 items 0.75–1.2×, 4 items 1.1–1.5×.
+  // SHA-256 vs crypto.hash: the limit holds for mixed lengths (the multi-buffer engine), the
+  // slower of the two kernels; ≤ 240 B is at most 4 blocks.
   sha256: { paths: ['wasm'], fast: 'wasm', maxItemBytes: 240, minItems: 4 },
-  // SHA-512 vs crypto.hash: 1.7–2.1× at 64 B (1 block), 0.96–1.2× at 128 B (2 blocks), 0.9–1.2×
-  // at 256 B (3 blocks); ≤ 111 B is one block. Counts: 2 items 0.9–1.3×, 4 items 1.2–1.5×.
+  // SHA-512 vs crypto.hash: only a one-block message (≤ 111 B) gains.
   sha512: { paths: ['wasm'], fast: 'wasm', maxItemBytes: 111, minItems: 4 },
-  // SHA3-256: 2.4–2.5× at 64 B, 1.2–1.8× at 384 B, 1.1–1.2× at 512 B, 1.0–1.1× at 768 B. Counts:
-  // 1 item 0.85–0.99×, 2 items 1.2–1.3×.
   sha3: { paths: ['wasm'], fast: 'wasm', maxItemBytes: 512, minItems: 2 },
-  // HMAC-SHA-256 vs createHmac: 5.1–5.7× at 16 B, 3.3–4.0× at 64 B, 2.1–2.7× at 384 B, 1.2–1.9× at
-  // 768 B, 1.1× at 1 KB. Counts: 1 item 0.6–0.75×, 2 items 1.0–1.1×, 3 items 1.8×.
   'hmac-sha256': { paths: ['wasm'], fast: 'wasm', maxItemBytes: 768, minItems: 3 },
-  // HMAC-SHA-512 (and -384): 3.0–3.3× at 64 B, 1.6–1.9× at 384 B, 1.3–1.4× at 768 B, 1.0× at 1 KB.
-  // Counts: 1 item 1.0×, 2 items 1.5–1.6×.
+  // HMAC-SHA-512, and HMAC-SHA-384 with it.
   'hmac-sha512': { paths: ['wasm'], fast: 'wasm', maxItemBytes: 768, minItems: 2 },
-  // HKDF-SHA-256, one IKM, 32-byte output vs hkdfSync: 20× at 16 B of info, 9–10× at 256 B,
-  // 3.8× at 1 KB (node refuses info over 1 KB). One item 1.5–2.1×.
+  // HKDF-SHA-256 with one IKM: even one item gains over hkdfSync (which refuses info over 1 KB).
   hkdf: { paths: ['wasm'], fast: 'wasm', maxItemBytes: 4096, minItems: 1 },
 };
 
@@ -110,7 +92,7 @@ export function planBatch(rule: DispatchRule, count: number, sizeOf: (i: number)
   const few = rule.few !== undefined && qualifying <= rule.few.maxItems ? rule.few : undefined;
   const path = few?.path ?? rule.fast;
   const limit = few?.maxItemBytes ?? rule.maxItemBytes;
-  // The usual batch, where every item qualifies, needs no second pass (4 ns of 10 per item saved).
+  // The usual batch, where every item qualifies, needs no second pass (most of planBatch's cost per item).
   if (qualifying === count && limit >= rule.maxItemBytes) return { path, fast: indices(count), node: [] };
   const fast: number[] = [];
   const node: number[] = [];
@@ -119,7 +101,7 @@ export function planBatch(rule: DispatchRule, count: number, sizeOf: (i: number)
 }
 
 function indices(count: number): number[] {
-  // Sized up front: growing by push cost 5.6 ns per index, this 1.8 (half of planBatch's cost).
+  // Sized up front: growing by push cost three times as much per index (bench/README.md, "The dispatch thresholds").
   const all = new Array<number>(count);
   for (let i = 0; i < count; i++) all[i] = i;
   return all;

@@ -143,11 +143,11 @@ let noncePool = Buffer.alloc(0);
 let noncePoolUsed = 0;
 
 /**
- * `length` random bytes. A request of up to a quarter of the pool takes the next unused bytes of
- * a pool filled by one randomFillSync (each call of which costs ~2–5 µs, as much as encrypting a
- * small item); larger ones get a fill of their own. A used pool is replaced, never refilled in
- * place, so bytes handed out never change or repeat. Nonces are public once used; what matters is
- * that they come from the CSPRNG and are never handed out twice.
+ * `length` random bytes. A request of up to a quarter of the pool takes the next unused bytes of a
+ * pool filled by one randomFillSync (each call of which costs about as much as encrypting a small
+ * item: bench/README.md, "The arena"); larger ones get a fill of their own. A used pool is
+ * replaced, never refilled in place, so bytes handed out never change or repeat. Nonces are public
+ * once used; what matters is that they come from the CSPRNG and are never handed out twice.
  */
 function randomPooled(length: number): Buffer {
   if (length > NONCE_POOL_BYTES / 4) return randomFillSync(Buffer.allocUnsafe(length));
@@ -307,12 +307,17 @@ export class WasmCrypto {
    * or shorter than a tag) yields null without affecting the others.
    */
   gcmDecryptBatch(key: Uint8Array | readonly Uint8Array[], items: readonly GcmOpenItem[], options: BatchOptions = {}): (Buffer | null)[] {
+    checkNonces(items);
+    if (items.length === 1 && key instanceof Uint8Array && options.path === undefined) {
+      const only = items[0]!;
+      if (only.ciphertext.length < GCM_TAG) return [null];
+      if (only.ciphertext.length + (only.aad?.length ?? 0) <= ONE_ITEM_BYTES && (key.length === 16 || key.length === 32)) return [this.openOne(key, only)];
+    }
     const results = new Array<Buffer | null>(items.length).fill(null);
     const valid: number[] = [];
     items.forEach((item, i) => {
       if (item.ciphertext.length >= GCM_TAG) valid.push(i);
     });
-    checkNonces(items);
     const plan = this.planGcm(key, items.length, (i) => items[i]!.ciphertext.length + (items[i]!.aad?.length ?? 0), options, valid);
     for (const i of plan.node) {
       const item = items[i]!;
@@ -325,6 +330,40 @@ export class WasmCrypto {
       });
     }
     return results;
+  }
+
+  /**
+   * gcmDecryptBatch of one small item (ciphertext ‖ tag, at least a tag long) under one AES-128/256
+   * key: the bitsliced kernel, as a batch of one is dispatched, without the batch's plan, chunking
+   * and closures, as sealOneBase64 seals one. The arena holds the entry, ciphertext ‖ tag, nonce,
+   * AAD, plaintext and key back to back, then the kernel's scratch, which the kernel wipes itself;
+   * the rest is wiped here.
+   */
+  private openOne(key: Uint8Array, item: GcmOpenItem): Buffer | null {
+    this.dispatched['aes-gcm'].wasm++;
+    const { nonce, ciphertext, aad } = item;
+    const length = ciphertext.length - GCM_TAG;
+    const a = this.arena;
+    a.refresh();
+    const table = a.base;
+    const textAt = table + Entry.SIZE;
+    const nonceAt = a.put(textAt, ciphertext);
+    const aadAt = a.put(nonceAt, nonce);
+    const outAt = aad === undefined ? aadAt : a.put(aadAt, aad);
+    const keyAt = outAt + length;
+    const scratch = align16(a.put(keyAt, key));
+    a.set(table, 0, Entry.IN, textAt);
+    a.set(table, 0, Entry.IN_LEN, length);
+    a.set(table, 0, Entry.OUT, outAt);
+    a.set(table, 0, Entry.A, nonceAt);
+    a.set(table, 0, Entry.A_LEN, GCM_NONCE);
+    a.set(table, 0, Entry.B, aadAt);
+    a.set(table, 0, Entry.B_LEN, aad?.length ?? 0);
+    this.kernels.gcmWasm(1, table, 1, keyAt, key.length, 0, scratch);
+    a.refresh();
+    const opened = a.get(table, 0, Entry.STATUS) === 1 ? a.copyOut(outAt, keyAt) : null;
+    a.wipe(table, scratch);
+    return opened;
   }
 
   /**

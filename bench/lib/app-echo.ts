@@ -6,13 +6,15 @@
  * pipeline (token, ACL, routing, validation, crypto, audit) runs.
  */
 import { pino } from 'pino';
-import { createApp } from '../../core/http/app.js';
+import { createApp, type AppHost } from '../../core/http/app.js';
 import { listen } from '../../core/http/listener.js';
-import type { Host, HostRequest, HostResponse } from '../../core/host.js';
+import type { BodyAllowance, HostRequest, HostResponse } from '../../core/host.js';
 
-const answering = {
+const answering: AppHost = {
   // No path of this host takes a binary body (the real host asks its sys backend: a prefix check).
   takesBinaryBody: () => false,
+  // Every request is read as one with a usable token (the real host's answer for a cached token).
+  bodyAllowance: (): BodyAllowance => 'authenticated',
   async handle(req: HostRequest): Promise<HostResponse> {
     const plaintext = (req.body as { plaintext?: string } | undefined)?.plaintext ?? '';
     return {
@@ -20,7 +22,7 @@ const answering = {
       body: { request_id: 'bench', lease_id: '', renewable: false, lease_duration: 0, data: { ciphertext: `vault:v1:${plaintext}`, key_version: 1 }, wrap_info: null, warnings: null, auth: null },
     };
   },
-} as unknown as Host;
+};
 
 const listener = await listen(createApp(answering, { logger: pino({ level: 'silent' }) }), { host: '127.0.0.1', port: 0 });
 process.stdout.write(`${listener.port}\n`);

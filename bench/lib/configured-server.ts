@@ -16,7 +16,7 @@ export interface ConfiguredServer {
   readonly address: string;
   readonly token: string;
   readonly child: ChildProcess;
-  request(method: string, path: string, body?: unknown): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  request(method: string, path: string, body?: unknown): Promise<any>;
   stop(): Promise<void>;
 }
 

@@ -71,7 +71,7 @@ export interface Measured {
  * so that a burst of other work on the machine hits all cells alike, and keeps each cell's best
  * figure and its range. Each cell first runs once for WARM_UP_S, not counted: the first seconds of
  * a cell otherwise measure V8 compiling the path and the heap growing, which the first cell of a
- * run paid alone (its first round measured 5–10 % below its later ones).
+ * run paid alone (bench/README.md, "How the figures are taken").
  */
 export async function interleaved<K extends string>(
   cellsFor: (seconds: number) => Record<K, () => Promise<number>>,

@@ -13,7 +13,7 @@ export interface BenchServer {
   readonly child: ChildProcess;
   /** Milliseconds from spawn to the printed address (the server is unsealed by then). */
   readonly startupMs: number;
-  request(method: string, path: string, body?: unknown): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  request(method: string, path: string, body?: unknown): Promise<any>;
   stop(): Promise<void>;
 }
 
@@ -60,7 +60,7 @@ export async function startBenchServer(root = ROOT): Promise<BenchServer> {
 
 /** A JSON request to a bench server's API with the token `token()` gives; an error answer throws. */
 export function jsonRequest(address: string, token: () => string) {
-  return async (method: string, p: string, body?: unknown): Promise<any> => { // eslint-disable-line @typescript-eslint/no-explicit-any
+  return async (method: string, p: string, body?: unknown): Promise<any> => {
     const res = await fetch(`${address}/v1/${p}`, {
       method,
       headers: { 'X-Vault-Token': token(), 'Content-Type': 'application/json' },

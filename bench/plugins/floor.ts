@@ -25,7 +25,12 @@ function naiveSeal(key: Uint8Array, plaintext: Buffer): string {
 }
 
 function items(batch: Record<string, unknown>[] | undefined, field: string): Buffer[] {
-  return (batch ?? []).map((item) => Buffer.from(String(item[field] ?? ''), 'base64'));
+  return (batch ?? []).map((item) => Buffer.from(textOf(item[field]), 'base64'));
+}
+
+/** A field's text; "" when it is absent or not a string. */
+function textOf(value: unknown): string {
+  return typeof value === 'string' ? value : '';
 }
 
 const manifest: PluginManifest = {
@@ -49,7 +54,7 @@ const manifest: PluginManifest = {
               handler: async (_req, input) => ({
                 data: {
                   batch_results: (input.batch_input ?? []).map((item) => {
-                    const text = String(item.plaintext ?? item.ciphertext ?? '');
+                    const text = textOf(item.plaintext ?? item.ciphertext);
                     const bytes = Buffer.from(text.startsWith('vault:v1:') ? text.slice(9) : text, 'base64');
                     return { ciphertext: `vault:v1:${bytes.toString('base64')}`, key_version: 1 };
                   }),
@@ -72,7 +77,7 @@ const manifest: PluginManifest = {
               handler: async (_req, input) => ({
                 data: {
                   batch_results: (input.batch_input ?? []).map((item) => {
-                    const raw = Buffer.from(String(item.ciphertext ?? '').slice('vault:v1:'.length), 'base64');
+                    const raw = Buffer.from(textOf(item.ciphertext).slice('vault:v1:'.length), 'base64');
                     return { plaintext: raw.subarray(12, Math.max(12, raw.length - 16)).toString('base64') };
                   }),
                 },

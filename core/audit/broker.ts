@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { BadRequestError, ConflictError, UnavailableError } from '../errors.js';
 import { systemClock, type Clock } from '../clock.js';
+import { SerialQueue } from '../seal/serial.js';
 import type { Storage } from '../../storage/storage.js';
 import { deletePrefix } from '../../storage/view.js';
 import type { AuditDevice } from './device.js';
@@ -103,7 +104,8 @@ const GONE = Symbol('device disabled meanwhile');
 
 export class AuditBroker {
   private readonly devices = new Map<string, LiveDevice>();
-  private mutation: Promise<unknown> = Promise.resolve();
+  /** Changes to the table (load, enable, disable, declare, close) run one at a time. */
+  private readonly mutation = new SerialQueue();
   /** The request headers entries record (`sys/config/auditing/request-headers`). */
   readonly headers: AuditedHeaders;
 
@@ -133,7 +135,7 @@ export class AuditBroker {
    * kept: it retries on each write, and until it succeeds it counts as failing for the blocking rule.
    */
   async load(): Promise<void> {
-    await this.serialize(async () => {
+    await this.mutation.run(async () => {
       await this.closeAll();
       await this.headers.load();
       for (const entry of await this.readTable()) {
@@ -166,7 +168,7 @@ export class AuditBroker {
   async enable(rawPath: string, input: EnableAuditInput): Promise<void> {
     if (!this.rules.unsafeAllowApiAuditCreation) throw new BadRequestError(API_CREATION_REFUSED);
     if (!input.type) throw new BadRequestError('missing required field "type"');
-    await this.serialize(() => this.add(normalizeAuditPath(rawPath), input, 'api'));
+    await this.mutation.run(() => this.add(normalizeAuditPath(rawPath), input, 'api'));
   }
 
   /**
@@ -174,7 +176,7 @@ export class AuditBroker {
    * reproduced. No-op when absent; 400 for a declared device (its stanza is what removes it).
    */
   async disable(rawPath: string): Promise<void> {
-    await this.serialize(async () => {
+    await this.mutation.run(async () => {
       const path = normalizeAuditPath(rawPath);
       const found = this.devices.get(path);
       if (!found) return;
@@ -191,7 +193,7 @@ export class AuditBroker {
    * @throws UnavailableError naming every such device and what differs, or the device that could not be enabled.
    */
   async declare(declared: readonly DeclaredAuditDevice[]): Promise<void> {
-    await this.serialize(async () => {
+    await this.mutation.run(async () => {
       const plan = planDeclared([...this.devices.values()].map((d) => d.entry), declared);
       for (const path of plan.disable) {
         await this.remove(path, this.devices.get(path)!);
@@ -306,7 +308,7 @@ export class AuditBroker {
 
   /** Closes every device (seal, shutdown); the table stays in storage for the next load. */
   async close(): Promise<void> {
-    await this.serialize(() => this.closeAll());
+    await this.mutation.run(() => this.closeAll());
     this.headers.clear();
   }
 
@@ -381,12 +383,6 @@ export class AuditBroker {
         }),
       ),
     );
-  }
-
-  private serialize<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.mutation.then(work, work);
-    this.mutation = run.catch(() => undefined);
-    return run;
   }
 }
 

@@ -272,7 +272,7 @@ function hashAccessor(accessor: string | undefined, format: EntryFormat): string
 /** Go's `omitempty` as Vault's entry structs use it: unset, empty and zero fields are left out. */
 function withoutEmpty<T extends object>(fields: T): T {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(fields)) {
+  for (const [key, value] of Object.entries(fields) as [string, unknown][]) {
     if (value === undefined || value === null || value === '' || value === 0) continue;
     if (Array.isArray(value) && value.length === 0) continue;
     if (typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0) continue;

@@ -16,6 +16,7 @@
 import { constants as fsConstants } from 'node:fs';
 import { lstat, open, type FileHandle } from 'node:fs/promises';
 import { BadRequestError } from '../errors.js';
+import { SerialQueue } from '../seal/serial.js';
 import type { AuditEntry } from './entry.js';
 import { parseCommonOptions, serializeEntry, type AuditDevice, type DeviceSettings } from './device.js';
 import { checkFileLocation, checkFileMode, FORBIDDEN_MODE_BITS, type DeviceContext } from './rules.js';
@@ -42,7 +43,7 @@ const CONFIG_OPEN_FLAGS = O_WRONLY | O_APPEND;
 export class FileAuditDevice implements AuditDevice {
   private handle: FileHandle | undefined;
   private closed = false;
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly queue = new SerialQueue();
 
   /**
    * @param mode permission bits for the file; 0 leaves an existing file's mode alone (Vault's
@@ -62,7 +63,7 @@ export class FileAuditDevice implements AuditDevice {
   }
 
   open(): Promise<void> {
-    return this.enqueue(async () => {
+    return this.queue.run(async () => {
       if (this.closed) throw new Error('audit device is closed');
       if (this.target.kind === 'file' && !this.handle) this.handle = await this.openFile(this.target.path);
     });
@@ -75,7 +76,7 @@ export class FileAuditDevice implements AuditDevice {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.enqueue(async () => {
+    return this.queue.run(async () => {
       if (this.closed) throw new Error('audit device is closed');
       switch (this.target.kind) {
         case 'discard':
@@ -92,7 +93,7 @@ export class FileAuditDevice implements AuditDevice {
   }
 
   reopen(): Promise<void> {
-    return this.enqueue(async () => {
+    return this.queue.run(async () => {
       if (this.closed || this.target.kind !== 'file') return;
       const old = this.handle;
       this.handle = undefined;
@@ -102,7 +103,7 @@ export class FileAuditDevice implements AuditDevice {
   }
 
   close(): Promise<void> {
-    return this.enqueue(async () => {
+    return this.queue.run(async () => {
       this.closed = true;
       const handle = this.handle;
       this.handle = undefined;
@@ -139,12 +140,6 @@ export class FileAuditDevice implements AuditDevice {
       if (api && errorCode(err) === 'ELOOP') throw symbolicLink(path);
       throw new BadRequestError(`cannot open audit file "${path}": ${errorCode(err)}`);
     }
-  }
-
-  private enqueue<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(work, work);
-    this.queue = run.catch(() => undefined);
-    return run;
   }
 }
 

@@ -8,6 +8,7 @@
  * put a working credential in the log, so `hmac: false` is refused for them.
  */
 import { BadRequestError } from '../errors.js';
+import { SerialQueue } from '../seal/serial.js';
 import type { Storage } from '../../storage/storage.js';
 
 /** Storage key of the audited headers, JSON `{ headers: { [lower-case name]: { hmac } } }`. */
@@ -28,7 +29,8 @@ export interface RecordedHeader {
 
 export class AuditedHeaders {
   private settings = new Map<string, HeaderSetting>();
-  private mutation: Promise<unknown> = Promise.resolve();
+  /** Changes run one at a time, so two concurrent writes both land. */
+  private readonly mutation = new SerialQueue();
 
   constructor(private readonly storage: Storage) {}
 
@@ -64,7 +66,7 @@ export class AuditedHeaders {
     if (TOKEN_HEADERS.has(key) && !setting.hmac) {
       throw new BadRequestError(`header "${key}" carries a token and can be audited only with "hmac": true`);
     }
-    await this.serialize(async () => {
+    await this.mutation.run(async () => {
       const next = new Map(this.settings);
       next.set(key, { hmac: setting.hmac });
       await this.persist(next);
@@ -75,7 +77,7 @@ export class AuditedHeaders {
   /** Stops recording a header; no-op when it was not recorded. */
   async delete(name: string): Promise<void> {
     const key = normalizeHeaderName(name);
-    await this.serialize(async () => {
+    await this.mutation.run(async () => {
       if (!this.settings.has(key)) return;
       const next = new Map(this.settings);
       next.delete(key);
@@ -96,13 +98,6 @@ export class AuditedHeaders {
       out[name.toLowerCase()] = { values: Array.isArray(value) ? [...value] : [value], hmac: setting.hmac || TOKEN_HEADERS.has(name.toLowerCase()) };
     }
     return out;
-  }
-
-  /** Changes run one at a time, so two concurrent writes both land. */
-  private serialize(work: () => Promise<void>): Promise<void> {
-    const run = this.mutation.then(work, work);
-    this.mutation = run.catch(() => undefined);
-    return run;
   }
 
   private async persist(settings: ReadonlyMap<string, HeaderSetting>): Promise<void> {

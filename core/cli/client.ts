@@ -91,7 +91,7 @@ export async function saveToken(env: NodeJS.ProcessEnv, token: string): Promise<
 
 export interface ApiResponse {
   readonly status: number;
-  readonly body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  readonly body: any;
 }
 
 /** Vault's client timeout. */
@@ -185,7 +185,7 @@ export class ApiClient {
       try {
         await pipeline(res, sink);
       } catch (err) {
-        throw new ConnectionError(`GET ${url}: the answer ended before it was complete (${(err as Error).message})`);
+        throw new ConnectionError(`GET ${url.href}: the answer ended before it was complete (${(err as Error).message})`);
       }
     });
   }
@@ -213,7 +213,7 @@ export class ApiClient {
     const transport = url.protocol === 'https:' ? https : http;
     const apiPath = url.pathname.replace(/^\/v1\//, '');
     return new Promise((resolve, reject) => {
-      const fail = (err: NodeJS.ErrnoException) => reject(new ConnectionError(`${method} ${url}: ${explainConnectionFailure(err, url)}`));
+      const fail = (err: NodeJS.ErrnoException) => reject(new ConnectionError(`${method} ${url.href}: ${explainConnectionFailure(err, url)}`));
       const req = transport.request(
         url,
         {
@@ -274,11 +274,11 @@ export class ApiClient {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
           res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-          res.on('error', (err) => reject(new ConnectionError(`${method} ${url}: ${explainConnectionFailure(err, url)}`)));
+          res.on('error', (err) => reject(new ConnectionError(`${method} ${url.href}: ${explainConnectionFailure(err, url)}`)));
         },
       );
       req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
-      req.on('error', (err) => reject(new ConnectionError(`${method} ${url}: ${explainConnectionFailure(err, url)}`)));
+      req.on('error', (err) => reject(new ConnectionError(`${method} ${url.href}: ${explainConnectionFailure(err, url)}`)));
       req.end(payload);
     });
   }

@@ -10,7 +10,7 @@ import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { UsageError } from './client.js';
 
 const BODY = 'Action=GetCallerIdentity&Version=2011-06-15';
-/** The neutral header name of the spec; the server accepts X-Vault-AWS-IAM-Server-ID too. */
+/** The header's neutral name (docs/cloud-auth.md); the server accepts X-Vault-AWS-IAM-Server-ID too. */
 const SERVER_ID_HEADER = 'X-Service-Cloud-IAM-Server-ID';
 
 function field(fields: Record<string, unknown>, name: string): string | undefined {

@@ -41,7 +41,8 @@ export function goValue(value: unknown): string {
       .map((k) => `${k}:${goValue(record[k])}`)
       .join(' ')}]`;
   }
-  return String(value);
+  // What is left is a number, a boolean or a bigint.
+  return String(value as number | boolean | bigint);
 }
 
 /** A list of strings as Go's %q prints it: `["a" "b"]`. */
@@ -125,7 +126,7 @@ interface WrapInfo {
   readonly wrapped_accessor: string;
 }
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 
 function asAuth(a: Json): SecretAuth {
   return {

@@ -30,7 +30,10 @@ export interface AppOptions {
 
 const METHODS_WITHOUT_BODY = new Set(['GET', 'HEAD']);
 
-export function createApp(host: Host, options: AppOptions): Koa {
+/** What the HTTP layer asks of the host: nothing else, so a stand-in host (bench/lib/app-echo.ts) is typed by the same list. */
+export type AppHost = Pick<Host, 'takesBinaryBody' | 'bodyAllowance' | 'handle'>;
+
+export function createApp(host: AppHost, options: AppOptions): Koa {
   const app = new Koa();
   // Koa prints errors of connections that end badly (a client cut off by a timeout, a reset) to
   // stderr; they are the client's doing, so they go to the structured log instead.
@@ -173,7 +176,8 @@ function send(ctx: Koa.Context, response: HostResponse): void | Promise<void> {
   }
   if (response.contentType) {
     ctx.set('Content-Type', response.contentType);
-    ctx.body = String(response.body);
+    // RawResponse.contentType marks a body that is text (sys/metrics in the Prometheus format).
+    ctx.body = response.body as string;
     return;
   }
   // Set as a raw header before the body: koa then keeps it as it is (its type setter would add

@@ -2,12 +2,13 @@
  * The JSON text of a response body, as UTF-8: the bytes of `Buffer.from(JSON.stringify(body))`,
  * but, for a large body, in pieces of about PIECE_CHARS with a turn of the event loop after each.
  * The answer to a batch of 100,000 items is 18 MB of JSON, and a 30 MB plaintext makes a 40 MB
- * ciphertext: serialising and encoding either in one go held every other client up for 70-150 ms.
+ * ciphertext: serialising and encoding either in one go held every other client up
+ * (bench/README.md, "Large requests").
  *
  * Plain objects, arrays and strings too large for one piece are walked (an array in runs of
- * elements, a string in runs of characters); every other value is given to JSON.stringify
- * whole, so a piece is always text JSON.stringify made. What is left out or turned into null
- * (undefined, functions, symbols) is left out or turned into null in the same places.
+ * elements, a string in runs of characters); every other value is given to JSON.stringify whole, so
+ * a piece is always text JSON.stringify made. What is left out or turned into null (undefined,
+ * functions, symbols) is left out or turned into null in the same places.
  *
  * A JsonText (a batch's results, written by its backend; a number kept with every digit, an
  * ExactNumber) is sent as its text where it stands, in a small body as in a large one, inside an

@@ -61,6 +61,7 @@ export async function listen(app: Koa, options: ListenerOptions): Promise<Listen
   // Node refuses a header timeout above the request timeout; the whole request bounds its headers anyway.
   if (requestTimeout > 0 && (headersTimeout === 0 || headersTimeout > requestTimeout)) headersTimeout = requestTimeout;
   const shortest = Math.min(...[headersTimeout, requestTimeout].filter((t) => t > 0));
+  const handle = app.callback();
   const httpServer = http.createServer(
     {
       keepAliveTimeout: 5_000,
@@ -69,7 +70,8 @@ export async function listen(app: Koa, options: ListenerOptions): Promise<Listen
       // Node checks the timeouts on this interval (30 s by default), so it bounds how late a slow client is cut.
       connectionsCheckingInterval: Number.isFinite(shortest) ? Math.min(1_000, Math.max(25, Math.floor(shortest / 4))) : 30_000,
     },
-    app.callback(),
+    // koa's handler answers its own errors (ctx.onerror), so the promise it returns never rejects.
+    (req, res) => void handle(req, res),
   );
   httpServer.on('clientError', answerClientError);
   let draining = false;

@@ -26,7 +26,7 @@ export interface MetricSources {
   /** Items each crypto engine took, by primitive family, since start (wasm/index.ts). */
   crypto(): Readonly<Record<string, Readonly<Record<string, number>>>>;
   /** HA only: this node's role and counts. */
-  ha?(): { readonly active: boolean; readonly leaderChanges: number; readonly forwarded: number; readonly forwardFailures: number };
+  readonly ha?: () => { readonly active: boolean; readonly leaderChanges: number; readonly forwarded: number; readonly forwardFailures: number };
 }
 
 /** Latency buckets in seconds: from a cached single-item encrypt to a 30 MB batch. */
@@ -70,8 +70,9 @@ export class Metrics {
 
     // They answer get() as prom-client's own metrics do; the registry asks nothing else of them.
     for (const metric of direct) this.registry.registerMetric(metric as unknown as Metric);
-    const metrics = this;
-    new Gauge({ name: 'keywarden_requests_in_flight', help: 'Requests being answered now.', registers, collect() { this.set(metrics.inFlight()); } });
+    // Read when collected: the pipeline's tracker is handed over after construction (countInFlight).
+    const inFlight = () => this.inFlight();
+    new Gauge({ name: 'keywarden_requests_in_flight', help: 'Requests being answered now.', registers, collect() { this.set(inFlight()); } });
     new Gauge({ name: 'keywarden_core_unsealed', help: '1 when this node is unsealed, 0 when sealed.', registers, collect() { this.set(sources.unsealed() ? 1 : 0); } });
     new Counter({
       name: 'keywarden_tokens_created_total', help: 'Tokens created on this node, by type.', labelNames: ['type'], registers,
@@ -116,7 +117,7 @@ export class Metrics {
   /** One answered request and its duration in seconds. */
   request(mount: string, operation: string, status: number, seconds: number): void {
     let byOperation = this.cells.get(mount);
-    if (!byOperation) this.cells.set(mount, (byOperation = new Map()));
+    if (!byOperation) this.cells.set(mount, (byOperation = new Map<string, RequestCell>()));
     let cell = byOperation.get(operation);
     if (!cell) byOperation.set(operation, (cell = { duration: this.durations.series({ mount, operation }), byStatus: new Map() }));
     let count = cell.byStatus.get(status);
@@ -134,7 +135,7 @@ export class Metrics {
   transit(operation: string, keyType: string, items: number): void {
     // By operation, then key type: two lookups of strings the caller holds, nothing built per request.
     let byType = this.transitSeries.get(operation);
-    if (!byType) this.transitSeries.set(operation, (byType = new Map()));
+    if (!byType) this.transitSeries.set(operation, (byType = new Map<string, { op: CounterSeries; batch: HistogramSeries }>()));
     let series = byType.get(keyType);
     if (!series) byType.set(keyType, (series = { op: this.transitOps.series({ operation, key_type: keyType }), batch: this.transitBatch.series({ operation }) }));
     FastCounter.inc(series.op);

@@ -29,7 +29,7 @@ export class Retention {
     const now = this.now();
     for (const metric of this.metrics) {
       let series = this.seen.get(metric);
-      if (!series) this.seen.set(metric, (series = new Map()));
+      if (!series) this.seen.set(metric, (series = new Map<string, Seen>()));
       const current = new Set<string>();
       const { values } = await metric.get();
       for (const sample of values) {

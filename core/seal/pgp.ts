@@ -165,8 +165,10 @@ async function parse(pgp: typeof OpenPgp, { text, field }: KeyText): Promise<Pgp
 async function decode(pgp: typeof OpenPgp, text: string): Promise<Uint8Array | undefined> {
   if (text.startsWith('-----BEGIN PGP')) {
     try {
-      const { type, data } = await pgp.unarmor(text);
-      return type === pgp.enums.armor.publicKey || type === pgp.enums.armor.privateKey ? data : undefined;
+      // Text unarmors to bytes; openpgp's types name a stream type from a package it does not install.
+      const { type, data } = (await pgp.unarmor(text)) as { type: OpenPgp.enums.armor; data: unknown };
+      const isKey = type === pgp.enums.armor.publicKey || type === pgp.enums.armor.privateKey;
+      return isKey && data instanceof Uint8Array ? data : undefined;
     } catch {
       return undefined;
     }

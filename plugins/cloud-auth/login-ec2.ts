@@ -1,9 +1,10 @@
 /**
  * ec2 login: a signed instance identity document proves which instance is calling; the instance
- * must be running and meet the role's constraints; the identity access list decides whether it
- * may log in again (client nonce, pendingTime); a role tag on the instance may narrow the token.
- * Reference order: cloud-auth.md §3.3 — signature, role, bound CIDRs, auth type, running
- * instance, region, instance constraints, access list and nonce, role tag, access-list write.
+ * must be running and meet the role's constraints; the identity access list decides whether it may
+ * log in again (client nonce, pendingTime); a role tag on the instance may narrow the token. The
+ * order of the checks (docs/cloud-auth.md, "An ec2 login, step by step"): signature, role, bound
+ * CIDRs, auth type, running instance, region, instance constraints, access list and nonce, role
+ * tag, access-list write.
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { BadRequestError, PermissionDeniedError, afterDuration, goDuration, type AuthResult, type LogicalRequest, cidrAllows } from '../../sdk/index.js';

@@ -1,7 +1,8 @@
 /**
  * iam login: the client's signed GetCallerIdentity request is checked, forwarded to STS, and the
  * principal STS names is matched against the role; with inferencing, the EC2 instance behind the
- * principal is checked too. Reference order: cloud-auth.md §2.
+ * principal is checked too. The order of the checks: docs/cloud-auth.md, "An iam login, step by
+ * step".
  */
 import { BadRequestError, PermissionDeniedError, type AuthResult, type LogicalRequest, cidrAllows, globbedStringsMatch } from '../../sdk/index.js';
 import { ArnError, canonicalArn, displayNameOf, parseIamArn, type IamEntity } from './arn.js';

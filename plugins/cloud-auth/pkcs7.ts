@@ -291,8 +291,9 @@ function oidOf(node: forge.asn1.Asn1): string {
   return node.type === forge.asn1.Type.OID && typeof node.value === 'string' ? forge.asn1.derToOid(node.value) : '';
 }
 
+/** forge types every tag as a universal type; a context-specific tag is only its number. */
 function isContext(node: forge.asn1.Asn1, tag: number): boolean {
-  return node.tagClass === forge.asn1.Class.CONTEXT_SPECIFIC && node.type === tag && Array.isArray(node.value);
+  return node.tagClass === forge.asn1.Class.CONTEXT_SPECIFIC && (node.type as number) === tag && Array.isArray(node.value);
 }
 
 /** An OCTET STRING's bytes; BER may split it into nested chunks, which are joined. */

@@ -6,6 +6,7 @@
  * now. Inputs come from the token's internal data (not its visible metadata, which the operator
  * may have trimmed through config/identity).
  */
+import { inspect } from 'node:util';
 import { BadRequestError, UpstreamError, afterDuration, type AuthResult } from '../../sdk/index.js';
 import { ArnError, parseIamArn } from './arn.js';
 import type { CloudAuthContext } from './context.js';
@@ -22,7 +23,7 @@ export async function renewLogin(ctx: CloudAuthContext, auth: AuthResult): Promi
   const authType = internal.auth_type ?? auth.metadata?.auth_type;
   if (authType === 'iam') return renewIam(ctx, auth, internal);
   if (authType === 'ec2') return renewEc2(ctx, auth, internal);
-  throw refuse(`unsupported auth_type "${String(authType)}"`);
+  throw refuse(`unsupported auth_type "${typeof authType === 'string' ? authType : inspect(authType)}"`);
 }
 
 async function renewIam(ctx: CloudAuthContext, auth: AuthResult, internal: Readonly<Record<string, unknown>>): Promise<AuthResult> {
@@ -86,7 +87,7 @@ async function renewEc2(ctx: CloudAuthContext, auth: AuthResult, internal: Reado
 
 /** Renewal refused: 400 with Vault's prefix, or 502 when the provider could not answer; anything unexpected is rethrown (500). */
 function refuse(why: string, cause?: unknown): Error {
-  if (cause !== undefined && !(cause instanceof InstanceCheckError) && !isProviderError(cause)) return cause instanceof Error ? cause : new Error(String(cause));
+  if (cause !== undefined && !(cause instanceof InstanceCheckError) && !isProviderError(cause)) return cause instanceof Error ? cause : new Error(inspect(cause));
   const message = `failed to renew entry: ${why}`;
   return cause instanceof ProviderUnavailableError ? new UpstreamError(message) : new BadRequestError(message);
 }

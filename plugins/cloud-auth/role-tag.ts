@@ -1,6 +1,6 @@
 /**
  * Role tags: a value an operator writes as a tag on an instance to narrow what its ec2 logins get
- * from the role. The format is exact (reference §5.1):
+ * from the role. The format is exact (docs/cloud-auth.md, "Role tags"):
  *
  *   v1:<nonce>:r=<role>:d=<bool>:m=<bool>[:p=<policies>][:i=<instance_id>][:t=<max_ttl seconds>]:<hmac>
  *
@@ -55,9 +55,11 @@ export function serializeRoleTag(tag: RoleTag, hmacKey: string): string {
 }
 
 /**
- * Policies as a tag carries them: trimmed, lower-cased, de-duplicated and sorted, `root` alone
- * when present. An empty list given on purpose means "only default" (spec §2.7): it is written
- * as `p=default`, because a tag without `p=` means "the role's policies".
+ * Policies as a tag carries them: trimmed, lower-cased, de-duplicated and sorted, `root` alone when
+ * present. An empty list given on purpose means "only default" (as
+ * https://developer.hashicorp.com/vault/api-docs/auth/aws#create-role-tags says;
+ * docs/cloud-auth.md, "Role tags"): it is written as `p=default`, because a tag without `p=` means
+ * "the role's policies".
  */
 export function tagPolicies(given: readonly string[]): string[] {
   const clean = [...new Set(given.map((p) => p.trim().toLowerCase()).filter((p) => p !== ''))].sort();

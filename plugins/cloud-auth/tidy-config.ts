@@ -8,7 +8,7 @@ export interface TidyConfig {
   disable_periodic_tidy: boolean;
 }
 
-/** 72h for both lists, as the spec says (Vault's code defaults the deny list to 180 days). */
+/** 72h for both lists, as Vault's API documentation says; its code defaults the deny list's to 180 days (docs/cloud-auth.md, "Tidy"). */
 export const DEFAULT_SAFETY_BUFFER = 72 * 3600;
 
 export type TidyList = 'accesslist' | 'denylist';

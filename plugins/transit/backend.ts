@@ -1,7 +1,7 @@
 /**
  * The transit secrets engine: named, versioned keys and cryptography as a service.
  * One backend per mount; the key cache size is read from storage when the backend is built,
- * so a new cache-config size applies after a reload of the mount (spec §2.4).
+ * so a new cache-config size applies after a reload of the mount (docs/transit.md, "The key cache").
  */
 import { SERVICES, FrameworkBackend, type AnyPathDefinition, type OperationMetrics, type PluginContext, type PluginManifest, type WasmCrypto } from '../../sdk/index.js';
 import type { TransitContext } from './context.js';

@@ -9,7 +9,7 @@ export interface TestResponse {
   /** The body's bytes as received (binary answers: snapshots). */
   readonly bytes: Buffer;
   /** Parsed JSON, or undefined for an empty body. */
-  readonly body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  readonly body: any;
 }
 
 export interface RequestOptions {

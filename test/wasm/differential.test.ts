@@ -121,6 +121,22 @@ describe('wasm crypto core: differential tests against node:crypto', function ()
         );
       });
 
+      it('opens a single item as node:crypto seals it, for every key size and sizes on both sides of the single-item kernel limit, and refuses it with a bit flipped', function () {
+        const single = fc.record({ nonce: fc.uint8Array({ minLength: 12, maxLength: 12 }), plaintext: bytes(320), aad: bytes(80), flip: fc.nat() });
+        fc.assert(
+          fc.property(aesKey, single, (key, it) => {
+            const sealed = nodeSeal(key, it.nonce, it.plaintext, it.aad);
+            const [opened] = core.gcmDecryptBatch(key, [{ nonce: it.nonce, ciphertext: sealed, aad: it.aad }], opts);
+            expect(hex(opened)).to.equal(hex(it.plaintext));
+            const tampered = Buffer.from(sealed);
+            tampered[it.flip % tampered.length]! ^= 1;
+            expect(core.gcmDecryptBatch(key, [{ nonce: it.nonce, ciphertext: tampered, aad: it.aad }], opts)).to.deep.equal([null]);
+            expect(core.gcmDecryptBatch(key, [{ nonce: it.nonce, ciphertext: sealed.subarray(0, 15), aad: it.aad }], opts)).to.deep.equal([null]);
+          }),
+          RUNS,
+        );
+      });
+
       it('handles every edge size of plaintext and AAD in one batch', function () {
         const key = new Uint8Array(32).fill(7);
         const items = edgeBatch();

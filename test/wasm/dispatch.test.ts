@@ -103,8 +103,10 @@ describe('wasm crypto core: arena', function () {
     core.hkdfSha256Batch(secret, [secret], 64, secret, { path: 'wasm' });
     core.hashBatch('sha256', Array.from({ length: 9 }, () => secret), { path: 'wasm' });
     core.hashBatch('sha256', [secret, secret.subarray(1)], { path: 'wasm' });
-    // Last, so that no later batch overwrites what it left: a single item's own sealing path.
-    core.gcmSealBase64(secret.subarray(0, 32), [{ plaintext: secret, aad: secret }], secret.subarray(0, 12));
+    // Last, so that no later batch overwrites what they left: a single item's own sealing and opening paths.
+    const sealed = Buffer.from(core.gcmSealBase64(secret.subarray(0, 32), [{ plaintext: secret, aad: secret }], secret.subarray(0, 12))[0]!, 'base64');
+    const [opened] = core.gcmDecryptBatch(secret.subarray(0, 32), [{ nonce: sealed.subarray(0, 12), ciphertext: sealed.subarray(12), aad: secret }]);
+    expect(opened).to.deep.equal(Buffer.from(secret));
     const { kernels } = core as unknown as { kernels: { memory: { buffer: ArrayBuffer }; keyCacheRegion(): number; keyCacheSize(): number } };
     const bytes = new Uint8Array(kernels.memory.buffer);
     const longestRun = (from: number, to: number): number => {

@@ -1,9 +1,9 @@
 // Bitsliced AES-128/256 encryption (FIPS 197) in v128, eight blocks per pass, constant-time: no
 // table lookups and no data-dependent branches. Used by the all-WASM GCM path (gcm.ts gcmWasm),
 // which dispatch picks where the hybrid path's native ECB call per key costs more than it saves:
-// batches with one key per item (derived keys) and very small batches. Measured here: about
-// 0.08 µs per block with one key, plus about 0.2 µs per key for the schedule (which gcmWasm keeps
-// for the last few keys it used alone: keycache.ts).
+// batches with one key per item (derived keys) and very small batches. A key's schedule costs a
+// few blocks' worth (bench/README.md, "The WASM kernels"), so gcmWasm keeps the schedules of the
+// last few keys it used alone (keycache.ts).
 //
 // Layout (ours): eight 16-byte blocks become eight v128 "planes"; byte lane r of plane j holds bit
 // j of byte r of every block, block b in bit b. Byte positions stay byte lanes, so ShiftRows and

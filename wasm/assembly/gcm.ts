@@ -8,11 +8,10 @@
 //   costs more than it saves: one key per item (derived keys) and batches of a few items. One
 //   key's schedule and hash key are kept between calls (keycache.ts).
 //
-// Why both, measured on this machine class (bench/wasm-crypto.bench.ts, AES-256-GCM seal, batches
-// of 1,000, ratio to node per item): one key, hybrid 9.8× at 16 B / 5.7× at 64 B / 1.2× at 1 KB
-// against bitsliced 7.2× / 4.0× / 0.58×, so hybrid wins for one key; one key per item, bitsliced
-// 6.7× at 16 B / 2.8× at 64 B against hybrid 2.5× / 1.1× (a native cipher per item); a single
-// 64-byte item, bitsliced 1.28× against hybrid 0.87×.
+// Why both (bench/wasm-crypto.bench.ts; the figures are in bench/README.md, "The WASM kernels"):
+// with one key, the hybrid path is the faster at every size; with one key per item the hybrid
+// path needs a native cipher per item, and the bitsliced one wins; so it does for a single small
+// item, where the native call costs more than the block function.
 //
 // Keystream layout (in blocks): [H = E(0^128)] once for a one-key batch, then per item:
 // [H, only when keys are per item] [E(J0)] [E(J0+1)] ... one block per 16 bytes of text.

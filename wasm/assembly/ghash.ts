@@ -22,10 +22,8 @@
 // a key used for one short item); blocks are held back (at most GROUP - 1) so the lengths block
 // joins the last group.
 //
-// Measured on this machine class (GHASH alone, Node 20, best of several runs): ~19 ns per 16-byte
-// block for 1 KB inputs under a key with powers prepared, ~36 ns per block one at a time, against
-// ~56 ns for the scalar 32-bit version it replaced. AES-256-GCM hybrid batches of 1,000 items
-// under one key: 64 B items ~420 → ~235 ns each, 1 KB items ~4.3 → ~1.9 µs each.
+// What this gained over the scalar 32-bit version it replaced, per block and for AES-GCM batches:
+// bench/README.md, "The WASM kernels".
 //
 // Field elements are held as one v128 with the block's bytes reversed, so u64 lane 0 is the low
 // and lane 1 the high half of the 128-bit big-endian integer (u16 lane i = bits 16i..16i+15), and
@@ -47,10 +45,10 @@ const POWER_SIZE: usize = 336;
 /** Blocks folded per reduction: H^1..H^GROUP are prepared. */
 const GROUP: usize = 8;
 /**
- * Blocks a key absorbs one at a time before H^2..H^GROUP are prepared for it. Preparing costs
- * ~0.2 µs (about 6 blocks absorbed singly) and saves ~40% per block afterwards, so it pays from
- * about this many blocks even for a key used for one item (measured: 16 blocks break even, 20 gain
- * 9%); a batch's shared key passes it within a few items.
+ * Blocks a key absorbs one at a time before H^2..H^GROUP are prepared for it. Preparing costs about
+ * as much as absorbing a few blocks singly and makes every later block cheaper, so it pays from
+ * about this many blocks even for a key used for one item (where it breaks even: bench/README.md,
+ * "The WASM kernels"); a batch's shared key passes it within a few items.
  */
 const LAZY_POWERS: u32 = 16;
 
@@ -99,8 +97,8 @@ export const HKEY_SIZE: usize = STATE + 32;
  * exact at its class's positions and the carries stay in the other classes' positions, so masking
  * the sum of several blocks' products (leafResult, once per group) equals summing masked ones.
  * Going through memory rather than holding 21 sums in registers is deliberate: with everything in
- * locals, V8 (TurboFan, Node 20) loads all of a block's key vectors up front and spills ~300
- * vectors per block (measured 42–47 ns/block, against 36 with the stores in between).
+ * locals, V8 (TurboFan) loads all of a block's key vectors up front and spills ~300 vectors per
+ * block, which measured slower than the stores in between (bench/README.md, "The WASM kernels").
  */
 // @ts-ignore: decorator
 @inline function leafProducts(a: v128, bp: usize, acc: usize, first: bool): void {

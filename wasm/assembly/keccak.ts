@@ -1,6 +1,6 @@
 // SHA3-224/256/384/512 (FIPS 202): Keccak-f[1600] on 25 u64 lanes, scalar. wasm's native i64
-// rotations make this cheap (about 0.33 µs per permutation, measured);
-// two-lane i64x2 would pay three ops per rotation. Lane a[x + 5y] lives in local aNN, NN = x + 5y.
+// rotations make this cheap (bench/README.md, "The WASM kernels"); two-lane i64x2 would pay three
+// ops per rotation. Lane a[x + 5y] lives in local aNN, NN = x + 5y.
 
 import { ENTRY_SIZE, E_IN, E_IN_LEN, E_OUT } from './layout';
 

@@ -1,7 +1,7 @@
 // SHA-224/256 (FIPS 180-4) as a 4-lane multi-buffer engine: each v128 holds one state word of four
 // independent jobs, so four messages are compressed per pass. A lane that finishes its job is
-// refilled with the next one at once, so messages of any mix of lengths keep all lanes busy
-// (measured: 4-way v128 is about 2× the scalar code at 64 B items).
+// refilled with the next one at once, so messages of any mix of lengths keep all lanes busy (4-way
+// v128 against the scalar code: bench/README.md, "The WASM kernels").
 // Batches whose messages all have one length take sha256SameLength (at the end of this file)
 // instead, which needs no lane bookkeeping and shares the padding block's schedule.
 // Branches depend only on lengths, which are public; message and key bytes only flow through
@@ -216,8 +216,8 @@ function compressRounds(input: usize): void {
 
 /**
  * The same for a second group of four lanes, so that the same-length path keeps eight messages in
- * flight: two independent dependency chains per round hide SIMD latency (measured about 7% faster
- * than one group at 64 B while the cores were shared; both in one process, best of 40 slices).
+ * flight: two independent dependency chains per round hide SIMD latency (the gain over one group
+ * at 64 B: bench/README.md, "The WASM kernels").
  */
 const STATE2 = memory.data(8 * 16, 16);
 const SCHEDULE2 = memory.data(64 * 16, 16);
@@ -519,8 +519,8 @@ const DISCARD = memory.data(32, 16);
  * per-lane bookkeeping, and eight messages are in flight (two groups of four lanes; a last group
  * of at most four uses one). A last block holding only padding (when `len` is a multiple of 64,
  * or leaves 56 or more bytes in its last block) costs its rounds alone: its schedule is the same
- * for every message and is computed once here. At 64 B that is half of the blocks, and the kernel
- * measured 1.9× the multi-buffer engine (74 against 141 ns per item, quiet machine).
+ * for every message and is computed once here. At 64 B that is half of the blocks (against the
+ * multi-buffer engine: bench/README.md, "The WASM kernels").
  */
 export function sha256SameLength(table: usize, n: i32, len: u32, iv: usize, outLen: u32): void {
   const full = <usize>(len >> 6) << 6;

@@ -23,7 +23,7 @@ interface GenerateRootOptions extends GlobalOptions {
   readonly authenticated?: boolean;
 }
 
-type Body = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Body = Record<string, any>;
 
 /** One of the two endpoint families, with its answers unwrapped to the same status object. */
 interface Family {

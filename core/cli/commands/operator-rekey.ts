@@ -19,7 +19,7 @@ interface RekeyOptions extends GlobalOptions {
   readonly nonce?: string;
 }
 
-type Body = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Body = Record<string, any>;
 
 export function registerOperatorRekey(operator: Command, ctx: CliContext): void {
   withClientOptions(

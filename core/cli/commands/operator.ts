@@ -9,7 +9,7 @@ import { registerOperatorGenerateRoot } from './operator-generate-root.js';
 import { registerOperatorRotate } from './operator-rotate.js';
 import { registerOperatorSnapshot } from './operator-snapshot.js';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 
 /** The table `vault status` prints: seal state, then where the node stands in HA. */
 function sealRows(s: Json, leader: Json): [string, unknown][] {

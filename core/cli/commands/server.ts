@@ -9,6 +9,7 @@ import { Option, type Command } from 'commander';
 import type { Logger } from 'pino';
 import type { RunningServer } from '../../server.js';
 import type { ServerConfig } from '../../config/config.js';
+import { SerialQueue } from '../../seal/serial.js';
 
 /** How long SIGINT and SIGTERM let requests in flight finish before their connections are cut. */
 export const DRAIN_TIMEOUT_MS = 10_000;
@@ -103,9 +104,9 @@ async function runServer(opts: ServerOptions): Promise<number> {
   const running = server;
   let stopping = false;
   // One reload at a time, in the order the signals came.
-  let reloads = Promise.resolve();
+  const reloads = new SerialQueue();
   const onHangup = () => {
-    reloads = reloads.then(async () => {
+    void reloads.run(async () => {
       if (stopping) return;
       running.logger.info({ signal: 'SIGHUP' }, 'reload: reading the configuration again');
       let next: ServerConfig | undefined;

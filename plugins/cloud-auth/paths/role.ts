@@ -214,7 +214,7 @@ async function writeRoleRequest(ctx: CloudAuthContext, req: LogicalRequest, inpu
   return warnings.length > 0 ? { warnings } : null;
 }
 
-/** Rules 1 and 2 of the spec's role section, and the inference settings they depend on. */
+/** The constraints a role must set and may set (docs/cloud-auth.md, "Roles"), and the inference settings they depend on. */
 function checkBindings(role: RoleEntry, fail: (message: string) => never): void {
   let instanceBindsAllowed = role.auth_type === 'ec2';
   if (role.inferred_entity_type !== '') {
@@ -239,7 +239,7 @@ function checkBindings(role: RoleEntry, fail: (message: string) => never): void 
   ] as const;
   for (const field of instanceBinds) {
     if (role[field].length === 0) continue;
-    // The spec checks bound_region for iam logins that infer an instance too (Vault refuses it there).
+    // Taken for an iam role that infers an instance too, as Vault's API documentation describes bound_region (docs/cloud-auth.md, "Roles").
     if (!instanceBindsAllowed) fail(`specified ${field} but not specifying ec2 auth_type or inferring ${EC2_ENTITY_TYPE}`);
     binds++;
   }

@@ -16,9 +16,9 @@ export function isLongText(value: unknown): value is string {
 
 /**
  * decodeBase64 of a long text (a plaintext of megabytes), in pieces of TURN_CHARS with a turn of
- * the event loop after each: checking and decoding 40 MB of base64 in one go takes ~80 ms, for
- * which every other client would wait. Only well-formed text is decoded in pieces; text with
- * newlines, and text with an error to report, go to decodeBase64 whole.
+ * the event loop after each: checking and decoding tens of megabytes of base64 in one go would hold
+ * every other client up (bench/README.md, "Large requests"). Only well-formed text is decoded in
+ * pieces; text with newlines, and text with an error to report, go to decodeBase64 whole.
  */
 export async function decodeBase64InTurns(value: string, field: string): Promise<Buffer> {
   if (value.length % 4 !== 0) return decodeBase64(value, field);

@@ -1,14 +1,15 @@
 /**
- * BYOK wrapping (reference transit.md §5.4), the same as PKCS#11 CKM_RSA_AES_KEY_WRAP: a fresh
- * 256-bit AES key encrypted with RSA-OAEP for the receiver's RSA key, followed by the key material
- * wrapped under that AES key with AES key wrap with padding (RFC 5649). Vault's import reads the
- * first 512 bytes as the RSA part (its wrapping key is RSA-4096); a blob wrapped for a smaller RSA
- * key has a shorter RSA part, as Vault's byok-export also produces.
+ * BYOK wrapping (docs/transit.md, "Export, backup and bring your own key"), the same as PKCS#11
+ * CKM_RSA_AES_KEY_WRAP: a fresh 256-bit AES key encrypted with RSA-OAEP for the receiver's RSA key,
+ * followed by the key material wrapped under that AES key with AES key wrap with padding
+ * (RFC 5649). Vault's import reads the first 512 bytes as the RSA part (its wrapping key is
+ * RSA-4096); a blob wrapped for a smaller RSA key has a shorter RSA part, as Vault's byok-export
+ * also produces.
  */
 import { constants, createCipheriv, createDecipheriv, privateDecrypt, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
 import { BadRequestError } from '../../../sdk/index.js';
 
-/** Length of the RSA-OAEP part of an import ciphertext (spec §8). */
+/** Length of the RSA-OAEP part of an import ciphertext: the first 512 bytes (https://developer.hashicorp.com/vault/api-docs/secret/transit#import-key). */
 export const WRAPPED_AES_KEY_BYTES = 512;
 
 /** RFC 5649's alternative initial value; node's wrap-pad ciphers take it as their 4-byte IV. */

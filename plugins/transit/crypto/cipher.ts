@@ -1,6 +1,7 @@
 /**
- * Encryption and decryption of a batch of items under one key (reference transit.md §3.1, §4):
- * the `vault:v<N>:<base64>` format, per-item key derivation, convergent nonces, RSA-OAEP.
+ * Encryption and decryption of a batch of items under one key: the `vault:v<N>:<base64>` format,
+ * per-item key derivation, convergent nonces, RSA-OAEP (docs/transit.md, "Ciphertexts, signatures
+ * and HMACs" and "Derived keys and convergent encryption").
  *
  * Symmetric batches go through few calls however many items they hold: one HKDF call per key
  * version for derived keys, one HMAC call for all convergent nonces, one `randomFillSync` for all
@@ -8,8 +9,8 @@
  * item). ChaCha20-Poly1305 and RSA have no batch kernel and go through node:crypto per item.
  *
  * Payloads: AES-GCM and ChaCha20-Poly1305 store nonce(12) ‖ ciphertext ‖ tag(16), except for
- * convergent version 1 (keys made by Vault 0.6.1), where the caller keeps the nonce and the
- * payload is ciphertext ‖ tag. Convergent versions 2 and 3 derive the nonce from the plaintext:
+ * convergent version 1 (keys made by Vault 0.6.1), where the caller keeps the nonce and the payload
+ * is ciphertext ‖ tag. Convergent versions 2 and 3 derive the nonce from the plaintext:
  * HMAC-SHA-256 keyed with the context (v2) or with 32 more bytes of the HKDF output (v3).
  */
 import { constants, createCipheriv, createDecipheriv, createHmac, privateDecrypt, publicEncrypt, type CipherGCMTypes, type KeyObject } from 'node:crypto';
@@ -17,8 +18,12 @@ import { nextTurn, WasmCrypto } from '../../../sdk/index.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';
 import { decodeBase64, encodeBase64, encodeBase64Batch } from './base64.js';
-import { ItemError, type PaddingScheme } from './batch.js';
+import { ItemError } from './item-error.js';
 import { MISSING_CONTEXT, counterModeKdf } from './derive.js';
+
+/** RSA encryption paddings (`padding_scheme`): OAEP with SHA-256 (the default) and PKCS #1 v1.5. */
+export const RSA_PADDING_SCHEMES = ['oaep', 'pkcs1v15'] as const;
+export type PaddingScheme = (typeof RSA_PADDING_SCHEMES)[number];
 
 /** One plaintext to encrypt. `context`, `nonce` and `aad` are absent when not given. */
 export interface EncryptItem {
@@ -55,6 +60,9 @@ const NONCE_KEY_BYTES = 32;
 const OAEP_OVERHEAD = 66;
 const PKCS1_OVERHEAD = 11;
 const RSA_DECRYPT_FAILED = 'failed to RSA decrypt the ciphertext: crypto/rsa: decryption error';
+const UNDECODABLE_CIPHERTEXT = 'invalid ciphertext: could not decode base64';
+const SHORT_CIPHERTEXT = 'invalid ciphertext length';
+const GCM_AUTHENTICATION_FAILED = 'cipher: message authentication failed';
 
 /**
  * The convergent encryption version of one key version: 0 for keys without convergent
@@ -120,6 +128,34 @@ export function encryptOne(wasm: WasmCrypto, policy: KeyPolicy, item: EncryptIte
   if (!version.key) return encryptBatch(wasm, policy, [item])[0]!;
   const body = wasm.gcmSealBase64(version.key, [item], WasmCrypto.randomNonceBlock(1))[0]!;
   return { ciphertext: versionPrefix(version.version) + body, keyVersion: version.version };
+}
+
+/**
+ * decryptBatch of one item: the same plaintext or error. The usual single item — under an AES-GCM
+ * key neither derived nor convergent — is opened with its version's key straight away, without the
+ * work list and grouping by version and key a batch needs; every other goes through decryptBatch.
+ */
+export function decryptOne(wasm: WasmCrypto, policy: KeyPolicy, item: DecryptItem): Buffer | ItemError {
+  const s = policy.settings;
+  if (policy.info.family !== 'aes-gcm' || s.derived || s.convergentEncryption) return decryptBatch(wasm, policy, [item])[0]!;
+  const parsed = parseCiphertext(item.ciphertext);
+  if (parsed instanceof ItemError) return parsed;
+  let version: KeyVersion;
+  try {
+    version = policy.versionForReading(parsed.version);
+  } catch (err) {
+    return ItemError.of(err);
+  }
+  if (!version.key) return decryptBatch(wasm, policy, [item])[0]!;
+  let payload: Buffer;
+  try {
+    payload = decodeBase64(parsed.payload, 'ciphertext');
+  } catch {
+    return new ItemError(UNDECODABLE_CIPHERTEXT);
+  }
+  if (payload.length < NONCE_BYTES) return new ItemError(SHORT_CIPHERTEXT);
+  const opened = wasm.gcmDecryptBatch(version.key, [{ nonce: payload.subarray(0, NONCE_BYTES), ciphertext: payload.subarray(NONCE_BYTES), aad: item.aad }])[0];
+  return opened ?? new ItemError(GCM_AUTHENTICATION_FAILED);
 }
 
 /** Decrypts every item under `policy`; results in input order, an ItemError for each failed item. */
@@ -209,8 +245,9 @@ export function isLargeItem(item: EncryptItem): boolean {
 /**
  * Encrypts one item with a plaintext of megabytes: the ciphertext encryptBatch would make, but
  * sealed and base64-encoded TURN_BYTES at a time with a turn of the event loop after each
- * (encrypting 30 MB in one go held every other client up for ~50 ms), the convergent nonce's
- * HMAC likewise. Keys without a symmetric cipher go to encryptBatch.
+ * (encrypting tens of megabytes in one go held every other client up: bench/README.md, "Large
+ * requests"), the convergent nonce's HMAC likewise. Keys without a symmetric cipher go to
+ * encryptBatch.
  */
 export async function encryptLarge(wasm: WasmCrypto, policy: KeyPolicy, item: EncryptItem): Promise<Encrypted | ItemError> {
   const family = policy.info.family;
@@ -342,7 +379,7 @@ function decryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly D
     try {
       payload = decodeBase64(parsed.payload, 'ciphertext');
     } catch {
-      results[i] = new ItemError('invalid ciphertext: could not decode base64');
+      results[i] = new ItemError(UNDECODABLE_CIPHERTEXT);
       continue;
     }
     pending.push({ index: i, version, convergent, key: undefined, nonceKey: undefined, payload });
@@ -356,7 +393,7 @@ function decryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly D
   for (const w of derived) {
     const payload = w.payload!;
     if (payload.length < NONCE_BYTES) {
-      results[w.index] = new ItemError('invalid ciphertext length');
+      results[w.index] = new ItemError(SHORT_CIPHERTEXT);
       continue;
     }
     if (w.convergent === 1) {
@@ -376,7 +413,7 @@ function decryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly D
   if (work.length === 0) return;
 
   const opened = open(wasm, policy, work, nonces, bodies, items);
-  const failure = new ItemError(policy.info.family === 'chacha' ? 'chacha20poly1305: message authentication failed' : 'cipher: message authentication failed');
+  const failure = new ItemError(policy.info.family === 'chacha' ? 'chacha20poly1305: message authentication failed' : GCM_AUTHENTICATION_FAILED);
   work.forEach((w, k) => (results[w.index] = opened[k] ?? failure));
 }
 
@@ -590,7 +627,7 @@ function rsaDecrypt(policy: KeyPolicy, items: readonly DecryptItem[], results: (
     try {
       payload = decodeBase64(parsed.payload, 'ciphertext');
     } catch {
-      results[i] = new ItemError('invalid ciphertext: could not decode base64');
+      results[i] = new ItemError(UNDECODABLE_CIPHERTEXT);
       return;
     }
     const key = version.privateKey;

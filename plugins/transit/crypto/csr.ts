@@ -1,9 +1,10 @@
 /**
- * Certificate signing requests and certificate chains for a key version (spec §2.5, §4 csr and
- * set-certificate). forge builds and reads the ASN.1; node:crypto signs, because forge can sign
- * only with RSA keys. A CSR is PKCS#10: CertificationRequestInfo {version 0, subject, the version's
- * SubjectPublicKeyInfo, attributes}, signed with RSA PKCS#1 v1.5 SHA-256, ECDSA with SHA-256/384/512
- * by curve (as Go's x509 picks them), or Ed25519.
+ * Certificate signing requests and certificate chains for a key version
+ * (https://developer.hashicorp.com/vault/api-docs/secret/transit#sign-csr and
+ * #set-certificate-chain). forge builds and reads the ASN.1; node:crypto signs, because forge can
+ * sign only with RSA keys. A CSR is PKCS#10: CertificationRequestInfo {version 0, subject, the
+ * version's SubjectPublicKeyInfo, attributes}, signed with RSA PKCS#1 v1.5 SHA-256, ECDSA with
+ * SHA-256/384/512 by curve (as Go's x509 picks them), or Ed25519.
  */
 import { X509Certificate, sign, type KeyObject } from 'node:crypto';
 import forge from 'node-forge';
@@ -49,7 +50,7 @@ export function parseCsrTemplate(pem: string): CsrTemplate {
   if (!version || version.type !== asn1.Type.INTEGER || !subject || subject.type !== asn1.Type.SEQUENCE || !publicKeyInfo) {
     throw new BadRequestError('could not parse the CSR template: it is not a PKCS#10 certification request');
   }
-  const hasAttributes = attributes && attributes.tagClass === asn1.Class.CONTEXT_SPECIFIC && attributes.type === 0;
+  const hasAttributes = attributes && attributes.tagClass === asn1.Class.CONTEXT_SPECIFIC && (attributes.type as number) === 0;
   return { subject, ...(hasAttributes ? { attributes } : {}) };
 }
 
@@ -138,7 +139,7 @@ function children(node: Asn1 | undefined): Asn1[] {
 /** The cA flag of a certificate's basicConstraints extension, or undefined without one. */
 function basicConstraintsCa(der: Buffer): boolean | undefined {
   const [tbs] = children(fromDer(der));
-  const extensions = children(tbs).find((node) => node.tagClass === asn1.Class.CONTEXT_SPECIFIC && node.type === 3);
+  const extensions = children(tbs).find((node) => node.tagClass === asn1.Class.CONTEXT_SPECIFIC && (node.type as number) === 3);
   for (const extension of children(children(extensions)[0])) {
     const [oid, ...rest] = children(extension);
     if (!oid || typeof oid.value !== 'string' || asn1.derToOid(forge.util.createBuffer(oid.value)) !== BASIC_CONSTRAINTS_OID) continue;

@@ -1,7 +1,8 @@
 /**
- * Key derivation (reference transit.md §4): HKDF-SHA-256 with the version's key as IKM, no salt and
- * the context as info; convergent version 3 takes 32 more bytes as the key of the nonce HMAC.
- * Derived Ed25519 keys use the 32-byte seed taken from HKDF over the version's private key.
+ * Key derivation (docs/transit.md, "Derived keys and convergent encryption"): HKDF-SHA-256
+ * (RFC 5869) with the version's key as IKM, no salt and the context as info; convergent version 3
+ * takes 32 more bytes as the key of the nonce HMAC. Derived Ed25519 keys use the 32-byte seed taken
+ * from HKDF over the version's private key.
  */
 import { createHmac, createPrivateKey, createPublicKey, hkdfSync, type KeyObject } from 'node:crypto';
 import { BadRequestError } from '../../../sdk/index.js';

@@ -1,7 +1,8 @@
 /**
- * HMACs of transit keys (reference transit.md §3.3): `vault:v<N>:<base64 HMAC>` under the version's
- * own HMAC key (for `hmac`-type keys the key itself). HMAC-SHA-256/384/512 batches run in one WASM
- * call; the algorithms the WASM core lacks (sha1, sha2-224, sha3-*) use node:crypto per item.
+ * HMACs of transit keys (docs/transit.md, "Ciphertexts, signatures and HMACs"):
+ * `vault:v<N>:<base64 HMAC>` under the version's own HMAC key (for `hmac`-type keys the key
+ * itself). HMAC-SHA-256/384/512 batches run in one WASM call; the algorithms the WASM core lacks
+ * (sha1, sha2-224, sha3-*) use node:crypto per item.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { BadRequestError, type HmacAlgorithm, type WasmCrypto, parseGoInt, HASH_ALGORITHMS } from '../../../sdk/index.js';
@@ -61,9 +62,10 @@ export function parseHmac(value: string): { version: number; mac: Buffer } {
 }
 
 /**
- * The version an HMAC is generated with (reference §3.3): 0 = latest; not above the latest, not
- * below min_encryption_version, and not below min_decryption_version (Vault keeps such versions
- * out of its working set, so it refuses them too).
+ * The version an HMAC is generated with (docs/transit.md, "Keys and their one-way settings"): 0 =
+ * latest; not above the latest, not below min_encryption_version, and not below
+ * min_decryption_version (Vault keeps such versions out of its working set, so it refuses them
+ * too).
  */
 export function versionForHmac(policy: KeyPolicy, requested: number): KeyVersion {
   const s = policy.settings;

@@ -1,11 +1,11 @@
 /**
- * Signatures of transit keys (reference transit.md §3.2): ECDSA P-256/384/521, Ed25519 and RSA
- * (PSS or PKCS#1 v1.5), as `vault:v<N>:<signature>` with asn1 (standard base64) or jws (base64url
- * without padding; ECDSA as fixed-width r‖s) marshaling.
+ * Signatures of transit keys (docs/transit.md, "Ciphertexts, signatures and HMACs"): ECDSA
+ * P-256/384/521, Ed25519 and RSA (PSS or PKCS#1 v1.5), as `vault:v<N>:<signature>` with asn1
+ * (standard base64) or jws (base64url without padding; ECDSA as fixed-width r‖s) marshaling.
  *
  * node:crypto signs and verifies whenever it is handed the message. For `prehashed` input it is
- * handed a digest instead, which node's sign/verify cannot take (they always hash, and for EC keys a
- * null algorithm means SHA-256), so those cases are built here from primitives node does have:
+ * handed a digest instead, which node's sign/verify cannot take (they always hash, and for EC keys
+ * a null algorithm means SHA-256), so those cases are built here from primitives node does have:
  *  - RSA PKCS#1 v1.5: the DigestInfo (or, for hash `none`, the bare input) through privateEncrypt /
  *    publicDecrypt with PKCS#1 type-1 padding;
  *  - RSA-PSS: EMSA-PSS encoding and verification per RFC 8017 §9.1, around the raw RSA operation

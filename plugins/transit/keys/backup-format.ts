@@ -1,14 +1,15 @@
 /**
- * Vault's transit backup blob (reference transit.md §5.3) ↔ our policy and versions, so a backup
- * taken from Vault restores here and ours restores in Vault.
+ * Vault's transit backup blob (docs/transit.md, "Export, backup and bring your own key") ↔ our
+ * policy and versions, so a backup taken from Vault restores here and ours restores in Vault.
  *
- * The blob is std-base64 of Go's JSON of `{"policy": Policy, "archived_keys": {"keys": [KeyEntry]}}`:
- * Go field names (some untagged, like `Imported`), the key type as Vault's number (hmac = 11),
- * `auto_rotate_period` in nanoseconds, and ECDSA/RSA parameters as bare JSON big integers — read
- * and written with lossless-json, since JSON.parse would round them to doubles. `policy.keys` holds
- * the working set (versions ≥ min_decryption_version); the archive holds every version from
- * min_available_version on, at index version − min_available_version (index 0 is an empty entry
- * while nothing was trimmed). We write both, as Vault does, and read a version from either.
+ * The blob is std-base64 of Go's JSON of `{"policy": Policy, "archived_keys": {"keys":
+ * [KeyEntry]}}`: Go field names (some untagged, like `Imported`), the key type as Vault's number
+ * (hmac = 11), `auto_rotate_period` in nanoseconds, and ECDSA/RSA parameters as bare JSON big
+ * integers — read and written with lossless-json, since JSON.parse would round them to doubles.
+ * `policy.keys` holds the working set (versions ≥ min_decryption_version); the archive holds every
+ * version from min_available_version on, at index version − min_available_version (index 0 is an
+ * empty entry while nothing was trimmed). We write both, as Vault does, and read a version from
+ * either.
  */
 import { createPrivateKey, createPublicKey, randomBytes, sign, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { parse, parseNumberAndBigInt, stringify } from 'lossless-json';

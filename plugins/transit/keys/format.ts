@@ -1,4 +1,4 @@
-/** The read-key body (reference transit.md §2.1). */
+/** The read-key body (https://developer.hashicorp.com/vault/api-docs/secret/transit#read-key). */
 import type { KeyPolicy } from './key-policy.js';
 import { formatPublicKey } from './key-version.js';
 import { derivedEd25519PublicKey } from '../crypto/derive.js';

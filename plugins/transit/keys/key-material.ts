@@ -1,5 +1,6 @@
 /**
- * Key material in and out of transit, in the encodings Vault uses (reference transit.md §5.2, §5.4).
+ * Key material in and out of transit, in the encodings Vault uses (docs/transit.md, "Export,
+ * backup and bring your own key").
  *
  * Out (export): raw base64 for symmetric and HMAC keys; PKCS#1 PEM (`RSA PRIVATE KEY`) for RSA;
  * SEC1 PEM (`EC PRIVATE KEY`) for ECDSA; base64 of Go's 64-byte seed‖public key for Ed25519;
@@ -269,7 +270,7 @@ function ed25519SeedFromEcPrivateKey(der: Buffer): Buffer | undefined {
   const [, privateOctets, ...rest] = children(top);
   if (!privateOctets || privateOctets.type !== forge.asn1.Type.OCTETSTRING || typeof privateOctets.value !== 'string') return undefined;
   if (!curveChecked) {
-    const parameters = rest.find((node) => node.tagClass === forge.asn1.Class.CONTEXT_SPECIFIC && node.type === 0);
+    const parameters = rest.find((node) => node.tagClass === forge.asn1.Class.CONTEXT_SPECIFIC && (node.type as number) === 0);
     if (!ed25519Oids.includes(oidOf(children(parameters)[0]) ?? '')) return undefined;
   }
   const seed = Buffer.from(privateOctets.value, 'binary');

@@ -5,7 +5,7 @@
  * Reads go through the policy cache. Every change to a key runs under that key's lock and writes
  * the settings and the changed versions in one batch, then replaces the cached policy.
  */
-import type { Storage, BatchOp } from '../../../sdk/index.js';
+import { KeyedLock, type Storage, type BatchOp } from '../../../sdk/index.js';
 import { KeyPolicy, type PolicySettings } from './key-policy.js';
 import { decodeVersion, encodeVersion, type KeyVersion } from './key-version.js';
 import { PolicyCache } from './lru.js';
@@ -22,7 +22,7 @@ export const KEYS = {
 
 export class KeyStore {
   private readonly cache: PolicyCache<KeyPolicy>;
-  private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly locks = new KeyedLock();
   /** Bumped by `forget`: a load that started before it must not cache what it read. */
   private generation = 0;
 
@@ -44,15 +44,8 @@ export class KeyStore {
   }
 
   /** Runs `work` alone for this key name (creation, rotation, config, trim, deletion). */
-  async withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.locks.get(name) ?? Promise.resolve();
-    const run = previous.then(work, work);
-    const tail = run.catch(() => undefined);
-    this.locks.set(name, tail);
-    void tail.then(() => {
-      if (this.locks.get(name) === tail) this.locks.delete(name);
-    });
-    return run;
+  withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
+    return this.locks.run(name, work);
   }
 
   /** The key as cached, without a read (and without an await): undefined when it is not in the cache. */

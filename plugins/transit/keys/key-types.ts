@@ -1,6 +1,7 @@
 /**
  * The key types transit offers and what each supports. `vaultId` is Vault's numeric key type as it
- * appears in backups (reference transit.md §2.2: Vault's numbering, hmac = 11).
+ * appears in backups: the `KeyType` numbering of Vault's keysutil, hmac = 11
+ * (https://github.com/hashicorp/vault/blob/main/sdk/helper/keysutil/policy.go).
  */
 import { BadRequestError } from '../../../sdk/index.js';
 

@@ -36,7 +36,7 @@ export async function createKey(ctx: TransitContext, name: string, input: Create
   });
 }
 
-/** Adds a version (spec §3 rules 3–5); imported keys only with allow_rotation, and stop being "imported". */
+/** Adds a version (docs/transit.md, "Keys and their one-way settings"); imported keys only with allow_rotation, and stop being "imported". */
 export async function rotateKey(ctx: TransitContext, name: string): Promise<KeyPolicy> {
   return ctx.keys.withLock(name, async () => {
     const policy = await ctx.keys.get(name);

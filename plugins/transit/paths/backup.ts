@@ -1,6 +1,8 @@
 /**
- * `backup/:name`: a plaintext backup of a key in Vault's format (spec §4; reference transit.md §5.3).
- * Needs exportable and allow_plaintext_backup, as in Vault; records backup_info on the key first.
+ * `backup/:name`: a plaintext backup of a key in Vault's format
+ * (https://developer.hashicorp.com/vault/api-docs/secret/transit#backup-key; docs/transit.md,
+ * "Export, backup and bring your own key"). Needs exportable and allow_plaintext_backup, as in
+ * Vault; records backup_info on the key first.
  */
 import { BadRequestError, definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';

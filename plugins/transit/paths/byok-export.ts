@@ -1,8 +1,10 @@
 /**
  * `byok-export/:destination/:source(/:version)`: the source key's versions wrapped for the
- * destination RSA key, in the import ciphertext format (spec §4 secure export; reference
- * transit.md §5.4), so another instance's keys/:name/import accepts them when the destination is
- * that instance's wrapping key (imported here as a public key).
+ * destination RSA key, in the import ciphertext format
+ * (https://developer.hashicorp.com/vault/api-docs/secret/transit#securely-export-key;
+ * docs/transit.md, "Export, backup and bring your own key"), so another instance's
+ * keys/:name/import accepts them when the destination is that instance's wrapping key (imported
+ * here as a public key).
  */
 import { BadRequestError, definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';

@@ -1,6 +1,9 @@
 /**
- * `cache-config`: the size of the key cache. As the spec says (§2.4), a new size takes effect when
- * the mount is reloaded through sys/plugins/reload/backend: the backend reads it when it is built.
+ * `cache-config`: the size of the key cache
+ * (https://developer.hashicorp.com/vault/api-docs/secret/transit#configure-cache). As Vault's
+ * documentation says, a new size takes effect when the mount is reloaded through
+ * sys/plugins/reload/backend: the backend reads it when it is built (docs/transit.md, "The key
+ * cache").
  */
 import { BadRequestError, definePath, type Storage } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';

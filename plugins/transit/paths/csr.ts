@@ -1,7 +1,8 @@
 /**
  * `keys/:name/csr`: a PKCS#10 certificate signing request for a key version, signed by that version
- * (spec §4 csr). An optional PEM template contributes its subject and attributes; its key and
- * signature are replaced. Every signing key type (RSA, ECDSA, Ed25519) except derived keys.
+ * (https://developer.hashicorp.com/vault/api-docs/secret/transit#sign-csr). An optional PEM
+ * template contributes its subject and attributes; its key and signature are replaced. Every
+ * signing key type (RSA, ECDSA, Ed25519) except derived keys.
  */
 import { BadRequestError, definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';

@@ -1,14 +1,16 @@
 /**
  * `datakey/:type/:name`: a fresh random data key, encrypted with the named key and returned with
- * (`plaintext`) or without (`wrapped`) its plaintext (spec §4 Data key). The two paths are
- * separate so that policies can say who may see data keys in the clear.
+ * (`plaintext`) or without (`wrapped`) its plaintext
+ * (https://developer.hashicorp.com/vault/api-docs/secret/transit#generate-data-key). The two paths
+ * are separate so that policies can say who may see data keys in the clear.
  */
 import { randomBytes } from 'node:crypto';
 import { BadRequestError, InternalError, definePath, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { decodeBase64, encodeBase64 } from '../crypto/base64.js';
-import { ItemError, RSA_PADDING_SCHEMES, checkAssociatedData, logItemFailures, paddingScheme } from '../crypto/batch.js';
-import { NONCE_NOT_ALLOWED, encryptBatch, nonceAllowed } from '../crypto/cipher.js';
+import { ItemError, logItemFailures } from '../crypto/item-error.js';
+import { checkAssociatedData, paddingScheme } from '../crypto/items.js';
+import { RSA_PADDING_SCHEMES, NONCE_NOT_ALLOWED, encryptBatch, nonceAllowed } from '../crypto/cipher.js';
 
 const DATAKEY_FIELDS = {
   type: {

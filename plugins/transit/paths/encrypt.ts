@@ -1,34 +1,19 @@
 /**
- * `encrypt/:name`: encrypt a plaintext or a batch (spec §4 Encrypt, §2.6, §7). A missing key is
- * created first (upsert, spec §3 rule 8) when the request is a `create` — the existence check
- * makes it one, so the ACL asks for the create capability — and config/keys allows upsert.
+ * `encrypt/:name`: encrypt a plaintext or a batch
+ * (https://developer.hashicorp.com/vault/api-docs/secret/transit#encrypt-data; docs/transit.md,
+ * "Batches"). A missing key is created first (upsert) when the request is a `create` — the
+ * existence check makes it one, so the ACL asks for the create capability — and config/keys allows
+ * upsert.
  */
 import { BadRequestError, definePath, isUnset, type FieldValues, type LogicalRequest, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { decodeBase64, decodeBase64Each, decodeBase64InTurns, isLongText } from '../crypto/base64.js';
-import {
-  ItemError,
-  RSA_PADDING_SCHEMES,
-  batchItems,
-  batchAnswer,
-  base64Value,
-  checkAssociatedData,
-  fieldValue,
-  itemField,
-  textValue,
-  logItemFailures,
-  paddingScheme,
-  onlyResult,
-  requireConsistentContext,
-  type BatchItem,
-  CIPHERTEXT_FIELDS,
-  admitInSlices,
-  cipherCost,
-  inSlices,
-  readCost,
-  textLength,
-} from '../crypto/batch.js';
-import { NONCE_NOT_ALLOWED, encryptBatch, encryptLarge, encryptOne, isLargeItem, nonceAllowed, type Encrypted, type EncryptItem } from '../crypto/cipher.js';
+import { ItemError, logItemFailures, onlyResult } from '../crypto/item-error.js';
+import { inSlices } from '../crypto/slices.js';
+import { cipherCost, readCost, textLength } from '../crypto/costs.js';
+import { admitInSlices, base64Value, batchItems, checkAssociatedData, fieldValue, itemField, paddingScheme, requireConsistentContext, textValue, type BatchItem } from '../crypto/items.js';
+import { batchAnswer, CIPHERTEXT_FIELDS } from '../crypto/batch-answer.js';
+import { RSA_PADDING_SCHEMES, NONCE_NOT_ALLOWED, encryptBatch, encryptLarge, encryptOne, isLargeItem, nonceAllowed, type Encrypted, type EncryptItem } from '../crypto/cipher.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import { keyTypeInfo } from '../keys/key-types.js';
 import { createKey } from '../keys/operations.js';
@@ -142,7 +127,7 @@ async function encryptMany(ctx: TransitContext, input: EncryptInput, batch: NonN
  * A request without batch_input: the steps of a batch of one, in the same order and with the same
  * answers, but without its slices, admission lists and grouping (encryptOne). A single-item
  * encrypt is the commonest transit request, and that machinery for one item cost about as much as
- * sealing it.
+ * sealing it; decrypt's single item is opened the same way (bench/README.md, "One item alone").
  */
 async function encryptOnly(ctx: TransitContext, req: LogicalRequest, input: EncryptInput, create: boolean): Promise<LogicalResponse> {
   const raw = singleItem(req, input);

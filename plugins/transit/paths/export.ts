@@ -1,7 +1,9 @@
 /**
- * `export/:key_type/:name(/:version)`: key material in Vault's encodings (spec §4 export; reference
- * transit.md §5.2). Private material needs an exportable key; public keys and certificate chains do
- * not. Only versions still valid for decryption (≥ min_decryption_version) are exported.
+ * `export/:key_type/:name(/:version)`: key material in Vault's encodings
+ * (https://developer.hashicorp.com/vault/api-docs/secret/transit#export-key; docs/transit.md,
+ * "Export, backup and bring your own key"). Private material needs an exportable key; public keys
+ * and certificate chains do not. Only versions still valid for decryption (≥
+ * min_decryption_version) are exported.
  */
 import { BadRequestError, definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';

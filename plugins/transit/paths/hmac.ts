@@ -1,13 +1,15 @@
 /**
- * `hmac/:name(/:algorithm)`: HMACs of input data with a key's per-version HMAC key (spec §4 HMAC;
- * reference transit.md §3.3, §5.1). Also the HMAC half of `verify` and the batch conventions that
- * hmac, sign and verify share: items are maps of strings in which an absent field differs from an
- * empty one, every item's result carries its `reference`, and these batches always answer 200.
+ * `hmac/:name(/:algorithm)`: HMACs of input data with a key's per-version HMAC key
+ * (https://developer.hashicorp.com/vault/api-docs/secret/transit#generate-hmac; docs/transit.md,
+ * "Batches"). Also the HMAC half of `verify` and the batch conventions that hmac, sign and verify
+ * share: items are maps of strings in which an absent field differs from an empty one, every item's
+ * result carries its `reference`, and these batches always answer 200.
  */
 import { BadRequestError, definePath, type FieldSpecs, type FieldValues, type LogicalRequest } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { decodeBase64 } from '../crypto/base64.js';
-import { answerEntries, inSlices, macCost } from '../crypto/batch.js';
+import { answerEntries, inSlices } from '../crypto/slices.js';
+import { macCost } from '../crypto/costs.js';
 import {
   computeHmacs,
   formatHmac,
@@ -80,7 +82,7 @@ async function hmacHandler(ctx: TransitContext, req: LogicalRequest, input: Hmac
   if (!batch && items[0]!.input === undefined) throw new BadRequestError('missing input for HMAC');
 
   const key = hmacKeyOf(policy, version);
-  // Awaited only when to come (several slices): an await costs the single-item path ~0.25 µs.
+  // Awaited only when to come (several slices), so a single item's answer costs no await.
   const computing = inSlices(items, MAC_COST, (slice) => {
     const decoded = runItems(slice, (item) => {
       if (item.input === undefined) throw new BadRequestError('missing input for HMAC');
@@ -174,7 +176,7 @@ export function givenText(req: LogicalRequest, field: string, value: string | un
   return value ?? (req.data[field] === '' ? '' : undefined);
 }
 
-/** An item's reference, else the request's (spec §2.6); "" when neither gives one. */
+/** An item's reference, else the request's; "" when neither gives one (docs/transit.md, "Batches"). */
 export function referenceOf(item: BatchItem, requestReference: string | undefined): string {
   return item.reference || requestReference || '';
 }

@@ -1,8 +1,10 @@
 /**
- * `keys/:name/import` and `keys/:name/import_version`: bring your own key (spec §4, §3 rules 5, 6, 9;
- * reference transit.md §5.4). Material arrives wrapped for the mount's wrapping key (`ciphertext`),
- * or as a plain public key (`public_key`) for asymmetric types. Everything is decoded and checked
- * before anything is written, so a refused import leaves storage as it was.
+ * `keys/:name/import` and `keys/:name/import_version`: bring your own key
+ * (https://developer.hashicorp.com/vault/api-docs/secret/transit#import-key; docs/transit.md, "Keys
+ * and their one-way settings" and "Export, backup and bring your own key"). Material arrives
+ * wrapped for the mount's wrapping key (`ciphertext`), or as a plain public key (`public_key`) for
+ * asymmetric types. Everything is decoded and checked before anything is written, so a refused
+ * import leaves storage as it was.
  */
 import { randomBytes } from 'node:crypto';
 import { BadRequestError, definePath } from '../../../sdk/index.js';
@@ -154,7 +156,7 @@ function importableKey(policy: KeyPolicy | undefined, name: string): KeyPolicy {
   return policy;
 }
 
-/** The version import_version writes, and the key with it (spec §4 import_version, §3 rule 9). */
+/** The version import_version writes, and the key with it: a new one, or the private part of a public-only version. */
 function withImportedVersion(
   policy: KeyPolicy,
   material: ImportedMaterial,

@@ -1,4 +1,8 @@
-/** `keys/:name/config`: the tunable settings of a key (spec §2.2, §3 rules 1–2). */
+/**
+ * `keys/:name/config`: the tunable settings of a key
+ * (https://developer.hashicorp.com/vault/api-docs/secret/transit#update-key-configuration;
+ * docs/transit.md, "Keys and their one-way settings").
+ */
 import { BadRequestError, definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { keyBody } from '../keys/format.js';
@@ -53,7 +57,7 @@ export function keysConfigPath(ctx: TransitContext) {
               );
             }
             if (input.auto_rotate_period !== undefined) checkAutoRotatePeriod(input.auto_rotate_period);
-            // One-way switches (spec §3 rule 1): asking to turn one off is refused, not ignored as Vault does.
+            // One-way switches: asking to turn one off is refused, not ignored as Vault does (docs/transit.md).
             if (input.exportable === false && s.exportable) throw new BadRequestError('exportable is set on this key and cannot be turned off');
             if (input.allow_plaintext_backup === false && s.allowPlaintextBackup) {
               throw new BadRequestError('allow_plaintext_backup is set on this key and cannot be turned off');

@@ -1,4 +1,4 @@
-/** `keys/:name/trim`: permanently delete old versions (spec §3 rule 7, §7). */
+/** `keys/:name/trim`: permanently delete old versions (https://developer.hashicorp.com/vault/api-docs/secret/transit#trim-key; docs/transit.md, "Keys and their one-way settings"). */
 import { BadRequestError, definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { keyBody } from '../keys/format.js';

@@ -1,7 +1,9 @@
 /**
- * `restore(/:name)`: a key from a backup blob — ours or Vault's (spec §4, §7; reference transit.md
- * §5.3). Under the blob's name or a new one; over an existing key only with `force`, replacing all
- * its versions. Records restore_info. The blob is read completely before anything is written.
+ * `restore(/:name)`: a key from a backup blob — ours or Vault's
+ * (https://developer.hashicorp.com/vault/api-docs/secret/transit#restore-key; the blob:
+ * docs/transit.md, "Export, backup and bring your own key"). Under the blob's name or a new one;
+ * over an existing key only with `force`, replacing all its versions. Records restore_info. The
+ * blob is read completely before anything is written.
  */
 import { BadRequestError, CoercionError, coerceField, definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';

@@ -1,33 +1,15 @@
 /**
  * `rewrap/:name`: decrypt and encrypt again with the latest (or a chosen) key version, without
- * ever returning the plaintext (spec §4 Rewrap, §3 rule 3, §7).
+ * ever returning the plaintext (https://developer.hashicorp.com/vault/api-docs/secret/transit#rewrap-data; docs/transit.md, "Batches").
  */
 import { BadRequestError, definePath, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
-import {
-  CIPHERTEXT_FIELDS,
-  ItemError,
-  RSA_PADDING_SCHEMES,
-  batchItems,
-  batchAnswer,
-  checkAssociatedData,
-  itemField,
-  logItemFailures,
-  paddingScheme,
-  parseCiphertextItem,
-  onlyResult,
-  requireConsistentContext,
-  type BatchItem,
-  type PaddingScheme,
-  admitInSlices,
-  admitItems,
-  inSlices,
-  rewrapCost,
-  readCost,
-  textLength,
-  type ParsedCiphertextItem,
-} from '../crypto/batch.js';
-import { NONCE_NOT_ALLOWED, decryptBatch, encryptBatch, nonceAllowed, type DecryptItem, type Encrypted, type EncryptItem } from '../crypto/cipher.js';
+import { ItemError, logItemFailures, onlyResult } from '../crypto/item-error.js';
+import { inSlices } from '../crypto/slices.js';
+import { readCost, rewrapCost, textLength } from '../crypto/costs.js';
+import { admitInSlices, admitItems, batchItems, checkAssociatedData, itemField, paddingScheme, parseCiphertextItem, requireConsistentContext, type BatchItem, type ParsedCiphertextItem } from '../crypto/items.js';
+import { batchAnswer, CIPHERTEXT_FIELDS } from '../crypto/batch-answer.js';
+import { RSA_PADDING_SCHEMES, NONCE_NOT_ALLOWED, decryptBatch, encryptBatch, nonceAllowed, type PaddingScheme, type DecryptItem, type Encrypted, type EncryptItem } from '../crypto/cipher.js';
 
 const REWRAP_FIELDS = {
   name: { type: 'name', description: 'Name of the key.', required: true },
@@ -90,7 +72,7 @@ async function rewrap(ctx: TransitContext, input: RewrapInput): Promise<LogicalR
         },
       ];
   requireConsistentContext(raw);
-  // Awaited only when to come (several slices): an await costs the single-item path ~0.25 µs.
+  // Awaited only when to come (several slices), so a single item's answer costs no await.
   const reading = inSlices(raw, readCost((item) => textLength(item.ciphertext)), (slice) => slice.map(parseCiphertextItem));
   const parsed = reading instanceof Promise ? await reading : reading;
 

@@ -1,5 +1,6 @@
 /**
- * `keys/:name/set-certificate`: the certificate chain of a key version (spec §2.5, §4). The chain
+ * `keys/:name/set-certificate`: the certificate chain of a key version
+ * (https://developer.hashicorp.com/vault/api-docs/secret/transit#set-certificate-chain). The chain
  * starts with the end-entity certificate, whose public key must be the version's; setting a chain
  * replaces the previous one. Read and export return it.
  */

@@ -1,6 +1,7 @@
 /**
  * `sign/:name(/:hash_algorithm)`: signatures with ECDSA, Ed25519 (also derived per context) and RSA
- * keys (spec §4 Sign; reference transit.md §3.2, §4, §5.1). Also the option parsing that verify
+ * keys (https://developer.hashicorp.com/vault/api-docs/secret/transit#sign-data; their formats:
+ * docs/transit.md, "Ciphertexts, signatures and HMACs"). Also the option parsing that verify
  * shares. Unlike Vault, which answers some single-item signing failures (a bad key_version, a
  * version without its private part, a bad salt length) with a 500, every user error is a 400.
  */
@@ -10,7 +11,8 @@ import type { TransitContext } from '../context.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';
 import { decodeBase64 } from '../crypto/base64.js';
-import { answerEntries, inSlices, signingCost } from '../crypto/batch.js';
+import { answerEntries, inSlices } from '../crypto/slices.js';
+import { signingCost } from '../crypto/costs.js';
 import { derivedEd25519PrivateKey, ed25519RawPublic, MISSING_CONTEXT } from '../crypto/derive.js';
 import {
   formatSignature,
@@ -189,7 +191,7 @@ function signOne(policy: KeyPolicy, family: SigningFamily, version: KeyVersion, 
 }
 
 /**
- * The version to sign with (reference §3.2): 0 = latest; not negative, not above the latest, not
+ * The version to sign with (docs/transit.md, "Keys and their one-way settings"): 0 = latest; not negative, not above the latest, not
  * below min_encryption_version; and, as Vault keeps such versions out of its working set, not
  * below min_decryption_version either (a signature nobody could verify). It must hold a private key.
  */

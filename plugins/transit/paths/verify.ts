@@ -1,6 +1,6 @@
 /**
- * `verify/:name(/:hash_algorithm)`: checks a signature made by sign, or an HMAC made by hmac (spec
- * §4 Verify; reference transit.md §3.2, §3.3, §5.1). A request verifies signatures or HMACs, never
+ * `verify/:name(/:hash_algorithm)`: checks a signature made by sign, or an HMAC made by hmac
+ * (https://developer.hashicorp.com/vault/api-docs/secret/transit#verify-signed-data). A request verifies signatures or HMACs, never
  * both: a single request gives exactly one of `signature` and `hmac`, and every batch item gives
  * the same one.
  */
@@ -9,7 +9,8 @@ import { BadRequestError, definePath, type FieldSpecs, type FieldValues, type Lo
 import type { TransitContext } from '../context.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import { decodeBase64 } from '../crypto/base64.js';
-import { answerEntries, inSlices, signingCost } from '../crypto/batch.js';
+import { answerEntries, inSlices } from '../crypto/slices.js';
+import { signingCost } from '../crypto/costs.js';
 import { derivedEd25519PrivateKey, MISSING_CONTEXT } from '../crypto/derive.js';
 import { decodeSignatureText, parseSignature, verifyBytes, type SignOptions, type SigningFamily } from '../crypto/signing.js';
 import { hmacVerifyResult, inputLength, readBatchItems, referenceOf, runItems, single, verifyHmacs, type BatchItem } from './hmac.js';

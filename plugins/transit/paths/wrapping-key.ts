@@ -1,8 +1,9 @@
 /**
- * `wrapping_key`: the mount's RSA-4096 public key that BYOK imports are wrapped for (spec §4, §8).
- * Generated on first use and kept where Vault keeps it, as the key policy `import/wrapping-key`;
- * key names cannot contain `/`, so no keys/… path reaches it, and LIST keys leaves the `import/`
- * folder out (it holds no key a client could use).
+ * `wrapping_key`: the mount's RSA-4096 public key that BYOK imports are wrapped for
+ * (https://developer.hashicorp.com/vault/api-docs/secret/transit#get-wrapping-key). Generated on
+ * first use and kept where Vault keeps it, as the key policy `import/wrapping-key`; key names
+ * cannot contain `/`, so no keys/… path reaches it, and LIST keys leaves the `import/` folder out
+ * (it holds no key a client could use).
  */
 import { definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';

@@ -287,7 +287,7 @@ describe('audit broker', () => {
       await broker.load();
       expect(broker.list().map((d) => d.path)).to.deep.equal(['exec/', 'prefixed/']);
       expect(await caught(broker.logRequest(request('r')))).to.be.instanceOf(AuditUnavailableError);
-      const refusals = capture.lines.filter((l) => l.msg === 'audit device could not be built').map((l) => `${l.device} ${l.err}`);
+      const refusals = capture.lines.filter((l) => l.msg === 'audit device could not be built').map((l) => `${l.device as string} ${l.err as string}`);
       expect(refusals).to.have.length(2);
       expect(refusals[0]).to.match(/^exec\/ audit device option "mode": "0777" is refused/);
       expect(refusals[1]).to.match(/^prefixed\/ audit device option "prefix": audit log prefixing is not allowed/);

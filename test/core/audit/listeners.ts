@@ -197,6 +197,6 @@ export async function stallingUnixDatagramCollector(path: string, stallMs: numbe
 }
 
 /** The audit entries among `lines` (JSON after `prefix`), for request id or path lookups. */
-export function entriesOf(lines: readonly string[], prefix = ''): Array<Record<string, any>> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  return lines.filter((l) => l.startsWith(prefix)).map((l) => JSON.parse(l.slice(prefix.length)) as Record<string, any>); // eslint-disable-line @typescript-eslint/no-explicit-any
+export function entriesOf(lines: readonly string[], prefix = ''): Array<Record<string, any>> {
+  return lines.filter((l) => l.startsWith(prefix)).map((l) => JSON.parse(l.slice(prefix.length)) as Record<string, any>);
 }

@@ -45,7 +45,7 @@ describe('syslog audit device', function () {
       .map((line) => {
         const m = SYSLOG_LINE.exec(line);
         if (!m) throw new Error(`not a syslog message: ${line.slice(0, 120)}`);
-        return { pri: Number(m[1]), stamp: m[2]!, tag: m[3]!, pid: Number(m[4]), entry: JSON.parse(m[5]!) as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+        return { pri: Number(m[1]), stamp: m[2]!, tag: m[3]!, pid: Number(m[4]), entry: JSON.parse(m[5]!) as Record<string, any> };
       })
       .filter((m) => m.entry.request?.path === notePath);
   }

@@ -17,7 +17,7 @@ import { parseIdentityDocument } from '../../../plugins/cloud-auth/identity-docu
 import { KeyedLock } from '../../../sdk/index.js';
 import { tagFromPath } from '../../../plugins/cloud-auth/deny-list.js';
 
-/** The key and nonce of the reference's derived role-tag vectors (cloud-auth.md §5.1). */
+/** The key and nonce of role-tag vectors computed apart from the code: HMAC-SHA-256 of the canonical form (docs/cloud-auth.md, "Role tags"). */
 const KEY = '4d6f8c0e-2a1b-4c3d-9e8f-0123456789ab';
 const NONCE = '09Vp0qGuyB8=';
 const base: RoleTag = { nonce: NONCE, role: 'dev-role', disallowReauthentication: false, allowInstanceMigration: false, policies: [], instanceId: '', maxTtl: 0 };

@@ -1,7 +1,8 @@
 /**
- * ec2 login over HTTP against the fake provider (reference §3): the signed document, the role,
- * the running instance and its constraints, the identity access list with nonces, migration and
- * disallow_reauthentication; bad input is a 4xx that names it and leaves the access list alone.
+ * ec2 login over HTTP against the fake provider (docs/cloud-auth.md, "An ec2 login, step by step"):
+ * the signed document, the role, the running instance and its constraints, the identity access list
+ * with nonces, migration and disallow_reauthentication; bad input is a 4xx that names it and leaves
+ * the access list alone.
  */
 import { expect } from 'chai';
 import forge from 'node-forge';

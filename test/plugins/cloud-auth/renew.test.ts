@@ -1,4 +1,4 @@
-/** Renewal of iam and ec2 tokens: what it re-checks (spec §3, reference §8) and what it takes from the role as it is now. */
+/** Renewal of iam and ec2 tokens (https://developer.hashicorp.com/vault/docs/auth/aws): what it re-checks and what it takes from the role as it is now. */
 import { expect } from 'chai';
 import { startCloudHarness, MAIN_ACCOUNT, type CloudHarness } from './harness.js';
 import { TestClient, type TestResponse } from '../../helpers/http.js';

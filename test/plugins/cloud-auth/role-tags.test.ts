@@ -1,8 +1,8 @@
 /**
- * Role tags over HTTP (spec §2.7, reference §5): creating them, logging in with one on the
- * instance (it narrows policies, max TTL and reauthentication), forged and misplaced tags, the
- * deny list under its current and deprecated names, and rewritten spellings of a tag (which parse
- * to the same fields, so carry a valid HMAC): refused, and unable to slip past the deny list.
+ * Role tags over HTTP (docs/cloud-auth.md, "Role tags"): creating them, logging in with one on the
+ * instance (it narrows policies, max TTL and reauthentication), forged and misplaced tags, the deny
+ * list under its current and deprecated names, and rewritten spellings of a tag (which parse to the
+ * same fields, so carry a valid HMAC): refused, and unable to slip past the deny list.
  */
 import { expect } from 'chai';
 import { startCloudHarness, MAIN_ACCOUNT, type CloudHarness } from './harness.js';

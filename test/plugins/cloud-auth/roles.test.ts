@@ -1,4 +1,4 @@
-/** Roles of the cloud auth method: fields, defaults and the write rules of spec §2.6 and §3, over HTTP. */
+/** Roles of the cloud auth method: fields, defaults and the write rules (docs/cloud-auth.md, "Roles"), over HTTP. */
 import { expect } from 'chai';
 import { startCloudHarness, MAIN_ACCOUNT, type CloudHarness } from './harness.js';
 

@@ -1,7 +1,7 @@
 /**
- * Tidy of the identity access list and the role-tag deny list (spec §2.5, §4): by request
- * (202, in the background) and from the periodic hook the host's timer calls, with the safety
- * buffer (default 72h for both lists), disable_periodic_tidy, and the deprecated names.
+ * Tidy of the identity access list and the role-tag deny list (docs/cloud-auth.md, "Tidy"): by
+ * request (202, in the background) and from the periodic hook the host's timer calls, with the
+ * safety buffer (default 72h for both lists), disable_periodic_tidy, and the deprecated names.
  */
 import { expect } from 'chai';
 import { pino } from 'pino';

@@ -1,7 +1,8 @@
 /**
- * BYOK: the wrapping key, import and import_version (every field, every type, the rules of spec §3
- * rules 5, 6, 9), refused imports that leave storage untouched, and byok-export from one mount
- * imported into another, which then decrypts and verifies what the first produced.
+ * BYOK: the wrapping key, import and import_version (every field, every type, the rules of
+ * docs/transit.md, "Keys and their one-way settings"), refused imports that leave storage
+ * untouched, and byok-export from one mount imported into another, which then decrypts and verifies
+ * what the first produced.
  */
 import { expect } from 'chai';
 import { constants, createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, generateKeyPairSync, privateDecrypt, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
@@ -325,7 +326,7 @@ describe('transit BYOK', function () {
       expect((await ok(h.read('keys/hm'))).key_size).to.equal(64);
     });
 
-    it('is refused for keys generated here, for missing keys, and for imported keys rotated here (spec §3 rules 5, 6)', async () => {
+    it('is refused for keys generated here, for missing keys, and for imported keys rotated here', async () => {
       await ok(h.write('keys/generated'));
       const generated = await h.write('keys/generated/import_version', { ciphertext: await wrapFor(h, randomBytes(32)) });
       expect(generated.status).to.equal(400);

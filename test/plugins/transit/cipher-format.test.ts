@@ -1,7 +1,8 @@
 /**
- * Format cross-checks: ciphertexts made by the transit paths open with an independent
- * node:crypto (or node-forge, for RSA) computation from the stored key material, and ciphertexts
- * made independently open through the paths (reference transit.md §3.1, §4).
+ * Format cross-checks: ciphertexts made by the transit paths open with an independent node:crypto
+ * (or node-forge, for RSA) computation from the stored key material, and ciphertexts made
+ * independently open through the paths (docs/transit.md, "Ciphertexts, signatures and HMACs" and
+ * "Derived keys and convergent encryption").
  */
 import { expect } from 'chai';
 import { constants, createCipheriv, createDecipheriv, createHmac, hkdfSync, privateDecrypt, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';

@@ -170,6 +170,73 @@ describe('transit decrypt', () => {
     expect(text(good.data.plaintext)).to.equal('x');
   });
 
+  it('answers a single ciphertext as a batch of one would: the same plaintext, or the same error and status', async () => {
+    await h.write('keys/k/rotate');
+    await h.write('keys/old');
+    const belowMinimum = await encrypt(h, 'old', { plaintext: b64('x') });
+    await h.write('keys/old/rotate');
+    await h.write('keys/old/config', { min_decryption_version: 2 });
+    await h.write('keys/aes128', { type: 'aes128-gcm96' });
+    await h.write('keys/chacha', { type: 'chacha20-poly1305' });
+    await h.write('keys/rsa', { type: 'rsa-2048' });
+    await h.write('keys/derived', { derived: true });
+    await h.write('keys/convergent', { derived: true, convergent_encryption: true });
+    await h.write('keys/ed', { type: 'ed25519' });
+    const k = await encrypt(h, 'k', { plaintext: b64('latest') });
+    const kFirst = (await encrypt(h, 'k', { plaintext: b64('first'), key_version: 1 })).replace('vault:v1:', 'vault:v0:');
+    const withAad = await encrypt(h, 'k', { plaintext: b64('x'), associated_data: b64('row 1') });
+    const empty = await encrypt(h, 'k', { plaintext: '' });
+    const aes128 = await encrypt(h, 'aes128', { plaintext: b64('x') });
+    const chacha = await encrypt(h, 'chacha', { plaintext: b64('x') });
+    const rsa = await encrypt(h, 'rsa', { plaintext: b64('x'), padding_scheme: 'pkcs1v15' });
+    const derived = await encrypt(h, 'derived', { plaintext: b64('x'), context: b64('tenant') });
+    const convergent = await encrypt(h, 'convergent', { plaintext: b64('x'), context: b64('tenant') });
+    const cases: [string, Record<string, string>][] = [
+      ['k', { ciphertext: k }],
+      ['k', { ciphertext: kFirst }],
+      ['k', { ciphertext: empty }],
+      ['k', { ciphertext: withAad, associated_data: b64('row 1') }],
+      ['k', { ciphertext: withAad, associated_data: b64('row 2') }],
+      ['k', { ciphertext: withAad }],
+      ['k', { ciphertext: k, associated_data: '%%%' }],
+      ['k', { ciphertext: k, padding_scheme: 'oaep' }],
+      ['k', { ciphertext: k, nonce: b64(Buffer.alloc(12)), context: b64('ignored') }],
+      ['k', { ciphertext: tamper(k, 20) }],
+      ['k', { ciphertext: 'vault:v1:AAAA' }],
+      ['k', { ciphertext: 'vault:v1:' }],
+      ['k', { ciphertext: 'vault:v1:not base64!' }],
+      ['k', { ciphertext: 'vault:v9:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }],
+      ['k', { ciphertext: 'vault:vx:AAAA' }],
+      ['k', { ciphertext: 'no prefix' }],
+      ['old', { ciphertext: belowMinimum }],
+      ['aes128', { ciphertext: aes128 }],
+      ['chacha', { ciphertext: chacha }],
+      ['chacha', { ciphertext: tamper(chacha, 13) }],
+      ['rsa', { ciphertext: rsa, padding_scheme: 'pkcs1v15' }],
+      ['rsa', { ciphertext: rsa }],
+      ['rsa', { ciphertext: rsa, associated_data: b64('row 1') }],
+      ['derived', { ciphertext: derived, context: b64('tenant') }],
+      ['derived', { ciphertext: derived, context: b64('other') }],
+      ['derived', { ciphertext: derived }],
+      ['convergent', { ciphertext: convergent, context: b64('tenant') }],
+      ['ed', { ciphertext: 'vault:v1:AAAA' }],
+    ];
+    for (const [key, fields] of cases) {
+      const label = `${key} ${JSON.stringify(fields)}`;
+      const single = await h.write(`decrypt/${key}`, fields);
+      const batch = await h.write(`decrypt/${key}`, { batch_input: [fields] });
+      const [item] = batchResults(batch);
+      if (item.error !== undefined) {
+        expect(single.status, label).to.equal(batch.status);
+        // The one difference: a batch names the item's padding_scheme with its index.
+        expect(single.error, label).to.equal(item.error.replace("'[0].padding_scheme'", 'padding_scheme'));
+        continue;
+      }
+      expect(single.status, label).to.equal(200);
+      expect(single.data.plaintext, label).to.equal(item.plaintext);
+    }
+  });
+
   describe('batch_input', () => {
     it('decrypts in input order; every result has plaintext ("" on error) and a reference', async () => {
       const a = await encrypt(h, 'k', { plaintext: b64('a') });

@@ -30,7 +30,7 @@ export function sharedWasm(): Promise<WasmCrypto> {
 export interface HarnessResult {
   /** The HTTP status the host would answer with (200, 204, 404 for a missing read, 4xx/5xx for errors). */
   readonly status: number;
-  readonly data: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  readonly data: any;
   readonly warnings: string[];
   /** The error message for an error status. */
   readonly error?: string;

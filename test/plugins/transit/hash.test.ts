@@ -1,4 +1,4 @@
-/** Transit hash (spec §4 Hash; reference transit.md §6): digests through the WASM core, checked against node:crypto. */
+/** Transit hash (https://developer.hashicorp.com/vault/api-docs/secret/transit#hash-data): digests through the WASM core, checked against node:crypto. */
 import { createHash, randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { TransitHarness } from './harness.js';

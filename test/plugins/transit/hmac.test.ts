@@ -1,4 +1,4 @@
-/** Transit HMAC: the hmac path and HMAC verification through verify (spec §4 HMAC/Verify; reference transit.md §3.3, §5.1). */
+/** Transit HMAC: the hmac path and HMAC verification through verify (docs/transit.md, "Ciphertexts, signatures and HMACs" and "Batches"). */
 import { expect } from 'chai';
 import { TransitHarness, sharedWasm } from './harness.js';
 

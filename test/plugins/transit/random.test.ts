@@ -1,4 +1,4 @@
-/** Transit random bytes (spec §4 Random bytes, §8; reference transit.md §6): counts and sources in the URL or the body. */
+/** Transit random bytes (https://developer.hashicorp.com/vault/api-docs/secret/transit#generate-random-bytes): counts and sources in the URL or the body. */
 import { expect } from 'chai';
 import { TransitHarness } from './harness.js';
 

@@ -131,7 +131,7 @@ describe('transit rewrap', () => {
       const res = await h.write('rewrap/k', {
         batch_input: [{ ciphertext: a, reference: 'A' }, { ciphertext: 'nope', reference: 'bad' }, { ciphertext: b, key_version: 1 }],
       });
-      // Spec §7 makes rewrap batches answer like encrypt and decrypt (Vault always answers 200).
+      // Rewrap batches answer like encrypt and decrypt; Vault always answers 200 (docs/transit.md, "Batches").
       expect(res.status).to.equal(400);
       const results = batchResults(res);
       expect(results[0]).to.include({ key_version: 2, reference: 'A' });

@@ -1,4 +1,4 @@
-/** Transit sign and verify at the request level (spec §4 Sign/Verify, §7; reference transit.md §3.2, §4, §5.1, §6). */
+/** Transit sign and verify at the request level (docs/transit.md, "Ciphertexts, signatures and HMACs" and "Batches"). */
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { TransitHarness } from './harness.js';

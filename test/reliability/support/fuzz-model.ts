@@ -44,7 +44,6 @@ export interface FuzzCase {
   readonly request: RawRequest;
 }
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 function fieldKind(schema: any): FieldKind {
   switch (schema?.type) {
     case 'integer':
@@ -100,7 +99,6 @@ export function modelFromOpenApi(doc: any): PathModel[] {
   }
   return out;
 }
-/* eslint-enable @typescript-eslint/no-explicit-any */
 
 /** A JSON fragment written verbatim into a body: numbers JSON.stringify cannot produce, very deep nesting. */
 export class RawJson {

@@ -19,7 +19,7 @@ export interface RawResponse {
   readonly headers: http.IncomingHttpHeaders;
   readonly text: string;
   /** Parsed JSON, or undefined when the body is empty or not JSON. */
-  readonly json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  readonly json: any;
   readonly ms: number;
 }
 

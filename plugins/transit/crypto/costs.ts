@@ -1,0 +1,85 @@
+/**
+ * What the items of a batch are estimated to cost, by operation and key type: the budget slices.ts
+ * cuts a batch by. The figures are microseconds, rounded up from measurements; bench/README.md
+ * ("What a batch item costs") says how they were taken and what they were. An estimate that is
+ * off only makes slices longer or shorter than SLICE_US; the answers do not change.
+ */
+import type { KeyPolicy } from '../keys/key-policy.js';
+import type { KeyType } from '../keys/key-types.js';
+
+/**
+ * The estimated cost of the items of a batch, in microseconds: `itemUs` for every item and
+ * `unitUs` for every unit (byte or character) of its size as `sizeOf` gives it. One call per
+ * item, so that finding that a batch fits one slice costs next to nothing; none when `unitUs` is 0.
+ */
+export interface ItemCost<T> {
+  readonly itemUs: number;
+  readonly unitUs: number;
+  readonly sizeOf: (item: T) => number;
+}
+
+/** Reading an item: its fields, and the base64 decoding of its text per character. */
+const PARSE_ITEM_US = 0.5;
+const PARSE_CHAR_US = 0.002;
+/** Sealing, opening or MACing an item in a batch kernel, and per byte of it. */
+const SYMMETRIC_ITEM_US = 1;
+const SYMMETRIC_BYTE_US = 0.004;
+/** ChaCha20-Poly1305 has no batch kernel: a native cipher per item. */
+const CHACHA_ITEM_US = 8;
+/** A derived key per item (HKDF, the per-item-key kernel), and for convergent keys the nonce's HMAC. */
+const DERIVED_ITEM_US = 3;
+/** Deriving an ed25519 key from a context: HKDF, then the key object and its public half. */
+const DERIVED_SIGNING_KEY_US = 450;
+
+/** Building an item's entry of `batch_results`. */
+export const ANSWER_COST: ItemCost<unknown> = { itemUs: 0.15, unitUs: 0, sizeOf: () => 0 };
+
+/** One private-key and one public-key operation (sign and verify; RSA decrypt and encrypt), by key type. */
+const ASYMMETRIC_US: Readonly<Partial<Record<KeyType, { readonly private: number; readonly public: number }>>> = {
+  ed25519: { private: 40, public: 130 },
+  'ecdsa-p256': { private: 45, public: 105 },
+  'ecdsa-p384': { private: 1350, public: 1050 },
+  'ecdsa-p521': { private: 2350, public: 2050 },
+  'rsa-2048': { private: 450, public: 35 },
+  'rsa-3072': { private: 1800, public: 45 },
+  'rsa-4096': { private: 4000, public: 70 },
+};
+
+/** The length of an item's text field; 0 when it is not a string. */
+export function textLength(text: unknown): number {
+  return typeof text === 'string' ? text.length : 0;
+}
+
+/** Reading items whose main text (plaintext, ciphertext) has `sizeOf` characters. */
+export function readCost<T>(sizeOf: (item: T) => number): ItemCost<T> {
+  return { itemUs: PARSE_ITEM_US, unitUs: PARSE_CHAR_US, sizeOf };
+}
+
+/** Encrypting (or, with `decrypting`, opening) items of `sizeOf` bytes under `policy`. */
+export function cipherCost<T>(policy: KeyPolicy, decrypting: boolean, sizeOf: (item: T) => number): ItemCost<T> {
+  const info = policy.info;
+  if (info.family === 'rsa') return { itemUs: ASYMMETRIC_US[info.name]![decrypting ? 'private' : 'public'], unitUs: 0, sizeOf };
+  const itemUs = (info.family === 'chacha' ? CHACHA_ITEM_US : SYMMETRIC_ITEM_US) + (policy.settings.derived ? DERIVED_ITEM_US : 0);
+  return { itemUs, unitUs: SYMMETRIC_BYTE_US, sizeOf };
+}
+
+/** Opening and sealing again items of `sizeOf` bytes under `policy` (rewrap). */
+export function rewrapCost<T>(policy: KeyPolicy, sizeOf: (item: T) => number): ItemCost<T> {
+  const open = cipherCost(policy, true, sizeOf);
+  const seal = cipherCost(policy, false, sizeOf);
+  return { itemUs: open.itemUs + seal.itemUs, unitUs: open.unitUs + seal.unitUs, sizeOf };
+}
+
+/** Reading and MACing items whose input has `sizeOf` characters. */
+export function macCost<T>(sizeOf: (item: T) => number): ItemCost<T> {
+  return { itemUs: PARSE_ITEM_US + SYMMETRIC_ITEM_US, unitUs: PARSE_CHAR_US + SYMMETRIC_BYTE_US, sizeOf };
+}
+
+/**
+ * Reading, hashing and signing (`private`) or verifying (`public`) items whose input has `sizeOf`
+ * characters with a key of `policy`, deriving the key of each for a derived (ed25519) key.
+ */
+export function signingCost<T>(policy: KeyPolicy, operation: 'private' | 'public', sizeOf: (item: T) => number): ItemCost<T> {
+  const keyUs = ASYMMETRIC_US[policy.info.name]![operation] + (policy.settings.derived ? DERIVED_SIGNING_KEY_US : 0);
+  return { itemUs: PARSE_ITEM_US + SYMMETRIC_ITEM_US + keyUs, unitUs: PARSE_CHAR_US + SYMMETRIC_BYTE_US, sizeOf };
+}

@@ -1,0 +1,75 @@
+/**
+ * The JSON text of `batch_results`, written directly instead of built as objects for
+ * JSON.stringify to walk: for a thousand small items, building and walking the objects cost more
+ * than encrypting them. bench/README.md ("Writing batch_results") has the measurements behind the
+ * way the text is appended.
+ */
+import { ItemError } from './item-error.js';
+
+/**
+ * How a successful result reads in `batch_results`, beside its reference: its members as plain
+ * data, and the same members as JSON text, written directly (so only for values that need no
+ * escaping: base64, `vault:v<N>:` ciphertexts, numbers) as three parts — the text before the
+ * value, the value, and the text after it — so that an answer is mostly one value after another
+ * with the same text between them.
+ */
+export interface ResultFields<T> {
+  readonly plain: (result: T) => Record<string, unknown>;
+  /** The members' text up to the value: the same for every result (`"ciphertext":"`). */
+  readonly head: string;
+  readonly value: (result: T) => string;
+  /** The members' text after the value (`","key_version":1`); the same string again for a result like the last one. */
+  readonly tail: (result: T) => string;
+}
+
+/**
+ * `batch_results` as JSON text, appended to one string. A successful entry appends two strings:
+ * the text since the last value (the end of the entry before, a comma, the start of this one: the
+ * same string while the results look alike) and its value. A failed entry is `failed`'s members,
+ * its error and its reference, stringified.
+ */
+export class ResultsText<T> {
+  private text = '';
+  /** What closes the last entry written, if it was a successful one; "" otherwise. */
+  private close = '';
+  private empty = true;
+  /** The cache of `close` and `between` (`close`, a comma, the next entry's opening) for a tail and reference. */
+  private tail = '';
+  private reference = '';
+  private cachedClose = '';
+  private between = '';
+
+  constructor(
+    private readonly fields: ResultFields<T>,
+    private readonly failed: Record<string, unknown>,
+  ) {}
+
+  add(result: T | ItemError, reference: string): void {
+    if (result instanceof ItemError) {
+      this.text += `${this.empty ? '[' : `${this.close},`}${JSON.stringify({ ...this.failed, error: result.message, reference })}`;
+      this.close = '';
+      this.empty = false;
+      return;
+    }
+    const fields = this.fields;
+    const tail = fields.tail(result);
+    if (tail !== this.tail || reference !== this.reference || this.cachedClose === '') {
+      this.tail = tail;
+      this.reference = reference;
+      this.cachedClose = `${tail},"reference":${reference === '' ? '""' : JSON.stringify(reference)}}`;
+      this.between = `${this.cachedClose},{${fields.head}`;
+    }
+    let opening: string;
+    if (this.empty) opening = `[{${fields.head}`;
+    else if (this.close === this.cachedClose) opening = this.between;
+    else opening = `${this.close},{${fields.head}`;
+    this.text += opening;
+    this.text += fields.value(result);
+    this.close = this.cachedClose;
+    this.empty = false;
+  }
+
+  done(): string {
+    return this.empty ? '[]' : `${this.text}${this.close}]`;
+  }
+}
