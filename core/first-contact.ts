@@ -20,12 +20,12 @@ export async function logFirstSteps(seal: SealManager, address: string, uiOn: bo
   if (!status.initialized) {
     logger.info(
       { state: 'uninitialized', next: 'keywarden operator init' },
-      `Keywarden is not initialized: run "keywarden operator init" (with ${cli}) to create its unseal key shares and root token`,
+      `Keywarden is not initialized: run keywarden operator init (with ${cli}) to create its unseal key shares and root token`,
     );
   } else if (status.sealed) {
     logger.info(
       { state: 'sealed', next: 'keywarden operator unseal', threshold: status.t },
-      `Keywarden is sealed: run "keywarden operator unseal" (with ${cli}) once for each of ${status.t} unseal key shares`,
+      `Keywarden is sealed: run keywarden operator unseal (with ${cli}) once for each of ${status.t} unseal key shares`,
     );
   } else {
     logger.info({ state: 'unsealed' }, 'Keywarden is unsealed and serving');

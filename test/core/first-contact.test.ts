@@ -50,7 +50,7 @@ describe('first contact', function () {
       const state = lines.find((l) => l.state);
       expect(state).to.include({ state: 'uninitialized', next: 'keywarden operator init' });
       expect(state!.msg).to.contain('Keywarden is not initialized');
-      expect(state!.msg).to.contain(`"keywarden operator init" (with KEYWARDEN_ADDR=${server.address})`);
+      expect(state!.msg).to.contain(`run keywarden operator init (with KEYWARDEN_ADDR=${server.address})`);
       // Listening comes first: the address is in use by the time the operator reads what to run.
       expect(lines.findIndex((l) => l.msg === 'listening')).to.be.lessThan(lines.indexOf(state!));
 
@@ -74,7 +74,7 @@ describe('first contact', function () {
       expect(lines.some((l) => l.ui)).to.equal(false);
       const state = lines.find((l) => l.state);
       expect(state).to.include({ state: 'sealed', next: 'keywarden operator unseal' });
-      expect(state!.msg).to.contain(`"keywarden operator unseal" (with KEYWARDEN_ADDR=${server.address}) once for each of 2 unseal key shares`);
+      expect(state!.msg).to.contain(`run keywarden operator unseal (with KEYWARDEN_ADDR=${server.address}) once for each of 2 unseal key shares`);
 
       const sealed = await server.client.get('sys/mounts');
       expect(sealed.status).to.equal(503);
