@@ -1,8 +1,10 @@
 /**
- * The README cannot go stale: its quick-start run line and its ten-minute tour are executed here as
- * written, from the repository root as the README says. The environment holds only what the README
- * lets a reader choose (the ports) and a home directory of the test's own, so npm's cache and the
- * CLI's files stay out of the real one.
+ * The README cannot go stale: its quick-start run line, its install commands and its ten-minute
+ * tour are executed here as written, the install in a fresh clone, the tour from the repository
+ * root as the README says. The environment holds only what the README lets a reader choose (the
+ * ports, the repository's URL), a home directory of the test's own for the tour (so npm's cache and
+ * the CLI's files stay out of the real one), and, for the install, a global npm directory of the
+ * test's own.
  */
 import { expect } from 'chai';
 import { existsSync } from 'node:fs';
@@ -69,14 +71,15 @@ describe('README', function () {
       const clone = path.join(work.path, 'keywarden');
       const cloned = await runProcess('git', ['clone', '--quiet', ROOT, clone], { env: process.env });
       expect(cloned.code, cloned.stderr).to.equal(0);
-      // npm's global directory and its user settings in a home of the test's own; the npm cache stays
-      // the machine's, which `npm ci` of this clone has filled.
-      const home = path.join(work.path, 'home');
+      // npm's global directory is the test's own, named in a global npm configuration file of its own
+      // (not npm_config_prefix: npm would take that variable as the place of the git clone's own
+      // install when it builds it). The user's settings (a registry's CA, the npm cache `npm ci` of
+      // this clone filled) stay as they are.
       const prefix = path.join(work.path, 'global');
-      await mkdir(home);
-      const cache = (await runProcess('npm', ['config', 'get', 'cache'], { env: process.env })).stdout.trim();
-      await writeFile(path.join(home, '.npmrc'), `prefix=${prefix}\ncache=${cache}\nupdate-notifier=false\n`);
-      const env = { PATH: `${path.join(prefix, 'bin')}${path.delimiter}${process.env.PATH}`, HOME: home };
+      const globalConfig = path.join(work.path, 'npmrc');
+      await writeFile(globalConfig, `prefix=${prefix}\nupdate-notifier=false\n`);
+      const env = { PATH: `${path.join(prefix, 'bin')}${path.delimiter}${process.env.PATH}`, HOME: process.env.HOME, npm_config_globalconfig: globalConfig };
+      expect((await runProcess('npm', ['prefix', '-g'], { env })).stdout.trim(), 'npm installs globally into the test\'s directory').to.equal(prefix);
       const run = async (block: string, cwd: string, extra: NodeJS.ProcessEnv = {}) => {
         const result = await runProcess('bash', ['-c', `set -euo pipefail\n${block}`], { cwd, env: { ...env, ...extra } });
         expect(result.code, `${block}\n${result.stdout}\n${result.stderr}`).to.equal(0);

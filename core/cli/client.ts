@@ -219,7 +219,7 @@ export class ApiClient {
     }
     let self: { status: number; text: string };
     try {
-      self = await this.send('GET', new URL(`${this.address}/v1/auth/token/lookup-self`), undefined, 'application/json', undefined);
+      self = await this.send('GET', this.url('auth/token/lookup-self'), undefined, 'application/json', undefined);
     } catch {
       return err;
     }
@@ -230,10 +230,10 @@ export class ApiClient {
           'Log in again with "keywarden login", or set VAULT_TOKEN (or KEYWARDEN_TOKEN) to a valid token.',
       );
     }
-    if (self.status !== 200) return err;
-    const policies = (JSON.parse(self.text) as { data?: { policies?: unknown } }).data?.policies;
-    const names = Array.isArray(policies) ? policies.map(String).join(', ') : '';
-    return new TokenRefusalError(err, `${err.message}\n\nThe token ${this.tokenSource} is valid, but its policies (${names || 'none'}) do not allow ${err.method} on ${err.path}.`);
+    const policies = self.status === 200 ? (answerOf(self.status, self.text, 'auth/token/lookup-self', 'GET', this.url('auth/token/lookup-self')).body?.data?.policies as unknown) : undefined;
+    if (!Array.isArray(policies)) return err;
+    const names = policies.map(String).join(', ');
+    return new TokenRefusalError(err, `${err.message}\n\nThe token ${this.tokenSource} is valid, but its policies (${names}) do not allow ${err.method} on ${err.path}.`);
   }
 
   /**
