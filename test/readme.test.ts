@@ -61,8 +61,9 @@ describe('README', function () {
   });
 
   it('install: the tarball made in a fresh clone, and the one npm makes from the git URL, install a keywarden command; docs/deployment.md installs the same way', async function () {
-    // Two builds from nothing (npm ci, then npm pack; npm pack from git) and two global installs.
-    this.timeout(900_000);
+    // Three builds from nothing (npm ci and npm pack in the clone, npm pack from git) and two global
+    // installs, on a machine that may be busy with other work: a generous limit.
+    this.timeout(1_800_000);
     const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
     const blocks = shellBlocks(readme, '## Install', '## Production server');
     expect(blocks).to.have.length(2);
