@@ -4,7 +4,7 @@
  * root as the README says. The environment holds only what the README lets a reader choose (the
  * ports, the repository's URL), a home directory of the test's own for the tour (so npm's cache and
  * the CLI's files stay out of the real one), and, for the install, a global npm directory of the
- * test's own.
+ * test's own and the machine's way to the registry.
  */
 import { expect } from 'chai';
 import { existsSync } from 'node:fs';
@@ -21,6 +21,8 @@ import { runProcess } from './helpers/process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const TOUR_DIR = path.join(ROOT, 'tour');
+/** How a machine reaches the npm registry: extra CAs (a proxy that inspects TLS), a proxy. */
+const NETWORK_VARIABLES = /^(?:NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|(?:HTTPS?|NO|ALL)_PROXY)$/i;
 
 /** The ```sh blocks between two headings. */
 function shellBlocks(readme: string, from: string, to: string): string[] {
@@ -74,12 +76,14 @@ describe('README', function () {
       expect(cloned.code, cloned.stderr).to.equal(0);
       // npm's global directory is the test's own, named in a global npm configuration file of its own
       // (not npm_config_prefix: npm would take that variable as the place of the git clone's own
-      // install when it builds it). The user's settings (a registry's CA, the npm cache `npm ci` of
-      // this clone filled) stay as they are.
+      // install when it builds it). The user's own settings, the npm cache, and the variables with
+      // which the machine reaches the registry (a CA, a proxy) stay as they are: the global installs
+      // fetch what the cache lacks.
       const prefix = path.join(work.path, 'global');
       const globalConfig = path.join(work.path, 'npmrc');
       await writeFile(globalConfig, `prefix=${prefix}\nupdate-notifier=false\n`);
-      const env = { PATH: `${path.join(prefix, 'bin')}${path.delimiter}${process.env.PATH}`, HOME: process.env.HOME, npm_config_globalconfig: globalConfig };
+      const network = Object.fromEntries(Object.entries(process.env).filter(([name]) => NETWORK_VARIABLES.test(name)));
+      const env = { ...network, PATH: `${path.join(prefix, 'bin')}${path.delimiter}${process.env.PATH}`, HOME: process.env.HOME, npm_config_globalconfig: globalConfig };
       expect((await runProcess('npm', ['prefix', '-g'], { env })).stdout.trim(), 'npm installs globally into the test\'s directory').to.equal(prefix);
       const run = async (block: string, cwd: string, extra: NodeJS.ProcessEnv = {}) => {
         const result = await runProcess('bash', ['-c', `set -euo pipefail\n${block}`], { cwd, env: { ...env, ...extra } });
