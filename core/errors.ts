@@ -26,9 +26,16 @@ export class PayloadTooLargeError extends KeywardenError {
 }
 /** 415: PATCH without a merge-patch content type. */
 export class UnsupportedMediaTypeError extends KeywardenError {}
-/** 503: the barrier is sealed. */
+/**
+ * 503: the barrier is sealed. The text starts with Vault's, which the vault CLI looks for
+ * (`strings.Contains(err.Error(), "Vault is sealed")`), and says what unseals it.
+ */
 export class SealedError extends KeywardenError {
-  constructor() { super('Vault is sealed'); }
+  constructor() { super('Vault is sealed: unseal Keywarden with "keywarden operator unseal" and a threshold of key shares'); }
+}
+/** 400: sys/init on a server that has its keys already; Vault's text first, as for SealedError. */
+export class AlreadyInitializedError extends BadRequestError {
+  constructor() { super('Vault is already initialized: this Keywarden server has its key shares; if it is sealed, unseal it with "keywarden operator unseal"'); }
 }
 /** 503: a dependency (storage, upstream) is unavailable right now. */
 export class UnavailableError extends KeywardenError {}

@@ -28,6 +28,7 @@ import { WasmCrypto } from '../wasm/index.js';
 import { TOKENS } from './di/tokens.js';
 import { registerValue } from './di/container.js';
 import { ensurePrivateDirectory, writePrivateFile } from './private-files.js';
+import { logFirstSteps } from './first-contact.js';
 
 export interface StartOptions {
   readonly config: ServerConfig;
@@ -140,6 +141,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       listeners.push(listener);
       logger.info({ address: listener.address, storage: physical.kind, ...(ha ? { ha: 'enabled', node_id: nodeId, api_addr: config.apiAddr } : {}) }, 'listening');
     }
+    await logFirstSteps(host.seal, listeners[0]!.address, ui !== undefined, logger);
     let closing: Promise<void> | undefined;
     return {
       address: listeners[0]!.address,

@@ -29,6 +29,17 @@ export class RequestError extends Error {
   }
 }
 
+/**
+ * A 403 whose cause the CLI worked out (no token, a token the server does not accept, or a policy
+ * that does not allow the request), worded as what happened and what to do.
+ */
+export class TokenRefusalError extends RequestError {
+  constructor(cause: RequestError, message: string) {
+    super(cause.status, cause.errors, cause.path, cause.method, cause.url, cause.body);
+    this.message = message;
+  }
+}
+
 /** The server could not be reached, or the TLS handshake with it failed. */
 export class ConnectionError extends Error {}
 
@@ -61,15 +72,22 @@ export function tokenFile(env: NodeJS.ProcessEnv): string {
   return env.KEYWARDEN_TOKEN_FILE ?? path.join(env.HOME ?? os.homedir(), '.keywarden-token');
 }
 
+/** A token and where it came from, for messages ("the token from VAULT_TOKEN"). */
+export interface FoundToken {
+  readonly token: string | undefined;
+  readonly source: string;
+}
+
 /** KEYWARDEN_TOKEN, then VAULT_TOKEN, then the token helper file. */
-export async function storedToken(env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  if (env.KEYWARDEN_TOKEN) return env.KEYWARDEN_TOKEN;
-  if (env.VAULT_TOKEN) return env.VAULT_TOKEN;
+export async function storedToken(env: NodeJS.ProcessEnv): Promise<FoundToken> {
+  if (env.KEYWARDEN_TOKEN) return { token: env.KEYWARDEN_TOKEN, source: 'from KEYWARDEN_TOKEN' };
+  if (env.VAULT_TOKEN) return { token: env.VAULT_TOKEN, source: 'from VAULT_TOKEN' };
+  const file = tokenFile(env);
   try {
-    const text = (await readFile(tokenFile(env), 'utf8')).trim();
-    return text || undefined;
+    const text = (await readFile(file, 'utf8')).trim();
+    return { token: text || undefined, source: `from ${file}` };
   } catch {
-    return undefined;
+    return { token: undefined, source: `from ${file}` };
   }
 }
 
@@ -93,6 +111,9 @@ export interface ApiResponse {
   readonly status: number;
   readonly body: any;
 }
+
+/** Login paths (auth/<mount>/login[/<role>]) need no token: a 403 there is the login refused. */
+const LOGIN_PATH = /^\/*auth\/.+\/login(\/[^/]*)?$/;
 
 /** Vault's client timeout. */
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -151,6 +172,9 @@ export class ApiClient {
   /** Sent as X-Vault-Wrap-TTL (`-wrap-ttl`): the server answers with a wrapping token instead. */
   wrapTtl: string | undefined;
 
+  /** Where the token came from, for messages: "from VAULT_TOKEN", "from ~/.keywarden-token", "given". */
+  tokenSource = 'given';
+
   constructor(
     readonly address: string,
     public token: string | undefined,
@@ -170,8 +194,46 @@ export class ApiClient {
   async request(method: string, apiPath: string, body?: unknown, query?: Record<string, string>, contentType = 'application/json'): Promise<ApiResponse> {
     const url = new URL(`${this.address}/v1/${apiPath.replace(/^\/+/, '')}`);
     for (const [k, v] of Object.entries(query ?? {})) url.searchParams.set(k, v);
-    const { status, text } = await this.send(method, url, body === undefined ? undefined : JSON.stringify(body), contentType);
-    return answerOf(status, text, apiPath, method, url);
+    const { status, text } = await this.send(method, url, body === undefined ? undefined : JSON.stringify(body), contentType, this.wrapTtl);
+    try {
+      return answerOf(status, text, apiPath, method, url);
+    } catch (err) {
+      throw await this.explainRefusal(err);
+    }
+  }
+
+  /**
+   * A 403 on a path that needs a token says "permission denied" whether the token is missing,
+   * unknown to the server (mistyped, expired, revoked) or valid but not allowed this path, as Vault's
+   * does. The CLI tells them apart, asking the server about the token (auth/token/lookup-self, which
+   * the default policy allows) only once a request was refused, and says what to do.
+   */
+  private async explainRefusal(err: unknown): Promise<unknown> {
+    if (!(err instanceof RequestError) || err.status !== 403 || LOGIN_PATH.test(err.path)) return err;
+    if (!this.token) {
+      return new TokenRefusalError(
+        err,
+        'no token: this request needs one, and none was found in KEYWARDEN_TOKEN, VAULT_TOKEN or the token file. ' +
+          'Log in with "keywarden login" (which keeps the token in the token file), or set VAULT_TOKEN (or KEYWARDEN_TOKEN).',
+      );
+    }
+    let self: { status: number; text: string };
+    try {
+      self = await this.send('GET', this.url('auth/token/lookup-self'), undefined, 'application/json', undefined);
+    } catch {
+      return err;
+    }
+    if (self.status === 403) {
+      return new TokenRefusalError(
+        err,
+        `${err.message}\n\nThe server does not accept the token ${this.tokenSource}: it is mistyped, expired or revoked. ` +
+          'Log in again with "keywarden login", or set VAULT_TOKEN (or KEYWARDEN_TOKEN) to a valid token.',
+      );
+    }
+    const policies = self.status === 200 ? (answerOf(self.status, self.text, 'auth/token/lookup-self', 'GET', this.url('auth/token/lookup-self')).body?.data?.policies as unknown) : undefined;
+    if (!Array.isArray(policies)) return err;
+    const names = policies.map(String).join(', ');
+    return new TokenRefusalError(err, `${err.message}\n\nThe token ${this.tokenSource} is valid, but its policies (${names}) do not allow ${err.method} on ${err.path}.`);
   }
 
   /**
@@ -187,6 +249,8 @@ export class ApiClient {
       } catch (err) {
         throw new ConnectionError(`GET ${url.href}: the answer ended before it was complete (${(err as Error).message})`);
       }
+    }).catch(async (err: unknown) => {
+      throw await this.explainRefusal(err);
     });
   }
 
@@ -196,7 +260,9 @@ export class ApiClient {
    */
   upload(apiPath: string, source: Readable, size: number, onBytes: (n: number) => void = () => undefined): Promise<ApiResponse> {
     source.on('data', (chunk: Buffer) => onBytes(chunk.length));
-    return this.stream('POST', this.url(apiPath), { source, size }, async () => undefined);
+    return this.stream('POST', this.url(apiPath), { source, size }, async () => undefined).catch(async (err: unknown) => {
+      throw await this.explainRefusal(err);
+    });
   }
 
   private url(apiPath: string): URL {
@@ -255,7 +321,7 @@ export class ApiClient {
     });
   }
 
-  private send(method: string, url: URL, payload: string | undefined, contentType: string): Promise<{ status: number; text: string }> {
+  private send(method: string, url: URL, payload: string | undefined, contentType: string, wrapTtl: string | undefined): Promise<{ status: number; text: string }> {
     const transport = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
       const req = transport.request(
@@ -265,7 +331,7 @@ export class ApiClient {
           agent: this.agent,
           headers: {
             ...(this.token ? { 'X-Vault-Token': this.token } : {}),
-            ...(this.wrapTtl ? { 'X-Vault-Wrap-TTL': this.wrapTtl } : {}),
+            ...(wrapTtl ? { 'X-Vault-Wrap-TTL': wrapTtl } : {}),
             ...(payload !== undefined ? { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) } : {}),
             'X-Vault-Request': 'true',
           },
@@ -333,6 +399,20 @@ function absentOn404(err: unknown): ApiResponse | undefined {
   return hasData || hasWarnings ? { status: 404, body } : undefined;
 }
 
+/**
+ * The lines an error answer is shown with: its errors; for a JSON answer without any (kv version 2's
+ * 404 for a path outside data/ carries only a warning), its warnings; for an answer that is not
+ * JSON (a proxy's page), the start of its text.
+ */
+function errorLines(parsed: unknown, text: string): string[] {
+  if (parsed !== null && typeof parsed === 'object') {
+    const { errors, warnings } = parsed as { errors?: unknown; warnings?: unknown };
+    if (Array.isArray(errors) && errors.length > 0) return errors.map(String);
+    return Array.isArray(warnings) ? warnings.map(String) : [];
+  }
+  return text ? [text.slice(0, 500)] : [];
+}
+
 /** An answer's body as JSON (undefined when empty or not JSON); outside 2xx, a RequestError with its errors. */
 function answerOf(status: number, text: string, apiPath: string, method: string, url: URL): ApiResponse {
   let parsed: unknown;
@@ -342,8 +422,7 @@ function answerOf(status: number, text: string, apiPath: string, method: string,
     parsed = undefined;
   }
   if (status < 200 || status >= 300) {
-    const errors = (parsed as { errors?: unknown } | undefined)?.errors;
-    throw new RequestError(status, Array.isArray(errors) ? errors.map(String) : text ? [text.slice(0, 500)] : [], apiPath, method, url.toString(), parsed);
+    throw new RequestError(status, errorLines(parsed, text), apiPath, method, url.toString(), parsed);
   }
   return { status, body: parsed };
 }

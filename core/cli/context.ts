@@ -66,7 +66,9 @@ export function withFieldOption(command: Command): Command {
  */
 export async function clientFor(ctx: CliContext, opts: GlobalOptions): Promise<ApiClient> {
   const address = (opts.address || serverAddress(ctx.env)).replace(/\/+$/, '');
-  const client = new ApiClient(address, await storedToken(ctx.env), tlsAgentOptions(opts, ctx.env));
+  const found = await storedToken(ctx.env);
+  const client = new ApiClient(address, found.token, tlsAgentOptions(opts, ctx.env));
+  client.tokenSource = found.source;
   client.wrapTtl = opts.wrapTtl;
   return client;
 }

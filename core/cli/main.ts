@@ -7,7 +7,6 @@
  * for any error; 127 an unknown command.
  */
 import { Command, CommanderError } from 'commander';
-import { VERSION } from '../version.js';
 import { ClientSetupError, CommandError, ConnectionError, RequestError, UsageError } from './client.js';
 import type { CliContext } from './context.js';
 import { parseFormat, type Io } from './output.js';
@@ -24,11 +23,17 @@ import { registerUnwrap } from './commands/unwrap.js';
 import { registerPathHelp } from './commands/path-help.js';
 import { registerPlugin } from './commands/plugin.js';
 import { registerCompletion } from './commands/completion.js';
+import { registerPrint, VERSION_LINE } from './commands/print.js';
 import { processIo } from './process-io.js';
 
 /** `-dev` → `--dev`, `-config=x` → `--config=x`; single letters (`-h`) stay as they are. */
 export function normalizeFlags(argv: readonly string[]): string[] {
   return argv.map((arg) => (/^-[a-z][a-z0-9-]+(=.*)?$/i.test(arg) ? `-${arg}` : arg));
+}
+
+/** The reverse, for help and error texts: flags as the user types them and the README shows them (`-address`). */
+export function singleDashFlags(text: string): string {
+  return text.replace(/(^|[\s'"(\[,])--([a-z][a-z0-9-]*)/gi, '$1-$2');
 }
 
 /** The exit code for a failure, and what to print on standard error. */
@@ -48,10 +53,9 @@ export async function main(argv: readonly string[], io: Io = processIo(), env: N
   const ctx: CliContext = { env, io };
   const program = new Command('keywarden')
     .description('Keywarden: a small secrets service speaking the Vault HTTP API')
-    .version(VERSION, '-v, --version')
+    .version(VERSION_LINE, '-v, --version', 'print the version')
     .exitOverride()
-    .showHelpAfterError()
-    .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) });
+    .showHelpAfterError();
   registerServer(program, setExit);
   registerOperator(program, ctx, setExit);
   registerKv(program, ctx);
@@ -65,8 +69,17 @@ export async function main(argv: readonly string[], io: Io = processIo(), env: N
   registerPathHelp(program, ctx);
   registerPlugin(program, ctx);
   registerCompletion(program, ctx);
+  registerPrint(program, ctx);
   const everyCommand = (command: Command): Command[] => [command, ...command.commands.flatMap(everyCommand)];
-  for (const command of everyCommand(program)) command.exitOverride().showHelpAfterError();
+  // Every command, the program's own options among them, writes through io, and its help and
+  // errors show flags single-dashed.
+  for (const command of everyCommand(program)) {
+    command
+      .exitOverride()
+      .showHelpAfterError()
+      .configureHelp({ optionTerm: (option) => singleDashFlags(option.flags) })
+      .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text), outputError: (text, write) => write(singleDashFlags(text)) });
+  }
   // VAULT_FORMAT stands in for a -format not given, as in vault; checked before anything is sent.
   program.hook('preAction', (_program, action) => {
     if (!action.options.some((o) => o.attributeName() === 'format')) return;

@@ -5,7 +5,7 @@
  * (root-generation.ts) work on the same keys through `SealKeys`.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { BadRequestError, IntegrityError, SealedError } from '../errors.js';
+import { AlreadyInitializedError, BadRequestError, IntegrityError, SealedError } from '../errors.js';
 import type { Clock } from '../clock.js';
 import type { Barrier } from '../../storage/barrier.js';
 import type { Storage } from '../../storage/storage.js';
@@ -157,7 +157,7 @@ export class SealManager {
 
   private initializeNow(shares: number, threshold: number): Promise<InitResult> {
     return this.queue.run(async () => {
-      if (await this.isInitialized()) throw new BadRequestError('Vault is already initialized');
+      if (await this.isInitialized()) throw new AlreadyInitializedError();
       // A crash during an earlier init may have left a keyring without a seal config: start over.
       if (await this.barrier.isInitialized()) await this.physical.delete('core/keyring');
 

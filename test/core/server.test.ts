@@ -9,6 +9,7 @@ import { startTestServer, tempDir } from '../helpers/server.js';
 import type { TestClient } from '../helpers/http.js';
 import type { RunningServer } from '../../core/server.js';
 import { LevelDbStorage } from '../../storage/leveldb.js';
+import { SealedError } from '../../core/errors.js';
 
 async function filesUnder(dir: string): Promise<Buffer> {
   const parts: Buffer[] = [];
@@ -123,7 +124,7 @@ describe('server on LevelDB', function () {
     client.token = rootToken;
     const sealed = await client.get('crypto/eu/notes/shared');
     expect(sealed.status).to.equal(503);
-    expect(sealed.body).to.deep.equal({ errors: ['Vault is sealed'] });
+    expect(sealed.body).to.deep.equal({ errors: [new SealedError().message] });
     for (const key of [keys[1], keys[3], keys[4]]) await client.put('sys/unseal', { key });
     expect((await client.get('sys/seal-status')).body.sealed).to.equal(false);
     expect((await client.get('crypto/eu/notes/shared')).body.data.text).to.equal(`${marker}-eu`);

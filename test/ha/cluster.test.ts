@@ -14,6 +14,7 @@ import { CANARY_PRINCIPAL, startCanary } from '../reliability/support/canary.js'
 import { iamLogin } from '../reliability/support/cloud.js';
 import { entriesOf, streamCollector } from '../core/audit/listeners.js';
 import { freePort } from '../helpers/net.js';
+import { SealedError } from '../../core/errors.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/keywarden.js');
 const b64 = (text: string) => Buffer.from(text).toString('base64');
@@ -305,7 +306,7 @@ describe('HA cluster on PostgreSQL (3 nodes)', function () {
     expect((await standby.client.put('sys/seal')).status).to.equal(204);
     const refused = await standby.client.post('ha-transit/encrypt/shared', { plaintext: b64('x') });
     expect(refused.status).to.equal(503);
-    expect(refused.body.errors[0]).to.equal('Vault is sealed');
+    expect(refused.body.errors[0]).to.equal(new SealedError().message);
     expect((await active.client.post('ha-transit/encrypt/shared', { plaintext: b64('x') })).status).to.equal(200);
     await cluster.unseal(standby);
     expect((await standby.client.post('ha-transit/encrypt/shared', { plaintext: b64('x') })).status).to.equal(200);

@@ -130,14 +130,31 @@ describe('the npm package', function () {
     await dir?.remove();
   });
 
-  it('carries the built JavaScript with its type declarations, the WASM module, the built web UI, licence and changelog, and no tests, benchmarks, sources or source maps', () => {
+  it('carries the built JavaScript with its type declarations, the WASM module, the built web UI, licence, changelog, docs and examples, and no tests, benchmarks, sources or source maps', () => {
     const paths = packed.files.map((f) => f.path);
     expect(paths).to.include.members(['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'bin/keywarden.js', 'build/wasm/keywarden.wasm', 'dist/core/cli/main.js', 'dist/core/server.js', 'dist/sdk/index.js', 'dist/sdk/index.d.ts']);
     expect(paths).to.include('build/ui/index.html');
+    expect(paths).to.include.members(['docs/deployment.md', 'examples/systemd/keywarden.service', 'examples/memo-plugin/index.js']);
+    // The tour's stand-in provider runs on the test fixtures, which do not ship: it stays in the clone.
     const shipped =
-      /^(?:package\.json|README\.md|LICENSE|CHANGELOG\.md|bin\/keywarden\.js|build\/wasm\/keywarden\.wasm|build\/ui\/(?:index\.html|assets\/main-[A-Z0-9]+\.(?:js|css))(?:\.br|\.gz)?|dist\/(?:core|plugins|sdk|storage|wasm)\/.+\.(?:js|d\.ts))$/;
+      /^(?:package\.json|README\.md|LICENSE|CHANGELOG\.md|bin\/keywarden\.js|build\/wasm\/keywarden\.wasm|build\/ui\/(?:index\.html|assets\/main-[A-Z0-9]+\.(?:js|css))(?:\.br|\.gz)?|dist\/(?:core|plugins|sdk|storage|wasm)\/.+\.(?:js|d\.ts)|docs\/[\w-]+\.md|docs\/images\/[\w-]+\.(?:png|svg)|examples\/systemd\/[\w.-]+|examples\/memo-plugin\/(?:README\.md|index\.js|package\.json))$/;
     expect(paths.filter((p) => !shipped.test(p)), 'files that should not ship').to.deep.equal([]);
     console.log(`      packed ${(packed.size / 1024).toFixed(0)} kB, unpacked ${(packed.unpackedSize / 1024).toFixed(0)} kB, ${paths.length} files`);
+  });
+
+  it('links from its README and docs only to files it carries (or to web pages)', async () => {
+    const paths = new Set(packed.files.map((f) => f.path));
+    const broken: string[] = [];
+    for (const doc of [...paths].filter((p) => p === 'README.md' || /^docs\/.+\.md$/.test(p) || p === 'examples/memo-plugin/README.md')) {
+      const text = await readFile(path.join(installed, doc), 'utf8');
+      // Markdown links and images whose target is a path, not a web page or an anchor on the same page.
+      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/i.test(target!) || target!.startsWith('#')) continue;
+        const file = path.posix.normalize(path.posix.join(path.posix.dirname(doc), target!.split('#')[0]!));
+        if (!paths.has(file)) broken.push(`${doc} → ${target}`);
+      }
+    }
+    expect(broken, 'links to files the package does not carry').to.deep.equal([]);
   });
 
   it('declares every package its code imports as a dependency, and each one loads from the installed tree', async () => {
@@ -195,7 +212,7 @@ describe('the npm package', function () {
     expect((await cli('operator', 'unseal', init.unseal_keys_b64[0]!)).stdout).to.match(/Sealed\s+false/);
     await cli('login', init.root_token);
     await cli('secrets', 'enable', 'transit');
-    await cli('write', 'transit/keys/k');
+    await cli('write', '-f', 'transit/keys/k');
     const plaintext = Buffer.from('installed from the tarball').toString('base64');
     const encrypted = JSON.parse((await cli('write', '-format=json', 'transit/encrypt/k', `plaintext=${plaintext}`)).stdout) as { data: { ciphertext: string } };
     expect(encrypted.data.ciphertext).to.match(/^vault:v1:[A-Za-z0-9+/]+=*$/);

@@ -23,6 +23,7 @@ import { startCanary } from './support/canary.js';
 import { guardOutboundConnections } from './support/network-guard.js';
 import { cloudLoginMissing, iamLogin } from './support/cloud.js';
 import { selfSignedCertificate } from './support/certs.js';
+import { SealedError } from '../../core/errors.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const b64 = (data: string | Buffer) => Buffer.from(data).toString('base64');
@@ -288,7 +289,7 @@ describe('threat checks', function () {
           const res = await send(server.address, { method, path: url, headers: { 'X-Vault-Token': server.rootToken, 'Content-Type': 'application/json' }, ...(method === 'POST' ? { body: '{}' } : {}) });
           checked++;
           if (open.has(model.template)) continue;
-          if (res.status !== 503 || res.json?.errors?.[0] !== 'Vault is sealed') served.push(`${method} ${url} → ${res.status} ${res.text.slice(0, 100)}`);
+          if (res.status !== 503 || res.json?.errors?.[0] !== new SealedError().message) served.push(`${method} ${url} → ${res.status} ${res.text.slice(0, 100)}`);
         }
       }
       expect(served).to.deep.equal([]);

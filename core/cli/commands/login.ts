@@ -39,6 +39,7 @@ export function registerLogin(program: Command, ctx: CliContext): void {
         const typed = args[0] ?? (await ctx.io.secret('Token (will be hidden): '));
         if (!typed) throw new UsageError('no token given, and no terminal to ask for one');
         client.token = typed.trim();
+        client.tokenSource = 'given to login';
         const res = await attempt('Error authenticating', () => client.read('auth/token/lookup-self'));
         const d = res.body.data;
         token = client.token;

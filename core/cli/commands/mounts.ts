@@ -1,6 +1,6 @@
 /** `secrets enable|disable|list|move` and `auth enable|disable|list|move`. */
 import type { Command } from 'commander';
-import { CommandError } from '../client.js';
+import { CommandError, UsageError } from '../client.js';
 import { attempt, clientFor, formatOf, withClientOptions, type CliContext, type GlobalOptions } from '../context.js';
 import { parseKeyValues } from '../kv-args.js';
 import { renderData } from '../output.js';
@@ -14,6 +14,25 @@ interface EnableOptions extends GlobalOptions {
   /** Shorthand for options version=N (kv: 1 or 2), as vault's -version. */
   readonly version?: string;
   readonly pluginVersion?: string;
+}
+
+interface TuneOptions extends GlobalOptions {
+  readonly defaultLeaseTtl?: string;
+  readonly maxLeaseTtl?: string;
+  readonly description?: string;
+  readonly auditNonHmacRequestKeys: string[];
+  readonly auditNonHmacResponseKeys: string[];
+  readonly listingVisibility?: string;
+  readonly passthroughRequestHeaders: string[];
+  readonly options: string[];
+  readonly version?: string;
+  readonly pluginVersion?: string;
+  readonly tokenType?: string;
+}
+
+/** A repeatable flag, each value also split on commas, as vault's list flags take them. */
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, ...value.split(',').map((v) => v.trim()).filter((v) => v !== '')];
 }
 
 function registerTable(program: Command, ctx: CliContext, name: 'secrets' | 'auth'): void {
@@ -45,6 +64,39 @@ function registerTable(program: Command, ctx: CliContext, name: 'secrets' | 'aut
         ...(opts.pluginVersion ? { plugin_version: opts.pluginVersion } : {}),
       }));
       ctx.io.out(`Success! Enabled the ${type} ${what} at: ${name === 'auth' ? 'auth/' : ''}${path}/\n`);
+    });
+
+  const tune = withClientOptions(group.command('tune').description(`Tune a ${what}: change only the settings given`).argument('<path>'))
+    .option('--default-lease-ttl <duration>', 'default lease TTL of the mount ("system" or 0: the server\'s)')
+    .option('--max-lease-ttl <duration>', 'maximum lease TTL of the mount ("system" or 0: the server\'s)')
+    .option('--description <text>', 'a new description')
+    .option('--audit-non-hmac-request-keys <keys>', 'request keys the audit log records without HMAC (comma-separated or repeated)', collect, [] as string[])
+    .option('--audit-non-hmac-response-keys <keys>', 'response keys the audit log records without HMAC (comma-separated or repeated)', collect, [] as string[])
+    .option('--listing-visibility <value>', 'visibility in the unauthenticated mount listing: "" or hidden')
+    .option('--passthrough-request-headers <headers>', 'request headers passed to the backend (comma-separated or repeated)', collect, [] as string[])
+    .option('--options <k=v>', 'plugin option to set, merged into the existing ones (repeatable)', (value: string, previous: string[]) => [...previous, value], [] as string[])
+    .option('--version <n>', 'the engine version to run, where an engine has several (kv: 1 to 2); sets options version=N')
+    .option('--plugin-version <version>', 'the catalog version of the plugin to run, from its next reload');
+  if (name === 'auth') tune.option('--token-type <type>', 'the type of token logins issue: default-service, default-batch, service or batch');
+  tune.action(async (path: string, opts: TuneOptions) => {
+      const clean = path.replace(/^\/+|\/+$/g, '').replace(/^auth\//, name === 'auth' ? '' : 'auth/');
+      const given = opts.options.length > 0 ? await parseKeyValues(opts.options, ctx.io) : undefined;
+      const options = opts.version !== undefined ? { ...given, version: opts.version } : given;
+      const body: Record<string, unknown> = {
+        ...(opts.defaultLeaseTtl !== undefined ? { default_lease_ttl: opts.defaultLeaseTtl } : {}),
+        ...(opts.maxLeaseTtl !== undefined ? { max_lease_ttl: opts.maxLeaseTtl } : {}),
+        ...(opts.description !== undefined ? { description: opts.description } : {}),
+        ...(opts.auditNonHmacRequestKeys.length > 0 ? { audit_non_hmac_request_keys: opts.auditNonHmacRequestKeys } : {}),
+        ...(opts.auditNonHmacResponseKeys.length > 0 ? { audit_non_hmac_response_keys: opts.auditNonHmacResponseKeys } : {}),
+        ...(opts.listingVisibility !== undefined ? { listing_visibility: opts.listingVisibility } : {}),
+        ...(opts.passthroughRequestHeaders.length > 0 ? { passthrough_request_headers: opts.passthroughRequestHeaders } : {}),
+        ...(options ? { options } : {}),
+        ...(opts.pluginVersion !== undefined ? { plugin_version: opts.pluginVersion } : {}),
+        ...(opts.tokenType !== undefined ? { token_type: opts.tokenType } : {}),
+      };
+      if (Object.keys(body).length === 0) throw new UsageError(`nothing to tune: give at least one setting (keywarden ${name} tune -help lists them)`);
+      await attempt(`Error tuning ${what} ${clean}`, async () => (await clientFor(ctx, opts)).write(`${sys}/${clean}/tune`, body));
+      ctx.io.out(`Success! Tuned the ${what} at: ${name === 'auth' ? 'auth/' : ''}${clean}/\n`);
     });
 
   withClientOptions(group.command('disable').description(`Disable a ${what} and delete its data`).argument('<path>')).action(async (path: string, opts: GlobalOptions) => {

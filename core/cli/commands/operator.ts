@@ -105,15 +105,22 @@ export function registerOperator(program: Command, ctx: CliContext, setExit: (co
       );
     });
 
-  withClientOptions(operator.command('unseal').description('Submit one unseal key share (prompted for, without echo, when omitted)').argument('[key]'))
+  withClientOptions(
+    operator
+      .command('unseal')
+      .description('Submit one unseal key share: given, "-" to read it from standard input, or omitted (prompted for without echo on a terminal, else read from standard input)')
+      .argument('[key]'),
+  )
     .option('--reset', 'discard the shares submitted so far')
     .action(async (key: string | undefined, opts: GlobalOptions & { reset?: boolean }) => {
       let body: Record<string, unknown>;
       if (opts.reset) {
         body = { reset: true };
       } else {
-        const share = key ?? (await ctx.io.secret('Unseal Key (will be hidden): '));
-        if (!share) throw new UsageError('no unseal key given, and no terminal to ask for one');
+        // As vault's prompt, which reads a piped key (echo KEY | vault operator unseal); a key on
+        // standard input stays out of the shell's history and the process list.
+        const share = key === '-' ? await ctx.io.stdin() : (key ?? (await ctx.io.secret('Unseal Key (will be hidden): ')) ?? (await ctx.io.stdin()));
+        if (!share.trim()) throw new UsageError('no unseal key given: pass it as an argument, or "-" and the key on standard input, or run in a terminal to be asked for it');
         body = { key: share.trim() };
       }
       const client = await clientFor(ctx, opts);

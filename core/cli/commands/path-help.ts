@@ -13,7 +13,7 @@ export function registerPathHelp(program: Command, ctx: CliContext): void {
           return (await client.read(path, { help: '1' })).body ?? {};
         } catch (err) {
           // Mounts are only known once the server is unsealed: say so rather than show a bare 503.
-          if (err instanceof RequestError && err.errors.includes('Vault is sealed')) {
+          if (err instanceof RequestError && err.status === 503 && err.errors.some((e) => e.startsWith('Vault is sealed'))) {
             throw new CommandError('Error: the server is sealed.\n\nThe "path-help" command needs it unsealed, so that the mount points of the secrets engines are known.', 2);
           }
           throw err;

@@ -46,8 +46,9 @@ async function runServer(opts: ServerOptions): Promise<number> {
   const { StorageLockedError } = await import('../../../storage/leveldb.js');
   const { UnavailableError } = await import('../../errors.js');
   if (!opts.dev && opts.config.length === 0) {
-    process.stderr.write('server: either -dev or -config PATH is required\n');
-    return 2;
+    // A usage error: 1, as vault's "Must specify at least one config path".
+    process.stderr.write('Error: keywarden server needs -dev (a development server) or -config PATH (a configuration file or directory)\n');
+    return 1;
   }
   // Everything the server creates without an explicit mode (LevelDB's own files, which take none)
   // is then private to its user. Set here, not in startServer: the umask is process-wide, and

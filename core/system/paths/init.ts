@@ -1,5 +1,5 @@
 /** `sys/init`: whether the server is initialized, and initializing it. */
-import { BadRequestError } from '../../errors.js';
+import { AlreadyInitializedError, BadRequestError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
 import { encryptShares, encryptTo, readKeys } from '../../seal/pgp.js';
 import { validateShamirConfig } from '../../seal/seal-manager.js';
@@ -34,7 +34,7 @@ export function initPath(services: SystemServices) {
         handler: async (_req, input) => {
           // Anyone can call this path, and reading keys is its costly part: the state, the counts and
           // every key's size (in readKeys) are checked before any key is parsed.
-          if (await services.seal.isInitialized()) throw new BadRequestError('Vault is already initialized');
+          if (await services.seal.isInitialized()) throw new AlreadyInitializedError();
           if (input.stored_shares) throw new BadRequestError('stored_shares is not supported with Shamir seals');
           const shares = input.secret_shares ?? 0;
           validateShamirConfig(shares, input.secret_threshold ?? 0);

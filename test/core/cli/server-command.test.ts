@@ -501,9 +501,9 @@ describe('keywarden server (process)', function () {
       }));
   });
 
-  it('exits with 2 for a usage error, and 127 (as vault) for an unknown command', async () => {
+  it('exits with 1 for a usage error and 127 for an unknown command, as vault', async () => {
     const proc = run(['server'], process.cwd());
-    expect(await proc.exited).to.equal(2);
+    expect(await proc.exited).to.equal(1);
     const unknown = run(['frobnicate'], process.cwd());
     expect(await unknown.exited).to.equal(127);
   });

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { startTestServer, startUnsealedServer } from '../../helpers/server.js';
 import { request, TestClient } from '../../helpers/http.js';
 import type { RunningServer } from '../../../core/server.js';
+import { SealedError } from '../../../core/errors.js';
 
 describe('HTTP API', () => {
   let server: RunningServer & { client: TestClient; rootToken: string };
@@ -307,7 +308,7 @@ describe('HTTP API while sealed', () => {
     for (const path of ['sys/mounts', 'notes/state', 'sys/key-status']) {
       const res = await server.client.get(path, { token: init.body.root_token });
       expect(res.status, path).to.equal(503);
-      expect(res.body).to.deep.equal({ errors: ['Vault is sealed'] });
+      expect(res.body).to.deep.equal({ errors: [new SealedError().message] });
     }
     expect((await server.client.get('sys/seal-status')).body.sealed).to.equal(true);
     expect((await server.client.get('sys/leader')).status).to.equal(200);

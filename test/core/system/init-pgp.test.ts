@@ -5,6 +5,7 @@ import { turnsDuring } from '../../helpers/event-loop.js';
 import type { TestClient } from '../../helpers/http.js';
 import { generatePgpKey, generatePgpKeys } from '../../helpers/pgp.js';
 import type { RunningServer } from '../../../core/server.js';
+import { AlreadyInitializedError } from '../../../core/errors.js';
 
 describe('sys/init with PGP keys', function () {
   this.timeout(60_000);
@@ -55,7 +56,7 @@ describe('sys/init with PGP keys', function () {
     for (const pgpKeys of [['not a key', 'keybase:bob'], ['not a key', 'nor this', 'nor that']]) {
       const res = await server.client.put('sys/init', { secret_shares: 2, secret_threshold: 2, pgp_keys: pgpKeys, root_token_pgp_key: 'junk' });
       expect(res.status).to.equal(400);
-      expect(res.body.errors[0]).to.equal('Vault is already initialized');
+      expect(res.body.errors[0]).to.equal(new AlreadyInitializedError().message);
     }
   });
 
