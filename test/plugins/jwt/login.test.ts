@@ -7,6 +7,7 @@ import { createJwtBackend } from '../../../plugins/jwt/backend.js';
 import { REFETCH_COOLDOWN_MS } from '../../../plugins/jwt/keys.js';
 import { ManualClock } from '../../helpers/server.js';
 import { TestClient } from '../../helpers/http.js';
+import { sendTo, testPluginContext } from '../../helpers/plugin-context.js';
 import { newSigningKey, signToken } from '../../fixtures/identity/oidc-provider.js';
 import { startJwtHarness, type JwtHarness } from './harness.js';
 
@@ -178,24 +179,9 @@ describe('JWT login', function () {
 
   it('records the groups claim as the login\'s group aliases', async () => {
     const key = newSigningKey();
-    const storage = new Map<string, Uint8Array>();
-    const context = {
-      storage: {
-        get: async (k: string) => storage.get(k),
-        put: async (k: string, v: Uint8Array) => void storage.set(k, v),
-        delete: async (k: string) => void storage.delete(k),
-        list: async () => [...storage.keys()].filter((k) => k.startsWith('role/')).map((k) => k.slice(5)),
-        batch: async () => undefined,
-      },
-      clock: new ManualClock(),
-      logger: (await import('pino')).pino({ level: 'silent' }),
-      system: { defaultLeaseTtl: () => 3600, maxLeaseTtl: () => 7200 },
-    } as unknown as Parameters<typeof createJwtBackend>[0];
+    const context = testPluginContext('jwt');
     const backend = createJwtBackend(context);
-    const run = async (path: string, data: Record<string, unknown>) => {
-      const req = { id: 'r', operation: 'update' as const, path, data, storage: context.storage, mount: { path: 'auth/jwt/', type: 'jwt', accessor: 'a', uuid: 'u' }, headers: {}, connection: { remoteAddress: '127.0.0.1' } };
-      return (await backend.prepare(req)).execute();
-    };
+    const run = (path: string, data: Record<string, unknown>) => sendTo(backend, context, path, data);
     await run('config', { jwt_validation_pubkeys: [key.publicPem] });
     await run('role/r', { role_type: 'jwt', user_claim: 'sub', bound_subject: 'u1', groups_claim: 'groups' });
     const answer = await run('login', { role: 'r', jwt: await signToken(key, { sub: 'u1', groups: ['admins', '', 'dev'], iat: now(), exp: now() + 60 }) });
