@@ -36,22 +36,22 @@ export function normalizeList(raw: unknown): unknown[] | undefined {
 }
 
 /** Two scalar claim values are the same: numbers as whole numbers, anything else strictly. */
-function sameValue(expected: unknown, actual: unknown): boolean {
-  if (typeof expected === 'number' && typeof actual === 'number') return Math.trunc(expected) === Math.trunc(actual);
-  return expected === actual;
+function sameValue(want: unknown, have: unknown): boolean {
+  if (typeof want === 'number' && typeof have === 'number') return Math.trunc(want) === Math.trunc(have);
+  return want === have;
 }
 
 /** Every bound claim must be present and match one of its values (globs: `*` anywhere, strings only). */
 export function checkBoundClaims(type: BoundClaimsType, bound: Readonly<Record<string, unknown>>, claims: Claims): void {
-  for (const [name, expectedRaw] of Object.entries(bound)) {
-    const actualRaw = getClaim(claims, name);
-    if (actualRaw === undefined) throw new ClaimError(`claim "${name}" is missing`);
-    const actual = normalizeList(actualRaw);
-    if (!actual) throw new ClaimError(`received claim is not a string, bool, int or list: ${JSON.stringify(actualRaw)}`);
-    const expected = normalizeList(expectedRaw);
-    if (!expected) throw new ClaimError(`bound claim is not a string, bool, int or list: ${JSON.stringify(expectedRaw)}`);
-    const matches = expected.some((want) =>
-      actual.some((have) => (type === 'glob' ? typeof want === 'string' && typeof have === 'string' && globMatch(want, have) : sameValue(want, have))),
+  for (const [name, boundRaw] of Object.entries(bound)) {
+    const claimedRaw = getClaim(claims, name);
+    if (claimedRaw === undefined) throw new ClaimError(`claim "${name}" is missing`);
+    const claimed = normalizeList(claimedRaw);
+    if (!claimed) throw new ClaimError(`received claim is not a string, bool, int or list: ${JSON.stringify(claimedRaw)}`);
+    const allowed = normalizeList(boundRaw);
+    if (!allowed) throw new ClaimError(`bound claim is not a string, bool, int or list: ${JSON.stringify(boundRaw)}`);
+    const matches = allowed.some((want) =>
+      claimed.some((have) => (type === 'glob' ? typeof want === 'string' && typeof have === 'string' && globMatch(want, have) : sameValue(want, have))),
     );
     if (!matches) throw new ClaimError(`claim "${name}" does not match any associated bound claim values`);
   }

@@ -19,7 +19,7 @@ export class TokenInvalidError extends Error {}
 
 export type Claims = Record<string, unknown>;
 
-export interface Expected {
+export interface TokenBounds {
   /** `iss` must equal it; empty: not checked. */
   readonly issuer: string;
   /** `sub` must equal it; empty: not checked. */
@@ -34,8 +34,8 @@ export interface Expected {
   readonly now: Date;
 }
 
-/** The token's claims once it verifies and meets `expected`; a TokenInvalidError or KeysUnavailableError otherwise. */
-export async function validateToken(keys: TokenKeys, token: string, expected: Expected): Promise<Claims> {
+/** The token's claims once it verifies and meets `bounds`; a TokenInvalidError or KeysUnavailableError otherwise. */
+export async function validateToken(keys: TokenKeys, token: string, bounds: TokenBounds): Promise<Claims> {
   if (token.length > MAX_TOKEN_LENGTH) throw new TokenInvalidError(`the token is ${token.length} characters long, more than the ${MAX_TOKEN_LENGTH} accepted`);
   const malformed = new TokenInvalidError('error verifying token signature: compact JWS format must have three parts and a JSON header');
   if (token.split('.').length !== 3) throw malformed;
@@ -46,12 +46,12 @@ export async function validateToken(keys: TokenKeys, token: string, expected: Ex
     throw malformed;
   }
   // Checked before any key is touched: `none` and the HMACs are never in the list.
-  if (typeof alg !== 'string' || !expected.algorithms.includes(alg)) {
+  if (typeof alg !== 'string' || !bounds.algorithms.includes(alg)) {
     throw new TokenInvalidError('invalid algorithm (alg) header parameter: token signed with unexpected algorithm');
   }
   let payload: Uint8Array;
   try {
-    payload = await keys.verify(token, expected.algorithms);
+    payload = await keys.verify(token, bounds.algorithms);
   } catch (err) {
     if (err instanceof SignatureError) throw new TokenInvalidError(`error verifying token signature: ${err.message}`);
     throw err instanceof KeysUnavailableError ? err : new KeysUnavailableError(String(err));
@@ -63,16 +63,16 @@ export async function validateToken(keys: TokenKeys, token: string, expected: Ex
     claims = undefined;
   }
   if (claims === null || typeof claims !== 'object' || Array.isArray(claims)) throw new TokenInvalidError('error verifying token signature: the claims are not a JSON object');
-  checkClaims(claims as Claims, expected);
+  checkClaims(claims as Claims, bounds);
   return claims as Claims;
 }
 
-/** The registered claims against `expected`, in the order Vault checks them. */
-export function checkClaims(claims: Claims, expected: Expected): void {
-  if (expected.issuer !== '' && claims.iss !== expected.issuer) throw new TokenInvalidError('invalid issuer (iss) claim');
-  if (expected.subject !== '' && claims.sub !== expected.subject) throw new TokenInvalidError('invalid subject (sub) claim');
+/** The registered claims against `bounds`, in the order Vault checks them. */
+export function checkClaims(claims: Claims, bounds: TokenBounds): void {
+  if (bounds.issuer !== '' && claims.iss !== bounds.issuer) throw new TokenInvalidError('invalid issuer (iss) claim');
+  if (bounds.subject !== '' && claims.sub !== bounds.subject) throw new TokenInvalidError('invalid subject (sub) claim');
   const audiences = audiencesOf(claims);
-  if (expected.audiences.length > 0 && !expected.audiences.some((a) => audiences.includes(a))) {
+  if (bounds.audiences.length > 0 && !bounds.audiences.some((a) => audiences.includes(a))) {
     throw new TokenInvalidError('invalid audience (aud) claim: audience claim does not match any expected audience');
   }
 
@@ -82,10 +82,10 @@ export function checkClaims(claims: Claims, expected: Expected): void {
   if (iat === 0 && exp === 0 && nbf === 0) throw new TokenInvalidError('no issued at (iat), not before (nbf), or expiration time (exp) claims in token');
   // A token without `exp` lives for the expiration leeway from its start; one without `nbf`
   // starts at `iat`, or one not-before leeway before its expiry.
-  if (exp === 0) exp = Math.max(iat, nbf) + leeway(expected.expirationLeeway, DEFAULT_LEEWAY.expiration);
-  if (nbf === 0) nbf = iat !== 0 ? iat : exp - leeway(expected.notBeforeLeeway, DEFAULT_LEEWAY.notBefore);
-  const skew = leeway(expected.clockSkewLeeway, DEFAULT_LEEWAY.clockSkew);
-  const now = Math.floor(expected.now.getTime() / 1000);
+  if (exp === 0) exp = Math.max(iat, nbf) + leeway(bounds.expirationLeeway, DEFAULT_LEEWAY.expiration);
+  if (nbf === 0) nbf = iat !== 0 ? iat : exp - leeway(bounds.notBeforeLeeway, DEFAULT_LEEWAY.notBefore);
+  const skew = leeway(bounds.clockSkewLeeway, DEFAULT_LEEWAY.clockSkew);
+  const now = Math.floor(bounds.now.getTime() / 1000);
   if (now + skew < nbf) throw new TokenInvalidError('invalid not before (nbf) claim: token not yet valid');
   if (now - skew > exp) throw new TokenInvalidError('invalid expiration time (exp) claim: token is expired');
   if (iat !== 0 && now + skew < iat) throw new TokenInvalidError('invalid issued at (iat) claim: token issued in the future');
