@@ -17,8 +17,10 @@ describe('JWT login', function () {
 
   describe('with keys from a JWKS URL', () => {
     let h: JwtHarness;
-    const clock = new ManualClock();
+    // Made when the suite starts, not when mocha loads the file: the provider signs with the real time.
+    let clock: ManualClock;
     before(async () => {
+      clock = new ManualClock();
       h = await startJwtHarness({ clock });
       expect((await h.root.post(`auth/${h.mount}/config`, { jwks_url: `${h.provider.url}/keys`, jwks_ca_pem: h.provider.ca.certPem })).status).to.equal(204);
       const role = {

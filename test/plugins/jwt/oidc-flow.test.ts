@@ -26,10 +26,12 @@ function authorize(authUrl: string, ca: string): Promise<URL> {
 describe('the OIDC authorization-code flow', function () {
   this.timeout(60_000);
   let h: JwtHarness;
-  const clock = new ManualClock();
+  // Made when the suite starts, not when mocha loads the file: the provider signs with the real time.
+  let clock: ManualClock;
   const redirect = 'http://localhost:8250/oidc/callback';
 
   before(async () => {
+    clock = new ManualClock();
     h = await startJwtHarness({ mount: 'sso', type: 'oidc', clock });
     const config = { oidc_discovery_url: h.provider.url, oidc_discovery_ca_pem: h.provider.ca.certPem, oidc_client_id: h.provider.client.id, oidc_client_secret: h.provider.client.secret, default_role: 'people' };
     expect((await h.root.post('auth/sso/config', config)).status).to.equal(204);
