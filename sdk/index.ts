@@ -38,9 +38,10 @@
  *   plugin may resolve from its container ({@link SERVICES}). Only the services listed there are
  *   reachable: the host's other injection tokens (storage below the barrier, the barrier itself)
  *   are private symbols a plugin never sees.
- * - **Helpers**: the clock, CIDR matching, the logger type, a lock per key for read-check-write
- *   sequences, giving the event loop back during long work, strict base64, and the ready-made
- *   hash and random paths (transit serves them, as the sys backend does under `sys/tools/`).
+ * - **Helpers**: the clock, CIDR and glob matching, the logger type, a lock per key for
+ *   read-check-write sequences, bounded HTTP requests to the services a configuration names,
+ *   giving the event loop back during long work, strict base64, and the ready-made hash and
+ *   random paths (transit serves them, as the sys backend does under `sys/tools/`).
  * - **The WASM crypto core's types**: transit resolves the loaded core through
  *   {@link SERVICES}. It is a built-in service rather than a privilege of the built-ins: any
  *   plugin may use it.
@@ -99,7 +100,7 @@ export {
 export { asksNothing, refuseUnhonoured } from '../core/framework/refused-fields.js';
 export { JsonText } from '../core/framework/json-text.js';
 export { ExactNumber, exactBody, parseExact, stringifyExact } from '../core/framework/exact-json.js';
-export { globbedStringsMatch } from '../core/framework/glob.js';
+export { globbedStringsMatch, globMatch } from '../core/framework/glob.js';
 export type { PathHelp } from '../core/framework/help.js';
 
 // ---- Errors ----
@@ -167,6 +168,7 @@ export { BASE64_INVALID, decodeBase64 } from '../core/tools/base64.js';
 export { HASH_ALGORITHMS, hashToolPath, type HashAlgorithmName, type NodeHashName } from '../core/tools/hash.js';
 export { randomToolPaths } from '../core/tools/random.js';
 export { KeyedLock } from './keyed-lock.js';
+export { outboundRequest, OutboundError, type OutboundRequest, type OutboundResponse } from './outbound-http.js';
 
 // ---- The WASM crypto core ----
 export { WasmCrypto, bufferView, encodeRuns, type HashAlgorithm, type HmacAlgorithm } from '../wasm/index.js';

@@ -53,6 +53,12 @@ export interface AuthResult {
   readonly metadata?: Readonly<Record<string, string>>;
   readonly internalData?: Readonly<Record<string, unknown>>;
   readonly alias?: { readonly name: string; readonly metadata?: Readonly<Record<string, string>> };
+  /**
+   * The login's groups at its identity provider (a JWT/OIDC `groups_claim`), as Vault's group
+   * aliases: the names of the external groups the entity belongs to through this login. The
+   * identity store does not hold groups yet; the names are the auth method's answer for it.
+   */
+  readonly groupAliases?: readonly { readonly name: string }[];
   readonly ttl?: number;
   readonly maxTtl?: number;
   readonly explicitMaxTtl?: number;

@@ -1,7 +1,8 @@
 /**
  * The npm client node-vault against a real server, for every path group it has functions for:
- * init, unseal, status, mounts, auth methods, policies (legacy `rules`), tokens, transit, and a cloud
- * iam login through its awsIamLogin (the caller signs, as node-vault expects).
+ * init, unseal, status, mounts, auth methods, policies (legacy `rules`), tokens, transit, a cloud
+ * iam login through its awsIamLogin (the caller signs, as node-vault expects), and JWT and
+ * Kubernetes logins through jwtLogin and kubernetesLogin.
  */
 import { expect } from 'chai';
 import nodeVault from 'node-vault';
@@ -11,6 +12,8 @@ import type { TestClient } from '../helpers/http.js';
 import { FakeCloud } from '../fixtures/cloud/server.js';
 import { World, signing } from '../fixtures/cloud/world.js';
 import { signedLogin } from '../fixtures/cloud/sign.js';
+import { StandInOidcProvider } from '../fixtures/identity/oidc-provider.js';
+import { StandInKubernetesApi } from '../fixtures/identity/kubernetes-api.js';
 
 describe('node-vault compatibility', function () {
   this.timeout(60_000);
@@ -117,6 +120,40 @@ describe('node-vault compatibility', function () {
       expect((await anonymous.tokenLookupSelf()).data.path).to.equal('auth/cloud-compat/login');
     } finally {
       await fake.close();
+    }
+  });
+
+  it('logs in with the JWT method through jwtLogin, at a custom mount', async () => {
+    const provider = await new StandInOidcProvider().start();
+    try {
+      await vault.enableAuth({ mount_point: 'ci', type: 'jwt' });
+      await vault.write('auth/ci/config', { jwks_url: `${provider.url}/keys`, jwks_ca_pem: provider.ca.certPem });
+      await vault.write('auth/ci/role/build', { role_type: 'jwt', user_claim: 'sub', bound_audiences: 'keywarden', token_policies: 'builder' });
+      const anonymous = nodeVault({ apiVersion: 'v1', endpoint: server.address });
+      const now = Math.floor(Date.now() / 1000);
+      const login = await anonymous.jwtLogin({ mount_point: 'ci', role: 'build', jwt: await provider.sign({ sub: 'pipeline-42', aud: 'keywarden', iat: now, exp: now + 60 }) });
+      expect(login.auth.policies).to.deep.equal(['builder', 'default']);
+      expect(anonymous.token).to.equal(login.auth.client_token);
+      expect((await anonymous.tokenLookupSelf()).data.meta).to.deep.equal({ role: 'build' });
+    } finally {
+      await provider.close();
+    }
+  });
+
+  it('logs in with the Kubernetes method through kubernetesLogin, at a custom mount', async () => {
+    const cluster = await new StandInKubernetesApi().start();
+    try {
+      await vault.enableAuth({ mount_point: 'k8s-east', type: 'kubernetes' });
+      await vault.write('auth/k8s-east/config', { kubernetes_host: cluster.url, kubernetes_ca_cert: cluster.ca.certPem, token_reviewer_jwt: await cluster.reviewerToken() });
+      await vault.write('auth/k8s-east/role/api', { bound_service_account_names: 'api', bound_service_account_namespaces: 'shop', token_policies: 'shop' });
+      const anonymous = nodeVault({ apiVersion: 'v1', endpoint: server.address });
+      const jwt = await cluster.projectedToken(cluster.createServiceAccount('shop', 'api'));
+      const login = await anonymous.kubernetesLogin({ mount_point: 'k8s-east', role: 'api', jwt });
+      expect(login.auth.policies).to.deep.equal(['default', 'shop']);
+      expect(login.auth.metadata).to.include({ service_account_name: 'api', service_account_namespace: 'shop' });
+      expect((await anonymous.tokenLookupSelf()).data.path).to.equal('auth/k8s-east/login');
+    } finally {
+      await cluster.close();
     }
   });
 });

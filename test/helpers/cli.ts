@@ -11,6 +11,6 @@ export type CliRun = ProcessRun;
  * Runs the CLI with exactly `env` (nothing inherited, so no VAULT_* variable of the machine leaks
  * in) and `input` on standard input; standard output is a pipe, not a terminal.
  */
-export function runCli(args: readonly string[], env: NodeJS.ProcessEnv, input = ''): Promise<CliRun> {
-  return runProcess(process.execPath, [CLI_BIN, ...args], { env, input });
+export function runCli(args: readonly string[], env: NodeJS.ProcessEnv, input = '', onStderr?: (soFar: string) => void): Promise<CliRun> {
+  return runProcess(process.execPath, [CLI_BIN, ...args], { env, input, ...(onStderr ? { onStderr } : {}) });
 }

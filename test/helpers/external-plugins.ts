@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { builtinModules } from 'node:module';
 import { build, stop } from 'esbuild';
 
 /** The compiled SDK, which a bundled plugin imports as `keywarden/sdk` instead of carrying it. */
@@ -15,7 +16,8 @@ const SDK_MODULE = fileURLToPath(new URL('../../sdk/index.js', import.meta.url))
 
 /**
  * A compiled plugin module (a file under dist/) as an operator would ship it outside the server:
- * bundled by esbuild into one ES module that imports only `keywarden/sdk` and node: built-ins,
+ * bundled by esbuild into one ES module that imports only `keywarden/sdk` and node: built-ins
+ * (its CommonJS dependencies reach built-ins through a `require` made with node:module),
  * whose default export is the manifest `exportName` renamed `asName` (so it can be registered in
  * the catalog beside the in-process original).
  */
@@ -31,10 +33,15 @@ export async function bundleExternal(moduleFile: string, exportName: string, asN
     platform: 'node',
     write: false,
     logLevel: 'silent',
+    // CommonJS dependencies (yaml's Node build) require Node's built-ins; an ES module has no
+    // `require` of its own, so the bundle makes one. Built-ins are named with `node:`, the only
+    // spelling a plugin process lets through.
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     plugins: [
       {
         name: 'keywarden-sdk',
         setup(b) {
+          b.onResolve({ filter: /^[a-z_/]+$/ }, (args) => (builtinModules.includes(args.path) ? { path: `node:${args.path}`, external: true } : undefined));
           b.onResolve({ filter: /sdk\/index\.js$/ }, (args) =>
             path.resolve(args.resolveDir, args.path) === SDK_MODULE ? { path: 'keywarden/sdk', external: true } : undefined,
           );

@@ -12,6 +12,8 @@ export interface RunOptions {
   readonly cwd?: string;
   /** Standard input; empty when omitted. */
   readonly input?: string;
+  /** Told what the command has written to standard error so far, each time it writes more (to act on a prompt). */
+  readonly onStderr?: (soFar: string) => void;
 }
 
 export function runProcess(command: string, args: readonly string[], options: RunOptions): Promise<ProcessRun> {
@@ -20,7 +22,10 @@ export function runProcess(command: string, args: readonly string[], options: Ru
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      options.onStderr?.(stderr);
+    });
     child.on('error', reject);
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(options.input ?? '');

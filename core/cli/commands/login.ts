@@ -4,6 +4,7 @@ import { saveToken, UsageError } from '../client.js';
 import { attempt, clientFor, formatOf, isWrapped, printResponse, withClientOptions, withFieldOption, type CliContext, type GlobalOptions } from '../context.js';
 import { parseKeyValues } from '../kv-args.js';
 import { cloudLoginBody } from '../cloud-login.js';
+import { oidcLogin } from '../oidc-login.js';
 
 interface LoginOptions extends GlobalOptions {
   readonly method: string;
@@ -14,16 +15,35 @@ interface LoginOptions extends GlobalOptions {
   readonly tokenOnly?: boolean;
 }
 
+/** The auth methods `login -method=` knows besides token, each at its own name's mount by default. */
+const METHODS = ['cloud', 'aws', 'oidc', 'jwt', 'kubernetes'];
+
+/**
+ * The body of a JWT or Kubernetes login: `role` and `jwt`, the token asked for without echo when
+ * it is not given (as the vault CLI does for kubernetes). The JWT method may do without a role
+ * (its default_role); the Kubernetes method may not.
+ */
+async function tokenLoginBody(method: string, fields: Record<string, unknown>, ctx: CliContext): Promise<Record<string, unknown>> {
+  for (const key of Object.keys(fields)) if (key !== 'role' && key !== 'jwt') throw new UsageError(`unknown login field "${key}" (known: role, jwt)`);
+  if (method === 'kubernetes' && fields.role === undefined) throw new UsageError("'role' must be supplied");
+  const jwt = fields.jwt ?? (await ctx.io.secret('JWT (will be hidden): '));
+  if (!jwt) throw new UsageError("'jwt' not supplied, and no terminal to ask for it");
+  return { ...(fields.role !== undefined ? { role: fields.role } : {}), jwt };
+}
+
 export function registerLogin(program: Command, ctx: CliContext): void {
   withFieldOption(
     withClientOptions(
       program
         .command('login')
-        .description('Log in with a token (login TOKEN) or an auth method (login -method=cloud role=R [header_value=V] [region=…]; -method=aws for an aws mount)')
+        .description(
+          'Log in with a token (login TOKEN) or an auth method: -method=cloud role=R [header_value=V] [region=…] (-method=aws for an aws mount); ' +
+            '-method=oidc [role=R] [port=8250] [skip_browser=true]; -method=jwt [role=R] jwt=TOKEN; -method=kubernetes role=R [jwt=TOKEN]',
+        )
         .argument('[args...]'),
     ),
   )
-    .option('--method <method>', 'token, cloud or aws (the cloud method under Vault\'s name)', 'token')
+    .option('--method <method>', 'token, cloud, aws (the cloud method under Vault\'s name), oidc, jwt or kubernetes', 'token')
     .option('--path <path>', 'mount path of the auth method (default: the method name)')
     .option('--no-store', 'do not keep the token in the token helper file')
     .option('--no-print', 'do not print the token (it is still stored)')
@@ -35,7 +55,7 @@ export function registerLogin(program: Command, ctx: CliContext): void {
       let token: string;
       let body: unknown;
       if (opts.method === 'token') {
-        if (opts.wrapTtl) throw new UsageError('-wrap-ttl wraps the token an auth method mints: use it with -method=cloud or -method=aws');
+        if (opts.wrapTtl) throw new UsageError('-wrap-ttl wraps the token an auth method mints: use it with another -method');
         const typed = args[0] ?? (await ctx.io.secret('Token (will be hidden): '));
         if (!typed) throw new UsageError('no token given, and no terminal to ask for one');
         client.token = typed.trim();
@@ -44,18 +64,21 @@ export function registerLogin(program: Command, ctx: CliContext): void {
         const d = res.body.data;
         token = client.token;
         body = { auth: { client_token: token, accessor: d.accessor, policies: d.policies, token_policies: d.policies, identity_policies: d.identity_policies, metadata: d.meta, orphan: d.orphan, entity_id: d.entity_id, lease_duration: d.ttl, renewable: d.renewable } };
-      } else if (opts.method === 'cloud' || opts.method === 'aws') {
+      } else if (METHODS.includes(opts.method)) {
         const fields = await parseKeyValues(args, ctx.io);
         const path = (opts.path ?? opts.method).replace(/^\/+|\/+$/g, '').replace(/^auth\//, '');
         client.token = undefined;
-        const loginBody = await cloudLoginBody(fields, ctx.env);
-        const res = await attempt('Error authenticating', () => client.write(`auth/${path}/login`, loginBody));
+        const res = await attempt('Error authenticating', async () => {
+          if (opts.method === 'oidc') return oidcLogin(client, path, fields, ctx.io);
+          const loginBody = opts.method === 'cloud' || opts.method === 'aws' ? await cloudLoginBody(fields, ctx.env) : await tokenLoginBody(opts.method, fields, ctx);
+          return client.write(`auth/${path}/login`, loginBody);
+        });
         // A wrapped login is for someone else to unwrap: printed, never stored (as vault).
         if (isWrapped(res.body)) return printResponse(ctx, opts, res.body);
         token = res.body.auth.client_token as string;
         body = res.body;
       } else {
-        throw new UsageError(`unknown login method "${opts.method}": use token, cloud or aws`);
+        throw new UsageError(`unknown login method "${opts.method}": use token, ${METHODS.join(', ')}`);
       }
 
       let stored: string | undefined;

@@ -61,7 +61,7 @@ describe('sys/plugins/catalog', function () {
     // No unversioned entry and no built-in of that name.
     expect((await client.get('sys/plugins/catalog/secret/echo')).status).to.equal(404);
     expect((await client.list('sys/plugins/catalog/secret')).body.data.keys).to.include.members(['echo', 'transit']);
-    expect((await client.list('sys/plugins/catalog/auth')).body.data.keys).to.deep.equal(['aws', 'cloud']);
+    expect((await client.list('sys/plugins/catalog/auth')).body.data.keys).to.deep.equal(['aws', 'cloud', 'jwt', 'kubernetes', 'oidc']);
     const detailed = (await client.get('sys/plugins/catalog')).body.data.detailed.filter((p: { name: string }) => p.name === 'echo');
     expect(detailed).to.deep.equal([
       { name: 'echo', type: 'secret', version: 'v1.0.0', builtin: false, sha256: sha1 },

@@ -1,0 +1,134 @@
+/** `role/:name` (create, read, update, delete) and `LIST role/`. */
+import { BadRequestError, definePath, listResponse, type AnyPathDefinition, type FieldSpecs, type FieldValues, type LogicalRequest } from '../../../sdk/index.js';
+import type { KubernetesAuthContext } from '../context.js';
+import { parseSelector } from '../namespace-selector.js';
+import { ALIAS_NAME_SOURCES, ROLE_STORAGE_VERSION, deleteRole, listRoles, readRole, writeRole, type AliasNameSource, type KubernetesRole } from '../role.js';
+import { TOKEN_FIELDS, applyTokenFields, defaultTokenSettings, given, tokenSettingsResponse } from '../token-fields.js';
+
+const FIELDS = {
+  name: { type: 'name', description: 'Name of the role (lower-cased).', required: true },
+  bound_service_account_names: {
+    type: 'comma-string-list',
+    description: 'Service account names that may log in; "*" matches any run of characters, and "*" alone any name.',
+  },
+  bound_service_account_namespaces: {
+    type: 'comma-string-list',
+    description: 'Namespaces whose service accounts may log in; globs as for names. Or-ed with the selector.',
+  },
+  bound_service_account_namespace_selector: {
+    type: 'string',
+    description: 'A label selector (JSON or YAML, matchLabels only) of further namespaces whose service accounts may log in.',
+  },
+  audience: { type: 'string', description: 'The audience a token must name; also the audience the TokenReview asks for.' },
+  alias_name_source: {
+    type: 'string',
+    description: 'What names the entity alias: serviceaccount_uid (the default; a recreated account is a new identity) or serviceaccount_name (namespace/name).',
+  },
+  ...TOKEN_FIELDS,
+} as const satisfies FieldSpecs;
+
+type Input = FieldValues<typeof FIELDS>;
+
+export function rolePaths(ctx: KubernetesAuthContext): AnyPathDefinition[] {
+  const role = definePath({
+    pattern: 'role/:name',
+    fields: FIELDS,
+    existenceCheck: async (_req, input) => (await readRole(ctx.storage, input.name)) !== undefined,
+    operations: {
+      read: {
+        summary: 'Read a role.',
+        handler: async (_req, input) => {
+          const entry = await readRole(ctx.storage, input.name);
+          return entry ? { data: roleResponse(entry) } : null;
+        },
+      },
+      create: { summary: 'Create a role.', handler: (req, input) => writeRoleRequest(ctx, req, input) },
+      update: { summary: 'Update a role; fields not sent keep their values.', handler: (req, input) => writeRoleRequest(ctx, req, input) },
+      delete: {
+        summary: 'Delete a role.',
+        handler: async (_req, input) => {
+          await deleteRole(ctx.storage, input.name);
+          return null;
+        },
+      },
+    },
+    synopsis: 'Create, read, update or delete a role.',
+    description:
+      'A role names the service accounts that may log in (bound_service_account_names, and the namespaces by list or ' +
+      'label selector), the audience their tokens must name, and the settings of the tokens they get.',
+  });
+  const listing = definePath({
+    pattern: 'role/',
+    fields: {},
+    operations: { list: { summary: 'List role names.', handler: async () => listResponse(await listRoles(ctx.storage)) } },
+    synopsis: 'List the roles.',
+    description: 'Names of the roles (lower-case).',
+  });
+  return [role, listing];
+}
+
+function newRole(): KubernetesRole {
+  return {
+    version: ROLE_STORAGE_VERSION,
+    bound_service_account_names: [],
+    bound_service_account_namespaces: [],
+    bound_service_account_namespace_selector: '',
+    audience: '',
+    alias_name_source: 'serviceaccount_uid',
+    token: defaultTokenSettings(),
+    legacy: {},
+  };
+}
+
+async function writeRoleRequest(ctx: KubernetesAuthContext, req: LogicalRequest, input: Input) {
+  const stored = await readRole(ctx.storage, input.name);
+  const role: KubernetesRole = stored ? structuredClone(stored) : newRole();
+  const fail = (message: string): never => {
+    throw new BadRequestError(message);
+  };
+  const warnings = applyTokenFields(req, input, role.token, role.legacy, ctx.system.maxLeaseTtl());
+
+  const names = given(req, input.bound_service_account_names, 'bound_service_account_names', []);
+  if (names !== undefined) role.bound_service_account_names = names;
+  if (role.bound_service_account_names.length === 0) fail('"bound_service_account_names" can not be empty');
+  if (role.bound_service_account_names.length > 1 && role.bound_service_account_names.includes('*')) fail('can not mix "*" with values');
+
+  const namespaces = given(req, input.bound_service_account_namespaces, 'bound_service_account_namespaces', []);
+  if (namespaces !== undefined) role.bound_service_account_namespaces = namespaces;
+  const selector = given(req, input.bound_service_account_namespace_selector, 'bound_service_account_namespace_selector', '');
+  if (selector !== undefined) role.bound_service_account_namespace_selector = selector;
+  if (role.bound_service_account_namespaces.length === 0 && role.bound_service_account_namespace_selector === '') {
+    fail('"bound_service_account_namespaces" can not be empty if "bound_service_account_namespace_selector" is not set');
+  }
+  if (role.bound_service_account_namespace_selector !== '') {
+    try {
+      parseSelector(role.bound_service_account_namespace_selector);
+    } catch (err) {
+      fail(`invalid "bound_service_account_namespace_selector" configured: ${(err as Error).message}`);
+    }
+  }
+  if (role.bound_service_account_namespaces.length > 1 && role.bound_service_account_namespaces.includes('*')) fail('can not mix "*" with values');
+
+  const audience = given(req, input.audience, 'audience', '');
+  if (audience !== undefined) role.audience = audience;
+  const source = given(req, input.alias_name_source, 'alias_name_source', '');
+  if (source !== undefined) {
+    const chosen = source === '' ? 'serviceaccount_uid' : source;
+    if (!(ALIAS_NAME_SOURCES as readonly string[]).includes(chosen)) fail(`invalid alias_name_source, must be one of: ${ALIAS_NAME_SOURCES.join(', ')}`);
+    role.alias_name_source = chosen as AliasNameSource;
+  }
+
+  await writeRole(ctx.storage, input.name, role);
+  return warnings.length > 0 ? { warnings } : null;
+}
+
+function roleResponse(role: KubernetesRole): Record<string, unknown> {
+  return {
+    bound_service_account_names: role.bound_service_account_names,
+    bound_service_account_namespaces: role.bound_service_account_namespaces,
+    bound_service_account_namespace_selector: role.bound_service_account_namespace_selector,
+    ...(role.audience !== '' ? { audience: role.audience } : {}),
+    alias_name_source: role.alias_name_source,
+    ...tokenSettingsResponse(role.token, role.legacy),
+  };
+}
