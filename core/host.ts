@@ -44,6 +44,7 @@ import { DEFAULT_TELEMETRY, type ServerConfig } from './config/config.js';
 import { sanitizedConfig } from './config/sanitized.js';
 import type { WasmCrypto } from '../wasm/index.js';
 import { DEFAULT_AUDIT_CONFIG, type AuditConfig, type AuditRules } from './audit/rules.js';
+import { errorMessage } from './errors.js';
 
 export { VERSION } from './version.js';
 export type { HostRequest, HostResponse } from './pipeline/types.js';
@@ -298,7 +299,7 @@ export class Host {
       try {
         await this.declareAuditDevices();
       } catch (err) {
-        this.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'unseal: the audit devices of the configuration could not be applied; sealed again');
+        this.logger.error({ err: errorMessage(err) }, 'unseal: the audit devices of the configuration could not be applied; sealed again');
         // The seal manager seals the barrier again; what was loaded goes with it.
         await this.state.unload();
         throw err;
@@ -315,7 +316,7 @@ export class Host {
     // Only the active node writes; a standby encrypts nothing, so it has no count to keep.
     if (!this.ha || this.ha.state === 'active') {
       await this.barrier.flushEncryptions().catch((err: unknown) => {
-        this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not store the barrier encryption count');
+        this.logger.warn({ err: errorMessage(err) }, 'could not store the barrier encryption count');
       });
     }
     await this.ha?.leave();

@@ -28,6 +28,7 @@ import { WasmCrypto } from '../wasm/index.js';
 import { TOKENS } from './di/tokens.js';
 import { registerValue } from './di/container.js';
 import { ensurePrivateDirectory, writePrivateFile } from './private-files.js';
+import { errorMessage } from './errors.js';
 
 export interface StartOptions {
   readonly config: ServerConfig;
@@ -236,7 +237,7 @@ async function reload(next: ServerConfig | undefined, running: Running): Promise
       listener.reloadTls(tls ? tlsFiles(tls) : undefined);
       logger.info({ address: listener.address }, 'reload: TLS certificate and key read again');
     } catch (err) {
-      logger.error({ address: listener.address, err: err instanceof Error ? err.message : String(err) }, 'reload: TLS certificate not reloaded; the previous one stays in use');
+      logger.error({ address: listener.address, err: errorMessage(err) }, 'reload: TLS certificate not reloaded; the previous one stays in use');
     }
   }
   if (next) {
@@ -244,7 +245,7 @@ async function reload(next: ServerConfig | undefined, running: Running): Promise
     try {
       await host.reconfigureAudit(next.audit ?? DEFAULT_AUDIT_CONFIG);
     } catch (err) {
-      logger.error({ err: err instanceof Error ? err.message : String(err) }, 'reload: the audit devices of the configuration were not applied');
+      logger.error({ err: errorMessage(err) }, 'reload: the audit devices of the configuration were not applied');
     }
   }
   await host.audit.reopen();

@@ -118,7 +118,10 @@ export {
   UpstreamError,
   InternalError,
   IntegrityError,
+  createError,
+  errorMessage,
   httpStatusOf,
+  type ErrorClass,
 } from '../core/errors.js';
 
 // ---- Storage ----

@@ -9,7 +9,7 @@ import { TOKENS } from '../di/tokens.js';
 import { registerValue, type DependencyContainer } from '../di/container.js';
 import type { Backend } from '../framework/backend.js';
 import type { MountRef } from '../framework/request.js';
-import { BadRequestError, ConflictError, UnavailableError } from '../errors.js';
+import { BadRequestError, ConflictError, UnavailableError, errorMessage } from '../errors.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import type { SystemView } from '../plugins/plugin.js';
 import { PluginCatalog, type ResolvedPlugin } from '../plugins/catalog.js';
@@ -194,7 +194,7 @@ export class MountTable {
         this.mounts.set(live.routePrefix, live);
         if (entry.builtin) continue;
         await this.start(live).catch((err: unknown) => {
-          live.failure = err instanceof Error ? err.message : String(err);
+          live.failure = errorMessage(err);
           this.deps.logger.error({ mount: live.routePrefix, type: entry.type, err: live.failure }, 'mount failed to start');
         });
       }
@@ -418,7 +418,7 @@ export class MountTable {
           const fresh = new LiveMount(entry, new StorageView(this.deps.storage, storagePrefixOf(entry)));
           if (!entry.builtin) {
             await this.start(fresh).catch((err: unknown) => {
-              fresh.failure = err instanceof Error ? err.message : String(err);
+              fresh.failure = errorMessage(err);
               this.deps.logger.error({ mount: fresh.routePrefix, type: entry.type, err: fresh.failure }, 'mount failed to start');
             });
           }
@@ -464,7 +464,7 @@ export class MountTable {
         held = acquired;
         await acquired.backend.periodic!();
       } catch (err) {
-        this.deps.logger.warn({ mount: live.routePrefix, err: err instanceof Error ? err.message : String(err) }, 'periodic function failed');
+        this.deps.logger.warn({ mount: live.routePrefix, err: errorMessage(err) }, 'periodic function failed');
       } finally {
         held?.release();
       }
@@ -554,7 +554,7 @@ export class MountTable {
     try {
       await backend?.cleanup?.();
     } catch (err) {
-      this.deps.logger.warn({ mount: prefix, err: err instanceof Error ? err.message : String(err) }, 'backend cleanup failed');
+      this.deps.logger.warn({ mount: prefix, err: errorMessage(err) }, 'backend cleanup failed');
     }
     await container?.dispose();
   }

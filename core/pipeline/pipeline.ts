@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { httpStatusOf, publicMessageOf } from '../errors.js';
+import { KeywardenError, httpStatusOf, publicMessageOf, errorMessage } from '../errors.js';
 import type { Backend } from '../framework/backend.js';
 import type { LogicalRequest, LogicalResponse, RequestAuth } from '../framework/request.js';
 import type { AuditBroker } from '../audit/broker.js';
@@ -99,7 +99,7 @@ export class Pipeline {
     } catch (err) {
       const status = httpStatusOf(err);
       if (status >= 500) {
-        this.logger.error({ request_id: running.id, path: http.path, err: err instanceof Error ? err.message : String(err) }, 'request failed');
+        this.logger.error({ request_id: running.id, path: http.path, code: err instanceof KeywardenError ? err.code : 'KW_INTERNAL', err: errorMessage(err) }, 'request failed');
       }
       response = { status, body: { errors: [publicMessageOf(err)] } };
     } finally {

@@ -11,7 +11,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
-import { NotFoundError, UnavailableError } from '../../errors.js';
+import { NotFoundError, UnavailableError, errorMessage } from '../../errors.js';
 import type { Backend, PreparedRequest } from '../../framework/backend.js';
 import { renderHelp, type PathHelp } from '../../framework/help.js';
 import { PathPattern } from '../../framework/path.js';
@@ -87,7 +87,7 @@ export class IsolatedBackend implements Backend {
       info = await running.ready;
     } catch (err) {
       running.kill('was not needed');
-      throw err instanceof PluginError ? err : new PluginError(err instanceof Error ? err.message : String(err));
+      throw err instanceof PluginError ? err : new PluginError(errorMessage(err));
     }
     return new IsolatedBackend(options, running, info, label);
   }
@@ -149,7 +149,7 @@ export class IsolatedBackend implements Backend {
       try {
         await this.callOn(running, { method: 'cleanup' });
       } catch (err) {
-        this.options.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'plugin cleanup failed');
+        this.options.logger.warn({ err: errorMessage(err) }, 'plugin cleanup failed');
       }
     }
     running.kill('was stopped (unmount, reload or seal)');
@@ -193,7 +193,7 @@ export class IsolatedBackend implements Backend {
         this.options.logger.info('plugin process restarted');
         return running;
       } catch (err) {
-        const why = err instanceof Error ? err.message : String(err);
+        const why = errorMessage(err);
         this.options.logger.error({ err: why }, 'plugin process could not be restarted');
         throw new UnavailableError(`${this.label} cannot be restarted: ${why}`);
       } finally {

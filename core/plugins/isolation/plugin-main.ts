@@ -21,6 +21,7 @@ import { checkBackend, checkManifest, PluginError } from '../registry.js';
 import type { SystemView } from '../plugin.js';
 import { installModuleHooks } from './module-hooks.js';
 import { CRASH_EXIT_CODE, UNCONFINED_EXIT_CODE, fromWire, toWire, type CallResult, type FromPlugin, type HostCall, type PluginStart, type StorageOp, type SystemValues, type ToPlugin, type WireRequest } from './protocol.js';
+import { errorMessage } from '../../errors.js';
 
 /**
  * Prepared requests the host never executed (refused by authorization) are dropped after this long,
@@ -247,7 +248,7 @@ async function build(start: PluginStart): Promise<Backend> {
   try {
     mod = (await import(start.entryUrl)) as { default?: unknown };
   } catch (err) {
-    throw new PluginError(`plugin "${origin}" is unusable: it failed to load: ${err instanceof Error ? err.message : String(err)}`);
+    throw new PluginError(`plugin "${origin}" is unusable: it failed to load: ${errorMessage(err)}`);
   }
   const manifest = checkManifest(mod.default, `the module of "${origin}"`);
   const { expected } = start;
@@ -271,14 +272,14 @@ async function build(start: PluginStart): Promise<Backend> {
   try {
     built = await manifest.factory({ container, mount: start.mount, storage, logger, clock: systemClock, system: systemView });
   } catch (err) {
-    throw new PluginError(`plugin "${origin}" failed to start: ${err instanceof Error ? err.message : String(err)}`);
+    throw new PluginError(`plugin "${origin}" failed to start: ${errorMessage(err)}`);
   }
   const checked = checkBackend(built, manifest);
   if (checked.initialize) {
     try {
       await checked.initialize();
     } catch (err) {
-      throw new PluginError(`plugin "${origin}" failed to initialize: ${err instanceof Error ? err.message : String(err)}`);
+      throw new PluginError(`plugin "${origin}" failed to initialize: ${errorMessage(err)}`);
     }
   }
   return checked;

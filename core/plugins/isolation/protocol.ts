@@ -8,8 +8,7 @@ import type { Operation, LogicalResponse, AuthResult, RequestAuth, MountRef } fr
 import type { PathHelp } from '../../framework/help.js';
 import type { MountEntry } from '../../mounts/mount-entry.js';
 import type { CloudAuthConfig } from '../../config/config.js';
-import * as errors from '../../errors.js';
-import { InternalError, KeywardenError } from '../../errors.js';
+import { InternalError, KeywardenError, errorClassOf, errorMessage } from '../../errors.js';
 
 /** The exit code of a plugin process ended by an uncaught error (sysexits.h's EX_SOFTWARE). */
 export const CRASH_EXIT_CODE = 70;
@@ -94,43 +93,42 @@ export type FromPlugin =
   | { readonly t: 'pong'; readonly seq: number };
 
 /**
- * An error as it crosses: the name of the class of core/errors.ts it is (or descends from) and its
- * message. The classes are read from that module itself, so every error the host knows crosses as
- * itself, with the status it has in-process, and no second table can fall behind the first.
+ * An error as it crosses: the codes of the catalogue (core/errors.ts) it carries, its own first
+ * and then its parents', and its message. The side that rebuilds it takes the first code its own
+ * catalogue holds, so an error keeps its class and status across the boundary — a plugin's own
+ * kind (made with `createError`) crosses as the nearest kind the host knows — and no second table
+ * can fall behind the first.
  */
 export interface WireError {
-  readonly class: string;
+  readonly codes: readonly string[];
   readonly message: string;
 }
 
-type ErrorClass = new (message?: string) => KeywardenError;
-
-/** Every error class core/errors.ts exports, by name. */
-const CATALOGUE: ReadonlyMap<string, ErrorClass> = new Map(
-  Object.entries(errors as Record<string, unknown>).filter(
-    (pair): pair is [string, ErrorClass] => typeof pair[1] === 'function' && pair[1].prototype instanceof KeywardenError,
-  ),
-);
-
-/** The nearest class of the catalogue an error is an instance of: a plugin's own subclass crosses as its parent. */
-function catalogueClassOf(err: unknown): string | undefined {
-  for (let proto = err instanceof Error ? Object.getPrototypeOf(err) : null; proto; proto = Object.getPrototypeOf(proto)) {
-    const ctor = (proto as { constructor: ErrorClass }).constructor;
-    if (CATALOGUE.get(ctor.name) === ctor) return ctor.name;
+/** The catalogue codes along an error's prototype chain, most specific first. */
+function codesOf(err: unknown): string[] {
+  const codes: string[] = [];
+  if (!(err instanceof KeywardenError)) return codes;
+  for (let proto: object | null = Object.getPrototypeOf(err); proto && proto !== KeywardenError.prototype; proto = Object.getPrototypeOf(proto)) {
+    const own = Object.getOwnPropertyDescriptor(proto, 'code');
+    if (own && typeof own.value === 'string' && errorClassOf(own.value)?.prototype === proto) codes.push(own.value);
   }
-  return undefined;
+  return codes;
 }
 
 export function toWire(err: unknown): WireError {
-  return { class: catalogueClassOf(err) ?? InternalError.name, message: err instanceof Error ? err.message : String(err) };
+  return { codes: codesOf(err), message: errorMessage(err) };
 }
 
 /**
- * The typed error for a wire error. An internal error keeps its message for the log only (a 500
- * says "internal error"), prefixed with who failed; a class this side does not know is one.
+ * The typed error for a wire error. A message no client reads (an internal error's) is prefixed
+ * with who failed, for the log; codes this side does not know make an internal error.
  */
 export function fromWire(wire: WireError, internalPrefix: string): Error {
-  const cls = CATALOGUE.get(wire.class);
-  if (!cls || cls === InternalError) return new InternalError(`${internalPrefix}${wire.message}`);
-  return new cls(wire.message);
+  const codes: unknown[] = Array.isArray(wire.codes) ? wire.codes : [];
+  const message = String(wire.message);
+  for (const code of codes) {
+    const known = typeof code === 'string' ? errorClassOf(code) : undefined;
+    if (known) return new known(known.prototype.expose ? message : `${internalPrefix}${message}`);
+  }
+  return new InternalError(`${internalPrefix}${message}`);
 }
