@@ -33,7 +33,7 @@ export function checkManifest(candidate: unknown, origin: string): PluginManifes
 
 /** Checks that a factory's result is a usable backend. */
 export function checkBackend(candidate: unknown, manifest: PluginManifest): Backend {
-  const methods = ['prepare', 'isUnauthenticated', 'help', 'describePaths'] as const;
+  const methods = ['prepare', 'execute', 'isUnauthenticated', 'help', 'describePaths'] as const;
   if (candidate === null || typeof candidate !== 'object') {
     throw new PluginError(`plugin "${manifest.name}" is unusable: its factory did not return a backend`);
   }

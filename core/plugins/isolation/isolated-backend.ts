@@ -11,11 +11,11 @@
  */
 import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
-import { NotFoundError, UnavailableError, errorMessage } from '../../errors.js';
+import { InternalError, NotFoundError, UnavailableError, errorMessage } from '../../errors.js';
 import type { Backend, PreparedRequest } from '../../framework/backend.js';
 import { renderHelp, type PathHelp } from '../../framework/help.js';
 import { PathPattern } from '../../framework/path.js';
-import type { AuthResult, LogicalRequest, LogicalResponse } from '../../framework/request.js';
+import type { AuthResult, LogicalRequest, LogicalResponse, RequestTarget } from '../../framework/request.js';
 import type { MountEntry } from '../../mounts/mount-entry.js';
 import type { CloudAuthConfig } from '../../config/config.js';
 import type { Storage } from '../../../storage/storage.js';
@@ -24,7 +24,7 @@ import { readVerifiedModule } from '../plugin-file.js';
 import { PluginError } from '../registry.js';
 import { pluginEnvironment, unsupportedRuntime } from './confinement.js';
 import { PluginProcess, type IsolationLimits } from './plugin-process.js';
-import type { CallResult, HostCall, PluginStart, ReadyInfo, SystemValues, WireRequest } from './protocol.js';
+import type { CallResult, HostCall, PluginStart, ReadyInfo, SystemValues, WireRequest, WireTarget } from './protocol.js';
 
 export { DEFAULT_ISOLATION_LIMITS, RESIDENT_HEADROOM_MB, type IsolationLimits } from './plugin-process.js';
 
@@ -111,20 +111,31 @@ export class IsolatedBackend implements Backend {
     return new PluginProcess(start, { label, logger: options.logger, storage: options.storage, limits: options.limits, args: entry.args, env });
   }
 
-  async prepare(req: LogicalRequest): Promise<PreparedRequest> {
-    const running = await this.live();
-    const result = (await this.callOn(running, { method: 'prepare', request: wireOf(req, this.options.mount()), system: this.options.system() })) as Extract<CallResult, { method: 'prepare' }>;
-    req.operation = result.operation;
-    return {
-      operation: result.operation,
-      pattern: result.pattern,
-      sudo: result.sudo,
-      execute: async () => {
-        // By now authorization has decided sudo, into this request's auth.
-        const done = (await this.callOn(running, { method: 'execute', handle: result.handle, sudo: req.auth?.sudo ?? false })) as { response: LogicalResponse | null };
-        return done.response;
-      },
-    };
+  async prepare(target: RequestTarget): Promise<PreparedRequest> {
+    const result = (await this.call({ method: 'prepare', target: wireTargetOf(target), system: this.options.system() })) as Extract<CallResult, { method: 'prepare' }>;
+    return this.checkPrepared(target, result.prepared);
+  }
+
+  async execute(request: LogicalRequest, prepared: PreparedRequest): Promise<LogicalResponse | null> {
+    const call: HostCall = { method: 'execute', request: wireOf(request, this.options.mount()), prepared, system: this.options.system() };
+    return ((await this.call(call)) as Extract<CallResult, { method: 'execute' }>).response;
+  }
+
+  /**
+   * What the process answered `prepare` with, held to what the host knows of the plugin: a path it
+   * declared at start, the operation asked (or `create` for an `update`, the existence check's one
+   * change), and the path's own sudo flag. Authorization decides on this answer, so a plugin cannot
+   * talk its way past the ACL; `anyToken` is never taken from a process.
+   */
+  private checkPrepared(target: RequestTarget, prepared: PreparedRequest): PreparedRequest {
+    const path = this.patterns.find((p) => p.help.pattern === prepared?.pattern);
+    const operation = prepared?.operation;
+    const fits = operation === target.operation || (operation === 'create' && target.operation === 'update');
+    const { input, unknown, invalid } = prepared ?? {};
+    if (!path || !fits || input === null || typeof input !== 'object' || !Array.isArray(unknown) || !unknown.every((u) => typeof u === 'string') || (invalid !== undefined && typeof invalid !== 'string')) {
+      throw new InternalError(`${this.label} answered prepare for ${target.operation} ${JSON.stringify(target.path)} with a request it cannot have prepared`);
+    }
+    return { pattern: path.help.pattern, operation, sudo: path.help.sudo, anyToken: false, input, unknown, ...(invalid !== undefined ? { invalid } : {}) };
   }
 
   isUnauthenticated(path: string): boolean {
@@ -204,9 +215,21 @@ export class IsolatedBackend implements Backend {
   }
 }
 
+/** The request target as the plugin's `prepare` sees it: no storage (the process has its own remote one) and no client token. */
+function wireTargetOf(target: RequestTarget): WireTarget {
+  return {
+    id: target.id,
+    operation: target.operation,
+    path: target.path,
+    data: target.data,
+    mount: target.mount,
+    ...(target.auth ? { auth: target.auth } : {}),
+  };
+}
+
 /**
- * The request as the plugin sees it: no client token, and only the headers the mount lets
- * through (`passthrough_request_headers`), as Vault treats its external plugins.
+ * The request as the plugin's handler sees it: no client token, and only the headers the mount
+ * lets through (`passthrough_request_headers`), as Vault treats its external plugins.
  */
 function wireOf(req: LogicalRequest, mount: MountEntry): WireRequest {
   const allowed = new Set(mount.config.passthrough_request_headers.map((h) => h.toLowerCase()));
@@ -216,9 +239,9 @@ function wireOf(req: LogicalRequest, mount: MountEntry): WireRequest {
     id: req.id,
     operation: req.operation,
     path: req.path,
-    data: { ...req.data },
-    mount: { ...req.mount },
-    ...(req.auth ? { auth: { ...req.auth } } : {}),
+    data: req.data,
+    mount: req.mount,
+    ...(req.auth ? { auth: req.auth } : {}),
     headers,
     connection: { remoteAddress: req.connection.remoteAddress },
     ...(req.wrapTtl !== undefined ? { wrapTtl: req.wrapTtl } : {}),

@@ -4,7 +4,8 @@
  * data: the process never receives a host object, only its mount's snapshot and answers to its
  * own storage calls.
  */
-import type { Operation, LogicalResponse, AuthResult, RequestAuth, MountRef } from '../../framework/request.js';
+import type { Operation, LogicalResponse, AuthResult, RequestAuth, RequestCaller, MountRef } from '../../framework/request.js';
+import type { PreparedRequest } from '../../framework/backend.js';
 import type { PathHelp } from '../../framework/help.js';
 import type { MountEntry } from '../../mounts/mount-entry.js';
 import type { CloudAuthConfig } from '../../config/config.js';
@@ -36,13 +37,21 @@ export interface SystemValues {
   readonly maxLeaseTtl: number;
 }
 
-/** A logical request without its storage (the process supplies the remote one). */
-export interface WireRequest {
+/**
+ * A request target (what `prepare` sees) without its storage, which the process supplies as the
+ * remote one, and without the client token, which a plugin's process never gets.
+ */
+export interface WireTarget {
   readonly id: string;
   readonly operation: Operation;
   readonly path: string;
   readonly data: Record<string, unknown>;
   readonly mount: MountRef;
+  readonly auth?: RequestCaller;
+}
+
+/** An authorized logical request, likewise without storage and client token; the mount's passthrough headers only. */
+export interface WireRequest extends WireTarget {
   readonly auth?: RequestAuth;
   readonly headers: Record<string, string | string[] | undefined>;
   readonly connection: { readonly remoteAddress: string };
@@ -50,15 +59,15 @@ export interface WireRequest {
 }
 
 export type HostCall =
-  | { readonly method: 'prepare'; readonly request: WireRequest; readonly system: SystemValues }
-  /** `sudo`: what authorization decided after `prepare`, as an in-process handler finds it in `req.auth`. */
-  | { readonly method: 'execute'; readonly handle: number; readonly sudo: boolean }
+  | { readonly method: 'prepare'; readonly target: WireTarget; readonly system: SystemValues }
+  /** The request as authorized and what `prepare` answered for it, sent back as it came. */
+  | { readonly method: 'execute'; readonly request: WireRequest; readonly prepared: PreparedRequest; readonly system: SystemValues }
   | { readonly method: 'renew'; readonly request: WireRequest; readonly auth: AuthResult; readonly system: SystemValues }
   | { readonly method: 'periodic'; readonly system: SystemValues }
   | { readonly method: 'cleanup' };
 
 export type CallResult =
-  | { readonly method: 'prepare'; readonly handle: number; readonly operation: Operation; readonly pattern: string; readonly sudo: boolean }
+  | { readonly method: 'prepare'; readonly prepared: PreparedRequest }
   | { readonly method: 'execute'; readonly response: LogicalResponse | null }
   | { readonly method: 'renew'; readonly auth: AuthResult }
   | { readonly method: 'periodic' | 'cleanup' };

@@ -17,6 +17,7 @@ import { MemoryStorage } from '../../../storage/memory.js';
 import type { BatchOp, Storage } from '../../../storage/storage.js';
 import notes from '../../fixtures/plugins/notes.js';
 import initFails from '../../fixtures/broken-plugins/init-fails.js';
+import { sendDirect } from '../../helpers/backend.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -77,17 +78,15 @@ async function send(table: MountTable, path: string, operation: Operation, data:
   const { mount, relative } = found;
   const { backend, release } = mount.acquire();
   try {
-    const prepared = await backend.prepare({
+    const sent = await sendDirect(backend, {
       id: 'req',
       operation,
       path: relative,
       data,
       storage: mount.storage,
       mount: { path: mount.routePrefix, type: mount.entry.type, accessor: mount.entry.accessor, uuid: mount.entry.uuid },
-      headers: {},
-      connection: { remoteAddress: '127.0.0.1' },
     });
-    return await prepared.execute();
+    return sent.response;
   } finally {
     release();
   }

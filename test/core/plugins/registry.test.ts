@@ -121,7 +121,7 @@ describe('plugin registry', () => {
     });
 
     it('names the first backend method that is missing', () => {
-      const partial = { prepare: () => undefined, isUnauthenticated: () => false, help: () => undefined };
+      const partial = { prepare: () => undefined, execute: () => undefined, isUnauthenticated: () => false, help: () => undefined };
       expect(() => checkBackend(partial, notes)).to.throw(PluginError, 'its backend has no "describePaths" method');
     });
   });

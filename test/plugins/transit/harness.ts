@@ -18,6 +18,7 @@ import type { Clock } from '../../../core/clock.js';
 import { WasmCrypto } from '../../../wasm/index.js';
 import { createTransitBackend } from '../../../plugins/transit/backend.js';
 import type { Storage } from '../../../storage/storage.js';
+import { sendDirect } from '../../helpers/backend.js';
 
 let wasm: Promise<WasmCrypto> | undefined;
 
@@ -59,17 +60,14 @@ export class TransitHarness {
   /** `update` is what POST/PUT send; the existence check may turn it into `create`. */
   async request(operation: Operation, path: string, data: Record<string, unknown> = {}): Promise<HarnessResult> {
     try {
-      const prepared = await this.backend.prepare({
+      const { response } = await sendDirect(this.backend, {
         id: randomUUID(),
         operation,
         path,
         data,
         storage: this.storage,
         mount: { path: 'transit/', type: 'transit', accessor: 'transit_test', uuid: 'test' },
-        headers: {},
-        connection: { remoteAddress: '127.0.0.1' },
       });
-      const response = await prepared.execute();
       if (response?.raw) return { status: response.raw.status, data: response.raw.body, warnings: [], response };
       const empty = !response || (!response.data && !response.warnings);
       const status = empty ? (operation === 'read' || operation === 'list' ? 404 : 204) : (response?.status ?? 200);
