@@ -25,6 +25,7 @@ import { PluginError } from '../registry.js';
 import { pluginEnvironment, unsupportedRuntime } from './confinement.js';
 import { PluginProcess, type IsolationLimits } from './plugin-process.js';
 import type { CallResult, HostCall, PluginStart, ReadyInfo, SystemValues, WireRequest, WireTarget } from './protocol.js';
+import { fromWireValue, toWireValue } from './wire-values.js';
 
 export { DEFAULT_ISOLATION_LIMITS, RESIDENT_HEADROOM_MB, type IsolationLimits } from './plugin-process.js';
 
@@ -118,7 +119,7 @@ export class IsolatedBackend implements Backend {
 
   async execute(request: LogicalRequest, prepared: PreparedRequest): Promise<LogicalResponse | null> {
     const call: HostCall = { method: 'execute', request: wireOf(request, this.options.mount()), prepared, system: this.options.system() };
-    return ((await this.call(call)) as Extract<CallResult, { method: 'execute' }>).response;
+    return fromWireValue(((await this.call(call)) as Extract<CallResult, { method: 'execute' }>).response) as LogicalResponse | null;
   }
 
   /**
@@ -221,7 +222,7 @@ function wireTargetOf(target: RequestTarget): WireTarget {
     id: target.id,
     operation: target.operation,
     path: target.path,
-    data: target.data,
+    data: toWireValue(target.data) as Record<string, unknown>,
     mount: target.mount,
     ...(target.auth ? { auth: target.auth } : {}),
   };
@@ -239,7 +240,7 @@ function wireOf(req: LogicalRequest, mount: MountEntry): WireRequest {
     id: req.id,
     operation: req.operation,
     path: req.path,
-    data: req.data,
+    data: toWireValue(req.data) as Record<string, unknown>,
     mount: req.mount,
     ...(req.auth ? { auth: req.auth } : {}),
     headers,

@@ -14,12 +14,13 @@ import { createRootContainer, registerValue } from '../../di/container.js';
 import { TOKENS } from '../../di/tokens.js';
 import { systemClock } from '../../clock.js';
 import type { Backend } from '../../framework/backend.js';
-import type { LogicalRequest, RequestTarget } from '../../framework/request.js';
+import type { LogicalRequest, LogicalResponse, RequestTarget } from '../../framework/request.js';
 import type { BatchOp, Storage } from '../../../storage/storage.js';
 import { WasmCrypto } from '../../../wasm/index.js';
 import { checkBackend, checkManifest, PluginError } from '../registry.js';
 import type { SystemView } from '../plugin.js';
 import { installModuleHooks } from './module-hooks.js';
+import { fromWireValue, toWireValue } from './wire-values.js';
 import { CRASH_EXIT_CODE, UNCONFINED_EXIT_CODE, fromWire, toWire, type CallResult, type FromPlugin, type HostCall, type PluginStart, type StorageOp, type SystemValues, type ToPlugin, type WireRequest, type WireTarget } from './protocol.js';
 import { errorMessage } from '../../errors.js';
 
@@ -147,11 +148,11 @@ let ready: Promise<Backend> | undefined;
 
 /** A request as the backend sees it in-process: with the mount's (remote) storage, frozen. */
 function requestOf(wire: WireRequest): LogicalRequest {
-  return Object.freeze({ ...wire, storage });
+  return Object.freeze({ ...wire, data: fromWireValue(wire.data) as Record<string, unknown>, storage });
 }
 
 function targetOf(wire: WireTarget): RequestTarget {
-  return Object.freeze({ ...wire, storage });
+  return Object.freeze({ ...wire, data: fromWireValue(wire.data) as Record<string, unknown>, storage });
 }
 
 async function handle(call: HostCall): Promise<CallResult> {
@@ -164,7 +165,7 @@ async function handle(call: HostCall): Promise<CallResult> {
     case 'execute':
       // Authorization ran on the host between prepare and execute; the request carries its decision.
       system = call.system;
-      return { method: 'execute', response: await b.execute(requestOf(call.request), call.prepared) };
+      return { method: 'execute', response: toWireValue(await b.execute(requestOf(call.request), call.prepared)) as LogicalResponse | null };
     case 'renew':
       system = call.system;
       if (!b.renew) throw new Error('the backend has no renew hook');
