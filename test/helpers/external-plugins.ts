@@ -5,6 +5,7 @@
  * in-process plugin can be bundled into such a file too (`bundleExternal`).
  */
 import { createHash } from 'node:crypto';
+import { builtinModules } from 'node:module';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +18,8 @@ const SDK_MODULE = fileURLToPath(new URL('../../sdk/index.js', import.meta.url))
  * A compiled plugin module (a file under dist/) as an operator would ship it outside the server:
  * bundled by esbuild into one ES module that imports only `keywarden/sdk` and node: built-ins,
  * whose default export is the manifest `exportName` renamed `asName` (so it can be registered in
- * the catalog beside the in-process original).
+ * the catalog beside the in-process original). Dependencies written as CommonJS keep their
+ * `require` of Node's built-ins, named `node:` as the plugin process allows.
  */
 export async function bundleExternal(moduleFile: string, exportName: string, asName: string): Promise<string> {
   const result = await build({
@@ -31,6 +33,7 @@ export async function bundleExternal(moduleFile: string, exportName: string, asN
     platform: 'node',
     write: false,
     logLevel: 'silent',
+    banner: { js: "import { createRequire as keywardenCreateRequire } from 'node:module';\nconst require = keywardenCreateRequire(import.meta.url);" },
     plugins: [
       {
         name: 'keywarden-sdk',
@@ -38,6 +41,7 @@ export async function bundleExternal(moduleFile: string, exportName: string, asN
           b.onResolve({ filter: /sdk\/index\.js$/ }, (args) =>
             path.resolve(args.resolveDir, args.path) === SDK_MODULE ? { path: 'keywarden/sdk', external: true } : undefined,
           );
+          b.onResolve({ filter: /^[a-z_][a-z0-9_/]*$/ }, (args) => (builtinModules.includes(args.path) ? { path: `node:${args.path}`, external: true } : undefined));
         },
       },
     ],

@@ -3,10 +3,11 @@
  * isolated (the same code bundled into an external module, run in a process of its own). Each case
  * mounts one plugin both ways and sends both mounts the same requests, in the same order, with the
  * same tokens — successes, validation errors, every error class, sudo paths, storage round trips,
- * listings, help, existence checks — and compares every answer: status, body and headers.
+ * listings, help, existence checks — and compares every answer: status, body and headers. Every
+ * built-in plugin is a case, beside a fixture plugin that exercises the contract's corners.
  *
  * Adding a plugin is one line in CASES: its compiled module, the export holding its manifest, and
- * the requests to send it.
+ * its requests (test/fixtures/contract/).
  */
 import { expect } from 'chai';
 import path from 'node:path';
@@ -16,27 +17,12 @@ import { bundleExternal, installModule } from '../../../helpers/external-plugins
 import { createToken, type TestResponse } from '../../../helpers/http.js';
 import notesPlugin from '../../../fixtures/plugins/notes.js';
 import { CONTRACT_ERRORS } from '../../../fixtures/plugins/contract.js';
+import type { Caller, ContractCase, Exchange, Given } from '../../../fixtures/contract/exchange.js';
+import { TRANSIT_CONTRACT } from '../../../fixtures/contract/transit.js';
+import { KV1_CONTRACT, KV2_CONTRACT } from '../../../fixtures/contract/kv.js';
+import { CLOUD_CONTRACT } from '../../../fixtures/contract/cloud.js';
+import { BUILTIN_PLUGINS } from '../../../../core/plugins/builtin.js';
 import type { PluginManifest } from '../../../../sdk/index.js';
-
-/** Who sends a request: the root token, a token by policy (see POLICY), or nobody. */
-type Caller = 'root' | 'sudo' | 'plain' | 'create-only' | 'none';
-
-interface Exchange {
-  readonly method: 'GET' | 'LIST' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  /** Relative to the mount; may carry a query. */
-  readonly path: string;
-  readonly body?: Record<string, unknown>;
-  readonly as?: Caller;
-  readonly headers?: Record<string, string>;
-}
-
-interface ContractCase {
-  /** The plugin's compiled module, relative to dist/. */
-  readonly module: string;
-  /** The export of that module holding the manifest. */
-  readonly exportName: string;
-  readonly requests: readonly Exchange[];
-}
 
 const CONTRACT_REQUESTS: readonly Exchange[] = [
   { method: 'POST', path: 'items/a', body: { value: 'one', count: 2, tags: 'x,y', ttl: '1h', kind: 'a' } },
@@ -80,7 +66,11 @@ const CONTRACT_REQUESTS: readonly Exchange[] = [
 ];
 
 const CASES: readonly ContractCase[] = [
-  { module: 'test/fixtures/plugins/contract.js', exportName: 'contractPlugin', requests: CONTRACT_REQUESTS },
+  { module: 'test/fixtures/plugins/contract.js', exportName: 'contractPlugin', options: { setting: 'on' }, requests: CONTRACT_REQUESTS },
+  { module: 'plugins/transit/backend.js', exportName: 'transitPlugin', ...TRANSIT_CONTRACT },
+  { module: 'plugins/kv/backend.js', exportName: 'kvPlugin', ...KV1_CONTRACT },
+  { module: 'plugins/kv/backend.js', exportName: 'kvPlugin', ...KV2_CONTRACT },
+  { module: 'plugins/cloud-auth/backend.js', exportName: 'cloudAuthPlugin', ...CLOUD_CONTRACT },
 ];
 
 const DIST = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -98,8 +88,20 @@ const POLICY = {
 /** Headers that differ between any two answers (time, connection, a length that follows the body). */
 const VOLATILE_HEADERS = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
 
-/** An answer with what differs by design taken out: the request id, and the mount's own name. */
-function comparable(res: TestResponse, mount: string) {
+/** Replaces the value at a dotted path (`*`: every key or index) by its type, where it is present. */
+function maskRandom(value: unknown, segments: readonly string[]): void {
+  if (value === null || typeof value !== 'object' || segments.length === 0) return;
+  const [head, ...rest] = segments as [string, ...string[]];
+  const record = value as Record<string, unknown>;
+  for (const key of head === '*' ? Object.keys(record) : [head]) {
+    if (!(key in record)) continue;
+    if (rest.length === 0) record[key] = `<random ${typeof record[key]}>`;
+    else maskRandom(record[key], rest);
+  }
+}
+
+/** An answer with what differs by design taken out: the request id, the mount's own name, the case's random fields. */
+function comparable(res: TestResponse, mount: string, random: readonly string[]) {
   const text = res.text.replaceAll(mount, '<mount>');
   let body: unknown = text;
   try {
@@ -108,32 +110,35 @@ function comparable(res: TestResponse, mount: string) {
     // Not JSON: compared as text.
   }
   if (body !== null && typeof body === 'object' && 'request_id' in body) delete (body as { request_id?: unknown }).request_id;
+  for (const field of random) maskRandom(body, field.split('.'));
   const headers = Object.fromEntries(Object.entries(res.headers).filter(([name]) => !VOLATILE_HEADERS.has(name)));
   return { status: res.status, body, headers };
 }
 
 for (const contract of CASES) {
-  describe(`the isolation contract: ${contract.exportName} answers alike in-process and isolated`, function () {
+  describe(`the isolation contract: ${contract.label ?? contract.exportName} answers alike in-process and isolated`, function () {
     // Plugin processes start in well under a second, but the test machine is shared and may be loaded.
     this.timeout(60_000);
     let server: Awaited<ReturnType<typeof startUnsealedServer>>;
     let dir: { path: string; remove: () => Promise<void> };
     let manifest: PluginManifest;
     const tokens = new Map<Caller, string | undefined>();
+    let given: Given & { readonly close?: () => Promise<void> } = {};
     const prefix = (mount: string) => (manifest.kind === 'auth' ? `auth/${mount}` : mount);
 
     before(async () => {
       const file = path.join(DIST, contract.module);
       manifest = ((await import(file)) as Record<string, PluginManifest>)[contract.exportName]!;
       dir = await tempDir('keywarden-contract-');
-      server = await startUnsealedServer({ pluginDirectory: dir.path, plugins: [notesPlugin, manifest] });
+      const builtin = BUILTIN_PLUGINS.includes(manifest);
+      server = await startUnsealedServer({ pluginDirectory: dir.path, plugins: builtin ? [notesPlugin] : [notesPlugin, manifest] });
       const { client } = server;
       const isolatedName = `${manifest.name}-isolated`;
       const sha256 = await installModule(dir.path, `${isolatedName}.mjs`, await bundleExternal(file, contract.exportName, isolatedName));
       expect((await client.post(`sys/plugins/catalog/${manifest.kind}/${isolatedName}`, { sha256, command: `${isolatedName}.mjs` })).status).to.equal(204);
       const table = manifest.kind === 'auth' ? 'sys/auth' : 'sys/mounts';
-      expect((await client.post(`${table}/${MOUNTS.inProcess}`, { type: manifest.name, options: { setting: 'on' } })).status).to.equal(204);
-      const isolated = await client.post(`${table}/${MOUNTS.isolated}`, { type: isolatedName, options: { setting: 'on' } });
+      expect((await client.post(`${table}/${MOUNTS.inProcess}`, { type: manifest.name, options: contract.options ?? {} })).status).to.equal(204);
+      const isolated = await client.post(`${table}/${MOUNTS.isolated}`, { type: isolatedName, options: contract.options ?? {} });
       expect(isolated.status, isolated.text).to.equal(204);
       const paths = (capabilities: readonly string[]) =>
         Object.values(MOUNTS)
@@ -149,9 +154,11 @@ for (const contract of CASES) {
       tokens.set('plain', await createToken(client, { policies: ['contract-plain'] }));
       tokens.set('create-only', await createToken(client, { policies: ['contract-create'] }));
       tokens.set('none', undefined);
+      given = (await contract.setup?.({ client, prefixes: [prefix(MOUNTS.inProcess), prefix(MOUNTS.isolated)] })) ?? {};
     });
 
     after(async () => {
+      await given.close?.();
       await server?.close();
       await dir?.remove();
     });
@@ -162,11 +169,13 @@ for (const contract of CASES) {
         const send = (mount: string) =>
           server.client.send(exchange.method, `${prefix(mount)}/${exchange.path}`, {
             token: tokens.get(caller) ?? '',
-            ...(exchange.body ? { body: exchange.body } : {}),
+            ...(exchange.body ? { body: typeof exchange.body === 'function' ? exchange.body(given) : exchange.body } : {}),
+            ...(exchange.rawBody ? { rawBody: exchange.rawBody } : {}),
             ...(exchange.headers ? { headers: exchange.headers } : {}),
           });
-        const inProcess = comparable(await send(MOUNTS.inProcess), MOUNTS.inProcess);
-        const isolated = comparable(await send(MOUNTS.isolated), MOUNTS.isolated);
+        const random = [...(contract.random ?? []), ...(exchange.random ?? [])];
+        const inProcess = comparable(await send(MOUNTS.inProcess), MOUNTS.inProcess, random);
+        const isolated = comparable(await send(MOUNTS.isolated), MOUNTS.isolated, random);
         expect(isolated, `isolated answer (in-process: ${JSON.stringify(inProcess)})`).to.deep.equal(inProcess);
       });
     }
