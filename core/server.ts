@@ -25,8 +25,6 @@ import { HaManager } from './ha/ha-manager.js';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock.js';
 import { WasmCrypto } from '../wasm/index.js';
-import { TOKENS } from './di/tokens.js';
-import { registerValue } from './di/container.js';
 import { ensurePrivateDirectory, writePrivateFile } from './private-files.js';
 import { errorMessage } from './errors.js';
 
@@ -128,9 +126,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ...(config.clusterName ? { clusterName: config.clusterName } : {}),
     config,
   });
-  // The one server-wide plugin setting, offered to plugins through the SDK's SERVICES; the rest of
-  // the configuration (storage credentials among it) stays out of their reach.
-  if (config.cloudAuth) registerValue(host.container, TOKENS.CloudAuthConfig, config.cloudAuth);
+  // Still read, as the cloud auth method's plugin block (config.ts, pluginConfigOf).
+  if (config.cloudAuth) logger.warn('cloud_auth is deprecated: write it as plugin "cloud" { allow_sha1_signatures = … }');
 
   const listeners: Listener[] = [];
   try {
@@ -268,6 +265,7 @@ const RESTART_ONLY: Readonly<Record<Exclude<keyof ServerConfig, 'logLevel' | 'au
   disableUnauthedGenerateRoot: 'disable_unauthed_generate_root_endpoints',
   periodicIntervalMs: 'periodic_interval',
   cloudAuth: 'cloud_auth',
+  plugins: 'plugin',
   ui: 'ui',
   telemetry: 'telemetry',
 };

@@ -47,9 +47,7 @@
  *
  * @packageDocumentation
  */
-import { TOKENS } from '../core/di/tokens.js';
 import { VERSION } from '../core/version.js';
-import type { Metrics } from '../core/metrics/metrics.js';
 
 /** The SDK's version: the Keywarden package's. A plugin may check it to refuse a host too old for it. */
 export const SDK_VERSION: string = VERSION;
@@ -128,38 +126,11 @@ export {
 export type { Storage, BatchOp } from '../storage/storage.js';
 
 // ---- The plugin contract ----
-export type { PluginKind, PluginContext, PluginManifest, SystemView } from '../core/plugins/plugin.js';
+export type { PluginKind, PluginConfig, PluginContext, PluginManifest, SystemView } from '../core/plugins/plugin.js';
 export type { MountEntry, MountConfig, MountTableName } from '../core/mounts/mount-entry.js';
 export type { DependencyContainer } from 'tsyringe';
-export type { CloudAuthConfig } from '../core/config/config.js';
-
-/**
- * The host services a plugin may resolve from `context.container`, by these tokens:
- *
- * - `WasmCrypto`: the loaded {@link WasmCrypto} core (always registered by a server, for a plugin
- *   in-process and isolated alike; an isolated plugin's process loads its own);
- * - `CloudAuthConfig`: the server configuration's `cloud_auth` block ({@link CloudAuthConfig}),
- *   registered only when the configuration has one (check with `container.isRegistered(token, true)`);
- * - `Metrics`: where a plugin counts its operations for `sys/metrics` ({@link OperationMetrics}),
- *   registered only while the server collects metrics, and never for an isolated plugin, whose
- *   counts would stay in its own process (check with `isRegistered` too).
- *
- * ```ts
- * const wasm = context.container.resolve<WasmCrypto>(SERVICES.WasmCrypto);
- * ```
- */
-export const SERVICES = {
-  WasmCrypto: TOKENS.WasmCrypto,
-  CloudAuthConfig: TOKENS.CloudAuthConfig,
-  Metrics: TOKENS.Metrics,
-} as const;
-
-/**
- * The part of the server's metrics a plugin records into: one crypto operation request by
- * operation and key type, with its number of items (`keywarden_transit_operations_total`,
- * `keywarden_transit_batch_items`).
- */
-export type OperationMetrics = Pick<Metrics, 'transit'>;
+export type { Token } from '../core/di/tokens.js';
+export { SERVICES, type OperationMetrics, type PluginServices } from '../core/plugins/services.js';
 
 // ---- Helpers ----
 export { type Clock, systemClock } from '../core/clock.js';

@@ -6,13 +6,12 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import { TOKENS } from '../di/tokens.js';
-import { registerValue, type DependencyContainer } from '../di/container.js';
+import type { DependencyContainer } from '../di/container.js';
 import { errorMessage } from '../errors.js';
 import type { Backend } from '../framework/backend.js';
-import type { CloudAuthConfig } from '../config/config.js';
 import type { PluginRegistry } from '../plugins/registry.js';
-import type { SystemView } from '../plugins/plugin.js';
+import type { PluginConfig, SystemView } from '../plugins/plugin.js';
+import { createPluginContext } from '../plugins/context.js';
 import { PluginCatalog, type ResolvedPlugin } from '../plugins/catalog.js';
 import { DEFAULT_ISOLATION_LIMITS, IsolatedBackend, type IsolationLimits } from '../plugins/isolation/isolated-backend.js';
 import type { Storage } from '../../storage/storage.js';
@@ -26,8 +25,10 @@ export interface SystemDefaults {
 }
 
 export interface BackendFactoryDeps {
-  /** The container every mount's own container is a child of. */
+  /** The plugin services (core/plugins/services.ts): every in-process mount's own container is a child of it. */
   readonly root: DependencyContainer;
+  /** A plugin's block of the configuration file, by plugin name; none: every plugin gets an empty one. */
+  readonly pluginConfig?: (name: string) => PluginConfig;
   /** The barrier: where the catalog keeps external plugins when no catalog is given. */
   readonly storage: Storage;
   /** Built-in plugins: they run in-process. */
@@ -71,6 +72,10 @@ export class BackendFactory {
     };
   }
 
+  private configOf(name: string): PluginConfig {
+    return this.deps.pluginConfig?.(name) ?? {};
+  }
+
   private loggerFor(mount: LiveMount, bindings: Record<string, string>): Logger {
     const logger = this.deps.logger.child({ mount: mount.routePrefix, ...bindings });
     if (mount.logLevel) logger.level = mount.logLevel;
@@ -78,35 +83,30 @@ export class BackendFactory {
   }
 
   private async buildInProcess(entry: MountEntry, mount: LiveMount, plugin: Extract<ResolvedPlugin, { builtin: true }>): Promise<BuiltBackend> {
-    const container = this.deps.root.createChildContainer();
     const logger = this.loggerFor(mount, {});
-    const system = this.systemView(mount);
-    registerValue(container, TOKENS.MountContext, entry);
-    registerValue(container, TOKENS.MountStorage, mount.storage);
-    registerValue(container, TOKENS.Logger, logger);
-    registerValue(container, TOKENS.SystemView, system);
+    const { context, dispose } = createPluginContext({
+      services: this.deps.root,
+      mount: entry,
+      storage: mount.storage,
+      logger,
+      clock: this.deps.clock,
+      system: this.systemView(mount),
+      config: this.configOf(plugin.manifest.name),
+    });
     let backend: Backend;
     try {
-      backend = await this.deps.registry.build(plugin.manifest, {
-        container,
-        mount: structuredClone(entry),
-        storage: mount.storage,
-        logger,
-        clock: this.deps.clock,
-        system,
-      });
+      backend = await this.deps.registry.build(plugin.manifest, context);
     } catch (err) {
-      await container.dispose();
+      await dispose();
       throw err;
     }
-    return this.built(backend, { version: plugin.version, sha256: '' }, logger, mount, async () => container.dispose());
+    return this.built(backend, { version: plugin.version, sha256: '' }, logger, mount, dispose);
   }
 
   /** An external plugin: its backend runs in a process of its own; the host makes nothing else for it. */
   private async startIsolated(entry: MountEntry, mount: LiveMount, plugin: Extract<ResolvedPlugin, { builtin: false }>): Promise<BuiltBackend> {
     const view = this.systemView(mount);
     const logger = this.loggerFor(mount, { plugin: plugin.entry.name });
-    const root = this.deps.root;
     // The process is started for `entry` (a tune builds before it stores the entry); once this
     // backend serves, a restarted process gets the mount's entry as it is then.
     let serving: Backend | undefined;
@@ -118,7 +118,7 @@ export class BackendFactory {
       logger,
       system: () => ({ defaultLeaseTtl: view.defaultLeaseTtl(), maxLeaseTtl: view.maxLeaseTtl() }),
       limits: this.deps.isolation ?? DEFAULT_ISOLATION_LIMITS,
-      ...(root.isRegistered(TOKENS.CloudAuthConfig, true) ? { cloudAuth: root.resolve<CloudAuthConfig>(TOKENS.CloudAuthConfig) } : {}),
+      config: this.configOf(plugin.entry.name),
     });
     serving = backend;
     return this.built(backend, { version: plugin.version, sha256: plugin.entry.sha256 }, logger, mount, async () => {});

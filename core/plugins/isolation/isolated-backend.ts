@@ -17,9 +17,9 @@ import { renderHelp, type PathHelp } from '../../framework/help.js';
 import { PathPattern } from '../../framework/path.js';
 import type { AuthResult, LogicalRequest, LogicalResponse, RequestTarget } from '../../framework/request.js';
 import type { MountEntry } from '../../mounts/mount-entry.js';
-import type { CloudAuthConfig } from '../../config/config.js';
 import type { Storage } from '../../../storage/storage.js';
 import type { ExternalEntry } from '../catalog.js';
+import type { PluginConfig } from '../plugin.js';
 import { readVerifiedModule } from '../plugin-file.js';
 import { PluginError } from '../registry.js';
 import { pluginEnvironment, unsupportedRuntime } from './confinement.js';
@@ -38,8 +38,8 @@ export interface IsolatedBackendOptions {
   readonly logger: Logger;
   readonly system: () => SystemValues;
   readonly limits: IsolationLimits;
-  /** The server's `cloud_auth` block, offered to the plugin as SERVICES.CloudAuthConfig, as in-process. */
-  readonly cloudAuth?: CloudAuthConfig;
+  /** The plugin's block of the configuration file, handed to it as its context's `config`, as in-process. */
+  readonly config: PluginConfig;
 }
 
 export class IsolatedBackend implements Backend {
@@ -107,7 +107,7 @@ export class IsolatedBackend implements Backend {
       mount: structuredClone(options.mount()),
       system: options.system(),
       logLevel: options.logger.level,
-      services: options.cloudAuth ? { cloudAuth: options.cloudAuth } : {},
+      config: options.config,
     };
     return new PluginProcess(start, { label, logger: options.logger, storage: options.storage, limits: options.limits, args: entry.args, env });
   }

@@ -10,14 +10,14 @@ import os from 'node:os';
 import v8 from 'node:v8';
 import { syncBuiltinESMExports } from 'node:module';
 import { pino } from 'pino';
-import { createRootContainer, registerValue } from '../../di/container.js';
-import { TOKENS } from '../../di/tokens.js';
 import { systemClock } from '../../clock.js';
 import type { Backend } from '../../framework/backend.js';
 import type { LogicalRequest, LogicalResponse, RequestTarget } from '../../framework/request.js';
 import type { BatchOp, Storage } from '../../../storage/storage.js';
 import { WasmCrypto } from '../../../wasm/index.js';
 import { checkBackend, checkManifest, PluginError } from '../registry.js';
+import { createPluginContext } from '../context.js';
+import { pluginServicesContainer } from '../services.js';
 import type { SystemView } from '../plugin.js';
 import { installModuleHooks } from './module-hooks.js';
 import { fromWireValue, toWireValue } from './wire-values.js';
@@ -242,19 +242,15 @@ async function build(start: PluginStart): Promise<Backend> {
   if (expected.version && `v${manifest.version}` !== expected.version) {
     throw new PluginError(`plugin "${origin}" is unusable: its module declares version v${manifest.version}, but it is registered as ${expected.version}`);
   }
-  // The services the SDK offers, registered as the host registers them for an in-process plugin.
-  // The WASM core is loaded cold: every process pays for it whether its plugin uses it or not, and
-  // warming it up would multiply that price; a plugin that uses it gets its kernels tiered up by use.
-  const container = createRootContainer();
-  registerValue(container, TOKENS.WasmCrypto, await WasmCrypto.load({ warmUp: false }));
-  if (start.services.cloudAuth) registerValue(container, TOKENS.CloudAuthConfig, start.services.cloudAuth);
-  registerValue(container, TOKENS.MountContext, start.mount);
-  registerValue(container, TOKENS.MountStorage, storage);
-  registerValue(container, TOKENS.Logger, logger);
-  registerValue(container, TOKENS.SystemView, systemView);
+  // The plugin services, by the host's one registration list; metrics are left out, as their
+  // counts would stay in this process. The WASM core is loaded cold: every process pays for it
+  // whether its plugin uses it or not, and warming it up would multiply that price; a plugin that
+  // uses it gets its kernels tiered up by use.
+  const services = pluginServicesContainer({ WasmCrypto: await WasmCrypto.load({ warmUp: false }) });
+  const { context } = createPluginContext({ services, mount: start.mount, storage, logger, clock: systemClock, system: systemView, config: start.config });
   let built: unknown;
   try {
-    built = await manifest.factory({ container, mount: start.mount, storage, logger, clock: systemClock, system: systemView });
+    built = await manifest.factory(context);
   } catch (err) {
     throw new PluginError(`plugin "${origin}" failed to start: ${errorMessage(err)}`);
   }

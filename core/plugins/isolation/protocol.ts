@@ -8,7 +8,7 @@ import type { Operation, LogicalResponse, AuthResult, RequestAuth, RequestCaller
 import type { PreparedRequest } from '../../framework/backend.js';
 import type { PathHelp } from '../../framework/help.js';
 import type { MountEntry } from '../../mounts/mount-entry.js';
-import type { CloudAuthConfig } from '../../config/config.js';
+import type { PluginConfig } from '../plugin.js';
 import { InternalError, KeywardenError, errorClassOf, errorMessage } from '../../errors.js';
 
 /** The exit code of a plugin process ended by an uncaught error (sysexits.h's EX_SOFTWARE). */
@@ -27,8 +27,8 @@ export interface PluginStart {
   readonly mount: MountEntry;
   readonly system: SystemValues;
   readonly logLevel: string;
-  /** The host services of the SDK's SERVICES that are plain values, as the host has them. */
-  readonly services: { readonly cloudAuth?: CloudAuthConfig };
+  /** The plugin's block of the configuration file (plain values). */
+  readonly config: PluginConfig;
 }
 
 /** The system view's answers, sent again with every request so a tune is seen at once. */

@@ -7,8 +7,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { pino } from 'pino';
 import { MemoryStorage } from '../../../storage/memory.js';
 import { StorageView } from '../../../storage/view.js';
-import { createRootContainer, registerValue } from '../../../core/di/container.js';
-import { TOKENS } from '../../../core/di/tokens.js';
+import { createPluginContext } from '../../../core/plugins/context.js';
+import { pluginServicesContainer } from '../../../core/plugins/services.js';
 import type { Backend } from '../../../core/framework/backend.js';
 import { JsonText } from '../../../core/framework/json-text.js';
 import type { LogicalResponse, Operation } from '../../../core/framework/request.js';
@@ -104,8 +104,6 @@ function asClientReads(data: Record<string, unknown>): Record<string, unknown> {
 }
 
 async function buildBackend(storage: Storage, clock: Clock): Promise<Backend> {
-  const container = createRootContainer();
-  registerValue(container, TOKENS.WasmCrypto, await sharedWasm());
   const mount: MountEntry = {
     table: 'secret',
     path: 'transit/',
@@ -120,12 +118,14 @@ async function buildBackend(storage: Storage, clock: Clock): Promise<Backend> {
     config: defaultMountConfig(),
     plugin_version: '0.1.0',
   };
-  return createTransitBackend({
-    container,
+  const { context } = createPluginContext({
+    services: pluginServicesContainer({ WasmCrypto: await sharedWasm() }),
     mount,
     storage,
     logger: pino({ level: 'silent' }),
     clock,
     system: { defaultLeaseTtl: () => 3600, maxLeaseTtl: () => 3600 },
+    config: {},
   });
+  return createTransitBackend(context);
 }
