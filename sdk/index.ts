@@ -95,7 +95,6 @@ export {
   type FieldValues,
 } from '../core/framework/fields.js';
 export { asksNothing, refuseUnhonoured } from '../core/framework/refused-fields.js';
-export { JsonText } from '../core/framework/json-text.js';
 export { ExactNumber, exactBody, parseExact, stringifyExact } from '../core/framework/exact-json.js';
 export { globbedStringsMatch } from '../core/framework/glob.js';
 export type { PathHelp } from '../core/framework/help.js';
@@ -137,10 +136,5 @@ export { type Clock, systemClock } from '../core/clock.js';
 export { cidrAllows } from '../core/auth/cidr.js';
 export type { Logger } from 'pino';
 export { nextTurn } from '../core/event-loop.js';
-export { BASE64_INVALID, decodeBase64 } from '../core/tools/base64.js';
-export { HASH_ALGORITHMS, hashToolPath, type HashAlgorithmName, type NodeHashName } from '../core/tools/hash.js';
-export { randomToolPaths } from '../core/tools/random.js';
+export { decodeBase64 } from '../core/tools/base64.js';
 export { KeyedLock } from './keyed-lock.js';
-
-// ---- The WASM crypto core ----
-export { WasmCrypto, bufferView, encodeRuns, type HashAlgorithm, type HmacAlgorithm } from '../wasm/index.js';

@@ -11,12 +11,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, stop } from 'esbuild';
 
-/** The compiled SDK, which a bundled plugin imports as `keywarden/sdk` instead of carrying it. */
-const SDK_MODULE = fileURLToPath(new URL('../../sdk/index.js', import.meta.url));
+/** The compiled SDK's modules, which a bundled plugin imports by the package's names instead of carrying them. */
+const SDK_MODULES: ReadonlyMap<string, string> = new Map([
+  [fileURLToPath(new URL('../../sdk/index.js', import.meta.url)), 'keywarden/sdk'],
+  [fileURLToPath(new URL('../../sdk/crypto.js', import.meta.url)), 'keywarden/sdk/crypto'],
+]);
 
 /**
  * A compiled plugin module (a file under dist/) as an operator would ship it outside the server:
- * bundled by esbuild into one ES module that imports only `keywarden/sdk` and node: built-ins,
+ * bundled by esbuild into one ES module that imports only the SDK's modules and node: built-ins,
  * whose default export is the manifest `exportName` renamed `asName` (so it can be registered in
  * the catalog beside the in-process original). Dependencies written as CommonJS keep their
  * `require` of Node's built-ins, named `node:` as the plugin process allows.
@@ -38,9 +41,10 @@ export async function bundleExternal(moduleFile: string, exportName: string, asN
       {
         name: 'keywarden-sdk',
         setup(b) {
-          b.onResolve({ filter: /sdk\/index\.js$/ }, (args) =>
-            path.resolve(args.resolveDir, args.path) === SDK_MODULE ? { path: 'keywarden/sdk', external: true } : undefined,
-          );
+          b.onResolve({ filter: /sdk\/(?:index|crypto)\.js$/ }, (args) => {
+            const name = SDK_MODULES.get(path.resolve(args.resolveDir, args.path));
+            return name ? { path: name, external: true } : undefined;
+          });
           b.onResolve({ filter: /^[a-z_][a-z0-9_/]*$/ }, (args) => (builtinModules.includes(args.path) ? { path: `node:${args.path}`, external: true } : undefined));
         },
       },

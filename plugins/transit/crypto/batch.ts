@@ -11,7 +11,8 @@
  * between them (inSlices, which hmac, sign and verify use too), so that the other clients of the
  * process are not kept waiting for it.
  */
-import { type Logger, nextTurn, BadRequestError, InternalError, KeywardenError, httpStatusOf, CoercionError, JsonText, coerceField, isUnset, type FieldType, type FieldTypeMap, type LogicalResponse } from '../../../sdk/index.js';
+import { type Logger, nextTurn, BadRequestError, InternalError, KeywardenError, httpStatusOf, CoercionError, coerceField, isUnset, type FieldType, type FieldTypeMap, type LogicalResponse } from '../../../sdk/index.js';
+import { JsonText } from '../../../sdk/crypto.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyType, KeyTypeInfo } from '../keys/key-types.js';
 import { decodeBase64 } from './base64.js';
