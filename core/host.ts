@@ -134,7 +134,6 @@ export class Host {
     registerValue(this.container, TOKENS.Storage, this.barrier);
     registerValue(this.container, TOKENS.Clock, clock);
     registerValue(this.container, TOKENS.Logger, this.logger);
-    registerValue(this.container, TOKENS.PluginRegistry, this.registry);
     this.pluginServices = pluginServicesContainer({
       ...(options.wasm ? { WasmCrypto: options.wasm } : {}),
       ...(this.metrics.enabled ? { Metrics: this.metrics } : {}),

@@ -34,16 +34,16 @@
  * - **Errors**: the typed error classes; a handler throws one and the host maps it to the status.
  * - **Storage**: the interface of the mount's storage view (every key under the mount's UUID,
  *   behind the encrypting barrier).
- * - **The plugin contract**: manifest, context, system view, the mount entry, and the services a
- *   plugin may resolve from its container ({@link SERVICES}). Only the services listed there are
- *   reachable: the host's other injection tokens (storage below the barrier, the barrier itself)
- *   are private symbols a plugin never sees.
+ * - **The plugin contract**: manifest, context, system view, the mount entry, the plugin's block
+ *   of the configuration file ({@link PluginConfig}), and the services a plugin may have
+ *   ({@link SERVICES}, typed tokens: `context.services.get(SERVICES.WasmCrypto)` needs no cast).
+ *   Only the services listed there are reachable: they live in a container of their own, apart
+ *   from the host's (storage below the barrier, the barrier itself).
  * - **Helpers**: the clock, CIDR matching, the logger type, a lock per key for read-check-write
- *   sequences, giving the event loop back during long work, strict base64, and the ready-made
- *   hash and random paths (transit serves them, as the sys backend does under `sys/tools/`).
- * - **The WASM crypto core's types**: transit resolves the loaded core through
- *   {@link SERVICES}. It is a built-in service rather than a privilege of the built-ins: any
- *   plugin may use it.
+ *   sequences, giving the event loop back during long work, and strict base64 decoding.
+ *
+ * The WASM crypto core, and what bulk crypto answers are written with (transit's), are the
+ * sub-path `keywarden/sdk/crypto` (`sdk/crypto.ts`).
  *
  * @packageDocumentation
  */

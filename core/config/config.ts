@@ -10,8 +10,7 @@ import path from 'node:path';
 import { HclSyntaxError, parseHclDocument, type HclSyntax } from '../hcl.js';
 import { ConfigError, fail, readConfigDocument, type FileSettings, type Setting, type SourceFile } from './config-file.js';
 import { readAuditStanzas } from './audit-stanza.js';
-import { readPluginStanzas, type PluginBlock } from './plugin-stanza.js';
-import type { PluginConfig } from '../plugins/plugin.js';
+import { readPluginStanzas, type PluginBlock, type PluginSettings } from './plugin-stanza.js';
 import { checkDeviceOptions } from '../audit/device-types.js';
 import { BadRequestError } from '../errors.js';
 import { DEFAULT_AUDIT_CONFIG, DEFAULT_AUDIT_RULES, normalizeAllowedAddress, type AuditConfig, type DeclaredAuditDevice } from '../audit/rules.js';
@@ -133,7 +132,7 @@ export interface ServerConfig {
    */
   readonly cloudAuth?: CloudAuthConfig;
   /** Each plugin's block of the configuration file (`plugin "<name>" { … }`), by plugin name. */
-  readonly plugins?: Readonly<Record<string, PluginConfig>>;
+  readonly plugins?: Readonly<Record<string, PluginSettings>>;
   /** Serve the operator web UI at `/ui/` (and redirect `/` there). */
   readonly ui?: boolean;
   /** Absent: DEFAULT_TELEMETRY. */
@@ -262,12 +261,12 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
 const CLOUD_AUTH_PLUGINS = ['cloud', 'aws'] as const;
 
 /** Plugin blocks by name (a later file's replaces an earlier's); none given: undefined. */
-function pluginConfigs(settings: FileContents): Readonly<Record<string, PluginConfig>> | undefined {
+function pluginConfigs(settings: FileContents): Readonly<Record<string, PluginSettings>> | undefined {
   const legacy = settings.cloudAuth;
   const both = legacy && settings.pluginBlocks.find((block) => (CLOUD_AUTH_PLUGINS as readonly string[]).includes(block.value.name));
   if (legacy && both) fail(legacy.where, `cloud_auth is the older spelling of plugin "${both.value.name}" { … } (${both.where.file}:${both.where.line}): keep only the plugin block`);
   if (settings.pluginBlocks.length === 0) return undefined;
-  const plugins: Record<string, PluginConfig> = Object.create(null) as Record<string, PluginConfig>;
+  const plugins: Record<string, PluginSettings> = Object.create(null) as Record<string, PluginSettings>;
   for (const block of settings.pluginBlocks) plugins[block.value.name] = block.value.config;
   return { ...plugins };
 }
@@ -276,7 +275,7 @@ function pluginConfigs(settings: FileContents): Readonly<Record<string, PluginCo
  * The block of the configuration file for a plugin (empty when there is none). The deprecated
  * `cloud_auth` block is read as the cloud auth method's block, under both its names.
  */
-export function pluginConfigOf(config: Pick<ServerConfig, 'plugins' | 'cloudAuth'>, name: string): PluginConfig {
+export function pluginConfigOf(config: Pick<ServerConfig, 'plugins' | 'cloudAuth'>, name: string): PluginSettings {
   if (config.plugins && Object.hasOwn(config.plugins, name)) return config.plugins[name]!;
   if (config.cloudAuth && (CLOUD_AUTH_PLUGINS as readonly string[]).includes(name)) return { allow_sha1_signatures: config.cloudAuth.allowSha1Signatures };
   return {};

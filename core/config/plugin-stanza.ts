@@ -9,12 +9,14 @@
  * cloud auth method's block, and still read as one (config.ts).
  */
 import { describeHclValue, type HclObject, type HclValue } from '../hcl.js';
-import type { PluginConfig } from '../plugins/plugin.js';
 import { blockBodies, fail, whereOf, type Setting, type SourceFile, type Where } from './config-file.js';
+
+/** One plugin's block as plain values, as its context carries it (`PluginConfig`, core/plugins/plugin.ts). */
+export type PluginSettings = Readonly<Record<string, unknown>>;
 
 export interface PluginBlock {
   readonly name: string;
-  readonly config: PluginConfig;
+  readonly config: PluginSettings;
 }
 
 /** A plugin's name, as the catalog takes it (core/plugins/catalog.ts). */

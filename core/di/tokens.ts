@@ -1,14 +1,13 @@
 /**
  * Every injection token, in one file. A token carries the type of the service it names, so
- * resolving it needs no cast. The host's own services (below the barrier, the barrier, the
- * registry) live in the host's container; the services a plugin may have are another list
+ * resolving it needs no cast. The host's own services (below the barrier, the barrier) live in
+ * the host's container; the services a plugin may have are another list
  * (core/plugins/services.ts), registered in a container of their own that holds nothing else.
  */
 import type { Logger } from 'pino';
 import type { Barrier } from '../../storage/barrier.js';
 import type { PhysicalStorage, Storage } from '../../storage/storage.js';
 import type { Clock } from '../clock.js';
-import type { PluginRegistry } from '../plugins/registry.js';
 
 declare const serviceType: unique symbol;
 
@@ -34,6 +33,4 @@ export const TOKENS = {
   Clock: token<Clock>('Clock'),
   /** The server's logger. */
   Logger: token<Logger>('Logger'),
-  /** The plugin registry. */
-  PluginRegistry: token<PluginRegistry>('PluginRegistry'),
 } as const;
