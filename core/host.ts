@@ -323,9 +323,14 @@ export class Host {
         this.logger.warn({ err: errorMessage(err) }, 'could not store the barrier encryption count');
       });
     }
-    await this.ha?.leave();
-    this.standby?.forgetKey();
-    await this.state.unload();
+    try {
+      await this.ha?.leave();
+      this.standby?.forgetKey();
+    } finally {
+      // Whatever failed above, the backends are torn down: their cleanup is where they forget what
+      // they hold in memory (transit's key schedules in the WASM core).
+      await this.state.unload();
+    }
     this.logger.info('sealed');
   }
 
