@@ -13,7 +13,7 @@
  * `path "a" {}` blocks into two items, and so does its JSON reader for a repeated key, so the
  * consumer (the policy parser, the config loader) decides what a duplicate means.
  */
-import { BadRequestError } from './errors.js';
+import { BadRequestError, createError } from './errors.js';
 
 /** 1-based line and column (in UTF-16 code units) of a token in the source text. */
 export interface SourcePosition {
@@ -46,7 +46,7 @@ export interface HclItem {
 }
 
 /** A syntax error at a known place. The message reads `line N, column M: expected X, got Y`. */
-export class HclSyntaxError extends BadRequestError {
+export class HclSyntaxError extends createError('HclSyntaxError', 'KW_HCL_SYNTAX', 400, { parent: BadRequestError }) {
   constructor(readonly line: number, readonly column: number, readonly detail: string) {
     super(`line ${line}, column ${column}: ${detail}`);
   }

@@ -18,6 +18,7 @@ import { createCubbyholeBackend, destroyCubbyhole } from './cubbyhole/backend.js
 import type { Storage } from '../storage/storage.js';
 import type { Clock } from './clock.js';
 import type { DependencyContainer } from './di/container.js';
+import type { PluginConfig } from './plugins/plugin.js';
 import { NotActiveError } from './errors.js';
 import { MountTable } from './mounts/mount-table.js';
 import type { PluginRegistry } from './plugins/registry.js';
@@ -29,7 +30,10 @@ import type { ClusterInfo } from './system/services.js';
 export const CLUSTER_INFO_KEY = 'core/cluster/info';
 
 export interface HostStateOptions {
+  /** The plugin services (core/plugins/services.ts). */
   readonly container: DependencyContainer;
+  /** A plugin's block of the configuration file, by plugin name. */
+  readonly pluginConfig: (name: string) => PluginConfig;
   readonly barrier: Barrier;
   readonly registry: PluginRegistry;
   readonly catalog: PluginCatalog;
@@ -131,9 +135,10 @@ export class HostState {
 
   private async loadNow(): Promise<void> {
     if (this.table) return;
-    const { container, barrier, registry, catalog, isolation, logger, clock, defaults, tokens, policies, identity, audit } = this.options;
+    const { container, pluginConfig, barrier, registry, catalog, isolation, logger, clock, defaults, tokens, policies, identity, audit } = this.options;
     const table = new MountTable({
       root: container,
+      pluginConfig,
       storage: barrier,
       registry,
       catalog,

@@ -11,6 +11,7 @@ import { isShared } from '../storage/storage.js';
 import type { HaManager } from './ha/ha-manager.js';
 import { joinCluster } from './ha/cluster-node.js';
 import { TOKENS } from './di/tokens.js';
+import { pluginServicesContainer } from './plugins/services.js';
 import { createRootContainer, registerValue, type DependencyContainer } from './di/container.js';
 import type { Backend } from './framework/backend.js';
 import type { MountTable } from './mounts/mount-table.js';
@@ -40,10 +41,11 @@ import { Metrics } from './metrics/metrics.js';
 import { timedStorage } from './metrics/timed-storage.js';
 import { InFlightRequests } from './pipeline/in-flight.js';
 import { LogLevels } from './log-levels.js';
-import { DEFAULT_TELEMETRY, type ServerConfig } from './config/config.js';
+import { DEFAULT_TELEMETRY, pluginConfigOf, type ServerConfig } from './config/config.js';
 import { sanitizedConfig } from './config/sanitized.js';
 import type { WasmCrypto } from '../wasm/index.js';
 import { DEFAULT_AUDIT_CONFIG, type AuditConfig, type AuditRules } from './audit/rules.js';
+import { errorMessage } from './errors.js';
 
 export { VERSION } from './version.js';
 export type { HostRequest, HostResponse } from './pipeline/types.js';
@@ -63,7 +65,7 @@ export interface HostOptions {
   readonly maxLeaseTtl?: number;
   /** How often backends' periodic hooks run, in ms; 0 disables the timer. */
   readonly periodicIntervalMs?: number;
-  /** The loaded WASM crypto core: registered for plugins under TOKENS.WasmCrypto; the audit broker hashes entries with it. */
+  /** The loaded WASM crypto core: offered to plugins as SERVICES.WasmCrypto; the audit broker hashes entries with it. */
   readonly wasm?: WasmCrypto;
   /** HA over a shared store (`physical` must then be a SharedStorage). */
   readonly ha?: HaManager;
@@ -87,6 +89,8 @@ export class Host {
   readonly registry: PluginRegistry;
   readonly catalog: PluginCatalog;
   readonly container: DependencyContainer;
+  /** The services plugins may have (core/plugins/services.ts), apart from the host's own container. */
+  readonly pluginServices: DependencyContainer;
   readonly ha: HaManager | undefined;
   readonly metrics: Metrics;
   /** Log levels at run time (sys/loggers; SIGHUP sets the configured one). */
@@ -130,15 +134,17 @@ export class Host {
     registerValue(this.container, TOKENS.Storage, this.barrier);
     registerValue(this.container, TOKENS.Clock, clock);
     registerValue(this.container, TOKENS.Logger, this.logger);
-    registerValue(this.container, TOKENS.PluginRegistry, this.registry);
-    if (options.wasm) registerValue(this.container, TOKENS.WasmCrypto, options.wasm);
-    if (this.metrics.enabled) registerValue(this.container, TOKENS.Metrics, this.metrics);
+    this.pluginServices = pluginServicesContainer({
+      ...(options.wasm ? { WasmCrypto: options.wasm } : {}),
+      ...(this.metrics.enabled ? { Metrics: this.metrics } : {}),
+    });
     const inFlight = new InFlightRequests();
     this.metrics.countInFlight(() => inFlight.size);
     this.logLevels = new LogLevels(this.logger, options.config.logLevel, () => this.state.mounts);
 
     this.state = new HostState({
-      container: this.container,
+      container: this.pluginServices,
+      pluginConfig: (name) => pluginConfigOf(options.config, name),
       barrier: this.barrier,
       registry: this.registry,
       catalog: this.catalog,
@@ -158,8 +164,7 @@ export class Host {
       this.barrier,
       {
         afterUnseal: () => this.afterUnseal(),
-        // Sealed, the WASM core keeps no key schedules (WasmCrypto.forgetKeys), even if unloading failed.
-        beforeSeal: () => this.beforeSeal().finally(() => options.wasm?.forgetKeys()),
+        beforeSeal: () => this.beforeSeal(),
         createRootToken: () => this.tokens.createRootToken(),
         revokeRootToken: async (token) => this.tokens.revokeTree(await this.tokens.hashToken(token)),
       },
@@ -298,7 +303,7 @@ export class Host {
       try {
         await this.declareAuditDevices();
       } catch (err) {
-        this.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'unseal: the audit devices of the configuration could not be applied; sealed again');
+        this.logger.error({ err: errorMessage(err) }, 'unseal: the audit devices of the configuration could not be applied; sealed again');
         // The seal manager seals the barrier again; what was loaded goes with it.
         await this.state.unload();
         throw err;
@@ -315,12 +320,17 @@ export class Host {
     // Only the active node writes; a standby encrypts nothing, so it has no count to keep.
     if (!this.ha || this.ha.state === 'active') {
       await this.barrier.flushEncryptions().catch((err: unknown) => {
-        this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not store the barrier encryption count');
+        this.logger.warn({ err: errorMessage(err) }, 'could not store the barrier encryption count');
       });
     }
-    await this.ha?.leave();
-    this.standby?.forgetKey();
-    await this.state.unload();
+    try {
+      await this.ha?.leave();
+      this.standby?.forgetKey();
+    } finally {
+      // Whatever failed above, the backends are torn down: their cleanup is where they forget what
+      // they hold in memory (transit's key schedules in the WASM core).
+      await this.state.unload();
+    }
     this.logger.info('sealed');
   }
 

@@ -8,6 +8,7 @@ import type { Barrier } from '../storage/barrier.js';
 import type { TokenStore } from './auth/token-store.js';
 import type { HaManager } from './ha/ha-manager.js';
 import type { MountTable } from './mounts/mount-table.js';
+import { errorMessage } from './errors.js';
 
 export interface PeriodicServices {
   readonly barrier: Barrier;
@@ -71,5 +72,5 @@ export class PeriodicWork {
 }
 
 function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }

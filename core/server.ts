@@ -25,10 +25,9 @@ import { HaManager } from './ha/ha-manager.js';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock.js';
 import { WasmCrypto } from '../wasm/index.js';
-import { TOKENS } from './di/tokens.js';
-import { registerValue } from './di/container.js';
 import { ensurePrivateDirectory, writePrivateFile } from './private-files.js';
 import { logFirstSteps } from './first-contact.js';
+import { errorMessage } from './errors.js';
 
 export interface StartOptions {
   readonly config: ServerConfig;
@@ -128,9 +127,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ...(config.clusterName ? { clusterName: config.clusterName } : {}),
     config,
   });
-  // The one server-wide plugin setting, offered to plugins through the SDK's SERVICES; the rest of
-  // the configuration (storage credentials among it) stays out of their reach.
-  if (config.cloudAuth) registerValue(host.container, TOKENS.CloudAuthConfig, config.cloudAuth);
+  // Still read, as the cloud auth method's plugin block (config.ts, pluginConfigOf).
+  if (config.cloudAuth) logger.warn('cloud_auth is deprecated: write it as plugin "cloud" { allow_sha1_signatures = … }');
 
   const listeners: Listener[] = [];
   try {
@@ -238,7 +236,7 @@ async function reload(next: ServerConfig | undefined, running: Running): Promise
       listener.reloadTls(tls ? tlsFiles(tls) : undefined);
       logger.info({ address: listener.address }, 'reload: TLS certificate and key read again');
     } catch (err) {
-      logger.error({ address: listener.address, err: err instanceof Error ? err.message : String(err) }, 'reload: TLS certificate not reloaded; the previous one stays in use');
+      logger.error({ address: listener.address, err: errorMessage(err) }, 'reload: TLS certificate not reloaded; the previous one stays in use');
     }
   }
   if (next) {
@@ -246,7 +244,7 @@ async function reload(next: ServerConfig | undefined, running: Running): Promise
     try {
       await host.reconfigureAudit(next.audit ?? DEFAULT_AUDIT_CONFIG);
     } catch (err) {
-      logger.error({ err: err instanceof Error ? err.message : String(err) }, 'reload: the audit devices of the configuration were not applied');
+      logger.error({ err: errorMessage(err) }, 'reload: the audit devices of the configuration were not applied');
     }
   }
   await host.audit.reopen();
@@ -269,6 +267,7 @@ const RESTART_ONLY: Readonly<Record<Exclude<keyof ServerConfig, 'logLevel' | 'au
   disableUnauthedGenerateRoot: 'disable_unauthed_generate_root_endpoints',
   periodicIntervalMs: 'periodic_interval',
   cloudAuth: 'cloud_auth',
+  plugins: 'plugin',
   ui: 'ui',
   telemetry: 'telemetry',
 };

@@ -34,23 +34,21 @@
  * - **Errors**: the typed error classes; a handler throws one and the host maps it to the status.
  * - **Storage**: the interface of the mount's storage view (every key under the mount's UUID,
  *   behind the encrypting barrier).
- * - **The plugin contract**: manifest, context, system view, the mount entry, and the services a
- *   plugin may resolve from its container ({@link SERVICES}). Only the services listed there are
- *   reachable: the host's other injection tokens (storage below the barrier, the barrier itself)
- *   are private symbols a plugin never sees.
+ * - **The plugin contract**: manifest, context, system view, the mount entry, the plugin's block
+ *   of the configuration file ({@link PluginConfig}), and the services a plugin may have
+ *   ({@link SERVICES}, typed tokens: `context.services.get(SERVICES.WasmCrypto)` needs no cast).
+ *   Only the services listed there are reachable: they live in a container of their own, apart
+ *   from the host's (storage below the barrier, the barrier itself).
  * - **Helpers**: the clock, CIDR and glob matching, the logger type, a lock per key for
  *   read-check-write sequences, bounded HTTP requests to the services a configuration names,
- *   giving the event loop back during long work, strict base64, and the ready-made hash and
- *   random paths (transit serves them, as the sys backend does under `sys/tools/`).
- * - **The WASM crypto core's types**: transit resolves the loaded core through
- *   {@link SERVICES}. It is a built-in service rather than a privilege of the built-ins: any
- *   plugin may use it.
+ *   giving the event loop back during long work, and strict base64 decoding.
+ *
+ * The WASM crypto core, and what bulk crypto answers are written with (transit's), are the
+ * sub-path `keywarden/sdk/crypto` (`sdk/crypto.ts`).
  *
  * @packageDocumentation
  */
-import { TOKENS } from '../core/di/tokens.js';
 import { VERSION } from '../core/version.js';
-import type { Metrics } from '../core/metrics/metrics.js';
 
 /** The SDK's version: the Keywarden package's. A plugin may check it to refuse a host too old for it. */
 export const SDK_VERSION: string = VERSION;
@@ -98,7 +96,6 @@ export {
   type FieldValues,
 } from '../core/framework/fields.js';
 export { asksNothing, refuseUnhonoured } from '../core/framework/refused-fields.js';
-export { JsonText } from '../core/framework/json-text.js';
 export { ExactNumber, exactBody, parseExact, stringifyExact } from '../core/framework/exact-json.js';
 export { globbedStringsMatch, globMatch } from '../core/framework/glob.js';
 export type { PathHelp } from '../core/framework/help.js';
@@ -119,56 +116,27 @@ export {
   UpstreamError,
   InternalError,
   IntegrityError,
+  createError,
+  errorMessage,
   httpStatusOf,
+  type ErrorClass,
 } from '../core/errors.js';
 
 // ---- Storage ----
 export type { Storage, BatchOp } from '../storage/storage.js';
 
 // ---- The plugin contract ----
-export type { PluginKind, PluginContext, PluginManifest, SystemView } from '../core/plugins/plugin.js';
+export type { PluginKind, PluginConfig, PluginContext, PluginManifest, SystemView } from '../core/plugins/plugin.js';
 export type { MountEntry, MountConfig, MountTableName } from '../core/mounts/mount-entry.js';
 export type { DependencyContainer } from 'tsyringe';
-export type { CloudAuthConfig } from '../core/config/config.js';
-
-/**
- * The host services a plugin may resolve from `context.container`, by these tokens:
- *
- * - `WasmCrypto`: the loaded {@link WasmCrypto} core (always registered by a server, for a plugin
- *   in-process and isolated alike; an isolated plugin's process loads its own);
- * - `CloudAuthConfig`: the server configuration's `cloud_auth` block ({@link CloudAuthConfig}),
- *   registered only when the configuration has one (check with `container.isRegistered(token, true)`);
- * - `Metrics`: where a plugin counts its operations for `sys/metrics` ({@link OperationMetrics}),
- *   registered only while the server collects metrics, and never for an isolated plugin, whose
- *   counts would stay in its own process (check with `isRegistered` too).
- *
- * ```ts
- * const wasm = context.container.resolve<WasmCrypto>(SERVICES.WasmCrypto);
- * ```
- */
-export const SERVICES = {
-  WasmCrypto: TOKENS.WasmCrypto,
-  CloudAuthConfig: TOKENS.CloudAuthConfig,
-  Metrics: TOKENS.Metrics,
-} as const;
-
-/**
- * The part of the server's metrics a plugin records into: one crypto operation request by
- * operation and key type, with its number of items (`keywarden_transit_operations_total`,
- * `keywarden_transit_batch_items`).
- */
-export type OperationMetrics = Pick<Metrics, 'transit'>;
+export type { Token } from '../core/di/tokens.js';
+export { SERVICES, type OperationMetrics, type PluginServices } from '../core/plugins/services.js';
 
 // ---- Helpers ----
 export { type Clock, systemClock } from '../core/clock.js';
 export { cidrAllows } from '../core/auth/cidr.js';
 export type { Logger } from 'pino';
 export { nextTurn } from '../core/event-loop.js';
-export { BASE64_INVALID, decodeBase64 } from '../core/tools/base64.js';
-export { HASH_ALGORITHMS, hashToolPath, type HashAlgorithmName, type NodeHashName } from '../core/tools/hash.js';
-export { randomToolPaths } from '../core/tools/random.js';
+export { decodeBase64 } from '../core/tools/base64.js';
 export { KeyedLock } from './keyed-lock.js';
 export { outboundRequest, OutboundError, type OutboundRequest, type OutboundResponse } from './outbound-http.js';
-
-// ---- The WASM crypto core ----
-export { WasmCrypto, bufferView, encodeRuns, type HashAlgorithm, type HmacAlgorithm } from '../wasm/index.js';

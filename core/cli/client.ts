@@ -11,6 +11,7 @@ import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import { writePrivateFile } from '../private-files.js';
+import { errorMessage } from '../errors.js';
 
 /** The server answered with an error status. */
 export class RequestError extends Error {
@@ -102,7 +103,7 @@ export async function saveToken(env: NodeJS.ProcessEnv, token: string): Promise<
     await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
     await writePrivateFile(file, token);
   } catch (err) {
-    throw new CommandError(`Error storing token: ${err instanceof Error ? err.message : String(err)}`, 2);
+    throw new CommandError(`Error storing token: ${errorMessage(err)}`, 2);
   }
   return file;
 }

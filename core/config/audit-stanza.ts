@@ -11,6 +11,7 @@ import { describeHclValue, type HclObject, type HclValue } from '../hcl.js';
 import { normalizeAuditPath } from '../audit/broker.js';
 import type { DeclaredAuditDevice } from '../audit/rules.js';
 import { blockBodies, boolean, fail, fieldsOf, string, whereOf, type Setting, type SourceFile, type Where } from './config-file.js';
+import { errorMessage } from '../errors.js';
 
 const STANZA_KEYS = ['description', 'local', 'options'] as const;
 
@@ -44,7 +45,7 @@ function readStanza(type: string, rawPath: string, body: HclObject, where: Where
   try {
     devicePath = normalizeAuditPath(rawPath);
   } catch (err) {
-    return fail(where, err instanceof Error ? err.message : String(err));
+    return fail(where, errorMessage(err));
   }
   const fields = fieldsOf(body.items, `${where.key}.`, source, STANZA_KEYS);
   const description = fields.get('description');

@@ -110,10 +110,10 @@ const REFUSED_TELEMETRY_KEYS: Readonly<Record<string, string>> = {
   add_lease_metrics_namespace_labels: 'Keywarden has no leases or namespaces',
 };
 
-/** Blocks that repeat at the top level, each read on its own (`audit` stanzas by audit-stanza.ts). */
-const REPEATED_BLOCKS = ['listener', 'audit'];
+/** Blocks that repeat at the top level, each read on its own (`audit` and `plugin` stanzas by audit-stanza.ts and plugin-stanza.ts). */
+const REPEATED_BLOCKS = ['listener', 'audit', 'plugin'];
 
-/** Reads one parsed document, all but its `audit` stanzas. */
+/** Reads one parsed document, all but its `audit` and `plugin` stanzas. */
 export function readConfigDocument(doc: HclObject, source: SourceFile): FileSettings {
   const fields = fieldsOf(doc.items.filter((item) => !REPEATED_BLOCKS.includes(item.key)), '', source, TOP_LEVEL_KEYS);
   const read = <T>(key: (typeof TOP_LEVEL_KEYS)[number], reader: Reader<T | undefined>): Setting<T> | undefined => {

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { HclSyntaxError, parseHclDocument, type HclSyntax } from '../hcl.js';
 import { ConfigError, fail, readConfigDocument, type FileSettings, type Setting, type SourceFile } from './config-file.js';
 import { readAuditStanzas } from './audit-stanza.js';
+import { readPluginStanzas, type PluginBlock, type PluginSettings } from './plugin-stanza.js';
 import { checkDeviceOptions } from '../audit/device-types.js';
 import { BadRequestError } from '../errors.js';
 import { DEFAULT_AUDIT_CONFIG, DEFAULT_AUDIT_RULES, normalizeAllowedAddress, type AuditConfig, type DeclaredAuditDevice } from '../audit/rules.js';
@@ -125,7 +126,13 @@ export interface ServerConfig {
   readonly disableUnauthedGenerateRoot?: boolean;
   /** How often backends' periodic hooks run, in milliseconds; 0 turns the timer off. */
   readonly periodicIntervalMs: number;
+  /**
+   * The deprecated `cloud_auth` block, read as the cloud auth method's plugin block (`plugin "cloud"`,
+   * and `plugin "aws"`, its other name; see pluginConfigOf). A file may not have both.
+   */
   readonly cloudAuth?: CloudAuthConfig;
+  /** Each plugin's block of the configuration file (`plugin "<name>" { … }`), by plugin name. */
+  readonly plugins?: Readonly<Record<string, PluginSettings>>;
   /** Serve the operator web UI at `/ui/` (and redirect `/` there). */
   readonly ui?: boolean;
   /** Absent: DEFAULT_TELEMETRY. */
@@ -141,6 +148,7 @@ export interface ServerConfig {
 /** One file's settings and its `audit` stanzas. */
 interface FileContents extends FileSettings {
   readonly auditDevices: readonly Setting<DeclaredAuditDevice>[];
+  readonly pluginBlocks: readonly Setting<PluginBlock>[];
 }
 
 const DEFAULT_TTL = 768 * 3600;
@@ -195,7 +203,7 @@ function readConfigFile(file: string): FileContents {
 function parseConfigText(text: string, source: SourceFile, syntax: HclSyntax | undefined): FileContents {
   try {
     const doc = parseHclDocument(text, syntax);
-    return { ...readConfigDocument(doc, source), auditDevices: readAuditStanzas(doc, source) };
+    return { ...readConfigDocument(doc, source), auditDevices: readAuditStanzas(doc, source), pluginBlocks: readPluginStanzas(doc, source) };
   } catch (err) {
     if (err instanceof HclSyntaxError) throw new ConfigError(`${source.name}:${err.line}:${err.column}: ${err.detail}`);
     throw err;
@@ -210,6 +218,7 @@ function mergeSettings(files: readonly FileContents[]): FileContents {
   return files.reduce((a, b) => ({
     listeners: [...a.listeners, ...b.listeners],
     auditDevices: [...a.auditDevices, ...b.auditDevices],
+    pluginBlocks: [...a.pluginBlocks, ...b.pluginBlocks],
     storage: b.storage ?? a.storage,
     apiAddr: b.apiAddr ?? a.apiAddr,
     clusterName: b.clusterName ?? a.clusterName,
@@ -242,6 +251,34 @@ function disableUnauthedGenerateRoot(listeners: readonly ListenerConfig[]): bool
     throw new ConfigError('listener: disable_unauthed_generate_root_endpoints must be the same on every listener (Keywarden applies it to the whole server)');
   }
   return values.has(true);
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+/** The plugin names the deprecated `cloud_auth` block stands for. */
+const CLOUD_AUTH_PLUGINS = ['cloud', 'aws'] as const;
+
+/** Plugin blocks by name (a later file's replaces an earlier's); none given: undefined. */
+function pluginConfigs(settings: FileContents): Readonly<Record<string, PluginSettings>> | undefined {
+  const legacy = settings.cloudAuth;
+  const both = legacy && settings.pluginBlocks.find((block) => (CLOUD_AUTH_PLUGINS as readonly string[]).includes(block.value.name));
+  if (legacy && both) fail(legacy.where, `cloud_auth is the older spelling of plugin "${both.value.name}" { … } (${both.where.file}:${both.where.line}): keep only the plugin block`);
+  if (settings.pluginBlocks.length === 0) return undefined;
+  const plugins: Record<string, PluginSettings> = Object.create(null) as Record<string, PluginSettings>;
+  for (const block of settings.pluginBlocks) plugins[block.value.name] = block.value.config;
+  return { ...plugins };
+}
+
+/**
+ * The block of the configuration file for a plugin (empty when there is none). The deprecated
+ * `cloud_auth` block is read as the cloud auth method's block, under both its names.
+ */
+export function pluginConfigOf(config: Pick<ServerConfig, 'plugins' | 'cloudAuth'>, name: string): PluginSettings {
+  if (config.plugins && Object.hasOwn(config.plugins, name)) return config.plugins[name]!;
+  if (config.cloudAuth && (CLOUD_AUTH_PLUGINS as readonly string[]).includes(name)) return { allow_sha1_signatures: config.cloudAuth.allowSha1Signatures };
+  return {};
 }
 
 function larger(a: Setting<number> | undefined, b: Setting<number> | undefined): Setting<number> | undefined {
@@ -278,6 +315,7 @@ function finishConfig(settings: FileContents, source: string): ServerConfig {
     ...(disableUnauthedGenerateRoot(settings.listeners) ? { disableUnauthedGenerateRoot: true } : {}),
     periodicIntervalMs: settings.periodicIntervalMs?.value ?? 60_000,
     ...(settings.cloudAuth ? { cloudAuth: settings.cloudAuth.value } : {}),
+    ...optional('plugins', pluginConfigs(settings)),
     ...(settings.ui?.value ? { ui: true } : {}),
     ...(settings.telemetry ? { telemetry: settings.telemetry.value } : {}),
     audit: auditConfig(settings),

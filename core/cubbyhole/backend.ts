@@ -5,7 +5,7 @@
  * tokens have none. Response wrapping keeps each wrapped response in its wrapping token's cubbyhole.
  */
 import { BadRequestError, PermissionDeniedError } from '../errors.js';
-import { FrameworkBackend, definePath, listResponse, type LogicalRequest } from '../framework/index.js';
+import { FrameworkBackend, definePath, listResponse, type LogicalRequest, type RequestTarget } from '../framework/index.js';
 import type { TokenStore } from '../auth/token-store.js';
 import { deletePrefix } from '../../storage/view.js';
 import type { Storage } from '../../storage/storage.js';
@@ -20,7 +20,7 @@ export function destroyCubbyhole(storage: Storage, tokenHash: string): Promise<v
 
 export function createCubbyholeBackend(tokens: TokenStore): FrameworkBackend {
   /** The caller's own cubbyhole prefix; the pipeline has authenticated the token already. */
-  const own = async (req: LogicalRequest): Promise<string> => {
+  const own = async (req: RequestTarget): Promise<string> => {
     if (!req.clientToken || !req.auth) throw new PermissionDeniedError();
     if (req.auth.tokenType === 'batch') throw new BadRequestError("cubbyhole operations are only supported by 'service' type tokens");
     return cubbyholePrefix(await tokens.hashToken(req.clientToken));

@@ -1,30 +1,36 @@
 /**
- * Every injection token, in one file. Global services live in the root container; each mount gets
- * a child container with its own MountContext, Storage view and Logger.
+ * Every injection token, in one file. A token carries the type of the service it names, so
+ * resolving it needs no cast. The host's own services (below the barrier, the barrier) live in
+ * the host's container; the services a plugin may have are another list
+ * (core/plugins/services.ts), registered in a container of their own that holds nothing else.
  */
+import type { Logger } from 'pino';
+import type { Barrier } from '../../storage/barrier.js';
+import type { PhysicalStorage, Storage } from '../../storage/storage.js';
+import type { Clock } from '../clock.js';
+
+declare const serviceType: unique symbol;
+
+/** An injection token for a service of type `T` (a symbol to tsyringe). */
+export type Token<T> = symbol & { readonly [serviceType]?: T };
+
+/** The service type a token names. */
+export type ServiceOf<K> = K extends Token<infer T> ? T : never;
+
+export function token<T>(name: string): Token<T> {
+  return Symbol(name) as Token<T>;
+}
+
+/** The host's services, in the host's container; no plugin's container reaches them. */
 export const TOKENS = {
-  /** Root: the barrier-backed logical storage (`Storage`). */
-  Storage: Symbol('Storage'),
-  /** Root: the physical store under the barrier (`PhysicalStorage`). */
-  PhysicalStorage: Symbol('PhysicalStorage'),
-  /** Root: the encrypting barrier (`Barrier`). */
-  Barrier: Symbol('Barrier'),
-  /** Root: `Clock` (tests replace it to move time). */
-  Clock: Symbol('Clock'),
-  /** Root and per mount: a pino `Logger` (per mount: bound with the mount path). */
-  Logger: Symbol('Logger'),
-  /** Root, when configured: the server configuration's `cloud_auth` block (`CloudAuthConfig`). */
-  CloudAuthConfig: Symbol('CloudAuthConfig'),
-  /** Root: the plugin registry (`PluginRegistry`). */
-  PluginRegistry: Symbol('PluginRegistry'),
-  /** Root: the WASM crypto core, once loaded. */
-  WasmCrypto: Symbol('WasmCrypto'),
-  /** Root: the server's `Metrics`, registered only while metrics are collected (transit records its operations). */
-  Metrics: Symbol('Metrics'),
-  /** Root: the system view plugins read defaults from (`SystemView`). */
-  SystemView: Symbol('SystemView'),
-  /** Per mount: the mount's `MountContext` (entry, config). */
-  MountContext: Symbol('MountContext'),
-  /** Per mount: the mount's storage view (`Storage`). */
-  MountStorage: Symbol('MountStorage'),
+  /** The barrier-backed logical storage. */
+  Storage: token<Storage>('Storage'),
+  /** The physical store under the barrier. */
+  PhysicalStorage: token<PhysicalStorage>('PhysicalStorage'),
+  /** The encrypting barrier. */
+  Barrier: token<Barrier>('Barrier'),
+  /** The server's clock (tests replace it to move time). */
+  Clock: token<Clock>('Clock'),
+  /** The server's logger. */
+  Logger: token<Logger>('Logger'),
 } as const;

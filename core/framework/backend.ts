@@ -8,18 +8,33 @@ import { BadRequestError, NotFoundError, UnsupportedOperationError } from '../er
 import { compileFields, type CompiledFields } from './schema.js';
 import type { FieldSpecs, FieldValues } from './fields.js';
 import { PathPattern, type AnyPathDefinition } from './path.js';
-import type { AuthResult, LogicalRequest, LogicalResponse, Operation } from './request.js';
+import type { AuthResult, LogicalRequest, LogicalResponse, Operation, RequestTarget } from './request.js';
 import { renderHelp, type PathHelp } from './help.js';
 import { refuseUnhonoured } from './refused-fields.js';
 
-/** A request matched to a path and an operation, ready to be authorized and run. */
+/**
+ * What `prepare` decided about a request, as plain data: the path it matched, the final operation,
+ * what authorization must check, and the handler's input. It crosses to an isolated plugin's
+ * process as it is, and `execute` runs the request from it.
+ */
 export interface PreparedRequest {
-  readonly operation: Operation;
+  /** The pattern of the path definition the request matched. */
   readonly pattern: string;
+  /** The final operation: an `update` the existence check found no target for is a `create`. */
+  readonly operation: Operation;
+  /** The path needs sudo (PathDefinition.sudo). */
   readonly sudo: boolean;
   /** Any authenticated token may run it; the handler authorizes (PathDefinition.anyToken). */
-  readonly anyToken?: boolean;
-  execute(): Promise<LogicalResponse | null>;
+  readonly anyToken: boolean;
+  /** The handler's input: fields coerced, defaults applied, path segments over body fields. */
+  readonly input: Readonly<Record<string, unknown>>;
+  /** Fields the path does not know, sorted; the answer warns about them. */
+  readonly unknown: readonly string[];
+  /**
+   * Why the input is invalid (a refused or malformed field), answered as a 400 only once the
+   * caller is authorized: as in Vault, a caller without access learns nothing of a path's fields.
+   */
+  readonly invalid?: string;
 }
 
 /** The lifecycle a backend may take part in; every hook is optional. */
@@ -42,10 +57,13 @@ export interface BackendHooks {
 export interface Backend extends BackendHooks {
   readonly description: string;
   /**
-   * Matches the path, applies the existence check and picks the operation; a backend may answer
-   * at once (the pipeline then spends no turn of the event loop on it) or with a promise.
+   * Matches the path, validates the input, applies the existence check and picks the operation;
+   * a backend may answer at once (the pipeline then spends no turn of the event loop on it) or
+   * with a promise.
    */
-  prepare(req: LogicalRequest): PreparedRequest | Promise<PreparedRequest>;
+  prepare(target: RequestTarget): PreparedRequest | Promise<PreparedRequest>;
+  /** Runs a prepared request's handler with the request as authorized (`request.operation` is `prepared.operation`). */
+  execute(request: LogicalRequest, prepared: PreparedRequest): Promise<LogicalResponse | null>;
   /** Whether a path is reachable without a token. */
   isUnauthenticated(path: string): boolean;
   /** Whether a path is served while sealed (only the sys backend has such paths). */
@@ -71,6 +89,70 @@ interface CompiledPath {
   readonly definition: AnyPathDefinition;
   readonly pattern: PathPattern;
   readonly fields: CompiledFields;
+  /** The path's own `prepare`, with what it never needs (refused fields, an existence check, warnings) decided once. */
+  readonly prepare: (target: RequestTarget, params: Readonly<Record<string, string>>) => PreparedRequest | Promise<PreparedRequest>;
+}
+
+/** No unknown fields: shared by every request that has none. */
+const NO_FIELDS: readonly string[] = Object.freeze([]);
+
+/** Compiles one definition, checking what can be checked before any request. */
+function compilePath(definition: AnyPathDefinition): CompiledPath {
+  const pattern = new PathPattern(definition.pattern);
+  for (const param of pattern.params) {
+    if (!(param in definition.fields)) throw new Error(`path "${definition.pattern}": segment "${param}" has no field`);
+  }
+  for (const [name, spec] of Object.entries(definition.fields as FieldSpecs)) {
+    if (!spec.description) throw new Error(`path "${definition.pattern}": field "${name}" has no description`);
+  }
+  for (const name of Object.keys(definition.refusedFields ?? {})) {
+    if (name in definition.fields) throw new Error(`path "${definition.pattern}": field "${name}" is both declared and refused`);
+  }
+  const operations = definition.operations;
+  if (Object.keys(operations).length === 0) throw new Error(`path "${definition.pattern}": no operations`);
+  const fields = compileFields(definition.fields);
+  const refused = definition.refusedFields && Object.keys(definition.refusedFields).length > 0 ? definition.refusedFields : undefined;
+  const freeForm = definition.freeFormData === true;
+  const existenceCheck = definition.existenceCheck;
+  const source = definition.pattern;
+  const sudo = definition.sudo ?? false;
+  const anyToken = definition.anyToken ?? false;
+
+  const prepared = (operation: Operation, input: Record<string, unknown>, unknown: readonly string[]): PreparedRequest => {
+    if (!operations[operation]) throw new UnsupportedOperationError();
+    return { pattern: source, operation, sudo, anyToken, input, unknown };
+  };
+
+  return {
+    definition,
+    pattern,
+    fields,
+    prepare(target, params) {
+      // Path segments win over body fields of the same name, as in Vault. Invalid input is answered
+      // only once the caller is authorized (`execute` throws it), so a caller without access learns
+      // nothing about a path's fields from a 400: as in Vault, permission is checked first. No
+      // existence check can run on invalid input; the request's own operation is authorized then.
+      // Refused fields are checked before the schema, so a refused field is what the answer names
+      // even when others are missing.
+      let parsed: ReturnType<CompiledFields['parse']>;
+      try {
+        if (refused) refuseUnhonoured(refused, target.data);
+        parsed = fields.parse(target.data, params);
+      } catch (err) {
+        if (!(err instanceof BadRequestError)) throw err;
+        const operation = target.operation;
+        if (!operations[operation] && !(operation === 'update' && operations.create)) throw new UnsupportedOperationError();
+        return { pattern: source, operation, sudo, anyToken, input: {}, unknown: NO_FIELDS, invalid: err.message };
+      }
+      // A refused field that got this far asks for nothing: Vault knows it, so it is not "unrecognized".
+      const unknown = freeForm || parsed.unknown.length === 0 ? NO_FIELDS : refused ? parsed.unknown.filter((name) => !Object.hasOwn(refused, name)) : parsed.unknown;
+      if (target.operation !== 'update' || !existenceCheck) return prepared(target.operation, parsed.input, unknown);
+      // A check may answer at once (a cached key) or read storage first.
+      const exists = existenceCheck(target, parsed.input);
+      if (exists instanceof Promise) return exists.then((found) => prepared(found ? 'update' : 'create', parsed.input, unknown));
+      return prepared(exists ? 'update' : 'create', parsed.input, unknown);
+    },
+  };
 }
 
 export interface FrameworkBackendOptions extends BackendHooks {
@@ -81,24 +163,14 @@ export interface FrameworkBackendOptions extends BackendHooks {
 export class FrameworkBackend implements Backend {
   readonly description: string;
   private readonly compiled: readonly CompiledPath[];
+  /** Each path by its pattern, for `execute`: patterns are unique, as two equal ones would be ambiguous. */
+  private readonly byPattern: ReadonlyMap<string, CompiledPath>;
   private readonly hooks: BackendHooks;
 
   constructor(options: FrameworkBackendOptions) {
     this.description = options.description;
-    this.compiled = options.paths.map((definition) => {
-      const pattern = new PathPattern(definition.pattern);
-      for (const param of pattern.params) {
-        if (!(param in definition.fields)) throw new Error(`path "${definition.pattern}": segment "${param}" has no field`);
-      }
-      for (const [name, spec] of Object.entries(definition.fields as FieldSpecs)) {
-        if (!spec.description) throw new Error(`path "${definition.pattern}": field "${name}" has no description`);
-      }
-      for (const name of Object.keys(definition.refusedFields ?? {})) {
-        if (name in definition.fields) throw new Error(`path "${definition.pattern}": field "${name}" is both declared and refused`);
-      }
-      if (Object.keys(definition.operations).length === 0) throw new Error(`path "${definition.pattern}": no operations`);
-      return { definition, pattern, fields: compileFields(definition.fields) };
-    });
+    this.compiled = options.paths.map(compilePath);
+    this.byPattern = new Map(this.compiled.map((path) => [path.definition.pattern, path]));
     assertUnambiguous(this.compiled.map((c) => c.pattern));
     this.hooks = options;
     if (options.initialize) this.initialize = () => options.initialize!();
@@ -144,39 +216,19 @@ export class FrameworkBackend implements Backend {
   }
 
   /** At once, unless the path's existence check has to read storage to pick create or update (it answers with a promise then). */
-  prepare(req: LogicalRequest): PreparedRequest | Promise<PreparedRequest> {
-    const found = this.match(req.path);
+  prepare(target: RequestTarget): PreparedRequest | Promise<PreparedRequest> {
+    const found = this.match(target.path);
     if (!found) throw new NotFoundError('unsupported path');
-    const { path, params } = found;
-    const def = path.definition;
+    return found.path.prepare(target, found.params);
+  }
 
-    // Path segments win over body fields of the same name, as in Vault. Invalid input is answered
-    // only once the caller is authorized (`execute` throws it), so a caller without access learns
-    // nothing about a path's fields from a 400: as in Vault, permission is checked first. No
-    // existence check can run on invalid input; the request's own operation is authorized then.
-    // Refused fields are checked before the schema, so a refused field is what the answer names
-    // even when others are missing.
-    const refused = def.refusedFields;
-    let parsed: ReturnType<CompiledFields['parse']>;
-    try {
-      if (refused) refuseUnhonoured(refused, req.data);
-      parsed = path.fields.parse(req.data, params);
-    } catch (err) {
-      if (!(err instanceof BadRequestError)) throw err;
-      if (!def.operations[req.operation] && !(req.operation === 'update' && def.operations.create)) throw new UnsupportedOperationError();
-      return { operation: req.operation, pattern: def.pattern, sudo: def.sudo ?? false, anyToken: def.anyToken ?? false, execute: () => Promise.reject(err) };
-    }
-    const input = parsed.input as FieldValues<FieldSpecs>;
-    // A refused field that got this far asks for nothing: Vault knows it, so it is not "unrecognized".
-    const unknown = def.freeFormData ? [] : refused ? parsed.unknown.filter((name) => !Object.hasOwn(refused, name)) : parsed.unknown;
-    const existenceCheck = def.existenceCheck;
-    if (req.operation === 'update' && existenceCheck) {
-      // A check may answer at once (a cached key) or read storage first.
-      const exists = existenceCheck(req, input);
-      if (exists instanceof Promise) return exists.then((found) => preparedFor(def, req, found ? 'update' : 'create', input, unknown));
-      return preparedFor(def, req, exists ? 'update' : 'create', input, unknown);
-    }
-    return preparedFor(def, req, req.operation, input, unknown);
+  /** Runs the handler `prepare` chose; its own promise is the answer unless unknown fields add a warning. */
+  execute(request: LogicalRequest, prepared: PreparedRequest): Promise<LogicalResponse | null> {
+    if (prepared.invalid !== undefined) return Promise.reject(new BadRequestError(prepared.invalid));
+    const spec = this.byPattern.get(prepared.pattern)?.definition.operations[prepared.operation];
+    if (!spec) return Promise.reject(new UnsupportedOperationError());
+    const response = spec.handler(request, prepared.input as FieldValues<FieldSpecs>);
+    return prepared.unknown.length === 0 ? response : withUnknownWarning(response, prepared.unknown);
   }
 
   isUnauthenticated(path: string): boolean {
@@ -208,24 +260,12 @@ export class FrameworkBackend implements Backend {
   }
 }
 
-/** The request, its operation settled, ready to run its handler. */
-function preparedFor(def: AnyPathDefinition, req: LogicalRequest, operation: Operation, input: FieldValues<FieldSpecs>, unknown: readonly string[]): PreparedRequest {
-  const spec = def.operations[operation];
-  if (!spec) throw new UnsupportedOperationError();
-  req.operation = operation;
-  return {
-    operation,
-    pattern: def.pattern,
-    sudo: def.sudo ?? false,
-    anyToken: def.anyToken ?? false,
-    // Without a warning to add, the handler's own promise is the answer: no wrapper around it.
-    execute: unknown.length === 0 ? () => spec.handler(req, input) : async () => {
-      const response = await spec.handler(req, input);
-      const warning = `Endpoint ignored these unrecognized parameters: [${unknown.join(' ')}]`;
-      // A copy: a handler may hand out the same response object on every request.
-      return { ...response, warnings: [...(response?.warnings ?? []), warning] };
-    },
-  };
+/** The response with Vault's warning about fields the path ignored. */
+async function withUnknownWarning(pending: Promise<LogicalResponse | null>, unknown: readonly string[]): Promise<LogicalResponse> {
+  const response = await pending;
+  const warning = `Endpoint ignored these unrecognized parameters: [${unknown.join(' ')}]`;
+  // A copy: a handler may hand out the same response object on every request.
+  return { ...response, warnings: [...(response?.warnings ?? []), warning] };
 }
 
 function describe(path: CompiledPath): PathHelp {

@@ -118,11 +118,16 @@ export function keepExactText<T extends object>(parsed: T, text: string): T {
   return parsed;
 }
 
+/** The JSON text `keepExactText` kept on a parsed body, if any (the isolation protocol carries it across). */
+export function exactTextOf(data: object): string | undefined {
+  return (data as { readonly [SOURCE]?: string })[SOURCE];
+}
+
 /**
  * The request body (`req.data` of a write) parsed again with every number JSON.parse changed kept
  * as an ExactNumber; undefined when it had none, or did not come as JSON.
  */
 export function exactBody(data: Readonly<Record<string, unknown>>): Record<string, unknown> | undefined {
-  const text = (data as { readonly [SOURCE]?: string })[SOURCE];
+  const text = exactTextOf(data);
   return text === undefined ? undefined : (parseExact(text) as Record<string, unknown>);
 }

@@ -4,7 +4,7 @@
  * input type is derived from the fields, so handlers never cast.
  */
 import type { FieldSpecs, FieldValues } from './fields.js';
-import type { LogicalRequest, LogicalResponse, Operation } from './request.js';
+import type { LogicalRequest, LogicalResponse, Operation, RequestTarget } from './request.js';
 
 export type Handler<F extends FieldSpecs> = (
   req: LogicalRequest,
@@ -28,10 +28,11 @@ export interface PathDefinition<F extends FieldSpecs = FieldSpecs> {
   readonly operations: Partial<Record<Operation, OperationSpec<F>>>;
   /**
    * For POST/PUT: whether the target exists. If it does the operation is `update`, otherwise
-   * `create`; without a check it is always `update`. Receives the coerced input; may answer at
-   * once (what it knows from a cache) or with a promise.
+   * `create`; without a check it is always `update`. Runs before authorization, so it sees the
+   * request as `prepare` does (no `sudo` yet); receives the coerced input; may answer at once (what
+   * it knows from a cache) or with a promise.
    */
-  readonly existenceCheck?: (req: LogicalRequest, input: FieldValues<F>) => boolean | Promise<boolean>;
+  readonly existenceCheck?: (req: RequestTarget, input: FieldValues<F>) => boolean | Promise<boolean>;
   /**
    * Fields Vault defines on this path that Keywarden does not honour, each with the reason a
    * client reads. A request that sets one is refused with a 400 naming it, never run as if the

@@ -1,13 +1,18 @@
 /**
  * The logical request and response every backend sees: HTTP details are gone, the path is
  * relative to the mount, and the storage is the mount's own view.
+ *
+ * A request reaches a backend twice, as Vault's does: `prepare` gets its `RequestTarget` (what is
+ * known before authorization: the path, the data, the caller) and decides the operation; the
+ * pipeline then authorizes it and builds the `LogicalRequest` its handler runs with, frozen, the
+ * operation and the caller's `sudo` settled. Nothing is written into a request after it is built.
  */
 import type { Storage } from '../../storage/storage.js';
 
 export type Operation = 'read' | 'list' | 'create' | 'update' | 'delete' | 'patch';
 
 /** Who is calling, as resolved by the host from the client token. */
-export interface RequestAuth {
+export interface RequestCaller {
   readonly accessor: string;
   readonly policies: readonly string[];
   readonly displayName: string;
@@ -16,8 +21,12 @@ export interface RequestAuth {
   readonly root: boolean;
   readonly entityId: string;
   readonly tokenType: 'service' | 'batch';
-  /** Set by the host after authorization: the caller's policy grants sudo on this path. */
-  sudo: boolean;
+}
+
+/** The caller as a handler sees it, once authorized. */
+export interface RequestAuth extends RequestCaller {
+  /** The caller's policy grants sudo on this path (authorization decided it). */
+  readonly sudo: boolean;
 }
 
 export interface MountRef {
@@ -28,15 +37,25 @@ export interface MountRef {
   readonly uuid: string;
 }
 
-export interface LogicalRequest {
+/**
+ * A request as `prepare` and an existence check see it: before authorization, so with the caller
+ * but no `sudo` decision, and the operation as the client asked it (an `update` may yet become
+ * `create`).
+ */
+export interface RequestTarget {
   readonly id: string;
-  operation: Operation;
+  readonly operation: Operation;
   /** Relative to the mount; no leading slash. List requests end in `/`. */
   readonly path: string;
   readonly data: Readonly<Record<string, unknown>>;
   readonly storage: Storage;
   readonly mount: MountRef;
   readonly clientToken?: string;
+  readonly auth?: RequestCaller;
+}
+
+/** The request a handler runs with: authorized, its operation final; frozen by the pipeline. */
+export interface LogicalRequest extends RequestTarget {
   readonly auth?: RequestAuth;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly connection: { readonly remoteAddress: string };

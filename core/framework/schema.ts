@@ -1,7 +1,16 @@
 /**
- * Compiles a path's field specs to one ajv validator (once, when a mount's backend is built).
- * Weak typing lives in the `kwField` keyword, which coerces each value in place by the field's
- * type and then checks its allowed values and bounds; ajv's own `required` does the rest.
+ * Compiles a path's field specs to one ajv validator (once, when a mount's backend is built): ajv
+ * checks `required` fields and fills in defaults (`useDefaults`: a fresh copy of an object default
+ * for each request, https://ajv.js.org/guide/modifying-data.html#assigning-defaults), and the
+ * `kwField` keyword coerces each value in place by the field's type, then checks its allowed values
+ * and bounds.
+ *
+ * Coercion is that keyword's, not ajv's `coerceTypes` (https://ajv.js.org/coercion.html): Vault's
+ * weak typing is Go's, and ajv's rules are JSON Schema's. ajv reads `"t"`, `"T"` or `"TRUE"` as no
+ * boolean where Go's strconv.ParseBool (and so Vault) takes them; it has no durations (`"1h30m"`
+ * is seconds), no comma-separated lists (`"a,b"` is two items), no header maps and no Go integer
+ * bounds; and it turns `null` into `0` or `""` where Vault means "unset". So each field type has
+ * one coercion function (fields.ts), and ajv compiles the call to it into the validator.
  */
 import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv';
 import { BadRequestError } from '../errors.js';
@@ -21,6 +30,9 @@ ajv.addKeyword({
     _parentSchema?: unknown,
     cxt?: { parentData: Record<string, unknown>; parentDataProperty: string | number },
   ): boolean {
+    // A default ajv filled in is already of the field's type and within its bounds; so is any
+    // value the same as it (only primitives compare equal: an object default is a fresh copy).
+    if (data === spec.default) return true;
     const self = kwField as unknown as { errors: Partial<ErrorObject>[] | null };
     try {
       let value: unknown;
@@ -66,24 +78,25 @@ export function compileFields(fields: FieldSpecs): CompiledFields {
   const properties: Record<string, object> = {};
   const required: string[] = [];
   for (const [name, spec] of Object.entries(fields)) {
-    properties[name] = { kwField: spec };
+    // ajv fills defaults in before it checks `required`, which would then never fail.
+    if (spec.required && spec.default !== undefined) throw new Error(`field "${name}" is both required and defaulted`);
+    properties[name] = spec.default === undefined ? { kwField: spec } : { kwField: spec, default: spec.default };
     if (spec.required) required.push(name);
   }
   const validate: ValidateFunction = ajv.compile({ type: 'object', properties, required, additionalProperties: true });
   const known = new Set(Object.keys(fields));
-  // Defaults that are objects are copied for each request (a handler may change its input); primitives need no copy.
-  const defaults = Object.entries(fields)
-    .filter(([, spec]) => spec.default !== undefined)
-    .map(([name, spec]) => [name, spec.default, typeof spec.default === 'object' && spec.default !== null] as const);
 
   return {
     parse(raw, params) {
+      // The input is built field by field rather than handed to ajv whole: unset values (null, "")
+      // are dropped first, so a default applies to them as Vault's does, and every unknown name is
+      // collected for the warning, where ajv (allErrors off) would stop at the first.
       const input: Record<string, unknown> = {};
-      const unknown: string[] = [];
+      let unknown: string[] | undefined;
       for (const key of Object.keys(raw)) {
         if (params && Object.hasOwn(params, key)) continue;
         if (!known.has(key)) {
-          unknown.push(key);
+          (unknown ??= []).push(key);
           continue;
         }
         const value = raw[key];
@@ -91,17 +104,14 @@ export function compileFields(fields: FieldSpecs): CompiledFields {
       }
       if (params) {
         for (const key of Object.keys(params)) {
-          if (!known.has(key)) unknown.push(key);
+          if (!known.has(key)) (unknown ??= []).push(key);
           else if (!isUnset(params[key])) input[key] = params[key];
         }
       }
       if (!validate(input)) {
         throw new BadRequestError(describeError(validate.errors?.[0]));
       }
-      for (const [name, value, copy] of defaults) {
-        if (input[name] === undefined) input[name] = copy ? structuredClone(value) : value;
-      }
-      return { input, unknown: unknown.sort() };
+      return { input, unknown: unknown ? unknown.sort() : [] };
     },
   };
 }

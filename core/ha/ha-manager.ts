@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { HaLock, LeaderInfo, Leadership, SharedStorage } from '../../storage/storage.js';
 import { forwardRequest, type ForwardSigner } from './forward.js';
 import type { HostRequest, HostResponse } from '../host.js';
-import { UnavailableError } from '../errors.js';
+import { UnavailableError, errorMessage } from '../errors.js';
 
 export type HaState = 'sealed' | 'standby' | 'active';
 
@@ -152,7 +152,7 @@ export class HaManager {
       this.known = undefined;
       await this.refreshLeader();
       throw new UnavailableError(
-        `the active node could not be reached to forward this request (${err instanceof Error ? err.message : String(err)}); retry shortly`,
+        `the active node could not be reached to forward this request (${errorMessage(err)}); retry shortly`,
       );
     }
   }
@@ -190,7 +190,7 @@ export class HaManager {
       await this.hooks?.promote();
     } catch (err) {
       this.promoting = false;
-      this.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'could not take the active role; giving the lock up');
+      this.logger.error({ err: errorMessage(err) }, 'could not take the active role; giving the lock up');
       this.leadership = undefined;
       await won.release().catch(() => undefined);
       return;
@@ -233,7 +233,7 @@ export class HaManager {
   }
 
   private noteStoreProblem(err: unknown): void {
-    const reason = err instanceof Error ? err.message : String(err);
+    const reason = errorMessage(err);
     if (this.storeProblem !== reason) this.logger.warn({ err: reason }, 'HA: the storage cannot be reached');
     this.storeProblem = reason;
   }

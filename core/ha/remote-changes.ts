@@ -14,6 +14,7 @@ import type { TokenStore } from '../auth/token-store.js';
 import { CLUSTER_INFO_KEY, type HostState } from '../host-state.js';
 import { MOUNT_TABLE_KEYS } from '../mounts/mount-table.js';
 import type { HaManager } from './ha-manager.js';
+import { errorMessage } from '../errors.js';
 
 /** Storage keys of the two mount tables. */
 const MOUNT_TABLES: ReadonlySet<string> = new Set(Object.values(MOUNT_TABLE_KEYS));
@@ -73,7 +74,7 @@ export class RemoteChanges {
 
   private track(work: Promise<unknown>): void {
     const tracked = work.catch((err: unknown) => {
-      this.targets.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'HA: applying a change from another node failed');
+      this.targets.logger.warn({ err: errorMessage(err) }, 'HA: applying a change from another node failed');
     });
     this.pending.add(tracked);
     void tracked.finally(() => this.pending.delete(tracked));

@@ -4,7 +4,7 @@
  * (and up front from Content-Length), so an oversized body is never buffered whole.
  */
 import type { IncomingMessage } from 'node:http';
-import { BadRequestError, PayloadTooLargeError } from '../errors.js';
+import { BadRequestError, PayloadTooLargeError, errorMessage } from '../errors.js';
 import { keepExactText, scanJson } from '../framework/exact-json.js';
 
 export const DEFAULT_MAX_REQUEST_SIZE = 32 * 1024 * 1024;
@@ -84,7 +84,7 @@ export function parseBody(raw: Buffer, contentType: string | undefined): unknown
   try {
     parsed = JSON.parse(text) as unknown;
   } catch (err) {
-    throw new BadRequestError(`failed to parse JSON input: ${err instanceof Error ? err.message : String(err)}`);
+    throw new BadRequestError(`failed to parse JSON input: ${errorMessage(err)}`);
   }
   // One pass outside the strings: too deep a nesting is refused, and a number JSON.parse changed is kept for a backend that keeps every digit.
   const scan = scanJson(text, MAX_JSON_DEPTH);

@@ -1,4 +1,9 @@
-/** One row of a mount table, as persisted behind the barrier and shown by sys/mounts and sys/auth. */
+/**
+ * One row of a mount table, as persisted behind the barrier and shown by sys/mounts and sys/auth.
+ * An entry is never changed: a tune makes a new one (copy-on-write), which replaces it.
+ */
+import { BadRequestError } from '../errors.js';
+
 export type MountTableName = 'secret' | 'auth';
 
 export interface MountConfig {
@@ -20,15 +25,15 @@ export interface MountEntry {
   /** Relative to its table, with a trailing slash: `transit/`, `crypto/eu/`, `cloud/`. */
   readonly path: string;
   readonly type: string;
-  description: string;
+  readonly description: string;
   readonly uuid: string;
   readonly accessor: string;
   readonly local: boolean;
   readonly seal_wrap: boolean;
   readonly external_entropy_access: boolean;
-  options: Record<string, string> | null;
-  config: MountConfig;
-  plugin_version: string;
+  readonly options: Readonly<Record<string, string>> | null;
+  readonly config: Readonly<MountConfig>;
+  readonly plugin_version: string;
   /** Built in (sys/, token/): cannot be disabled, tuned only partly, never reloaded. */
   readonly builtin?: boolean;
 }
@@ -57,4 +62,24 @@ export function defaultMountConfig(): MountConfig {
     passthrough_request_headers: [],
     allowed_response_headers: [],
   };
+}
+
+/** `a/b`, `/a/b/`, `a/b/` → `a/b/`; refuses empty, relative and odd segments. */
+export function normalizeMountPath(raw: string): string {
+  const trimmed = raw.replace(/^\/+/, '').replace(/\/+$/, '');
+  if (trimmed === '') throw new BadRequestError('mount path must not be empty');
+  for (const segment of trimmed.split('/')) {
+    if (segment === '' || segment === '.' || segment === '..' || !/^[\w.-]+$/.test(segment)) {
+      throw new BadRequestError(`invalid mount path "${raw}": segments may hold letters, digits, "_", "-" and "."`);
+    }
+  }
+  return `${trimmed}/`;
+}
+
+/** Whether two mounts' options are the same settings (null and {} alike, in any key order). */
+export function sameOptions(a: Readonly<Record<string, string>> | null, b: Readonly<Record<string, string>> | null): boolean {
+  const left = a ?? {};
+  const right = b ?? {};
+  const keys = Object.keys(left);
+  return keys.length === Object.keys(right).length && keys.every((k) => Object.hasOwn(right, k) && left[k] === right[k]);
 }

@@ -8,7 +8,6 @@
  */
 import { PermissionDeniedError } from '../errors.js';
 import type { PreparedRequest } from '../framework/backend.js';
-import type { RequestAuth } from '../framework/request.js';
 import type { ResolvedToken, TokenStore } from '../auth/token-store.js';
 import type { TokenAcls } from '../auth/token-acls.js';
 import type { ACL } from '../auth/policy/acl.js';
@@ -20,8 +19,15 @@ export interface TokenUse {
   finish(): Promise<void>;
 }
 
-/** Authorized; undefined when nothing is to be done after the request. */
-type Authorized = TokenUse | undefined;
+/** What authorization decided: whether the caller holds sudo on the path, and what is left to do once the request is done. */
+export interface Authorized {
+  readonly sudo: boolean;
+  readonly use?: TokenUse;
+}
+
+/** The two answers that spend nothing, shared by every request. */
+const WITHOUT_SUDO: Authorized = Object.freeze({ sudo: false });
+const WITH_SUDO: Authorized = Object.freeze({ sudo: true });
 
 export class AuthorizeStage {
   constructor(
@@ -29,57 +35,51 @@ export class AuthorizeStage {
     private readonly acls: TokenAcls,
   ) {}
 
-  authorize(request: ReadRequest, caller: ResolvedToken, auth: RequestAuth, prepared: PreparedRequest, audit: RequestAudit): Authorized | Promise<Authorized> {
+  authorize(request: ReadRequest, caller: ResolvedToken, prepared: PreparedRequest, audit: RequestAudit): Authorized | Promise<Authorized> {
     const acl = this.acls.cachedAclFor(caller.entry);
-    if (!acl || this.tokens.spendsUse(caller)) return this.authorizeLater(request, caller, auth, prepared, audit, acl);
-    return this.allows(acl, request, auth, prepared) ? undefined : this.refuse(audit);
+    if (!acl || this.tokens.spendsUse(caller)) return this.authorizeLater(request, caller, prepared, audit, acl);
+    const sudo = this.allows(acl, request, prepared);
+    return sudo === undefined ? this.refuse(audit) : sudo ? WITH_SUDO : WITHOUT_SUDO;
   }
 
-  private async authorizeLater(
-    request: ReadRequest,
-    caller: ResolvedToken,
-    auth: RequestAuth,
-    prepared: PreparedRequest,
-    audit: RequestAudit,
-    cached: ACL | undefined,
-  ): Promise<Authorized> {
+  private async authorizeLater(request: ReadRequest, caller: ResolvedToken, prepared: PreparedRequest, audit: RequestAudit, cached: ACL | undefined): Promise<Authorized> {
     const acl = cached ?? (await this.acls.aclFor(caller.entry));
-    if (!this.allows(acl, request, auth, prepared)) return this.refuse(audit);
+    const sudo = this.allows(acl, request, prepared);
+    if (sudo === undefined) return this.refuse(audit);
     const use = await this.tokens.use(caller);
     if (!use.allowed) throw new PermissionDeniedError();
-    return use.last ? { finish: () => this.tokens.revokeTree(caller.hash) } : undefined;
+    return use.last ? { sudo, use: { finish: () => this.tokens.revokeTree(caller.hash) } } : sudo ? WITH_SUDO : WITHOUT_SUDO;
   }
 
   /**
    * On a path reachable without a token that honours sudo (PathDefinition.sudo): a caller whose
-   * policy grants the operation with sudo is authorized, a use of its token spent, and `auth.sudo`
-   * set; any other caller goes on as it came, nothing spent.
+   * policy grants the operation with sudo is authorized, a use of its token spent, and its handler
+   * sees `auth.sudo`; any other caller goes on as it came, nothing spent.
    */
-  authorizeSudo(request: ReadRequest, caller: ResolvedToken | undefined, auth: RequestAuth | undefined, prepared: PreparedRequest): Authorized | Promise<Authorized> {
-    if (!caller || !auth || !prepared.sudo) return undefined;
-    return this.grantSudo(request, caller, auth, prepared);
+  authorizeSudo(request: ReadRequest, caller: ResolvedToken | undefined, prepared: PreparedRequest): Authorized | Promise<Authorized> {
+    if (!caller || !prepared.sudo) return WITHOUT_SUDO;
+    return this.grantSudo(request, caller, prepared);
   }
 
-  private async grantSudo(request: ReadRequest, caller: ResolvedToken, auth: RequestAuth, prepared: PreparedRequest): Promise<Authorized> {
+  private async grantSudo(request: ReadRequest, caller: ResolvedToken, prepared: PreparedRequest): Promise<Authorized> {
     const acl = this.acls.cachedAclFor(caller.entry) ?? (await this.acls.aclFor(caller.entry));
     const decision = acl.allowOperation({ path: request.path, operation: prepared.operation, data: request.data, wrapTtl: request.wrapTtl });
-    if (!decision.allowed || !decision.sudo) return undefined;
+    if (!decision.allowed || !decision.sudo) return WITHOUT_SUDO;
     const use = await this.tokens.use(caller);
-    if (!use.allowed) return undefined;
-    auth.sudo = true;
-    return use.last ? { finish: () => this.tokens.revokeTree(caller.hash) } : undefined;
+    if (!use.allowed) return WITHOUT_SUDO;
+    return use.last ? { sudo: true, use: { finish: () => this.tokens.revokeTree(caller.hash) } } : WITH_SUDO;
   }
 
   /**
-   * Whether the ACL grants the operation (and sudo where needed); sets `auth.sudo` when it does. A
-   * path any token may run is allowed here: its handler checks the caller's ACL itself.
+   * Whether the caller holds sudo on the path when the ACL grants the operation (and sudo where
+   * needed); undefined when it does not. A path any token may run is allowed here: its handler
+   * checks the caller's ACL itself.
    */
-  private allows(acl: ACL, request: ReadRequest, auth: RequestAuth, prepared: PreparedRequest): boolean {
-    if (prepared.anyToken) return true;
+  private allows(acl: ACL, request: ReadRequest, prepared: PreparedRequest): boolean | undefined {
+    if (prepared.anyToken) return false;
     const decision = acl.allowOperation({ path: request.path, operation: prepared.operation, data: request.data, wrapTtl: request.wrapTtl });
-    if (!decision.allowed || (prepared.sudo && !decision.sudo)) return false;
-    auth.sudo = decision.sudo;
-    return true;
+    if (!decision.allowed || (prepared.sudo && !decision.sudo)) return undefined;
+    return decision.sudo;
   }
 
   private async refuse(audit: RequestAudit): Promise<never> {

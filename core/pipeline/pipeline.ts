@@ -5,9 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { httpStatusOf, publicMessageOf } from '../errors.js';
+import { KeywardenError, httpStatusOf, publicMessageOf, errorMessage } from '../errors.js';
 import type { Backend } from '../framework/backend.js';
-import type { LogicalRequest, LogicalResponse, RequestAuth } from '../framework/request.js';
+import type { LogicalRequest, LogicalResponse, Operation, RequestCaller, RequestTarget } from '../framework/request.js';
 import type { AuditBroker } from '../audit/broker.js';
 import type { IdentityStore } from '../auth/identity/identity-store.js';
 import type { ResolvedToken, TokenStore } from '../auth/token-store.js';
@@ -99,7 +99,7 @@ export class Pipeline {
     } catch (err) {
       const status = httpStatusOf(err);
       if (status >= 500) {
-        this.logger.error({ request_id: running.id, path: http.path, err: err instanceof Error ? err.message : String(err) }, 'request failed');
+        this.logger.error({ request_id: running.id, path: http.path, code: err instanceof KeywardenError ? err.code : 'KW_INTERNAL', err: errorMessage(err) }, 'request failed');
       }
       response = { status, body: { errors: [publicMessageOf(err)] } };
     } finally {
@@ -142,24 +142,24 @@ export class Pipeline {
       if (request.wantsHelp) return { status: 200, body: route.backend.help(route.relative) };
       this.wrapping.check(request, route);
 
-      const auth = caller ? requestAuth(caller) : undefined;
-      let prepared = route.backend.prepare(this.logical(request, route, auth));
+      const who = caller ? callerOf(caller) : undefined;
+      let prepared = route.backend.prepare(this.target(request, route, who));
       if (prepared instanceof Promise) prepared = await prepared;
       running.operation = prepared.operation;
       audit.operation = prepared.operation;
-      let use = route.unauthenticated ? this.authorization.authorizeSudo(request, caller, auth, prepared) : this.authorization.authorize(request, caller!, auth!, prepared, audit);
-      if (use instanceof Promise) use = await use;
+      let authorized = route.unauthenticated ? this.authorization.authorizeSudo(request, caller, prepared) : this.authorization.authorize(request, caller!, prepared, audit);
+      if (authorized instanceof Promise) authorized = await authorized;
       if (audit.recording) await audit.request();
 
       let response: LogicalResponse | null;
       try {
-        response = await prepared.execute();
+        response = await route.backend.execute(this.logical(request, route, prepared.operation, who, authorized.sudo), prepared);
         if (response?.auth) response = await this.login.mint(route, request.path, response);
       } catch (err) {
         if (audit.recording) await audit.failed(err);
         throw err;
       } finally {
-        if (use) await use.finish();
+        if (authorized.use) await authorized.use.finish();
       }
       const answer = shape(running.id, request.path, prepared.operation, response);
       if (request.wrapTtl === undefined) {
@@ -182,8 +182,8 @@ export class Pipeline {
     }
   }
 
-  /** The request as a backend sees it: relative path, its mount, its storage view (every field present, so every request has one shape). */
-  private logical(request: ReadRequest, route: Route, auth: RequestAuth | undefined): LogicalRequest {
+  /** The request as `prepare` sees it: before authorization, the operation as asked. */
+  private target(request: ReadRequest, route: Route, who: RequestCaller | undefined): RequestTarget {
     const live = route.live;
     return {
       id: request.id,
@@ -193,17 +193,36 @@ export class Pipeline {
       storage: live ? live.storage : this.systemStorage,
       mount: live ? live.ref : SYSTEM_MOUNT,
       clientToken: request.clientToken,
-      auth,
+      auth: who,
+    };
+  }
+
+  /**
+   * The request as its handler sees it, built once it is authorized and frozen: relative path, its
+   * mount, its storage view, the final operation, the caller with its sudo decision (every field
+   * present, so every request has one shape).
+   */
+  private logical(request: ReadRequest, route: Route, operation: Operation, who: RequestCaller | undefined, sudo: boolean): LogicalRequest {
+    const live = route.live;
+    return Object.freeze({
+      id: request.id,
+      operation,
+      path: route.relative,
+      data: request.data,
+      storage: live ? live.storage : this.systemStorage,
+      mount: live ? live.ref : SYSTEM_MOUNT,
+      clientToken: request.clientToken,
+      auth: who ? Object.freeze({ ...who, sudo }) : undefined,
       headers: backendHeaders(request.http.headers, live ? live.entry.config.passthrough_request_headers : [], request.clientToken),
       connection: { remoteAddress: request.http.remoteAddress },
       wrapTtl: request.wrapTtl,
       bodyStream: request.http.bodyStream,
-    };
+    });
   }
 }
 
-/** Who is calling, as backends see it; `sudo` is set by authorization. */
-function requestAuth(caller: ResolvedToken): RequestAuth {
+/** Who is calling, as backends see it; authorization adds `sudo`. */
+function callerOf(caller: ResolvedToken): RequestCaller {
   const entry = caller.entry;
   return {
     accessor: entry.accessor,
@@ -213,6 +232,5 @@ function requestAuth(caller: ResolvedToken): RequestAuth {
     root: entry.policies.includes('root'),
     entityId: entry.entityId,
     tokenType: entry.type,
-    sudo: false,
   };
 }

@@ -10,13 +10,14 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PluginError, type PluginRegistry } from './registry.js';
 import type { PluginManifest } from './plugin.js';
+import { errorMessage } from '../errors.js';
 
 export async function loadPluginFile(registry: PluginRegistry, file: string): Promise<PluginManifest> {
   let mod: { default?: unknown };
   try {
     mod = (await import(pathToFileURL(path.resolve(file)).href)) as { default?: unknown };
   } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
+    const why = errorMessage(err);
     throw new PluginError(`plugin from ${file} is unusable: it failed to load: ${why}`);
   }
   return registry.register(mod.default, file);
@@ -36,7 +37,7 @@ export async function loadPluginDirectory(registry: PluginRegistry, dir: string)
     try {
       report.loaded.push(await loadPluginFile(registry, file));
     } catch (err) {
-      report.failed.push({ file, error: err instanceof Error ? err.message : String(err) });
+      report.failed.push({ file, error: errorMessage(err) });
     }
   }
   return report;

@@ -1,14 +1,15 @@
 /**
  * The contract between the host and a plugin. A plugin module's default export is a
  * `PluginManifest`; the host checks it before use and calls `factory` once per mount (and again
- * on every reload) with that mount's context.
+ * on every reload) with that mount's context, built by one function (./context.ts) wherever the
+ * plugin runs: in the server's process or isolated in one of its own.
  */
 import type { Logger } from 'pino';
-import type { DependencyContainer } from '../di/container.js';
 import type { Backend } from '../framework/backend.js';
 import type { Storage } from '../../storage/storage.js';
 import type { Clock } from '../clock.js';
 import type { MountEntry } from '../mounts/mount-entry.js';
+import type { PluginServices } from './services.js';
 
 export type PluginKind = 'secret' | 'auth';
 
@@ -20,16 +21,26 @@ export interface SystemView {
   maxLeaseTtl(): number;
 }
 
+/**
+ * The plugin's own block of the server's configuration file, `plugin "<name>" { … }`, as plain
+ * values (strings, numbers, booleans, lists and nested blocks); empty when the file has none. The
+ * plugin reads and checks it when a mount is built, and refuses what it does not understand.
+ */
+export type PluginConfig = Readonly<Record<string, unknown>>;
+
 export interface PluginContext {
-  /** The mount's child container: resolve global services from it, register per-mount ones in it. */
-  readonly container: DependencyContainer;
   /** A snapshot of the mount entry (path, uuid, accessor, config, options). */
   readonly mount: Readonly<MountEntry>;
   /** The mount's own storage view: every key lives under the mount's UUID. */
   readonly storage: Storage;
+  /** The mount's logger, bound with the mount's path. */
   readonly logger: Logger;
   readonly clock: Clock;
   readonly system: SystemView;
+  /** The host services a plugin may have (core/plugins/services.ts), by typed token. */
+  readonly services: PluginServices;
+  /** The plugin's block of the configuration file. */
+  readonly config: PluginConfig;
 }
 
 export interface PluginManifest {

@@ -3,12 +3,13 @@
  * builds is checked before it is mounted, so a broken plugin fails its own mount, loudly, and
  * never the server.
  */
-import { BadRequestError } from '../errors.js';
+import { BadRequestError, createError, errorMessage } from '../errors.js';
 import type { Backend } from '../framework/backend.js';
 import type { PluginContext, PluginKind, PluginManifest } from './plugin.js';
 
 /** A plugin that cannot be used; the message says which and why. */
-export class PluginError extends BadRequestError {}
+export const PluginError = createError('PluginError', 'KW_PLUGIN_UNUSABLE', 400, { parent: BadRequestError });
+export type PluginError = InstanceType<typeof PluginError>;
 
 const NAME = /^[a-z][a-z0-9-]{0,62}$/;
 const SEMVER = /^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$/;
@@ -32,7 +33,7 @@ export function checkManifest(candidate: unknown, origin: string): PluginManifes
 
 /** Checks that a factory's result is a usable backend. */
 export function checkBackend(candidate: unknown, manifest: PluginManifest): Backend {
-  const methods = ['prepare', 'isUnauthenticated', 'help', 'describePaths'] as const;
+  const methods = ['prepare', 'execute', 'isUnauthenticated', 'help', 'describePaths'] as const;
   if (candidate === null || typeof candidate !== 'object') {
     throw new PluginError(`plugin "${manifest.name}" is unusable: its factory did not return a backend`);
   }
@@ -78,7 +79,7 @@ export class PluginRegistry {
     try {
       backend = await manifest.factory(context);
     } catch (err) {
-      const why = err instanceof Error ? err.message : String(err);
+      const why = errorMessage(err);
       throw new PluginError(`plugin "${manifest.name}" failed to start: ${why}`);
     }
     const checked = checkBackend(backend, manifest);
@@ -86,7 +87,7 @@ export class PluginRegistry {
       try {
         await checked.initialize();
       } catch (err) {
-        const why = err instanceof Error ? err.message : String(err);
+        const why = errorMessage(err);
         throw new PluginError(`plugin "${manifest.name}" failed to initialize: ${why}`);
       }
     }

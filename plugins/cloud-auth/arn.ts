@@ -3,6 +3,7 @@
  * `arn:<partition>:iam::<account>:user/<path>/<name>`, `…:role/<path>/<name>`,
  * `…:instance-profile/<path>/<name>` and `arn:<partition>:sts::<account>:assumed-role/<role>/<session>`.
  */
+import { BadRequestError, createError } from '../../sdk/index.js';
 
 /** The principal types a login or a role binding can name. */
 export type IamEntityType = 'user' | 'role' | 'instance-profile' | 'assumed-role';
@@ -20,8 +21,9 @@ export interface IamEntity {
   readonly sessionName: string;
 }
 
-/** An ARN that is not one of the shapes above; the message says which part is wrong. */
-export class ArnError extends Error {}
+/** An ARN that is not one of the shapes above: a 400, its message saying which part is wrong. */
+export const ArnError = createError('ArnError', 'KW_CLOUD_ARN', 400, { parent: BadRequestError });
+export type ArnError = InstanceType<typeof ArnError>;
 
 const ENTITY_TYPES: ReadonlySet<string> = new Set(['user', 'role', 'instance-profile', 'assumed-role']);
 

@@ -3,7 +3,7 @@
  * by proving who they are through the cloud provider. This file wires the paths, the provider
  * clients, the renewal hook and the periodic tidy for one mount.
  */
-import { FrameworkBackend, parseDurationExact, type AnyPathDefinition, type PluginContext, type PluginManifest, type CloudAuthConfig, KeyedLock, SERVICES } from '../../sdk/index.js';
+import { BadRequestError, CoercionError, FrameworkBackend, parseBool, parseDurationExact, type AnyPathDefinition, type PluginConfig, type PluginContext, type PluginManifest, KeyedLock } from '../../sdk/index.js';
 import { ArnCache, type CloudAuthContext } from './context.js';
 import { readClientConfig, readStsRole } from './client-config.js';
 import { SdkCloudProvider } from './provider/sdk-provider.js';
@@ -32,7 +32,7 @@ export interface CloudAuthOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Replaces the SDK-backed provider (request-level tests). */
   readonly provider?: (ctx: Omit<CloudAuthContext, 'provider'>) => CloudProvider;
-  /** Overrides the server config's `cloud_auth.allow_sha1_signatures` (request-level tests). */
+  /** Overrides the plugin block's `allow_sha1_signatures` (request-level tests). */
   readonly allowSha1Signatures?: boolean;
 }
 
@@ -45,7 +45,7 @@ export async function createCloudAuthBackend(plugin: PluginContext, options: Clo
     system: plugin.system,
     arnCache: new ArnCache(plugin.clock),
     timeoutMs: providerTimeout(env),
-    allowSha1Signatures: options.allowSha1Signatures ?? sha1AllowedByServer(plugin),
+    allowSha1Signatures: options.allowSha1Signatures ?? readSettings(plugin.config).allowSha1Signatures,
     accessListLocks: new KeyedLock(),
   };
   const provider =
@@ -91,10 +91,23 @@ export async function createCloudAuthBackend(plugin: PluginContext, options: Clo
   });
 }
 
-/** The server config's `cloud_auth.allow_sha1_signatures`, registered in the root container by the server when set. */
-function sha1AllowedByServer(plugin: PluginContext): boolean {
-  if (!plugin.container.isRegistered(SERVICES.CloudAuthConfig, true)) return false;
-  return plugin.container.resolve<CloudAuthConfig>(SERVICES.CloudAuthConfig).allowSha1Signatures;
+/** The method's block of the server's configuration file, `plugin "cloud" { … }` (or the older `cloud_auth { … }`). */
+export interface CloudAuthSettings {
+  /** Accept instance identity documents signed with SHA-1 (off unless set). */
+  readonly allowSha1Signatures: boolean;
+}
+
+/** Reads the plugin block; an unknown key or a value that is not a boolean fails the mount, naming it. */
+export function readSettings(config: PluginConfig): CloudAuthSettings {
+  for (const key of Object.keys(config)) {
+    if (key !== 'allow_sha1_signatures') throw new BadRequestError(`plugin "cloud" configuration: unknown key "${key}" (the block takes allow_sha1_signatures)`);
+  }
+  try {
+    return { allowSha1Signatures: config.allow_sha1_signatures === undefined ? false : parseBool(config.allow_sha1_signatures) };
+  } catch (err) {
+    if (err instanceof CoercionError) throw new BadRequestError(`plugin "cloud" configuration: allow_sha1_signatures: ${err.message}`);
+    throw err;
+  }
 }
 
 /** CLOUD_PROVIDER_TIMEOUT as a duration (`10s`, `500ms`, or seconds); the default when unset or unreadable. */

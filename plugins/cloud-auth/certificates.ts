@@ -4,7 +4,7 @@
  * signature of the plain document.
  */
 import { X509Certificate } from 'node:crypto';
-import type { Storage } from '../../sdk/index.js';
+import { BadRequestError, createError, errorMessage, type Storage } from '../../sdk/index.js';
 import { STORAGE_KEYS, readJson, writeJson } from './storage.js';
 
 export type CertificateType = 'pkcs7' | 'identity';
@@ -16,8 +16,9 @@ export interface RegisteredCertificate {
   type: CertificateType;
 }
 
-/** Why a certificate was refused. */
-export class CertificateError extends Error {}
+/** Why a certificate was refused: the caller's to fix. */
+export const CertificateError = createError('CertificateError', 'KW_CLOUD_CERTIFICATE', 400, { parent: BadRequestError });
+export type CertificateError = InstanceType<typeof CertificateError>;
 
 const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----\r?\n([\s\S]*?)-----END \1-----/g;
 
@@ -35,7 +36,7 @@ export function parseCertificateInput(value: string): { pem: string; certificate
   try {
     return { pem, certificate: new X509Certificate(blocks[0]![0]) };
   } catch (err) {
-    throw new CertificateError(`invalid certificate; failed to decode and parse certificate: ${err instanceof Error ? err.message : String(err)}`);
+    throw new CertificateError(`invalid certificate; failed to decode and parse certificate: ${errorMessage(err)}`);
   }
 }
 

@@ -54,12 +54,7 @@ export async function verifiedIdentityDocument(ctx: CloudAuthContext, proof: Ec2
     if (!doc || doc.length === 0) throw new BadRequestError('failed to base64 decode the instance identity document');
     const sig = decodeBase64(signature.replace(/\s+/g, ''));
     if (!sig || sig.length === 0) throw new BadRequestError('failed to base64 decode the SHA256 RSA signature of the instance identity document');
-    try {
-      verifyIdentitySignature(doc, sig, await trustedCertificates(ctx.storage, 'identity'), ctx.clock.now());
-    } catch (err) {
-      if (err instanceof SignatureError) throw new BadRequestError(err.message);
-      throw err;
-    }
+    verifyIdentitySignature(doc, sig, await trustedCertificates(ctx.storage, 'identity'), ctx.clock.now());
     document = doc;
   }
   return parseIdentityDocument(document);

@@ -2,14 +2,16 @@
  * Instance checks shared by ec2 logins and iam logins that infer an instance: the instance must
  * exist and be running, and meet every instance constraint of the role.
  */
+import { BadRequestError, createError } from '../../sdk/index.js';
 import { parseIamArn, prefixOrExactMatches, ArnError } from './arn.js';
 import type { CloudAuthContext } from './context.js';
 import type { RoleEntry } from './role.js';
 import type { InstanceDescription } from './provider/types.js';
 import { ProviderRequestError } from './provider/types.js';
 
-/** The instance is not what the role needs; the message is for the client. */
-export class InstanceCheckError extends Error {}
+/** The instance is not what the role needs: a 400, its message for the client (callers say which login it failed). */
+export const InstanceCheckError = createError('InstanceCheckError', 'KW_CLOUD_INSTANCE_CHECK', 400, { parent: BadRequestError });
+export type InstanceCheckError = InstanceType<typeof InstanceCheckError>;
 
 /** What the login knows about the instance beyond DescribeInstances (from a document, or inferred). */
 export interface InstanceIdentity {

@@ -12,11 +12,13 @@
  */
 import { createHash, verify } from 'node:crypto';
 import forge from 'node-forge';
+import { BadRequestError, createError, errorMessage } from '../../sdk/index.js';
 import { decodeBase64 } from './iam-request.js';
 import { asn1Time, bytesOf, children, derOf, integerHex, readAsn1, type TrustedCertificate } from './trusted-certificates.js';
 
-/** A signature that does not verify, or a message that cannot be read; the message is for the client. */
-export class SignatureError extends Error {}
+/** A signature that does not verify, or a message that cannot be read: a 400, its message for the client. */
+export const SignatureError = createError('SignatureError', 'KW_CLOUD_SIGNATURE', 400, { parent: BadRequestError });
+export type SignatureError = InstanceType<typeof SignatureError>;
 
 /** Thrown when SHA-1 is needed but not allowed, so callers can say how to turn it on. */
 export class Sha1NotAllowedError extends SignatureError {}
@@ -212,7 +214,7 @@ function parseSignedData(der: Buffer): SignedData {
   try {
     root = readAsn1(der);
   } catch (err) {
-    throw new SignatureError(`failed to parse the BER encoded PKCS#7 signature: ${err instanceof Error ? err.message : String(err)}`);
+    throw new SignatureError(`failed to parse the BER encoded PKCS#7 signature: ${errorMessage(err)}`);
   }
   const fail = (why: string): never => {
     throw new SignatureError(`failed to parse the BER encoded PKCS#7 signature: ${why}`);

@@ -11,7 +11,7 @@
  * deny list is keyed by the canonical form (deny-list.ts), so no spelling slips past it.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { CoercionError, parseBool, type Storage } from '../../sdk/index.js';
+import { BadRequestError, CoercionError, createError, parseBool, type Storage } from '../../sdk/index.js';
 import { readRole, type RoleEntry } from './role.js';
 
 export const ROLE_TAG_VERSION = 'v1';
@@ -32,8 +32,9 @@ export interface RoleTag {
   readonly maxTtl: number;
 }
 
-/** A tag that cannot be parsed or does not verify; the message is for the client. */
-export class RoleTagError extends Error {}
+/** A tag that cannot be parsed or does not verify: a 400, its message for the client (callers say where the tag came from). */
+export const RoleTagError = createError('RoleTagError', 'KW_CLOUD_ROLE_TAG', 400, { parent: BadRequestError });
+export type RoleTagError = InstanceType<typeof RoleTagError>;
 
 /** Everything the HMAC covers, in the one canonical order. */
 export function roleTagPlaintext(tag: RoleTag): string {

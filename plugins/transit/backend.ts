@@ -3,7 +3,7 @@
  * One backend per mount; the key cache size is read from storage when the backend is built,
  * so a new cache-config size applies after a reload of the mount (docs/transit.md, "The key cache").
  */
-import { SERVICES, FrameworkBackend, type AnyPathDefinition, type OperationMetrics, type PluginContext, type PluginManifest, type WasmCrypto } from '../../sdk/index.js';
+import { SERVICES, FrameworkBackend, type AnyPathDefinition, type PluginContext, type PluginManifest } from '../../sdk/index.js';
 import type { TransitContext } from './context.js';
 import { KeyStore } from './keys/key-store.js';
 import { rotateKey } from './keys/operations.js';
@@ -19,11 +19,11 @@ import { signingPaths } from './paths/signing-paths.js';
 import { measured } from './measured.js';
 
 export async function createTransitBackend(plugin: PluginContext): Promise<FrameworkBackend> {
-  const wasm = plugin.container.resolve<WasmCrypto>(SERVICES.WasmCrypto);
+  const wasm = plugin.services.get(SERVICES.WasmCrypto);
   const keys = new KeyStore(plugin.storage, await readCacheSize(plugin.storage), () => wasm.forgetKeys());
   const ctx: TransitContext = { keys, storage: plugin.storage, wasm, clock: plugin.clock, logger: plugin.logger };
   // Registered only while the server collects metrics.
-  const metrics = plugin.container.isRegistered(SERVICES.Metrics, true) ? plugin.container.resolve<OperationMetrics>(SERVICES.Metrics) : undefined;
+  const metrics = plugin.services.has(SERVICES.Metrics) ? plugin.services.get(SERVICES.Metrics) : undefined;
   const cryptoPaths = new Set<(ctx: TransitContext) => AnyPathDefinition[]>([encryptionPaths, signingPaths]);
   const paths: AnyPathDefinition[] = [
     ...keysPaths(ctx),
@@ -46,6 +46,10 @@ export async function createTransitBackend(plugin: PluginContext): Promise<Frame
       const match = /^(?:policy|versions)\/([^/]+)/.exec(key);
       if (match) keys.forget(match[1]!);
     },
+    // The mount goes away, is reloaded, or the server seals: the WASM core keeps no key schedule of
+    // it. The core is shared by every transit mount of the server, and its cache holds schedules
+    // only; the other mounts' are computed again on their next use.
+    cleanup: async () => wasm.forgetKeys(),
   });
 }
 

@@ -5,21 +5,25 @@
  * in-process plugin can be bundled into such a file too (`bundleExternal`).
  */
 import { createHash } from 'node:crypto';
+import { builtinModules } from 'node:module';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { builtinModules } from 'node:module';
 import { build, stop } from 'esbuild';
 
-/** The compiled SDK, which a bundled plugin imports as `keywarden/sdk` instead of carrying it. */
-const SDK_MODULE = fileURLToPath(new URL('../../sdk/index.js', import.meta.url));
+/** The compiled SDK's modules, which a bundled plugin imports by the package's names instead of carrying them. */
+const SDK_MODULES: ReadonlyMap<string, string> = new Map([
+  [fileURLToPath(new URL('../../sdk/index.js', import.meta.url)), 'keywarden/sdk'],
+  [fileURLToPath(new URL('../../sdk/crypto.js', import.meta.url)), 'keywarden/sdk/crypto'],
+]);
 
 /**
  * A compiled plugin module (a file under dist/) as an operator would ship it outside the server:
- * bundled by esbuild into one ES module that imports only `keywarden/sdk` and node: built-ins
+ * bundled by esbuild into one ES module that imports only the SDK's modules and node: built-ins
  * (its CommonJS dependencies reach built-ins through a `require` made with node:module),
  * whose default export is the manifest `exportName` renamed `asName` (so it can be registered in
- * the catalog beside the in-process original).
+ * the catalog beside the in-process original). Dependencies written as CommonJS keep their
+ * `require` of Node's built-ins, named `node:` as the plugin process allows.
  */
 export async function bundleExternal(moduleFile: string, exportName: string, asName: string): Promise<string> {
   const result = await build({
@@ -36,15 +40,16 @@ export async function bundleExternal(moduleFile: string, exportName: string, asN
     // CommonJS dependencies (yaml's Node build) require Node's built-ins; an ES module has no
     // `require` of its own, so the bundle makes one. Built-ins are named with `node:`, the only
     // spelling a plugin process lets through.
-    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    banner: { js: "import { createRequire as keywardenCreateRequire } from 'node:module'; const require = keywardenCreateRequire(import.meta.url);" },
     plugins: [
       {
         name: 'keywarden-sdk',
         setup(b) {
-          b.onResolve({ filter: /^[a-z_/]+$/ }, (args) => (builtinModules.includes(args.path) ? { path: `node:${args.path}`, external: true } : undefined));
-          b.onResolve({ filter: /sdk\/index\.js$/ }, (args) =>
-            path.resolve(args.resolveDir, args.path) === SDK_MODULE ? { path: 'keywarden/sdk', external: true } : undefined,
-          );
+          b.onResolve({ filter: /sdk\/(?:index|crypto)\.js$/ }, (args) => {
+            const name = SDK_MODULES.get(path.resolve(args.resolveDir, args.path));
+            return name ? { path: name, external: true } : undefined;
+          });
+          b.onResolve({ filter: /^[a-z_][a-z0-9_/]*$/ }, (args) => (builtinModules.includes(args.path) ? { path: `node:${args.path}`, external: true } : undefined));
         },
       },
     ],

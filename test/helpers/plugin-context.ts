@@ -5,14 +5,16 @@
  */
 import { pino } from 'pino';
 import { MemoryStorage } from '../../storage/memory.js';
-import { createRootContainer } from '../../core/di/container.js';
+import { createPluginContext } from '../../core/plugins/context.js';
+import { pluginServicesContainer } from '../../core/plugins/services.js';
 import { defaultMountConfig } from '../../core/mounts/mount-entry.js';
 import type { Backend, LogicalResponse, Operation, PluginContext } from '../../sdk/index.js';
+import { sendDirect } from './backend.js';
 import { ManualClock } from './server.js';
 
 export function testPluginContext(type: string, kind: 'secret' | 'auth' = 'auth'): PluginContext {
-  return {
-    container: createRootContainer(),
+  return createPluginContext({
+    services: pluginServicesContainer({}),
     mount: {
       table: kind === 'auth' ? 'auth' : 'secret',
       path: kind === 'auth' ? `auth/${type}/` : `${type}/`,
@@ -31,20 +33,12 @@ export function testPluginContext(type: string, kind: 'secret' | 'auth' = 'auth'
     logger: pino({ level: 'silent' }),
     clock: new ManualClock(),
     system: { defaultLeaseTtl: () => 3600, maxLeaseTtl: () => 7200 },
-  };
+    config: {},
+  }).context;
 }
 
 /** Sends `backend` one request from 127.0.0.1 and answers its response (or throws its error). */
 export async function sendTo(backend: Backend, context: PluginContext, path: string, data: Record<string, unknown>, operation: Operation = 'update'): Promise<LogicalResponse | null> {
-  const req = {
-    id: 'request',
-    operation,
-    path,
-    data,
-    storage: context.storage,
-    mount: { path: context.mount.path, type: context.mount.type, accessor: context.mount.accessor, uuid: context.mount.uuid },
-    headers: {},
-    connection: { remoteAddress: '127.0.0.1' },
-  };
-  return (await backend.prepare(req)).execute();
+  const mount = { path: context.mount.path, type: context.mount.type, accessor: context.mount.accessor, uuid: context.mount.uuid };
+  return (await sendDirect(backend, { id: 'request', operation, path, data, storage: context.storage, mount })).response;
 }

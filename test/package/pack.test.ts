@@ -132,7 +132,7 @@ describe('the npm package', function () {
 
   it('carries the built JavaScript with its type declarations, the WASM module, the built web UI, licence, changelog, docs and examples, and no tests, benchmarks, sources or source maps', () => {
     const paths = packed.files.map((f) => f.path);
-    expect(paths).to.include.members(['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'bin/keywarden.js', 'build/wasm/keywarden.wasm', 'dist/core/cli/main.js', 'dist/core/server.js', 'dist/sdk/index.js', 'dist/sdk/index.d.ts']);
+    expect(paths).to.include.members(['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'bin/keywarden.js', 'build/wasm/keywarden.wasm', 'dist/core/cli/main.js', 'dist/core/server.js', 'dist/sdk/index.js', 'dist/sdk/index.d.ts', 'dist/sdk/crypto.js', 'dist/sdk/crypto.d.ts']);
     expect(paths).to.include('build/ui/index.html');
     expect(paths).to.include.members(['docs/deployment.md', 'examples/systemd/keywarden.service', 'examples/memo-plugin/index.js']);
     // The tour's stand-in provider runs on the test fixtures, which do not ship: it stays in the clone.
@@ -177,6 +177,8 @@ describe('the npm package', function () {
     // The package's own name is a self-reference through its "exports" (the SDK's examples name
     // keywarden/sdk); it is loaded below like the others, which checks that the export resolves.
     expect(loaded).to.include('keywarden/sdk');
+    // The SDK's sub-path, which an external plugin imports by name, resolves from the installed tree too.
+    loaded.add('keywarden/sdk/crypto');
     // unix-dgram is optional (a native addon whose build may fail; the syslog device loads it lazily).
     const declared = { ...pkg.dependencies, ...pkg.optionalDependencies };
     const undeclared = [...specifiers].filter((s) => packageName(s) !== pkg.name && !(packageName(s) in declared));

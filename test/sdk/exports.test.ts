@@ -24,11 +24,25 @@ describe('keywarden/sdk', () => {
     // A variable, so the compiler does not look for the declarations this very build emits.
     const specifier = 'keywarden/sdk';
     const sdk = (await import(specifier)) as Record<string, unknown>;
-    for (const name of ['definePath', 'FrameworkBackend', 'listResponse', 'parseDurationSeconds', 'BadRequestError', 'httpStatusOf', 'SERVICES', 'systemClock', 'cidrAllows', 'nextTurn', 'decodeBase64', 'hashToolPath', 'randomToolPaths', 'WasmCrypto']) {
+    for (const name of ['definePath', 'FrameworkBackend', 'listResponse', 'parseDurationSeconds', 'BadRequestError', 'httpStatusOf', 'SERVICES', 'systemClock', 'cidrAllows', 'nextTurn', 'decodeBase64', 'KeyedLock']) {
       expect(sdk, name).to.have.property(name);
+    }
+    // The WASM core and transit's bulk helpers are a sub-path's, not the root's.
+    for (const name of ['WasmCrypto', 'bufferView', 'encodeRuns', 'JsonText', 'BASE64_INVALID', 'hashToolPath', 'randomToolPaths']) {
+      expect(sdk, name).not.to.have.property(name);
     }
     expect(sdk.SDK_VERSION).to.equal(pkg.version);
     expect(import.meta.resolve(specifier)).to.equal(new URL(pkg.exports['./sdk']!.default, `file://${ROOT}/`).href);
+  });
+
+  it('offers the WASM crypto core and the helpers of bulk crypto answers at keywarden/sdk/crypto', async () => {
+    const specifier = 'keywarden/sdk/crypto';
+    const crypto = (await import(specifier)) as Record<string, unknown>;
+    for (const name of ['WasmCrypto', 'bufferView', 'encodeRuns', 'JsonText', 'BASE64_INVALID', 'HASH_ALGORITHMS', 'hashToolPath', 'randomToolPaths']) {
+      expect(crypto, name).to.have.property(name);
+    }
+    expect(import.meta.resolve(specifier)).to.equal(new URL(pkg.exports['./sdk/crypto']!.default, `file://${ROOT}/`).href);
+    expect(await readFile(path.join(ROOT, pkg.exports['./sdk/crypto']!.types), 'utf8')).to.match(/\bWasmCrypto\b/);
   });
 
   it('ships type declarations for the plugin contract', async () => {

@@ -3,7 +3,8 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { WasmCrypto } from '../../wasm/index.js';
 import { startUnsealedServer } from '../helpers/server.js';
-import { TOKENS } from '../../core/di/tokens.js';
+import { resolve } from '../../core/di/container.js';
+import { SERVICES } from '../../core/plugins/services.js';
 import { loadCrypto } from './support.js';
 
 // The bitsliced GCM path keeps the last few keys' round keys and prepared hash keys between calls
@@ -197,7 +198,7 @@ describe('wasm crypto core: key cache of the bitsliced GCM path', function () {
   it('is wiped when the server seals', async function () {
     const server = await startUnsealedServer();
     try {
-      const wasm = server.host.container.resolve<WasmCrypto>(TOKENS.WasmCrypto);
+      const wasm = resolve(server.host.pluginServices, SERVICES.WasmCrypto);
       expect((await server.client.post('sys/mounts/transit', { type: 'transit' })).status).to.equal(204);
       expect((await server.client.post('transit/keys/k', {})).status).to.be.oneOf([200, 204]);
       // The start-up warm-up left its all-zero key's schedule; from here on only transit's key is there.
@@ -215,7 +216,7 @@ describe('wasm crypto core: key cache of the bitsliced GCM path', function () {
   it('keeps no schedule of a transit key once it is deleted, or of versions once they are trimmed', async function () {
     const server = await startUnsealedServer();
     try {
-      const wasm = server.host.container.resolve<WasmCrypto>(TOKENS.WasmCrypto);
+      const wasm = resolve(server.host.pluginServices, SERVICES.WasmCrypto);
       const c = server.client;
       expect((await c.post('sys/mounts/transit', { type: 'transit' })).status).to.equal(204);
       const plaintext = Buffer.alloc(64, 7).toString('base64');

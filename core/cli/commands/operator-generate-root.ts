@@ -10,6 +10,7 @@ import { clientFor, formatOf, withClientOptions, type CliContext, type GlobalOpt
 import { readPublicKeyFile, shareToSubmit } from '../operator-shares.js';
 import { table, type OutputFormat } from '../output.js';
 import { decodeToken, generateOtp } from '../../seal/otp.js';
+import { errorMessage } from '../../errors.js';
 
 interface GenerateRootOptions extends GlobalOptions {
   readonly init?: boolean;
@@ -60,7 +61,7 @@ export function registerOperatorGenerateRoot(operator: Command, ctx: CliContext)
         try {
           token = decodeToken(opts.decode, opts.otp);
         } catch (err) {
-          throw new UsageError(err instanceof Error ? err.message : String(err));
+          throw new UsageError(errorMessage(err));
         }
         return out(format === 'json' ? json({ token }) : `${token}\n`);
       }

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { RunningServer } from '../../server.js';
 import type { ServerConfig } from '../../config/config.js';
 import { SerialQueue } from '../../seal/serial.js';
+import { errorMessage } from '../../errors.js';
 
 /** How long SIGINT and SIGTERM let requests in flight finish before their connections are cut. */
 export const DRAIN_TIMEOUT_MS = 10_000;
@@ -72,7 +73,7 @@ async function runServer(opts: ServerOptions): Promise<number> {
     // Known start-up failures (bad config, locked storage, database down, port in use) read as one line, no stack.
     const known =
       err instanceof ConfigError || err instanceof StorageLockedError || err instanceof UnavailableError || (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
-    process.stderr.write(`Error starting the server: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`Error starting the server: ${errorMessage(err)}\n`);
     if (!known && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
     return 1;
   }
@@ -116,7 +117,7 @@ async function runServer(opts: ServerOptions): Promise<number> {
           next = loadConfig(opts.config);
         } catch (err) {
           // The server keeps running on what it has, as Vault does; the file is for the operator to fix.
-          running.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'reload: the configuration was not reloaded; the previous settings stay');
+          running.logger.error({ err: errorMessage(err) }, 'reload: the configuration was not reloaded; the previous settings stay');
         }
       }
       await running.reload(next);
@@ -132,7 +133,7 @@ async function runServer(opts: ServerOptions): Promise<number> {
       stopping = true;
       running.logger.info({ signal }, 'shutting down');
       running.close(DRAIN_TIMEOUT_MS).then(resolve, (err: unknown) => {
-        running.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'shutdown failed');
+        running.logger.error({ err: errorMessage(err) }, 'shutdown failed');
         resolve();
       });
     };

@@ -11,20 +11,21 @@
  */
 import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
-import { NotFoundError, UnavailableError } from '../../errors.js';
+import { InternalError, NotFoundError, UnavailableError, errorMessage } from '../../errors.js';
 import type { Backend, PreparedRequest } from '../../framework/backend.js';
 import { renderHelp, type PathHelp } from '../../framework/help.js';
 import { PathPattern } from '../../framework/path.js';
-import type { AuthResult, LogicalRequest, LogicalResponse } from '../../framework/request.js';
+import type { AuthResult, LogicalRequest, LogicalResponse, RequestTarget } from '../../framework/request.js';
 import type { MountEntry } from '../../mounts/mount-entry.js';
-import type { CloudAuthConfig } from '../../config/config.js';
 import type { Storage } from '../../../storage/storage.js';
 import type { ExternalEntry } from '../catalog.js';
+import type { PluginConfig } from '../plugin.js';
 import { readVerifiedModule } from '../plugin-file.js';
 import { PluginError } from '../registry.js';
 import { pluginEnvironment, unsupportedRuntime } from './confinement.js';
 import { PluginProcess, type IsolationLimits } from './plugin-process.js';
-import type { CallResult, HostCall, PluginStart, ReadyInfo, SystemValues, WireRequest } from './protocol.js';
+import type { CallResult, HostCall, PluginStart, ReadyInfo, SystemValues, WireRequest, WireTarget } from './protocol.js';
+import { fromWireValue, toWireValue } from './wire-values.js';
 
 export { DEFAULT_ISOLATION_LIMITS, RESIDENT_HEADROOM_MB, type IsolationLimits } from './plugin-process.js';
 
@@ -37,8 +38,8 @@ export interface IsolatedBackendOptions {
   readonly logger: Logger;
   readonly system: () => SystemValues;
   readonly limits: IsolationLimits;
-  /** The server's `cloud_auth` block, offered to the plugin as SERVICES.CloudAuthConfig, as in-process. */
-  readonly cloudAuth?: CloudAuthConfig;
+  /** The plugin's block of the configuration file, handed to it as its context's `config`, as in-process. */
+  readonly config: PluginConfig;
 }
 
 export class IsolatedBackend implements Backend {
@@ -87,7 +88,7 @@ export class IsolatedBackend implements Backend {
       info = await running.ready;
     } catch (err) {
       running.kill('was not needed');
-      throw err instanceof PluginError ? err : new PluginError(err instanceof Error ? err.message : String(err));
+      throw err instanceof PluginError ? err : new PluginError(errorMessage(err));
     }
     return new IsolatedBackend(options, running, info, label);
   }
@@ -106,25 +107,36 @@ export class IsolatedBackend implements Backend {
       mount: structuredClone(options.mount()),
       system: options.system(),
       logLevel: options.logger.level,
-      services: options.cloudAuth ? { cloudAuth: options.cloudAuth } : {},
+      config: options.config,
     };
     return new PluginProcess(start, { label, logger: options.logger, storage: options.storage, limits: options.limits, args: entry.args, env });
   }
 
-  async prepare(req: LogicalRequest): Promise<PreparedRequest> {
-    const running = await this.live();
-    const result = (await this.callOn(running, { method: 'prepare', request: wireOf(req, this.options.mount()), system: this.options.system() })) as Extract<CallResult, { method: 'prepare' }>;
-    req.operation = result.operation;
-    return {
-      operation: result.operation,
-      pattern: result.pattern,
-      sudo: result.sudo,
-      execute: async () => {
-        // By now authorization has decided sudo, into this request's auth.
-        const done = (await this.callOn(running, { method: 'execute', handle: result.handle, sudo: req.auth?.sudo ?? false })) as { response: LogicalResponse | null };
-        return done.response;
-      },
-    };
+  async prepare(target: RequestTarget): Promise<PreparedRequest> {
+    const result = (await this.call({ method: 'prepare', target: wireTargetOf(target), system: this.options.system() })) as Extract<CallResult, { method: 'prepare' }>;
+    return this.checkPrepared(target, result.prepared);
+  }
+
+  async execute(request: LogicalRequest, prepared: PreparedRequest): Promise<LogicalResponse | null> {
+    const call: HostCall = { method: 'execute', request: wireOf(request, this.options.mount()), prepared, system: this.options.system() };
+    return fromWireValue(((await this.call(call)) as Extract<CallResult, { method: 'execute' }>).response) as LogicalResponse | null;
+  }
+
+  /**
+   * What the process answered `prepare` with, held to what the host knows of the plugin: a path it
+   * declared at start, the operation asked (or `create` for an `update`, the existence check's one
+   * change), and the path's own sudo flag. Authorization decides on this answer, so a plugin cannot
+   * talk its way past the ACL; `anyToken` is never taken from a process.
+   */
+  private checkPrepared(target: RequestTarget, prepared: PreparedRequest): PreparedRequest {
+    const path = this.patterns.find((p) => p.help.pattern === prepared?.pattern);
+    const operation = prepared?.operation;
+    const fits = operation === target.operation || (operation === 'create' && target.operation === 'update');
+    const { input, unknown, invalid } = prepared ?? {};
+    if (!path || !fits || input === null || typeof input !== 'object' || !Array.isArray(unknown) || !unknown.every((u) => typeof u === 'string') || (invalid !== undefined && typeof invalid !== 'string')) {
+      throw new InternalError(`${this.label} answered prepare for ${target.operation} ${JSON.stringify(target.path)} with a request it cannot have prepared`);
+    }
+    return { pattern: path.help.pattern, operation, sudo: path.help.sudo, anyToken: false, input, unknown, ...(invalid !== undefined ? { invalid } : {}) };
   }
 
   isUnauthenticated(path: string): boolean {
@@ -149,7 +161,7 @@ export class IsolatedBackend implements Backend {
       try {
         await this.callOn(running, { method: 'cleanup' });
       } catch (err) {
-        this.options.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'plugin cleanup failed');
+        this.options.logger.warn({ err: errorMessage(err) }, 'plugin cleanup failed');
       }
     }
     running.kill('was stopped (unmount, reload or seal)');
@@ -193,7 +205,7 @@ export class IsolatedBackend implements Backend {
         this.options.logger.info('plugin process restarted');
         return running;
       } catch (err) {
-        const why = err instanceof Error ? err.message : String(err);
+        const why = errorMessage(err);
         this.options.logger.error({ err: why }, 'plugin process could not be restarted');
         throw new UnavailableError(`${this.label} cannot be restarted: ${why}`);
       } finally {
@@ -204,9 +216,21 @@ export class IsolatedBackend implements Backend {
   }
 }
 
+/** The request target as the plugin's `prepare` sees it: no storage (the process has its own remote one) and no client token. */
+function wireTargetOf(target: RequestTarget): WireTarget {
+  return {
+    id: target.id,
+    operation: target.operation,
+    path: target.path,
+    data: toWireValue(target.data) as Record<string, unknown>,
+    mount: target.mount,
+    ...(target.auth ? { auth: target.auth } : {}),
+  };
+}
+
 /**
- * The request as the plugin sees it: no client token, and only the headers the mount lets
- * through (`passthrough_request_headers`), as Vault treats its external plugins.
+ * The request as the plugin's handler sees it: no client token, and only the headers the mount
+ * lets through (`passthrough_request_headers`), as Vault treats its external plugins.
  */
 function wireOf(req: LogicalRequest, mount: MountEntry): WireRequest {
   const allowed = new Set(mount.config.passthrough_request_headers.map((h) => h.toLowerCase()));
@@ -216,9 +240,9 @@ function wireOf(req: LogicalRequest, mount: MountEntry): WireRequest {
     id: req.id,
     operation: req.operation,
     path: req.path,
-    data: { ...req.data },
-    mount: { ...req.mount },
-    ...(req.auth ? { auth: { ...req.auth } } : {}),
+    data: toWireValue(req.data) as Record<string, unknown>,
+    mount: req.mount,
+    ...(req.auth ? { auth: req.auth } : {}),
     headers,
     connection: { remoteAddress: req.connection.remoteAddress },
     ...(req.wrapTtl !== undefined ? { wrapTtl: req.wrapTtl } : {}),

@@ -3,14 +3,17 @@
  * (https://nodejs.org/api/module.html#moduleregisterhooksoptions): the off-thread hooks of
  * `module.register` would need the process to be allowed workers, and the plugin with it. The
  * plugin's module is served from the bytes the host verified (the file is never read);
- * `keywarden/sdk` resolves to the host's own SDK, so a plugin runs against the framework of the
- * server it runs in. The checksum covers one file, so the module may import nothing else but
+ * `keywarden/sdk` and its sub-path `keywarden/sdk/crypto` resolve to the host's own SDK, so a
+ * plugin runs against the framework of the server it runs in. The checksum covers one file, so the module may import nothing else but
  * Node's built-ins: a plugin with dependencies ships bundled.
  */
 import nodeModule from 'node:module';
 
-/** Where a plugin's import of the SDK (the specifier keywarden/sdk) leads: the host's own. */
-const SDK_URL = new URL('../../../sdk/index.js', import.meta.url).href;
+/** Where a plugin's imports of the SDK lead: the host's own modules. */
+const SDK_URLS: ReadonlyMap<string, string> = new Map([
+  ['keywarden/sdk', new URL('../../../sdk/index.js', import.meta.url).href],
+  ['keywarden/sdk/crypto', new URL('../../../sdk/crypto.js', import.meta.url).href],
+]);
 
 interface ResolveContext {
   readonly parentURL?: string | undefined;
@@ -42,9 +45,10 @@ export function installModuleHooks(entryUrl: string, source: string): void {
   api.registerHooks({
     resolve(specifier, context, next) {
       if (context.parentURL === entryUrl) {
-        if (specifier === 'keywarden/sdk') return { url: SDK_URL, shortCircuit: true };
+        const sdk = SDK_URLS.get(specifier);
+        if (sdk) return { url: sdk, shortCircuit: true };
         if (!specifier.startsWith('node:')) {
-          throw new Error(`it imports "${specifier}": a plugin is one module file and may import only keywarden/sdk and node: built-ins (bundle its dependencies)`);
+          throw new Error(`it imports "${specifier}": a plugin is one module file and may import only keywarden/sdk, keywarden/sdk/crypto and node: built-ins (bundle its dependencies)`);
         }
       }
       return next(specifier, context);

@@ -10,24 +10,19 @@ import os from 'node:os';
 import v8 from 'node:v8';
 import { syncBuiltinESMExports } from 'node:module';
 import { pino } from 'pino';
-import { createRootContainer, registerValue } from '../../di/container.js';
-import { TOKENS } from '../../di/tokens.js';
 import { systemClock } from '../../clock.js';
-import type { Backend, PreparedRequest } from '../../framework/backend.js';
-import type { LogicalRequest } from '../../framework/request.js';
+import type { Backend } from '../../framework/backend.js';
+import type { LogicalRequest, LogicalResponse, RequestTarget } from '../../framework/request.js';
 import type { BatchOp, Storage } from '../../../storage/storage.js';
 import { WasmCrypto } from '../../../wasm/index.js';
 import { checkBackend, checkManifest, PluginError } from '../registry.js';
+import { createPluginContext } from '../context.js';
+import { pluginServicesContainer } from '../services.js';
 import type { SystemView } from '../plugin.js';
 import { installModuleHooks } from './module-hooks.js';
-import { CRASH_EXIT_CODE, UNCONFINED_EXIT_CODE, fromWire, toWire, type CallResult, type FromPlugin, type HostCall, type PluginStart, type StorageOp, type SystemValues, type ToPlugin, type WireRequest } from './protocol.js';
-
-/**
- * Prepared requests the host never executed (refused by authorization) are dropped after this long,
- * and the oldest beyond this many, so a caller refused again and again cannot grow the process.
- */
-const PREPARED_TTL_MS = 5 * 60_000;
-const PREPARED_MAX = 10_000;
+import { fromWireValue, toWireValue } from './wire-values.js';
+import { CRASH_EXIT_CODE, UNCONFINED_EXIT_CODE, fromWire, toWire, type CallResult, type FromPlugin, type HostCall, type PluginStart, type StorageOp, type SystemValues, type ToPlugin, type WireRequest, type WireTarget } from './protocol.js';
+import { errorMessage } from '../../errors.js';
 
 const send = (message: FromPlugin): void => {
   if (process.connected) process.send!(message);
@@ -147,40 +142,30 @@ process.on('uncaughtException', (err) => {
 });
 let system: SystemValues = { defaultLeaseTtl: 0, maxLeaseTtl: 0 };
 const systemView: SystemView = { defaultLeaseTtl: () => system.defaultLeaseTtl, maxLeaseTtl: () => system.maxLeaseTtl };
-const prepared = new Map<number, { prepared: PreparedRequest; request: LogicalRequest; at: number }>();
-let nextHandle = 0;
 let backend: Backend | undefined;
 // Calls that arrive while the backend is still being built wait for it.
 let ready: Promise<Backend> | undefined;
 
+/** A request as the backend sees it in-process: with the mount's (remote) storage, frozen. */
 function requestOf(wire: WireRequest): LogicalRequest {
-  return { ...wire, storage };
+  return Object.freeze({ ...wire, data: fromWireValue(wire.data) as Record<string, unknown>, storage });
+}
+
+function targetOf(wire: WireTarget): RequestTarget {
+  return Object.freeze({ ...wire, data: fromWireValue(wire.data) as Record<string, unknown>, storage });
 }
 
 async function handle(call: HostCall): Promise<CallResult> {
   if (!ready) throw new Error('the plugin was not started');
   const b = await ready;
   switch (call.method) {
-    case 'prepare': {
+    case 'prepare':
       system = call.system;
-      const now = Date.now();
-      for (const [h, p] of prepared) if (now - p.at > PREPARED_TTL_MS) prepared.delete(h);
-      const request = requestOf(call.request);
-      const p = await b.prepare(request);
-      const handleId = nextHandle++;
-      prepared.set(handleId, { prepared: p, request, at: now });
-      if (prepared.size > PREPARED_MAX) prepared.delete(prepared.keys().next().value!);
-      return { method: 'prepare', handle: handleId, operation: p.operation, pattern: p.pattern, sudo: p.sudo };
-    }
-    case 'execute': {
-      const p = prepared.get(call.handle);
-      if (!p) throw new Error('the prepared request is gone');
-      prepared.delete(call.handle);
-      // Authorization ran on the host between prepare and execute; its decision reaches the
-      // handler as it does in-process, through the request's auth.
-      if (p.request.auth) p.request.auth.sudo = call.sudo;
-      return { method: 'execute', response: await p.prepared.execute() };
-    }
+      return { method: 'prepare', prepared: await b.prepare(targetOf(call.target)) };
+    case 'execute':
+      // Authorization ran on the host between prepare and execute; the request carries its decision.
+      system = call.system;
+      return { method: 'execute', response: toWireValue(await b.execute(requestOf(call.request), call.prepared)) as LogicalResponse | null };
     case 'renew':
       system = call.system;
       if (!b.renew) throw new Error('the backend has no renew hook');
@@ -247,7 +232,7 @@ async function build(start: PluginStart): Promise<Backend> {
   try {
     mod = (await import(start.entryUrl)) as { default?: unknown };
   } catch (err) {
-    throw new PluginError(`plugin "${origin}" is unusable: it failed to load: ${err instanceof Error ? err.message : String(err)}`);
+    throw new PluginError(`plugin "${origin}" is unusable: it failed to load: ${errorMessage(err)}`);
   }
   const manifest = checkManifest(mod.default, `the module of "${origin}"`);
   const { expected } = start;
@@ -257,28 +242,24 @@ async function build(start: PluginStart): Promise<Backend> {
   if (expected.version && `v${manifest.version}` !== expected.version) {
     throw new PluginError(`plugin "${origin}" is unusable: its module declares version v${manifest.version}, but it is registered as ${expected.version}`);
   }
-  // The services the SDK offers, registered as the host registers them for an in-process plugin.
-  // The WASM core is loaded cold: every process pays for it whether its plugin uses it or not, and
-  // warming it up would multiply that price; a plugin that uses it gets its kernels tiered up by use.
-  const container = createRootContainer();
-  registerValue(container, TOKENS.WasmCrypto, await WasmCrypto.load({ warmUp: false }));
-  if (start.services.cloudAuth) registerValue(container, TOKENS.CloudAuthConfig, start.services.cloudAuth);
-  registerValue(container, TOKENS.MountContext, start.mount);
-  registerValue(container, TOKENS.MountStorage, storage);
-  registerValue(container, TOKENS.Logger, logger);
-  registerValue(container, TOKENS.SystemView, systemView);
+  // The plugin services, by the host's one registration list; metrics are left out, as their
+  // counts would stay in this process. The WASM core is loaded cold: every process pays for it
+  // whether its plugin uses it or not, and warming it up would multiply that price; a plugin that
+  // uses it gets its kernels tiered up by use.
+  const services = pluginServicesContainer({ WasmCrypto: await WasmCrypto.load({ warmUp: false }) });
+  const { context } = createPluginContext({ services, mount: start.mount, storage, logger, clock: systemClock, system: systemView, config: start.config });
   let built: unknown;
   try {
-    built = await manifest.factory({ container, mount: start.mount, storage, logger, clock: systemClock, system: systemView });
+    built = await manifest.factory(context);
   } catch (err) {
-    throw new PluginError(`plugin "${origin}" failed to start: ${err instanceof Error ? err.message : String(err)}`);
+    throw new PluginError(`plugin "${origin}" failed to start: ${errorMessage(err)}`);
   }
   const checked = checkBackend(built, manifest);
   if (checked.initialize) {
     try {
       await checked.initialize();
     } catch (err) {
-      throw new PluginError(`plugin "${origin}" failed to initialize: ${err instanceof Error ? err.message : String(err)}`);
+      throw new PluginError(`plugin "${origin}" failed to initialize: ${errorMessage(err)}`);
     }
   }
   return checked;

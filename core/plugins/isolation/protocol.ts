@@ -4,12 +4,12 @@
  * data: the process never receives a host object, only its mount's snapshot and answers to its
  * own storage calls.
  */
-import type { Operation, LogicalResponse, AuthResult, RequestAuth, MountRef } from '../../framework/request.js';
+import type { Operation, LogicalResponse, AuthResult, RequestAuth, RequestCaller, MountRef } from '../../framework/request.js';
+import type { PreparedRequest } from '../../framework/backend.js';
 import type { PathHelp } from '../../framework/help.js';
 import type { MountEntry } from '../../mounts/mount-entry.js';
-import type { CloudAuthConfig } from '../../config/config.js';
-import * as errors from '../../errors.js';
-import { InternalError, KeywardenError } from '../../errors.js';
+import type { PluginConfig } from '../plugin.js';
+import { InternalError, KeywardenError, errorClassOf, errorMessage } from '../../errors.js';
 
 /** The exit code of a plugin process ended by an uncaught error (sysexits.h's EX_SOFTWARE). */
 export const CRASH_EXIT_CODE = 70;
@@ -27,8 +27,8 @@ export interface PluginStart {
   readonly mount: MountEntry;
   readonly system: SystemValues;
   readonly logLevel: string;
-  /** The host services of the SDK's SERVICES that are plain values, as the host has them. */
-  readonly services: { readonly cloudAuth?: CloudAuthConfig };
+  /** The plugin's block of the configuration file (plain values). */
+  readonly config: PluginConfig;
 }
 
 /** The system view's answers, sent again with every request so a tune is seen at once. */
@@ -37,13 +37,21 @@ export interface SystemValues {
   readonly maxLeaseTtl: number;
 }
 
-/** A logical request without its storage (the process supplies the remote one). */
-export interface WireRequest {
+/**
+ * A request target (what `prepare` sees) without its storage, which the process supplies as the
+ * remote one, and without the client token, which a plugin's process never gets.
+ */
+export interface WireTarget {
   readonly id: string;
   readonly operation: Operation;
   readonly path: string;
   readonly data: Record<string, unknown>;
   readonly mount: MountRef;
+  readonly auth?: RequestCaller;
+}
+
+/** An authorized logical request, likewise without storage and client token; the mount's passthrough headers only. */
+export interface WireRequest extends WireTarget {
   readonly auth?: RequestAuth;
   readonly headers: Record<string, string | string[] | undefined>;
   readonly connection: { readonly remoteAddress: string };
@@ -51,15 +59,15 @@ export interface WireRequest {
 }
 
 export type HostCall =
-  | { readonly method: 'prepare'; readonly request: WireRequest; readonly system: SystemValues }
-  /** `sudo`: what authorization decided after `prepare`, as an in-process handler finds it in `req.auth`. */
-  | { readonly method: 'execute'; readonly handle: number; readonly sudo: boolean }
+  | { readonly method: 'prepare'; readonly target: WireTarget; readonly system: SystemValues }
+  /** The request as authorized and what `prepare` answered for it, sent back as it came. */
+  | { readonly method: 'execute'; readonly request: WireRequest; readonly prepared: PreparedRequest; readonly system: SystemValues }
   | { readonly method: 'renew'; readonly request: WireRequest; readonly auth: AuthResult; readonly system: SystemValues }
   | { readonly method: 'periodic'; readonly system: SystemValues }
   | { readonly method: 'cleanup' };
 
 export type CallResult =
-  | { readonly method: 'prepare'; readonly handle: number; readonly operation: Operation; readonly pattern: string; readonly sudo: boolean }
+  | { readonly method: 'prepare'; readonly prepared: PreparedRequest }
   | { readonly method: 'execute'; readonly response: LogicalResponse | null }
   | { readonly method: 'renew'; readonly auth: AuthResult }
   | { readonly method: 'periodic' | 'cleanup' };
@@ -94,43 +102,42 @@ export type FromPlugin =
   | { readonly t: 'pong'; readonly seq: number };
 
 /**
- * An error as it crosses: the name of the class of core/errors.ts it is (or descends from) and its
- * message. The classes are read from that module itself, so every error the host knows crosses as
- * itself, with the status it has in-process, and no second table can fall behind the first.
+ * An error as it crosses: the codes of the catalogue (core/errors.ts) it carries, its own first
+ * and then its parents', and its message. The side that rebuilds it takes the first code its own
+ * catalogue holds, so an error keeps its class and status across the boundary — a plugin's own
+ * kind (made with `createError`) crosses as the nearest kind the host knows — and no second table
+ * can fall behind the first.
  */
 export interface WireError {
-  readonly class: string;
+  readonly codes: readonly string[];
   readonly message: string;
 }
 
-type ErrorClass = new (message?: string) => KeywardenError;
-
-/** Every error class core/errors.ts exports, by name. */
-const CATALOGUE: ReadonlyMap<string, ErrorClass> = new Map(
-  Object.entries(errors as Record<string, unknown>).filter(
-    (pair): pair is [string, ErrorClass] => typeof pair[1] === 'function' && pair[1].prototype instanceof KeywardenError,
-  ),
-);
-
-/** The nearest class of the catalogue an error is an instance of: a plugin's own subclass crosses as its parent. */
-function catalogueClassOf(err: unknown): string | undefined {
-  for (let proto = err instanceof Error ? Object.getPrototypeOf(err) : null; proto; proto = Object.getPrototypeOf(proto)) {
-    const ctor = (proto as { constructor: ErrorClass }).constructor;
-    if (CATALOGUE.get(ctor.name) === ctor) return ctor.name;
+/** The catalogue codes along an error's prototype chain, most specific first. */
+function codesOf(err: unknown): string[] {
+  const codes: string[] = [];
+  if (!(err instanceof KeywardenError)) return codes;
+  for (let proto: object | null = Object.getPrototypeOf(err); proto && proto !== KeywardenError.prototype; proto = Object.getPrototypeOf(proto)) {
+    const own = Object.getOwnPropertyDescriptor(proto, 'code');
+    if (own && typeof own.value === 'string' && errorClassOf(own.value)?.prototype === proto) codes.push(own.value);
   }
-  return undefined;
+  return codes;
 }
 
 export function toWire(err: unknown): WireError {
-  return { class: catalogueClassOf(err) ?? InternalError.name, message: err instanceof Error ? err.message : String(err) };
+  return { codes: codesOf(err), message: errorMessage(err) };
 }
 
 /**
- * The typed error for a wire error. An internal error keeps its message for the log only (a 500
- * says "internal error"), prefixed with who failed; a class this side does not know is one.
+ * The typed error for a wire error. A message no client reads (an internal error's) is prefixed
+ * with who failed, for the log; codes this side does not know make an internal error.
  */
 export function fromWire(wire: WireError, internalPrefix: string): Error {
-  const cls = CATALOGUE.get(wire.class);
-  if (!cls || cls === InternalError) return new InternalError(`${internalPrefix}${wire.message}`);
-  return new cls(wire.message);
+  const codes: unknown[] = Array.isArray(wire.codes) ? wire.codes : [];
+  const message = String(wire.message);
+  for (const code of codes) {
+    const known = typeof code === 'string' ? errorClassOf(code) : undefined;
+    if (known) return new known(known.prototype.expose ? message : `${internalPrefix}${message}`);
+  }
+  return new InternalError(`${internalPrefix}${message}`);
 }

@@ -147,10 +147,13 @@ export function mountTablePaths(services: SystemServices, table: MountTableName)
           await mounts.tune(table, path, (entry) => {
             const next = { ...entry.config, ...config };
             checkLeaseTtls(next, services.maxLeaseTtl);
-            entry.config = next;
-            if (typeof description === 'string') entry.description = description;
-            if (options) entry.options = { ...(entry.options ?? {}), ...parseOptions(options) };
-            if (pinned !== undefined) entry.plugin_version = pinned;
+            return {
+              ...entry,
+              config: next,
+              ...(typeof description === 'string' ? { description } : {}),
+              ...(options ? { options: { ...(entry.options ?? {}), ...parseOptions(options) } } : {}),
+              ...(pinned !== undefined ? { plugin_version: pinned } : {}),
+            };
           });
           return null;
         },

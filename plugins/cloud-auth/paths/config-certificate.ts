@@ -3,7 +3,6 @@ import { definePath, listResponse, type AnyPathDefinition, BadRequestError } fro
 import type { CloudAuthContext } from '../context.js';
 import {
   CERTIFICATE_TYPES,
-  CertificateError,
   listCertificateNames,
   parseCertificateInput,
   readCertificate,
@@ -54,13 +53,8 @@ export function configCertificatePaths(ctx: CloudAuthContext): AnyPathDefinition
     if (!(CERTIFICATE_TYPES as readonly string[]).includes(type)) throw new BadRequestError(`invalid certificate type "${type}"`);
     const given = input.cloud_public_cert ?? input.aws_public_cert;
     if (given === undefined) throw new BadRequestError('missing cloud_public_cert');
-    try {
-      const { pem } = parseCertificateInput(given);
-      await writeCertificate(ctx.storage, input.cert_name, { cloud_public_cert: pem, type: type as CertificateType });
-    } catch (err) {
-      if (err instanceof CertificateError) throw new BadRequestError(err.message);
-      throw err;
-    }
+    const { pem } = parseCertificateInput(given);
+    await writeCertificate(ctx.storage, input.cert_name, { cloud_public_cert: pem, type: type as CertificateType });
     return null;
   }
 

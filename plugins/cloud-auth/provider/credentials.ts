@@ -4,6 +4,7 @@
  * else the instance metadata service of the machine the server runs on (IMDSv2).
  */
 import http from 'node:http';
+import { errorMessage } from '../../../sdk/index.js';
 import type { ClientConfig } from '../client-config.js';
 import { ProviderConfigError, ProviderUnavailableError } from './types.js';
 
@@ -85,7 +86,7 @@ export function metadataCredentials(endpoint: string, timeoutMs: number): Creden
       return cached;
     } catch (err) {
       if (err instanceof ProviderUnavailableError) throw err;
-      return fail(err instanceof Error ? err.message : String(err));
+      return fail(errorMessage(err));
     }
   };
 }

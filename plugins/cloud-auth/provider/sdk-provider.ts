@@ -288,7 +288,7 @@ function translate(what: string, err: unknown): Error {
   const name = e.Code ?? e.name ?? 'Error';
   const message = e.message || e.code || String(err);
   if (typeof e.$fault === 'string' && status !== undefined && status >= 400 && status < 500 && name !== 'Error') {
-    return new ProviderRequestError(`${name}: ${message}`, name);
+    return new ProviderRequestError(`${name}: ${message}`);
   }
   if (status !== undefined && status >= 500) return new ProviderUnavailableError(`${what} failed on the provider's side (${status}): ${name}: ${message}`);
   if (name === 'TimeoutError' || e.code === 'ETIMEDOUT') return new ProviderUnavailableError(`${what}: the provider did not answer in time`);

@@ -3,6 +3,7 @@
  * method makes, as one small interface. `SdkCloudProvider` implements it with the official SDK
  * clients; every failure comes out as one of the two sentinel errors below, never as an SDK type.
  */
+import { BadRequestError, UpstreamError, createError } from '../../../sdk/index.js';
 
 /** Which account's view of the provider a call needs, and in which region. */
 export interface ProviderTarget {
@@ -68,22 +69,19 @@ export interface CloudProvider {
 
 /**
  * The provider answered and refused (an unknown instance, a missing user, a quota, access denied):
- * the request or the configuration is wrong. `code` is the provider's error code.
+ * the request or the configuration is wrong, a 400. Its message starts with the provider's error
+ * code.
  */
-export class ProviderRequestError extends Error {
-  constructor(
-    message: string,
-    readonly code: string,
-  ) {
-    super(message);
-  }
-}
+export const ProviderRequestError = createError('ProviderRequestError', 'KW_CLOUD_PROVIDER_REFUSED', 400, { parent: BadRequestError });
+export type ProviderRequestError = InstanceType<typeof ProviderRequestError>;
 
 /**
  * The provider could not be reached, did not answer in time, failed on its side, or answered with
- * something unreadable. Nothing the caller can fix by changing the request.
+ * something unreadable. Nothing the caller can fix by changing the request: a 502.
  */
-export class ProviderUnavailableError extends Error {}
+export const ProviderUnavailableError = createError('ProviderUnavailableError', 'KW_CLOUD_PROVIDER_UNAVAILABLE', 502, { parent: UpstreamError });
+export type ProviderUnavailableError = InstanceType<typeof ProviderUnavailableError>;
 
-/** The configuration cannot produce a usable client (half-set static keys, wrong account). */
-export class ProviderConfigError extends Error {}
+/** The configuration cannot produce a usable client (half-set static keys, wrong account): a 400. */
+export const ProviderConfigError = createError('ProviderConfigError', 'KW_CLOUD_PROVIDER_CONFIG', 400, { parent: BadRequestError });
+export type ProviderConfigError = InstanceType<typeof ProviderConfigError>;

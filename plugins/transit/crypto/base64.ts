@@ -2,7 +2,8 @@
  * Base64 for transit: the strict decoder (core/tools/base64.ts, shared with the sys tools) and the
  * encoders of single values and of batches.
  */
-import { nextTurn, BASE64_INVALID, bufferView, decodeBase64, encodeRuns } from '../../../sdk/index.js';
+import { nextTurn, decodeBase64 } from '../../../sdk/index.js';
+import { BASE64_INVALID, bufferView, encodeRuns } from '../../../sdk/crypto.js';
 
 export { decodeBase64 };
 

@@ -5,7 +5,8 @@
  * `partial_failure_response_code`, through the response's `status`, as Vault answers it
  * (https://developer.hashicorp.com/vault/api-docs/secret/transit#encrypt-data).
  */
-import { JsonText, type LogicalResponse } from '../../../sdk/index.js';
+import type { LogicalResponse } from '../../../sdk/index.js';
+import { JsonText } from '../../../sdk/crypto.js';
 import type { Encrypted } from './cipher.js';
 import { ItemError } from './item-error.js';
 import { referenceOf, type BatchItem } from './items.js';

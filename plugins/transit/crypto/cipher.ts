@@ -14,7 +14,8 @@
  * HMAC-SHA-256 keyed with the context (v2) or with 32 more bytes of the HKDF output (v3).
  */
 import { constants, createCipheriv, createDecipheriv, createHmac, privateDecrypt, publicEncrypt, type CipherGCMTypes, type KeyObject } from 'node:crypto';
-import { nextTurn, WasmCrypto } from '../../../sdk/index.js';
+import { nextTurn } from '../../../sdk/index.js';
+import { WasmCrypto } from '../../../sdk/crypto.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';
 import { decodeBase64, encodeBase64, encodeBase64Batch } from './base64.js';

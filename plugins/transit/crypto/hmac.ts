@@ -5,7 +5,8 @@
  * (sha1, sha2-224, sha3-*) use node:crypto per item.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { BadRequestError, type HmacAlgorithm, type WasmCrypto, parseGoInt, HASH_ALGORITHMS } from '../../../sdk/index.js';
+import { BadRequestError, parseGoInt } from '../../../sdk/index.js';
+import { type HmacAlgorithm, type WasmCrypto, HASH_ALGORITHMS } from '../../../sdk/crypto.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';
 import { decodeBase64 } from './base64.js';

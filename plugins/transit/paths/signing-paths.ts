@@ -1,5 +1,6 @@
 /** hmac, sign, verify, hash and random paths. */
-import { type AnyPathDefinition, randomToolPaths } from '../../../sdk/index.js';
+import type { AnyPathDefinition } from '../../../sdk/index.js';
+import { randomToolPaths } from '../../../sdk/crypto.js';
 import type { TransitContext } from '../context.js';
 import { hashPath } from './hash.js';
 import { hmacPath } from './hmac.js';

@@ -45,8 +45,9 @@ describe('sys/audit paths', () => {
     path: string,
     data: Record<string, unknown> = {},
   ): Promise<{ response: LogicalResponse | null; sudo: boolean }> {
-    const prepared = await backend.prepare(logical(operation, path, data));
-    return { response: await prepared.execute(), sudo: prepared.sudo };
+    const request = logical(operation, path, data);
+    const prepared = await backend.prepare(request);
+    return { response: await backend.execute({ ...request, operation: prepared.operation }, prepared), sudo: prepared.sudo };
   }
 
   it('enables a device with POST sys/audit/:path (204) and lists it keyed by path with a trailing slash', async () => {

@@ -22,8 +22,9 @@ function request(path: string, operation: Operation, data: Record<string, unknow
 }
 
 async function send(backend: FrameworkBackend, path: string, operation: Operation, data: Record<string, unknown> = {}, storage?: Storage) {
-  const prepared = await backend.prepare(request(path, operation, data, storage));
-  return { operation: prepared.operation, pattern: prepared.pattern, response: await prepared.execute() };
+  const target = request(path, operation, data, storage);
+  const prepared = await backend.prepare(target);
+  return { operation: prepared.operation, pattern: prepared.pattern, response: await backend.execute({ ...target, operation: prepared.operation }, prepared) };
 }
 
 async function rejection(promise: Promise<unknown>): Promise<Error> {
@@ -299,10 +300,20 @@ describe('FrameworkBackend', () => {
       expect(calls[0]).to.equal('exists(b,7)');
     });
 
-    it('records the chosen operation on the request', async () => {
-      const req = request('items/a', 'update');
-      await backend.prepare(req);
-      expect(req.operation).to.equal('create');
+    it('writes nothing into the request it prepares: the chosen operation is the prepared one', async () => {
+      const req = Object.freeze(request('items/a', 'update'));
+      const prepared = await backend.prepare(req);
+      expect(req.operation).to.equal('update');
+      expect(prepared.operation).to.equal('create');
+    });
+
+    it('prepares plain data that survives a structured clone, and executes from the clone', async () => {
+      const req = request('items/a', 'update', { size: '7', extra: 1 });
+      const prepared = structuredClone(await backend.prepare(req));
+      expect(prepared).to.deep.equal({ pattern: 'items/:name', operation: 'create', sudo: false, anyToken: false, input: { name: 'a', size: 7 }, unknown: ['extra'] });
+      const response = await backend.execute(Object.freeze({ ...req, operation: prepared.operation }), prepared);
+      expect(response?.data).to.deep.equal({ handler: 'create', input: { name: 'a', size: 7 } });
+      expect(response?.warnings).to.deep.equal(['Endpoint ignored these unrecognized parameters: [extra]']);
     });
 
     it('treats a write as update on a path without an existence check', async () => {

@@ -17,6 +17,7 @@ import { MemoryStorage } from '../../../storage/memory.js';
 import type { BatchOp, Storage } from '../../../storage/storage.js';
 import notes from '../../fixtures/plugins/notes.js';
 import initFails from '../../fixtures/broken-plugins/init-fails.js';
+import { sendDirect } from '../../helpers/backend.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -77,17 +78,15 @@ async function send(table: MountTable, path: string, operation: Operation, data:
   const { mount, relative } = found;
   const { backend, release } = mount.acquire();
   try {
-    const prepared = await backend.prepare({
+    const sent = await sendDirect(backend, {
       id: 'req',
       operation,
       path: relative,
       data,
       storage: mount.storage,
       mount: { path: mount.routePrefix, type: mount.entry.type, accessor: mount.entry.accessor, uuid: mount.entry.uuid },
-      headers: {},
-      connection: { remoteAddress: '127.0.0.1' },
     });
-    return await prepared.execute();
+    return sent.response;
   } finally {
     release();
   }
@@ -145,6 +144,31 @@ class BrittleStorage implements Storage {
   async batch(ops: readonly BatchOp[]) {
     if (this.failWrites) throw new Error('disk full');
     return this.inner.batch(ops);
+  }
+}
+
+/** A storage whose next write waits until the test lets it fail. */
+class GatedStorage extends BrittleStorage {
+  private waiting: (() => void) | undefined;
+  private held: ((err: Error) => void) | undefined;
+  writeArrived: Promise<void> = Promise.resolve();
+
+  holdWrites(): void {
+    this.writeArrived = new Promise((resolve) => (this.waiting = resolve));
+  }
+
+  failHeldWrite(err: Error): void {
+    this.held?.(err);
+  }
+
+  override async put(key: string, value: Uint8Array) {
+    const arrived = this.waiting;
+    if (!arrived) return super.put(key, value);
+    this.waiting = undefined;
+    await new Promise<void>((_, reject) => {
+      this.held = reject;
+      arrived();
+    });
   }
 }
 
@@ -470,10 +494,7 @@ describe('MountTable', () => {
   describe('tune', () => {
     it('applies the change and saves it', async () => {
       await table.enable('secret', 'notes', { type: 'notes' });
-      await table.tune('secret', 'notes', (entry) => {
-        entry.description = 'tuned';
-        entry.config.max_lease_ttl = 600;
-      });
+      await table.tune('secret', 'notes', (entry) => ({ ...entry, description: 'tuned', config: { ...entry.config, max_lease_ttl: 600 } }));
       const reloaded = tableOver(storage);
       await reloaded.load();
       expect(reloaded.entries('secret')[0]).to.deep.include({ description: 'tuned' });
@@ -485,14 +506,12 @@ describe('MountTable', () => {
       const live = table.live('secret', 'notes');
       const view = table.systemViewFor(live);
       expect([view.defaultLeaseTtl(), view.maxLeaseTtl()]).to.deep.equal([3600, 7200]);
-      await table.tune('secret', 'notes', (entry) => {
-        entry.config.default_lease_ttl = 60;
-      });
+      await table.tune('secret', 'notes', (entry) => ({ ...entry, config: { ...entry.config, default_lease_ttl: 60 } }));
       expect([view.defaultLeaseTtl(), view.maxLeaseTtl()]).to.deep.equal([60, 7200]);
     });
 
     it('refuses a path with no mount', async () => {
-      const err = await rejection(table.tune('secret', 'nothing', () => undefined));
+      const err = await rejection(table.tune('secret', 'nothing', (entry) => entry));
       expect(err).to.be.instanceOf(BadRequestError);
       expect(err.message).to.equal('no mount at "nothing/"');
     });
@@ -503,22 +522,31 @@ describe('MountTable', () => {
       await t.load();
       await t.enable('secret', 'notes', { type: 'notes', description: 'before' });
       brittle.failWrites = true;
-      await rejection(t.tune('secret', 'notes', (entry) => {
-        entry.description = 'after';
-      }));
+      await rejection(t.tune('secret', 'notes', (entry) => ({ ...entry, description: 'after' })));
       expect(t.entries('secret')[0]!.description).to.equal('before');
+    });
+
+    it('shows no reader a change before it is stored, so a change that fails to store was never seen', async () => {
+      const gated = new GatedStorage();
+      const t = tableOver(gated);
+      await t.load();
+      await t.enable('secret', 'notes', { type: 'notes', description: 'before' });
+      gated.holdWrites();
+      const tuning = t.tune('secret', 'notes', (entry) => ({ ...entry, description: 'after' }));
+      await gated.writeArrived;
+      expect(t.entries('secret')[0]!.description).to.equal('before');
+      expect(t.live('secret', 'notes').entry.description).to.equal('before');
+      gated.failHeldWrite(new Error('disk full'));
+      await rejection(tuning);
+      expect(t.live('secret', 'notes').entry.description).to.equal('before');
     });
 
     it('builds a fresh backend when the options change (a plugin reads them when built), and cleans the old one up', async () => {
       await table.enable('secret', 'probe', { type: 'probe' });
       const before = await instanceOf(table, 'probe/');
-      await table.tune('secret', 'probe', (entry) => {
-        entry.description = 'same options';
-      });
+      await table.tune('secret', 'probe', (entry) => ({ ...entry, description: 'same options' }));
       expect(await instanceOf(table, 'probe/')).to.equal(before);
-      await table.tune('secret', 'probe', (entry) => {
-        entry.options = { version: '2' };
-      });
+      await table.tune('secret', 'probe', (entry) => ({ ...entry, options: { version: '2' } }));
       expect(await instanceOf(table, 'probe/')).to.not.equal(before);
       expect(counters.cleanups).to.equal(1);
       expect(table.entries('secret')[0]!.options).to.deep.equal({ version: '2' });
@@ -528,9 +556,7 @@ describe('MountTable', () => {
       await table.enable('secret', 'flaky', { type: 'flaky', options: { mode: 'a' } });
       const before = await instanceOf(table, 'flaky/');
       counters.flakyBroken = true;
-      const err = await rejection(table.tune('secret', 'flaky', (entry) => {
-        entry.options = { mode: 'b' };
-      }));
+      const err = await rejection(table.tune('secret', 'flaky', (entry) => ({ ...entry, options: { mode: 'b' } })));
       expect(err).to.be.instanceOf(PluginError);
       expect(table.entries('secret')[0]!.options).to.deep.equal({ mode: 'a' });
       expect(await instanceOf(table, 'flaky/')).to.equal(before);
@@ -545,9 +571,7 @@ describe('MountTable', () => {
       const other = tableOver(storage);
       await other.load();
       const before = await instanceOf(other, 'probe/');
-      await table.tune('secret', 'probe', (entry) => {
-        entry.options = { version: '2' };
-      });
+      await table.tune('secret', 'probe', (entry) => ({ ...entry, options: { version: '2' } }));
       await other.sync();
       expect(other.entries('secret')[0]!.options).to.deep.equal({ version: '2' });
       expect(await instanceOf(other, 'probe/')).to.not.equal(before);

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { BadRequestError, httpStatusOf } from '../../../core/errors.js';
-import { createRootContainer } from '../../../core/di/container.js';
+import { createPluginContext } from '../../../core/plugins/context.js';
+import { pluginServicesContainer } from '../../../core/plugins/services.js';
 import { systemClock } from '../../../core/clock.js';
 import { defaultMountConfig, type MountEntry } from '../../../core/mounts/mount-entry.js';
 import { PluginError, PluginRegistry, checkBackend, checkManifest } from '../../../core/plugins/registry.js';
@@ -31,14 +32,15 @@ const entry: MountEntry = {
 };
 
 function context(): PluginContext {
-  return {
-    container: createRootContainer().createChildContainer(),
+  return createPluginContext({
+    services: pluginServicesContainer({}),
     mount: entry,
     storage: new MemoryStorage(),
     logger: pino({ level: 'silent' }),
     clock: systemClock,
     system: { defaultLeaseTtl: () => 3600, maxLeaseTtl: () => 7200 },
-  };
+    config: {},
+  }).context;
 }
 
 async function buildError(manifest: unknown): Promise<Error> {
@@ -121,7 +123,7 @@ describe('plugin registry', () => {
     });
 
     it('names the first backend method that is missing', () => {
-      const partial = { prepare: () => undefined, isUnauthenticated: () => false, help: () => undefined };
+      const partial = { prepare: () => undefined, execute: () => undefined, isUnauthenticated: () => false, help: () => undefined };
       expect(() => checkBackend(partial, notes)).to.throw(PluginError, 'its backend has no "describePaths" method');
     });
   });

@@ -3,6 +3,7 @@ import { WasmCrypto } from '../../../wasm/index.js';
 import { KeyStore } from '../../../plugins/transit/keys/key-store.js';
 import { MISSING_CONTEXT } from '../../../plugins/transit/crypto/derive.js';
 import { TransitHarness, sharedWasm, type HarnessResult } from './harness.js';
+import { authorizedRequest, prepareRequest, type DirectRequest } from '../../helpers/backend.js';
 
 const b64 = (text: string | Buffer) => Buffer.from(text).toString('base64');
 const CIPHERTEXT = /^vault:v\d+:[A-Za-z0-9+/]+={0,2}$/;
@@ -505,15 +506,13 @@ describe('transit encrypt', () => {
   describe('upsert', () => {
     it('makes a POST a create when the key is missing and an update when it exists (existence check)', async () => {
       const prepare = (name: string) =>
-        h.backend.prepare({
+        prepareRequest(h.backend, {
           id: 'r',
           operation: 'update',
           path: `encrypt/${name}`,
           data: { plaintext: b64('x') },
           storage: h.storage,
           mount: { path: 'transit/', type: 'transit', accessor: 'a', uuid: 'u' },
-          headers: {},
-          connection: { remoteAddress: '127.0.0.1' },
         });
       expect((await prepare('missing')).operation).to.equal('create');
       await h.write('keys/present');
@@ -601,19 +600,18 @@ describe('transit encrypt', () => {
     it('answers "encryption key not found" from the update handler when the key is gone', async () => {
       await h.write('keys/k');
       await h.write('keys/k/config', { deletion_allowed: true });
-      const prepared = await h.backend.prepare({
+      const request: DirectRequest = {
         id: 'r',
         operation: 'update',
         path: 'encrypt/k',
         data: { plaintext: b64('x') },
         storage: h.storage,
         mount: { path: 'transit/', type: 'transit', accessor: 'a', uuid: 'u' },
-        headers: {},
-        connection: { remoteAddress: '127.0.0.1' },
-      });
+      };
+      const prepared = await prepareRequest(h.backend, request);
       expect(prepared.operation).to.equal('update');
       await h.request('delete', 'keys/k');
-      const err = await prepared.execute().then(
+      const err = await h.backend.execute(authorizedRequest(request, prepared), prepared).then(
         () => expect.fail('expected an error'),
         (e: Error) => e,
       );
@@ -621,19 +619,18 @@ describe('transit encrypt', () => {
     });
 
     it('warns when the key appeared between the existence check and the create handler', async () => {
-      const prepared = await h.backend.prepare({
+      const request: DirectRequest = {
         id: 'r',
         operation: 'update',
         path: 'encrypt/k',
         data: { plaintext: b64('x') },
         storage: h.storage,
         mount: { path: 'transit/', type: 'transit', accessor: 'a', uuid: 'u' },
-        headers: {},
-        connection: { remoteAddress: '127.0.0.1' },
-      });
+      };
+      const prepared = await prepareRequest(h.backend, request);
       expect(prepared.operation).to.equal('create');
       await h.write('keys/k', { type: 'aes128-gcm96' });
-      const response = await prepared.execute();
+      const response = await h.backend.execute(authorizedRequest(request, prepared), prepared);
       expect(response?.warnings).to.deep.equal(['Attempted creation of the key during the encrypt operation, but it was created beforehand']);
       expect(response?.data?.ciphertext).to.match(CIPHERTEXT);
     });

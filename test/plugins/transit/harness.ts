@@ -7,8 +7,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { pino } from 'pino';
 import { MemoryStorage } from '../../../storage/memory.js';
 import { StorageView } from '../../../storage/view.js';
-import { createRootContainer, registerValue } from '../../../core/di/container.js';
-import { TOKENS } from '../../../core/di/tokens.js';
+import { createPluginContext } from '../../../core/plugins/context.js';
+import { pluginServicesContainer } from '../../../core/plugins/services.js';
 import type { Backend } from '../../../core/framework/backend.js';
 import { JsonText } from '../../../core/framework/json-text.js';
 import type { LogicalResponse, Operation } from '../../../core/framework/request.js';
@@ -18,6 +18,7 @@ import type { Clock } from '../../../core/clock.js';
 import { WasmCrypto } from '../../../wasm/index.js';
 import { createTransitBackend } from '../../../plugins/transit/backend.js';
 import type { Storage } from '../../../storage/storage.js';
+import { sendDirect } from '../../helpers/backend.js';
 
 let wasm: Promise<WasmCrypto> | undefined;
 
@@ -59,17 +60,14 @@ export class TransitHarness {
   /** `update` is what POST/PUT send; the existence check may turn it into `create`. */
   async request(operation: Operation, path: string, data: Record<string, unknown> = {}): Promise<HarnessResult> {
     try {
-      const prepared = await this.backend.prepare({
+      const { response } = await sendDirect(this.backend, {
         id: randomUUID(),
         operation,
         path,
         data,
         storage: this.storage,
         mount: { path: 'transit/', type: 'transit', accessor: 'transit_test', uuid: 'test' },
-        headers: {},
-        connection: { remoteAddress: '127.0.0.1' },
       });
-      const response = await prepared.execute();
       if (response?.raw) return { status: response.raw.status, data: response.raw.body, warnings: [], response };
       const empty = !response || (!response.data && !response.warnings);
       const status = empty ? (operation === 'read' || operation === 'list' ? 404 : 204) : (response?.status ?? 200);
@@ -106,8 +104,6 @@ function asClientReads(data: Record<string, unknown>): Record<string, unknown> {
 }
 
 async function buildBackend(storage: Storage, clock: Clock): Promise<Backend> {
-  const container = createRootContainer();
-  registerValue(container, TOKENS.WasmCrypto, await sharedWasm());
   const mount: MountEntry = {
     table: 'secret',
     path: 'transit/',
@@ -122,12 +118,14 @@ async function buildBackend(storage: Storage, clock: Clock): Promise<Backend> {
     config: defaultMountConfig(),
     plugin_version: '0.1.0',
   };
-  return createTransitBackend({
-    container,
+  const { context } = createPluginContext({
+    services: pluginServicesContainer({ WasmCrypto: await sharedWasm() }),
     mount,
     storage,
     logger: pino({ level: 'silent' }),
     clock,
     system: { defaultLeaseTtl: () => 3600, maxLeaseTtl: () => 3600 },
+    config: {},
   });
+  return createTransitBackend(context);
 }

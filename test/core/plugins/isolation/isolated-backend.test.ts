@@ -8,7 +8,7 @@ import { unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startUnsealedServer, tempDir } from '../../../helpers/server.js';
 import { echoSource, gateSource, installModule } from '../../../helpers/external-plugins.js';
-import type { TestClient } from '../../../helpers/http.js';
+import { createToken, type TestClient } from '../../../helpers/http.js';
 import { IsolatedBackend } from '../../../../core/plugins/isolation/isolated-backend.js';
 import { MARKER } from '../../../helpers/leaks.js';
 
@@ -133,7 +133,7 @@ describe('isolated external plugins', function () {
     expect((await client.delete('sys/mounts/echo-c')).status).to.equal(204);
     let error: unknown;
     try {
-      await backend.prepare({ id: 'x', operation: 'read', path: 'info', data: {}, storage: undefined as never, mount: { path: 'echo-c/', type: 'echo', accessor: '', uuid: '' }, headers: {}, connection: { remoteAddress: '127.0.0.1' } });
+      await backend.prepare({ id: 'x', operation: 'read', path: 'info', data: {}, storage: undefined as never, mount: { path: 'echo-c/', type: 'echo', accessor: '', uuid: '' } });
     } catch (err) {
       error = err;
     }
@@ -154,6 +154,19 @@ describe('isolated external plugins', function () {
     expect(renew.status, renew.text).to.equal(200);
     expect(renew.body.auth.lease_duration).to.equal(300);
     expect((await client.get('auth/gate/stats')).body.data).to.deep.equal({ renewals: 1 });
+  });
+
+  it('refuses a prepare answer that changes the operation asked: a plugin cannot talk its way past the ACL', async () => {
+    const sha256 = await installModule(dir.path, 'forger.mjs', forgerSource());
+    expect((await client.post('sys/plugins/catalog/secret/forger', { sha256, command: 'forger.mjs' })).status).to.equal(204);
+    expect((await client.post('sys/mounts/forger', { type: 'forger' })).status).to.equal(204);
+    await client.put('sys/policy/forger-read', { policy: 'path "forger/*" { capabilities = ["read"] }' });
+    const reader = await createToken(client, { policies: ['forger-read'] });
+    expect((await client.get('forger/thing', { token: reader })).body.data).to.deep.equal({ writes: 0 });
+    const write = await client.post('forger/thing', {}, { token: reader });
+    expect(write.status, write.text).to.equal(500);
+    expect(write.body.errors).to.deep.equal(['internal error']);
+    expect((await client.get('forger/thing', { token: reader })).body.data).to.deep.equal({ writes: 0 });
   });
 
   it('runs an isolated plugin\'s periodic hook on the host\'s timer', async () => {
@@ -222,3 +235,39 @@ describe('isolated external plugins', function () {
     });
   });
 });
+
+/**
+ * A secrets engine whose backend answers every write's `prepare` as a read, hoping the host
+ * authorizes the read and runs the write (its `execute` turns the operation back).
+ */
+function forgerSource(): string {
+  return `import { FrameworkBackend, definePath } from 'keywarden/sdk';
+let writes = 0;
+const inner = new FrameworkBackend({ description: 'Forger (test plugin).', paths: [definePath({
+  pattern: 'thing',
+  fields: {},
+  operations: {
+    read: { summary: 'Count.', handler: async () => ({ data: { writes } }) },
+    update: { summary: 'Write.', handler: async () => { writes++; return { data: { wrote: true } }; } },
+  },
+  synopsis: 'A thing.',
+  description: 'Counted writes.',
+})] });
+export default {
+  name: 'forger', kind: 'secret', version: '1.0.0', description: 'Forger (test plugin).',
+  factory: () => ({
+    description: inner.description,
+    isUnauthenticated: (path) => inner.isUnauthenticated(path),
+    help: (path) => inner.help(path),
+    describePaths: () => inner.describePaths(),
+    async prepare(target) {
+      const real = await inner.prepare(target);
+      const forged = { ...real, operation: real.operation === 'update' ? 'read' : real.operation };
+      Object.defineProperty(forged, 'execute', { enumerable: false, value: () => real.execute() });
+      return forged;
+    },
+    execute: (request, prepared) => inner.execute({ ...request, operation: 'update' }, { ...prepared, operation: prepared.operation === 'read' && request.operation === 'read' ? 'read' : 'update' }),
+  }),
+};
+`;
+}
