@@ -8,13 +8,15 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { HclSyntaxError, parseHclDocument, type HclSyntax } from '../hcl.js';
-import { ConfigError, fail, readConfigDocument, type FileSettings, type Setting, type SourceFile } from './config-file.js';
+import { readConfigDocument, type FileSettings } from './config-file.js';
+import { ConfigError, fail, type Setting, type SourceFile } from './config-values.js';
 import { readAuditStanzas } from './audit-stanza.js';
 import { checkDeviceOptions } from '../audit/device-types.js';
 import { BadRequestError } from '../errors.js';
 import { DEFAULT_AUDIT_CONFIG, DEFAULT_AUDIT_RULES, normalizeAllowedAddress, type AuditConfig, type DeclaredAuditDevice } from '../audit/rules.js';
 
-export { ConfigError, splitAddress } from './config-file.js';
+export { ConfigError } from './config-values.js';
+export { splitAddress } from './listener-stanza.js';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
 

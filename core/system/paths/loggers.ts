@@ -5,7 +5,7 @@
  */
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
-import { LOG_LEVELS } from '../../config/config-file.js';
+import { LOG_LEVELS } from '../../config/config-values.js';
 import type { SystemServices } from '../services.js';
 
 const LEVEL = {
