@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import type { HclObject, HclValue } from '../hcl.js';
-import { DEFAULT_TELEMETRY, type CloudAuthConfig, type ListenerConfig, type LogLevel, type StorageConfig, type TelemetryConfig } from './config.js';
+import { DEFAULT_TELEMETRY, type CloudAuthConfig, type ListenerConfig, type LogLevel, type StorageConfig, type TelemetryConfig } from './settings.js';
 import {
   boolean, durationMillis, fail, fieldsOf, integer, labeledBlocks, leaseTtl, logLevel, nonEmptyString, singleBody, string, stringList, whereOf,
   type Field, type Reader, type Setting, type SourceFile, type Where,

@@ -6,7 +6,7 @@
  */
 import { describeHclValue, type HclItem, type HclObject, type HclValue } from '../hcl.js';
 import { CoercionError, parseBool, parseDurationExact, parseDurationSeconds } from '../framework/fields.js';
-import type { ListenerTls, LogLevel } from './config.js';
+import type { ListenerTls, LogLevel } from './settings.js';
 
 export class ConfigError extends Error {}
 

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { DEFAULT_MAX_REQUEST_SIZE } from '../http/body.js';
-import type { ListenerConfig, ListenerTls } from './config.js';
+import type { ListenerConfig, ListenerTls } from './settings.js';
 import {
   boolean, durationMillis, fail, fieldsOf, integer, nonEmptyString, singleBody, string, tlsVersion, ConfigError,
   type LabeledBlock, type Reader, type SourceFile, type Where,

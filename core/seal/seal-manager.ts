@@ -2,7 +2,7 @@
  * Init, unseal and seal (Shamir). The key hierarchy (docs/architecture.md): a random 32-byte unseal key,
  * split into shares and never stored; the root key, stored encrypted under the unseal key; the
  * barrier's keyring, encrypted under the root key. Rekey (rekey.ts) and root token generation
- * (root-generation.ts) work on the same keys through `SealKeys`.
+ * (root-generation.ts) work on the same keys through `SealKeys` (seal-keys.ts).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { BadRequestError, IntegrityError, SealedError } from '../errors.js';
@@ -11,7 +11,8 @@ import type { Barrier } from '../../storage/barrier.js';
 import type { Storage } from '../../storage/storage.js';
 import { gcmOpen, gcmSeal, zeroize } from '../../storage/aead.js';
 import { acceptShare, ShareQuorum, splitUnsealKey, type ShareScheme } from './shares.js';
-import { Rekey, type KeyBackup } from './rekey.js';
+import { Rekey } from './rekey.js';
+import type { KeyBackup, SealConfig, SealKeys } from './seal-keys.js';
 import { RootGeneration } from './root-generation.js';
 import { SerialQueue } from './serial.js';
 
@@ -26,11 +27,6 @@ const KEYS = {
   // them. Outside the barrier as in Vault: they are encrypted to their holders already.
   keyBackup: 'core/unseal-keys-backup',
 } as const;
-
-/** The stored seal configuration: the current shares' scheme. */
-export interface SealConfig extends ShareScheme {
-  readonly type: 'shamir';
-}
 
 export interface SealStatus {
   type: 'shamir';
@@ -57,20 +53,6 @@ export interface SealHooks {
   createRootToken(): Promise<string>;
   /** Revoke a root token root generation minted but could not hand out. */
   revokeRootToken(token: string): Promise<void>;
-}
-
-/**
- * What rekey and root generation need from the seal, on an unsealed server: the current scheme,
- * proof that a recovered unseal key is the real one, and replacing it.
- */
-export interface SealKeys {
-  /** The current seal configuration. @throws SealedError while sealed. */
-  config(): Promise<SealConfig>;
-  /** Opens the stored root key with `unsealKey` (the caller zeroizes it). @throws BadRequestError for a wrong key. */
-  openRootKey(unsealKey: Buffer): Promise<Buffer>;
-  /** Stores `rootKey` under `unsealKey` and `scheme` as the seal configuration, together. */
-  rewrapRootKey(rootKey: Buffer, unsealKey: Buffer, scheme: ShareScheme): Promise<void>;
-  writeKeyBackup(backup: KeyBackup): Promise<void>;
 }
 
 export interface SealOptions {
