@@ -18,12 +18,12 @@ import { createCubbyholeBackend, destroyCubbyhole } from './cubbyhole/backend.js
 import type { Storage } from '../storage/storage.js';
 import type { Clock } from './clock.js';
 import type { DependencyContainer } from './di/container.js';
-import { NotActiveError } from './errors.js';
+import { NotActiveError, SealedError } from './errors.js';
 import { MountTable } from './mounts/mount-table.js';
 import type { PluginRegistry } from './plugins/registry.js';
 import type { PluginCatalog } from './plugins/catalog.js';
 import type { IsolationLimits } from './plugins/isolation/isolated-backend.js';
-import type { ClusterInfo } from './system/services.js';
+import type { ClusterInfo, Unsealed } from './unsealed.js';
 
 /** Storage key of the cluster's name and id, created on first unseal; shown by seal-status and health. */
 export const CLUSTER_INFO_KEY = 'core/cluster/info';
@@ -45,7 +45,7 @@ export interface HostStateOptions {
   readonly clusterName?: string;
 }
 
-export class HostState {
+export class HostState implements Unsealed {
   private table: MountTable | undefined;
   private clusterInfo: ClusterInfo | undefined;
   private loading: Promise<void> | undefined;
@@ -53,23 +53,24 @@ export class HostState {
   constructor(private readonly options: HostStateOptions) {
     // A token's cubbyhole goes with the token, however it ends (revoked, expired, or with its parent).
     options.tokens.onRevoked(async (hash) => {
-      const storage = this.cubbyholeStorage;
-      if (storage) await destroyCubbyhole(storage, hash);
+      if (this.loaded) await destroyCubbyhole(this.cubbyholeStorage, hash);
     });
   }
 
-  /** The live mount table; undefined while sealed (or on a standby of a cluster not set up yet). */
-  get mounts(): MountTable | undefined {
-    return this.table;
+  get loaded(): boolean {
+    return this.table !== undefined;
   }
 
-  /** The cubbyhole mount's storage (every token's cubbyhole, wrapped responses included); undefined while sealed. */
-  get cubbyholeStorage(): Storage | undefined {
-    return this.table?.live('secret', 'cubbyhole/').storage;
+  get mounts(): MountTable {
+    return this.table ?? notLoaded();
   }
 
-  get cluster(): ClusterInfo | undefined {
-    return this.clusterInfo;
+  get cubbyholeStorage(): Storage {
+    return this.mounts.live('secret', 'cubbyhole/').storage;
+  }
+
+  get cluster(): ClusterInfo {
+    return this.clusterInfo ?? notLoaded();
   }
 
   /** Loads once; concurrent callers share the load in progress. */
@@ -175,7 +176,7 @@ export class HostState {
         policyExists: (name) => policies.exists(name),
         entityForAlias: async (name, mount) =>
           (await identity.resolveAlias({ mountAccessor: mount.accessor, mountType: mount.type, mountPath: mount.path, name })).entityId,
-        renew: (token, increment, req) => renewToken(tokens, this.table, token, increment, req),
+        renew: (token, increment, req) => renewToken(tokens, this.mounts, token, increment, req),
       }),
     );
     await policies.ensureDefault();
@@ -194,4 +195,8 @@ export class HostState {
     await barrier.put(CLUSTER_INFO_KEY, Buffer.from(JSON.stringify(info)));
     return info;
   }
+}
+
+function notLoaded(): never {
+  throw new SealedError();
 }

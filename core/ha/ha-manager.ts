@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { HaLock, LeaderInfo, Leadership, SharedStorage } from '../../storage/storage.js';
 import { forwardRequest, type ForwardSigner } from './forward.js';
-import type { HostRequest, HostResponse } from '../host.js';
+import type { HostRequest, HostResponse } from '../pipeline/types.js';
 import { UnavailableError, errorMessage } from '../errors.js';
 
 export type HaState = 'sealed' | 'standby' | 'active';

@@ -23,7 +23,7 @@ import type { PhysicalStorage, StoredEntry } from '../../storage/storage.js';
 import type { Clock } from '../clock.js';
 import { BadRequestError, SealedError, UnavailableError } from '../errors.js';
 import type { SealManager } from '../seal/seal-manager.js';
-import type { ClusterInfo } from '../system/services.js';
+import type { Unsealed } from '../unsealed.js';
 
 /** What the seal of a snapshot is made with: a key every node unsealed with this keyring derives alike. */
 const SEAL_KEY_LABEL = 'storage snapshot seal';
@@ -54,7 +54,7 @@ export class Snapshots {
     private readonly barrier: Barrier,
     private readonly seal: SealManager,
     private readonly clock: Clock,
-    private readonly cluster: () => ClusterInfo | undefined,
+    private readonly unsealed: Unsealed,
     private readonly hooks: SnapshotHooks,
   ) {}
 
@@ -64,7 +64,7 @@ export class Snapshots {
    * @throws SealedError while sealed.
    */
   save(): AsyncIterable<Buffer> {
-    const header = { term: this.barrier.keyStatus().term, created: this.clock.now(), clusterId: this.cluster()?.id ?? '' };
+    const header = { term: this.barrier.keyStatus().term, created: this.clock.now(), clusterId: this.unsealed.loaded ? this.unsealed.cluster.id : '' };
     return writeSnapshot(header, this.physical.entries(), () => this.sealKey());
   }
 

@@ -27,7 +27,7 @@ export function healthPath(services: SystemServices) {
         summary: 'Report health as a status code and a body.',
         handler: async (_req, input) => {
           const status = await services.seal.status();
-          const cluster = status.sealed ? undefined : services.cluster();
+          const cluster = !status.sealed && services.unsealed.loaded ? services.unsealed.cluster : undefined;
           const standby = !status.sealed && services.ha !== undefined && services.ha.state !== 'active';
           const httpStatus = !status.initialized
             ? input.uninitcode

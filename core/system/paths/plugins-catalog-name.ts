@@ -6,7 +6,7 @@
 import { BadRequestError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
 import { canonicalVersion, checkCatalogType, checkPluginName } from '../../plugins/catalog.js';
-import { unsealedMounts, type SystemServices } from '../services.js';
+import type { SystemServices } from '../services.js';
 
 export function pluginsCatalogNamePath(services: SystemServices) {
   return definePath({
@@ -68,7 +68,7 @@ export function pluginsCatalogNamePath(services: SystemServices) {
           const name = checkPluginName(input.name);
           const version = input.version ? canonicalVersion(input.version) : '';
           // A mount running or pinned to the version would fail at its next start: refuse instead.
-          const users = unsealedMounts(services)
+          const users = services.unsealed.mounts
             .allMounts()
             .filter((m) => m.entry.table === type && m.entry.type === name)
             .filter((m) => (m.running?.sha256 && m.running.version === version) || (version !== '' && m.entry.plugin_version === version));

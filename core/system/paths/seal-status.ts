@@ -4,7 +4,7 @@ import type { SystemServices } from '../services.js';
 
 export async function sealStatusBody(services: SystemServices): Promise<Record<string, unknown>> {
   const status = await services.seal.status();
-  const cluster = status.sealed ? undefined : services.cluster();
+  const cluster = !status.sealed && services.unsealed.loaded ? services.unsealed.cluster : undefined;
   return {
     type: status.type,
     initialized: status.initialized,
