@@ -18,8 +18,10 @@ import { publicMessageOf } from '../errors.js';
 import type { LogicalResponse, Operation } from '../framework/request.js';
 import type { ReadRequest, Route, SealState } from './types.js';
 
-/** What a request's trail records through: the broker's devices and audited headers. */
-export type AuditRecorder = Pick<AuditBroker, 'hasDevices' | 'headers' | 'logRequest' | 'logResponse'>;
+/** What a request's trail records through: the broker's devices, and the headers it audits. */
+export interface AuditRecorder extends Pick<AuditBroker, 'hasDevices' | 'logRequest' | 'logResponse'> {
+  readonly headers: Pick<AuditBroker['headers'], 'select'>;
+}
 
 /** One request's audit trail; the pipeline tells it who called and what ran as it learns them. */
 export interface RequestAudit {
