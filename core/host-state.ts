@@ -28,7 +28,7 @@ import type { ClusterInfo, Unsealed } from './unsealed.js';
 /** Storage key of the cluster's name and id, created on first unseal; shown by seal-status and health. */
 export const CLUSTER_INFO_KEY = 'core/cluster/info';
 
-export interface HostStateOptions {
+export interface HostStateDeps {
   readonly container: DependencyContainer;
   readonly barrier: Barrier;
   readonly registry: PluginRegistry;
@@ -50,7 +50,7 @@ export class HostState implements Unsealed {
   private clusterInfo: ClusterInfo | undefined;
   private loading: Promise<void> | undefined;
 
-  constructor(private readonly options: HostStateOptions) {
+  constructor(private readonly options: HostStateDeps) {
     // A token's cubbyhole goes with the token, however it ends (revoked, expired, or with its parent).
     options.tokens.onRevoked(async (hash) => {
       if (this.loaded) await destroyCubbyhole(this.cubbyholeStorage, hash);

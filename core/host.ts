@@ -25,7 +25,7 @@ import { IdentityStore } from './auth/identity/identity-store.js';
 import { AuditBroker } from './audit/broker.js';
 import { createSystemBackend } from './system/backend.js';
 import { openApiDocument, type MountedPaths } from './system/openapi.js';
-import type { SystemServices } from './system/services.js';
+import type { SystemDeps } from './system/services.js';
 import { systemClock, type Clock } from './clock.js';
 import { HostState } from './host-state.js';
 import { Pipeline } from './pipeline/pipeline.js';
@@ -162,8 +162,9 @@ export class Host {
         beforeSeal: () => this.beforeSeal().finally(() => options.wasm?.forgetKeys()),
         createRootToken: () => this.tokens.createRootToken(),
         revokeRootToken: async (token) => this.tokens.revokeTree(await this.tokens.hashToken(token)),
+        clock,
+        ...(shared ? { clusterLock: (name, work) => shared.exclusive(name, work) } : {}),
       },
-      { clock, ...(shared ? { clusterLock: (name, work) => shared.exclusive(name, work) } : {}) },
     );
     const snapshots = new Snapshots(options.physical, this.barrier, this.seal, clock, this.state, {
       exclusive: (work) => this.pipeline.exclusive(work),
@@ -179,7 +180,7 @@ export class Host {
     });
     const acls = new TokenAcls(this.policies, this.identity);
     const wrapper = new ResponseWrapper(this.tokens, this.state, defaults.maxLeaseTtl);
-    const services: SystemServices = {
+    const services: SystemDeps = {
       seal: this.seal,
       barrier: this.barrier,
       unsealed: this.state,

@@ -10,7 +10,7 @@ import type { HaManager } from './ha/ha-manager.js';
 import type { Unsealed } from './unsealed.js';
 import { errorMessage } from './errors.js';
 
-export interface PeriodicServices {
+export interface PeriodicDeps {
   readonly barrier: Barrier;
   readonly tokens: TokenStore;
   /** Nothing runs while it is not loaded. */
@@ -25,7 +25,7 @@ export class PeriodicWork {
 
   /** `intervalMs` 0 runs nothing on its own (tests call `run`). */
   constructor(
-    private readonly services: PeriodicServices,
+    private readonly services: PeriodicDeps,
     intervalMs: number,
   ) {
     if (intervalMs > 0) {

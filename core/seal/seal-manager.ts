@@ -44,7 +44,8 @@ export interface InitResult {
   readonly rootToken: string;
 }
 
-export interface SealHooks {
+/** What the seal manager calls back into (the host) and runs with. */
+export interface SealDeps {
   /** After the barrier unseals: load mounts, policies, tokens. Called with the barrier unsealed. */
   afterUnseal(): Promise<void>;
   /** Before the barrier seals: tear backends down. */
@@ -53,9 +54,6 @@ export interface SealHooks {
   createRootToken(): Promise<string>;
   /** Revoke a root token root generation minted but could not hand out. */
   revokeRootToken(token: string): Promise<void>;
-}
-
-export interface SealOptions {
   /** Root generation attempts expire by it. */
   readonly clock: Clock;
   /** A lock shared by every node on the store (HA); init runs under it. */
@@ -78,8 +76,7 @@ export class SealManager {
   constructor(
     private readonly physical: Storage,
     private readonly barrier: Barrier,
-    private readonly hooks: SealHooks,
-    private readonly options: SealOptions,
+    private readonly deps: SealDeps,
   ) {
     const keys: SealKeys = {
       config: () => this.unsealedConfig(),
@@ -88,7 +85,7 @@ export class SealManager {
       writeKeyBackup: (backup) => this.physical.put(KEYS.keyBackup, Buffer.from(JSON.stringify(backup), 'utf8')),
     };
     this.rekey = new Rekey(keys);
-    this.rootGeneration = new RootGeneration(keys, { create: () => hooks.createRootToken(), revoke: (token) => hooks.revokeRootToken(token) }, options.clock);
+    this.rootGeneration = new RootGeneration(keys, { create: () => deps.createRootToken(), revoke: (token) => deps.revokeRootToken(token) }, deps.clock);
   }
 
   /**
@@ -132,7 +129,7 @@ export class SealManager {
   /** `sys/init`: creates the key hierarchy and the root token; leaves the server sealed. */
   async initialize(shares: number, threshold: number): Promise<InitResult> {
     validateShamirConfig(shares, threshold);
-    const { clusterLock } = this.options;
+    const { clusterLock } = this.deps;
     if (clusterLock) return clusterLock('init', () => this.initializeNow(shares, threshold));
     return this.initializeNow(shares, threshold);
   }
@@ -151,7 +148,7 @@ export class SealManager {
         await this.barrier.unseal(rootKey);
         let rootToken: string;
         try {
-          rootToken = await this.hooks.createRootToken();
+          rootToken = await this.deps.createRootToken();
         } finally {
           this.barrier.seal();
         }
@@ -210,7 +207,7 @@ export class SealManager {
       zeroize(rootKey);
     }
     try {
-      await this.hooks.afterUnseal();
+      await this.deps.afterUnseal();
     } catch (err) {
       this.barrier.seal();
       throw err;
@@ -269,7 +266,7 @@ export class SealManager {
     await this.queue.run(async () => {
       if (this.barrier.sealed) return;
       try {
-        await this.hooks.beforeSeal();
+        await this.deps.beforeSeal();
       } finally {
         this.barrier.seal();
         this.clearUnsealing();

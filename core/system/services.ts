@@ -17,13 +17,13 @@ import type { LogLevels } from '../log-levels.js';
 import type { Unsealed } from '../unsealed.js';
 
 /** Tokens and policies, for the sys paths that report or change them. */
-export interface AuthzServices {
+export interface AuthzDeps {
   readonly tokens: TokenStore;
   readonly policies: PolicyStore;
   aclFor(token: Pick<TokenEntry, 'policies' | 'entityId'>): Promise<ACL>;
 }
 
-export interface SystemServices {
+export interface SystemDeps {
   readonly seal: SealManager;
   readonly barrier: Barrier;
   /** The mount table and the cluster's identity; the sys paths that use them are not served while sealed. */
@@ -32,7 +32,7 @@ export interface SystemServices {
   /** Built-in and registered external plugins (sys/plugins/catalog). */
   readonly catalog: PluginCatalog;
   readonly clock: Clock;
-  readonly authz: AuthzServices;
+  readonly authz: AuthzDeps;
   /** The OpenAPI document of everything mounted; only unauthenticated paths for anonymous callers. */
   openapi(authenticated: boolean): Promise<Record<string, unknown>>;
   readonly audit: AuditBroker;

@@ -1,11 +1,11 @@
 /** `sys/health`: status by HTTP code, for load balancers and monitors. */
 import { definePath } from '../../framework/index.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
 const code = (description: string, dflt: number) =>
   ({ type: 'int', description, default: dflt, minimum: 100, maximum: 999 }) as const;
 
-export function healthPath(services: SystemServices) {
+export function healthPath(services: SystemDeps) {
   return definePath({
     pattern: 'health',
     fields: {

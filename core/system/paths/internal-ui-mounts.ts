@@ -9,10 +9,10 @@
 import { PermissionDeniedError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
 import { routePrefixOf } from '../../mounts/mount-entry.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 import { mountInfo } from './mount-config.js';
 
-export function internalUiMountsPath(services: SystemServices) {
+export function internalUiMountsPath(services: SystemDeps) {
   return definePath({
     pattern: 'internal/ui/mounts/:path+',
     fields: { path: { type: 'string', description: 'A path inside the mount (the mount path itself will do).', required: true } },

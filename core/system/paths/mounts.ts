@@ -5,7 +5,7 @@
 import { BadRequestError } from '../../errors.js';
 import { definePath, type AnyPathDefinition } from '../../framework/index.js';
 import { defaultMountConfig, type MountTableName } from '../../mounts/mount-entry.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 import { checkLeaseTtls, mountInfo, parseMountConfig, parseOptions, tuneInfo, MOUNT_CONFIG_FIELDS, REFUSED_TUNE_FIELDS } from './mount-config.js';
 
 interface TableWording {
@@ -25,7 +25,7 @@ const KV_ALIASES: Readonly<Record<string, string>> = { 'kv-v1': '1', 'kv-v2': '2
 
 const pathField = (what: string) => ({ type: 'string', description: `The path of the ${what}.`, required: true }) as const;
 
-export function mountTablePaths(services: SystemServices, table: MountTableName): AnyPathDefinition[] {
+export function mountTablePaths(services: SystemDeps, table: MountTableName): AnyPathDefinition[] {
   const w = WORDING[table];
   const defaults = { defaultLeaseTtl: services.defaultLeaseTtl, maxLeaseTtl: services.maxLeaseTtl };
 

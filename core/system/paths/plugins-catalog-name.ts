@@ -6,9 +6,9 @@
 import { BadRequestError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
 import { canonicalVersion, checkCatalogType, checkPluginName } from '../../plugins/catalog.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
-export function pluginsCatalogNamePath(services: SystemServices) {
+export function pluginsCatalogNamePath(services: SystemDeps) {
   return definePath({
     pattern: 'plugins/catalog/:type/:name',
     fields: {

@@ -2,9 +2,9 @@
 import { BadRequestError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
 import type { LiveMount } from '../../mounts/mount-table.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
-export function pluginsReloadPath(services: SystemServices) {
+export function pluginsReloadPath(services: SystemDeps) {
   return definePath({
     pattern: 'plugins/reload/backend',
     fields: {

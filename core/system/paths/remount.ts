@@ -4,7 +4,7 @@ import { definePath } from '../../framework/index.js';
 import type { MountTableName } from '../../mounts/mount-entry.js';
 import { normalizeMountPath } from '../../mounts/mount-table.js';
 import type { MountMigrations } from '../mount-migrations.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
 /** Which table a `from`/`to` path names, and the path inside it (`auth/cloud` → auth, `cloud`). */
 function splitTable(path: string): { table: MountTableName; path: string } {
@@ -13,7 +13,7 @@ function splitTable(path: string): { table: MountTableName; path: string } {
   return { table: 'secret', path: trimmed };
 }
 
-export function remountPath(services: SystemServices, migrations: MountMigrations) {
+export function remountPath(services: SystemDeps, migrations: MountMigrations) {
   return definePath({
     pattern: 'remount',
     fields: {

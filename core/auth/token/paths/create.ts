@@ -9,7 +9,7 @@ import { definePath, type AnyPathDefinition, type FieldValues, type LogicalReque
 import { ROOT_POLICY_NAME } from '../../policy/builtin.js';
 import type { ResolvedToken, TokenType } from '../../token-store.js';
 import { authBlock, issueToken, sanitizePolicies, tokenDisplayName } from '../issue.js';
-import { callerToken, type TokenServices } from '../services.js';
+import { callerToken, type TokenDeps } from '../services.js';
 import { hasPolicyRules, readRole, roleAllowsEntityAlias, roleNumUses, rolePolicies, type TokenRole } from '../roles.js';
 import { issuedTokenType } from '../token-type.js';
 
@@ -94,7 +94,7 @@ function allowedEntityAlias(role: TokenRole | undefined, alias: string): string 
   return alias;
 }
 
-async function create(services: TokenServices, req: LogicalRequest, input: CreateInput, mode: CreateMode): Promise<{ tokenAuth: Record<string, unknown>; warnings?: string[] }> {
+async function create(services: TokenDeps, req: LogicalRequest, input: CreateInput, mode: CreateMode): Promise<{ tokenAuth: Record<string, unknown>; warnings?: string[] }> {
   const caller = await callerToken(services, req);
   const callerRoot = caller.entry.policies.includes(ROOT_POLICY_NAME);
   const sudo = callerRoot || (req.auth?.sudo ?? false);
@@ -174,7 +174,7 @@ async function create(services: TokenServices, req: LogicalRequest, input: Creat
   return { tokenAuth: authBlock(issued.id, issued.entry), ...(warnings.length ? { warnings } : {}) };
 }
 
-export function createPaths(services: TokenServices): AnyPathDefinition[] {
+export function createPaths(services: TokenDeps): AnyPathDefinition[] {
   const description =
     'Creates a child of the calling token (or an orphan). Policies must be a subset of the caller\'s unless the ' +
     'caller is root or has sudo; `default` is added unless no_default_policy (without sudo, only when the caller ' +
