@@ -50,9 +50,9 @@ export class HostState implements Unsealed {
   private clusterInfo: ClusterInfo | undefined;
   private loading: Promise<void> | undefined;
 
-  constructor(private readonly options: HostStateDeps) {
+  constructor(private readonly deps: HostStateDeps) {
     // A token's cubbyhole goes with the token, however it ends (revoked, expired, or with its parent).
-    options.tokens.onRevoked(async (hash) => {
+    deps.tokens.onRevoked(async (hash) => {
       if (this.loaded) await destroyCubbyhole(this.cubbyholeStorage, hash);
     });
   }
@@ -87,13 +87,13 @@ export class HostState implements Unsealed {
       await this.load();
     } catch (err) {
       if (!(err instanceof NotActiveError)) throw err;
-      this.options.logger.info('standby: the cluster is not set up yet; forwarding every request to the active node until it is');
+      this.deps.logger.info('standby: the cluster is not set up yet; forwarding every request to the active node until it is');
     }
   }
 
   /** Drops everything loaded (before sealing). */
   async unload(): Promise<void> {
-    const { audit, tokens, policies } = this.options;
+    const { audit, tokens, policies } = this.deps;
     const table = this.table;
     this.table = undefined;
     this.clusterInfo = undefined;
@@ -112,7 +112,7 @@ export class HostState implements Unsealed {
   async reread(): Promise<void> {
     if (!this.table) return;
     await this.table.sync();
-    await this.options.audit.load();
+    await this.deps.audit.load();
     await this.reloadCluster();
   }
 
@@ -120,7 +120,7 @@ export class HostState implements Unsealed {
   async resync(): Promise<void> {
     const table = this.table;
     if (!table) return;
-    const { barrier, audit, tokens, policies, logger } = this.options;
+    const { barrier, audit, tokens, policies, logger } = this.deps;
     tokens.reset();
     policies.reset();
     await barrier.reloadKeyring();
@@ -132,7 +132,7 @@ export class HostState implements Unsealed {
 
   private async loadNow(): Promise<void> {
     if (this.table) return;
-    const { container, barrier, registry, catalog, isolation, logger, clock, defaults, tokens, policies, identity, audit } = this.options;
+    const { container, barrier, registry, catalog, isolation, logger, clock, defaults, tokens, policies, identity, audit } = this.deps;
     const table = new MountTable({
       root: container,
       storage: barrier,
@@ -187,11 +187,11 @@ export class HostState implements Unsealed {
   }
 
   private async readClusterInfo(): Promise<ClusterInfo> {
-    const { barrier } = this.options;
+    const { barrier } = this.deps;
     const raw = await barrier.get(CLUSTER_INFO_KEY);
     if (raw) return JSON.parse(Buffer.from(raw).toString('utf8')) as ClusterInfo;
     const id = randomUUID();
-    const info: ClusterInfo = { name: this.options.clusterName ?? `keywarden-cluster-${id.slice(0, 8)}`, id };
+    const info: ClusterInfo = { name: this.deps.clusterName ?? `keywarden-cluster-${id.slice(0, 8)}`, id };
     await barrier.put(CLUSTER_INFO_KEY, Buffer.from(JSON.stringify(info)));
     return info;
   }

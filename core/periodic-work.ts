@@ -25,7 +25,7 @@ export class PeriodicWork {
 
   /** `intervalMs` 0 runs nothing on its own (tests call `run`). */
   constructor(
-    private readonly services: PeriodicDeps,
+    private readonly deps: PeriodicDeps,
     intervalMs: number,
   ) {
     if (intervalMs > 0) {
@@ -36,7 +36,7 @@ export class PeriodicWork {
 
   /** Runs the work once, unless a run is under way, the server is sealed, or this node is a standby. */
   async run(): Promise<void> {
-    const { barrier, tokens, ha, logger, unsealed } = this.services;
+    const { barrier, tokens, ha, logger, unsealed } = this.deps;
     if (this.running || !unsealed.loaded) return;
     if (ha && ha.state !== 'active') return;
     this.running = true;
