@@ -19,17 +19,17 @@ import type { Storage } from '../storage/storage.js';
 import type { Clock } from './clock.js';
 import type { DependencyContainer } from './di/container.js';
 import type { PluginConfig } from './plugins/plugin.js';
-import { NotActiveError } from './errors.js';
+import { NotActiveError, SealedError } from './errors.js';
 import { MountTable } from './mounts/mount-table.js';
 import type { PluginRegistry } from './plugins/registry.js';
 import type { PluginCatalog } from './plugins/catalog.js';
 import type { IsolationLimits } from './plugins/isolation/isolated-backend.js';
-import type { ClusterInfo } from './system/services.js';
+import type { ClusterInfo, Unsealed } from './unsealed.js';
 
 /** Storage key of the cluster's name and id, created on first unseal; shown by seal-status and health. */
 export const CLUSTER_INFO_KEY = 'core/cluster/info';
 
-export interface HostStateOptions {
+export interface HostStateDeps {
   /** The plugin services (core/plugins/services.ts). */
   readonly container: DependencyContainer;
   /** A plugin's block of the configuration file, by plugin name. */
@@ -49,31 +49,32 @@ export interface HostStateOptions {
   readonly clusterName?: string;
 }
 
-export class HostState {
+export class HostState implements Unsealed {
   private table: MountTable | undefined;
   private clusterInfo: ClusterInfo | undefined;
   private loading: Promise<void> | undefined;
 
-  constructor(private readonly options: HostStateOptions) {
+  constructor(private readonly deps: HostStateDeps) {
     // A token's cubbyhole goes with the token, however it ends (revoked, expired, or with its parent).
-    options.tokens.onRevoked(async (hash) => {
-      const storage = this.cubbyholeStorage;
-      if (storage) await destroyCubbyhole(storage, hash);
+    deps.tokens.onRevoked(async (hash) => {
+      if (this.loaded) await destroyCubbyhole(this.cubbyholeStorage, hash);
     });
   }
 
-  /** The live mount table; undefined while sealed (or on a standby of a cluster not set up yet). */
-  get mounts(): MountTable | undefined {
-    return this.table;
+  get loaded(): boolean {
+    return this.table !== undefined;
   }
 
-  /** The cubbyhole mount's storage (every token's cubbyhole, wrapped responses included); undefined while sealed. */
-  get cubbyholeStorage(): Storage | undefined {
-    return this.table?.live('secret', 'cubbyhole/').storage;
+  get mounts(): MountTable {
+    return this.table ?? notLoaded();
   }
 
-  get cluster(): ClusterInfo | undefined {
-    return this.clusterInfo;
+  get cubbyholeStorage(): Storage {
+    return this.mounts.live('secret', 'cubbyhole/').storage;
+  }
+
+  get cluster(): ClusterInfo {
+    return this.clusterInfo ?? notLoaded();
   }
 
   /** Loads once; concurrent callers share the load in progress. */
@@ -90,13 +91,13 @@ export class HostState {
       await this.load();
     } catch (err) {
       if (!(err instanceof NotActiveError)) throw err;
-      this.options.logger.info('standby: the cluster is not set up yet; forwarding every request to the active node until it is');
+      this.deps.logger.info('standby: the cluster is not set up yet; forwarding every request to the active node until it is');
     }
   }
 
   /** Drops everything loaded (before sealing). */
   async unload(): Promise<void> {
-    const { audit, tokens, policies } = this.options;
+    const { audit, tokens, policies } = this.deps;
     const table = this.table;
     this.table = undefined;
     this.clusterInfo = undefined;
@@ -115,7 +116,7 @@ export class HostState {
   async reread(): Promise<void> {
     if (!this.table) return;
     await this.table.sync();
-    await this.options.audit.load();
+    await this.deps.audit.load();
     await this.reloadCluster();
   }
 
@@ -123,7 +124,7 @@ export class HostState {
   async resync(): Promise<void> {
     const table = this.table;
     if (!table) return;
-    const { barrier, audit, tokens, policies, logger } = this.options;
+    const { barrier, audit, tokens, policies, logger } = this.deps;
     tokens.reset();
     policies.reset();
     await barrier.reloadKeyring();
@@ -135,7 +136,7 @@ export class HostState {
 
   private async loadNow(): Promise<void> {
     if (this.table) return;
-    const { container, pluginConfig, barrier, registry, catalog, isolation, logger, clock, defaults, tokens, policies, identity, audit } = this.options;
+    const { container, pluginConfig, barrier, registry, catalog, isolation, logger, clock, defaults, tokens, policies, identity, audit } = this.deps;
     const table = new MountTable({
       root: container,
       pluginConfig,
@@ -180,7 +181,7 @@ export class HostState {
         policyExists: (name) => policies.exists(name),
         entityForAlias: async (name, mount) =>
           (await identity.resolveAlias({ mountAccessor: mount.accessor, mountType: mount.type, mountPath: mount.path, name })).entityId,
-        renew: (token, increment, req) => renewToken(tokens, this.table, token, increment, req),
+        renew: (token, increment, req) => renewToken(tokens, this.mounts, token, increment, req),
       }),
     );
     await policies.ensureDefault();
@@ -191,12 +192,16 @@ export class HostState {
   }
 
   private async readClusterInfo(): Promise<ClusterInfo> {
-    const { barrier } = this.options;
+    const { barrier } = this.deps;
     const raw = await barrier.get(CLUSTER_INFO_KEY);
     if (raw) return JSON.parse(Buffer.from(raw).toString('utf8')) as ClusterInfo;
     const id = randomUUID();
-    const info: ClusterInfo = { name: this.options.clusterName ?? `keywarden-cluster-${id.slice(0, 8)}`, id };
+    const info: ClusterInfo = { name: this.deps.clusterName ?? `keywarden-cluster-${id.slice(0, 8)}`, id };
     await barrier.put(CLUSTER_INFO_KEY, Buffer.from(JSON.stringify(info)));
     return info;
   }
+}
+
+function notLoaded(): never {
+  throw new SealedError();
 }

@@ -26,12 +26,12 @@ import { IdentityStore } from './auth/identity/identity-store.js';
 import { AuditBroker } from './audit/broker.js';
 import { createSystemBackend } from './system/backend.js';
 import { openApiDocument, type MountedPaths } from './system/openapi.js';
-import type { SystemServices } from './system/services.js';
+import type { SystemDeps } from './system/services.js';
 import { systemClock, type Clock } from './clock.js';
 import { HostState } from './host-state.js';
 import { Pipeline } from './pipeline/pipeline.js';
 import { ResponseWrapper } from './wrapping/wrapper.js';
-import type { StandbyStrategy } from './pipeline/standby.js';
+import type { StandbyStrategy } from './ha/standby.js';
 import { PeriodicWork } from './periodic-work.js';
 import type { HostRequest, HostResponse } from './pipeline/types.js';
 import type { BodyAllowance, RequestHead } from './pipeline/body-allowance.js';
@@ -140,8 +140,6 @@ export class Host {
     });
     const inFlight = new InFlightRequests();
     this.metrics.countInFlight(() => inFlight.size);
-    this.logLevels = new LogLevels(this.logger, options.config.logLevel, () => this.state.mounts);
-
     this.state = new HostState({
       container: this.pluginServices,
       pluginConfig: (name) => pluginConfigOf(options.config, name),
@@ -158,6 +156,7 @@ export class Host {
       audit: this.audit,
       ...(options.clusterName ? { clusterName: options.clusterName } : {}),
     });
+    this.logLevels = new LogLevels(this.logger, options.config.logLevel, this.state);
     const shared = isShared(options.physical) ? options.physical : undefined;
     this.seal = new SealManager(
       options.physical,
@@ -167,10 +166,11 @@ export class Host {
         beforeSeal: () => this.beforeSeal(),
         createRootToken: () => this.tokens.createRootToken(),
         revokeRootToken: async (token) => this.tokens.revokeTree(await this.tokens.hashToken(token)),
+        clock,
+        ...(shared ? { clusterLock: (name, work) => shared.exclusive(name, work) } : {}),
       },
-      { clock, ...(shared ? { clusterLock: (name, work) => shared.exclusive(name, work) } : {}) },
     );
-    const snapshots = new Snapshots(options.physical, this.barrier, this.seal, clock, () => this.state.cluster, {
+    const snapshots = new Snapshots(options.physical, this.barrier, this.seal, clock, this.state, {
       exclusive: (work) => this.pipeline.exclusive(work),
       unload: () => this.state.unload(),
       load: async () => {
@@ -183,15 +183,14 @@ export class Host {
       seal: () => this.seal.seal(),
     });
     const acls = new TokenAcls(this.policies, this.identity);
-    const wrapper = new ResponseWrapper(this.tokens, () => this.state.cubbyholeStorage, defaults.maxLeaseTtl);
-    const services: SystemServices = {
+    const wrapper = new ResponseWrapper(this.tokens, this.state, defaults.maxLeaseTtl);
+    const services: SystemDeps = {
       seal: this.seal,
       barrier: this.barrier,
-      mounts: () => this.state.mounts,
+      unsealed: this.state,
       registry: this.registry,
       catalog: this.catalog,
       clock,
-      cluster: () => this.state.cluster,
       authz: { tokens: this.tokens, policies: this.policies, aclFor: (entry) => acls.aclFor(entry) },
       audit: this.audit,
       openapi: async (authenticated) => openApiDocument(this.mountedPaths(), VERSION, (path) => authenticated || path.unauthenticated),
@@ -238,7 +237,7 @@ export class Host {
       wrapper,
       identity: this.identity,
       audit: this.audit,
-      mounts: () => this.state.mounts,
+      unsealed: this.state,
       logger: this.logger,
       ...(this.standby ? { standby: this.standby } : {}),
       inFlight,
@@ -246,13 +245,13 @@ export class Host {
     });
 
     this.periodic = new PeriodicWork(
-      { barrier: this.barrier, tokens: this.tokens, mounts: () => this.state.mounts, ha: this.ha, logger: this.logger },
+      { barrier: this.barrier, tokens: this.tokens, unsealed: this.state, ha: this.ha, logger: this.logger },
       options.periodicIntervalMs ?? 60_000,
     );
   }
 
-  /** The live mount table; undefined while sealed. */
-  get mounts(): MountTable | undefined {
+  /** The live mount table. @throws SealedError while sealed. */
+  get mounts(): MountTable {
     return this.state.mounts;
   }
 
@@ -286,7 +285,7 @@ export class Host {
   async reconfigureAudit(config: AuditConfig): Promise<void> {
     this.auditConfig = config;
     this.audit.configure(this.auditRules());
-    if (this.barrier.sealed || !this.state.mounts || (this.ha && this.ha.state !== 'active')) return;
+    if (this.barrier.sealed || !this.state.loaded || (this.ha && this.ha.state !== 'active')) return;
     await this.declareAuditDevices();
   }
 
@@ -347,9 +346,10 @@ export class Host {
   /** Every mounted backend's paths under its prefix, sys first, for the OpenAPI document. */
   private mountedPaths(): MountedPaths[] {
     const mounted: MountedPaths[] = [{ prefix: 'sys/', paths: this.system.describePaths() }];
+    if (!this.state.loaded) return mounted;
     const table = this.state.mounts;
-    for (const entry of [...(table?.entries('secret') ?? []), ...(table?.entries('auth') ?? [])]) {
-      const live = table!.live(entry.table, entry.path);
+    for (const entry of [...table.entries('secret'), ...table.entries('auth')]) {
+      const live = table.live(entry.table, entry.path);
       if (live.backend) mounted.push({ prefix: live.routePrefix, paths: live.backend.describePaths() });
     }
     return mounted;

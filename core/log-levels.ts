@@ -6,7 +6,8 @@
  */
 import type { Logger } from 'pino';
 import type { LogLevel } from './config/config.js';
-import type { LiveMount, MountTable } from './mounts/mount-table.js';
+import type { LiveMount } from './mounts/mount-table.js';
+import type { Unsealed } from './unsealed.js';
 
 export const CORE_LOGGER = 'core';
 
@@ -14,7 +15,7 @@ export class LogLevels {
   constructor(
     private readonly root: Logger,
     private configured: LogLevel,
-    private readonly mounts: () => MountTable | undefined,
+    private readonly unsealed: Unsealed,
   ) {}
 
   /** Every logger's level by name. */
@@ -65,7 +66,7 @@ export class LogLevels {
   }
 
   private withLoggers(): LiveMount[] {
-    return (this.mounts()?.allLive() ?? []).filter((live) => live.logger !== undefined);
+    return this.unsealed.loaded ? this.unsealed.mounts.allLive().filter((live) => live.logger !== undefined) : [];
   }
 
   private mount(name: string): LiveMount | undefined {

@@ -7,14 +7,14 @@ import type { Logger } from 'pino';
 import type { Barrier } from '../storage/barrier.js';
 import type { TokenStore } from './auth/token-store.js';
 import type { HaManager } from './ha/ha-manager.js';
-import type { MountTable } from './mounts/mount-table.js';
+import type { Unsealed } from './unsealed.js';
 import { errorMessage } from './errors.js';
 
-export interface PeriodicServices {
+export interface PeriodicDeps {
   readonly barrier: Barrier;
   readonly tokens: TokenStore;
-  /** The live mount table; undefined while sealed (then nothing runs). */
-  mounts(): MountTable | undefined;
+  /** Nothing runs while it is not loaded. */
+  readonly unsealed: Unsealed;
   readonly ha: HaManager | undefined;
   readonly logger: Logger;
 }
@@ -25,7 +25,7 @@ export class PeriodicWork {
 
   /** `intervalMs` 0 runs nothing on its own (tests call `run`). */
   constructor(
-    private readonly services: PeriodicServices,
+    private readonly deps: PeriodicDeps,
     intervalMs: number,
   ) {
     if (intervalMs > 0) {
@@ -36,13 +36,12 @@ export class PeriodicWork {
 
   /** Runs the work once, unless a run is under way, the server is sealed, or this node is a standby. */
   async run(): Promise<void> {
-    const { barrier, tokens, ha, logger } = this.services;
-    const table = this.services.mounts();
-    if (this.running || !table) return;
+    const { barrier, tokens, ha, logger, unsealed } = this.deps;
+    if (this.running || !unsealed.loaded) return;
     if (ha && ha.state !== 'active') return;
     this.running = true;
     try {
-      await table.runPeriodic();
+      await unsealed.mounts.runPeriodic();
       const swept = await tokens.sweepExpired();
       if (swept > 0) logger.info({ swept }, 'expired tokens removed');
     } catch (err) {

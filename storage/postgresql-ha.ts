@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { UnavailableError } from '../core/errors.js';
-import { lockKeys, reasonOf } from './postgresql.js';
+import { lockKeys, reasonOf } from './postgresql-shared.js';
 import type { HaLock, LeaderInfo, Leadership } from './storage.js';
 
 /** How often the leader proves its lock connection is alive, and how long one proof may take. */

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { BadRequestError, NotActiveError, UnavailableError } from '../core/errors.js';
 import { prefixEnd, validateOp } from './keys.js';
 import { PostgresHaLock } from './postgresql-ha.js';
+import { lockKeys, reasonOf } from './postgresql-shared.js';
 import type { BatchOp, HaLock, SharedStorage, StoredEntry } from './storage.js';
 
 export interface PostgresOptions {
@@ -500,12 +500,6 @@ function checkKey(key: string): void {
   }
 }
 
-/** Two 32-bit advisory lock keys derived from a name (the `pg_advisory_lock(int, int)` form). */
-export function lockKeys(name: string): [number, number] {
-  const digest = createHash('sha256').update(name).digest();
-  return [digest.readInt32BE(0), digest.readInt32BE(4)];
-}
-
 function schemaLockKey(table: string): [number, number] {
   return lockKeys(`keywarden schema ${table}`);
 }
@@ -513,17 +507,4 @@ function schemaLockKey(table: string): [number, number] {
 /** A client may see the message: name the cause (connection refused, timeout), not the SQL. */
 export function unavailable(what: string, err: unknown): UnavailableError {
   return new UnavailableError(`storage ${what} failed: PostgreSQL ${reasonOf(err)}`, { cause: err });
-}
-
-export function reasonOf(err: unknown): string {
-  const e = err as { code?: string; message?: string; errors?: unknown[] } | undefined;
-  if (e?.code === 'ECONNREFUSED') return 'refused the connection (is the database running?)';
-  if (e?.code === 'ECONNRESET' || e?.code === 'EPIPE') return 'closed the connection';
-  if (e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN') return 'host name could not be resolved';
-  if (e?.code === '57P01' || e?.code === '57P02' || e?.code === '57P03') return 'is shutting down or starting up';
-  if (e?.code === '28P01' || e?.code === '28000') return 'refused the credentials';
-  if (e?.code === '3D000') return 'has no such database';
-  if (/timeout/i.test(e?.message ?? '')) return 'did not answer in time';
-  if (e?.code === undefined && Array.isArray(e?.errors) && e!.errors.length > 0) return reasonOf(e!.errors[0]);
-  return e?.code ? `error ${e.code}` : (e?.message ?? String(err));
 }

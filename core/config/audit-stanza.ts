@@ -10,7 +10,7 @@ import path from 'node:path';
 import { describeHclValue, type HclObject, type HclValue } from '../hcl.js';
 import { normalizeAuditPath } from '../audit/broker.js';
 import type { DeclaredAuditDevice } from '../audit/rules.js';
-import { blockBodies, boolean, fail, fieldsOf, string, whereOf, type Setting, type SourceFile, type Where } from './config-file.js';
+import { blockBodies, boolean, fail, fieldsOf, string, whereOf, type Setting, type SourceFile, type Where } from './config-values.js';
 import { errorMessage } from '../errors.js';
 
 const STANZA_KEYS = ['description', 'local', 'options'] as const;

@@ -2,32 +2,19 @@
  * One configuration file, HCL or JSON, read into the settings it makes. Every key is known or
  * refused: a typo, a Vault key Keywarden has no use for, or a switch for a feature that does not
  * exist yet stops start-up with the file, the line and the key, where Vault would ignore it or warn.
+ * The readers every block uses are config-values.ts's; the listener blocks listener-stanza.ts's.
  * Merging the files of a directory, defaults and checks across files are config.ts's.
  */
 import path from 'node:path';
-import { describeHclValue, type HclItem, type HclObject, type HclValue } from '../hcl.js';
-import { CoercionError, parseBool, parseDurationExact, parseDurationSeconds } from '../framework/fields.js';
-import { DEFAULT_MAX_REQUEST_SIZE } from '../http/body.js';
-import { DEFAULT_TELEMETRY, type CloudAuthConfig, type ListenerConfig, type ListenerTls, type LogLevel, type StorageConfig, type TelemetryConfig } from './config.js';
+import type { HclObject, HclValue } from '../hcl.js';
+import { DEFAULT_TELEMETRY, type CloudAuthConfig, type ListenerConfig, type LogLevel, type StorageConfig, type TelemetryConfig } from './settings.js';
+import {
+  boolean, durationMillis, fail, fieldsOf, integer, labeledBlocks, leaseTtl, logLevel, nonEmptyString, singleBody, string, stringList, whereOf,
+  type Field, type Reader, type Setting, type SourceFile, type Where,
+} from './config-values.js';
+import { readListener } from './listener-stanza.js';
 
-export class ConfigError extends Error {}
-
-/** Where a setting was read: the file, the line, and the key's dotted path (`listener.tcp.address`). */
-export interface Where {
-  readonly file: string;
-  readonly line: number;
-  readonly key: string;
-}
-
-export interface Setting<T> {
-  readonly value: T;
-  readonly where: Where;
-}
-
-/** `file:line: key: problem`, the shape of every error about a setting. */
-export function fail(where: Where, problem: string): never {
-  throw new ConfigError(`${where.file}:${where.line}: ${where.key}: ${problem}`);
-}
+export { ConfigError } from './config-values.js';
 
 /** What one file sets; what it leaves unset comes from the directory's other files, or from defaults. */
 export interface FileSettings {
@@ -54,22 +41,10 @@ export interface FileSettings {
   readonly apiAuditSocketAllowlist?: Setting<readonly string[]>;
 }
 
-/** A file's name for messages, and the directory its relative paths resolve against. */
-export interface SourceFile {
-  readonly name: string;
-  readonly dir: string;
-}
-
 const TOP_LEVEL_KEYS = [
   'listener', 'storage', 'api_addr', 'cluster_name', 'ui', 'telemetry', 'default_lease_ttl', 'max_lease_ttl',
   'log_level', 'log_format', 'plugin_directory', 'plugin_memory_limit_mb', 'plugin_resident_memory_limit_mb', 'plugin_watchdog_timeout', 'pid_file', 'periodic_interval', 'disable_mlock', 'cloud_auth',
   'unsafe_allow_api_audit_creation', 'allow_audit_log_prefixing', 'api_audit_socket_allowlist',
-] as const;
-
-const LISTENER_KEYS = [
-  'address', 'tls_disable', 'tls_cert_file', 'tls_key_file', 'tls_min_version', 'tls_client_ca_file',
-  'tls_require_and_verify_client_cert', 'tls_disable_client_certs', 'max_request_size', 'max_unauthenticated_request_size',
-  'http_read_header_timeout', 'http_read_timeout', 'telemetry', 'disable_unauthed_generate_root_endpoints',
 ] as const;
 
 /** Vault keys that would mislead if ignored, each with the reason it is refused. */
@@ -78,11 +53,6 @@ const REFUSED_KEYS: Readonly<Record<string, string>> = {
   cluster_addr: 'Keywarden has no cluster port: standby nodes forward requests to the active node\'s api_addr; remove cluster_addr',
   ha_storage: 'HA runs on the storage backend itself (storage "postgresql" { ha_enabled = true })',
   seal: 'only Shamir unseal keys are supported; remove the seal block',
-};
-
-/** Vault's log level names, "notice" and "err" included. */
-export const LOG_LEVELS: Readonly<Record<string, LogLevel>> = {
-  trace: 'trace', debug: 'debug', info: 'info', notice: 'info', warn: 'warn', warning: 'warn', error: 'error', err: 'error',
 };
 
 const TELEMETRY_KEYS = ['prometheus_retention_time', 'disable_hostname', 'filter_default'] as const;
@@ -115,7 +85,7 @@ const REPEATED_BLOCKS = ['listener', 'audit', 'plugin'];
 
 /** Reads one parsed document, all but its `audit` and `plugin` stanzas. */
 export function readConfigDocument(doc: HclObject, source: SourceFile): FileSettings {
-  const fields = fieldsOf(doc.items.filter((item) => !REPEATED_BLOCKS.includes(item.key)), '', source, TOP_LEVEL_KEYS);
+  const fields = fieldsOf(doc.items.filter((item) => !REPEATED_BLOCKS.includes(item.key)), '', source, TOP_LEVEL_KEYS, REFUSED_KEYS);
   const read = <T>(key: (typeof TOP_LEVEL_KEYS)[number], reader: Reader<T | undefined>): Setting<T> | undefined => {
     const field = fields.get(key);
     const value = field && reader(field.value, field.where);
@@ -160,148 +130,6 @@ export function readConfigDocument(doc: HclObject, source: SourceFile): FileSett
     unsafeAllowApiAuditCreation: read('unsafe_allow_api_audit_creation', boolean),
     allowAuditLogPrefixing: read('allow_audit_log_prefixing', boolean),
     apiAuditSocketAllowlist: read('api_audit_socket_allowlist', stringList),
-  };
-}
-
-export interface Field {
-  readonly value: HclValue;
-  readonly where: Where;
-}
-
-export function whereOf(item: HclItem, prefix: string, source: SourceFile): Where {
-  return { file: source.name, line: item.keyPos.line, key: prefix + item.key };
-}
-
-/** A block's items by key, refusing unknown keys and keys set twice. */
-export function fieldsOf(items: readonly HclItem[], prefix: string, source: SourceFile, known: readonly string[]): Map<string, Field> {
-  const fields = new Map<string, Field>();
-  for (const item of items) {
-    const where = whereOf(item, prefix, source);
-    const refused = prefix === '' ? REFUSED_KEYS[item.key] : undefined;
-    if (refused) fail(where, `not supported: ${refused}`);
-    if (!known.includes(item.key)) fail(where, known.length === 0 ? 'unknown key; this block takes none' : `unknown key; expected one of ${known.join(', ')}`);
-    const earlier = fields.get(item.key);
-    if (earlier) fail(where, `set twice in this file (first on line ${earlier.where.line})`);
-    fields.set(item.key, { value: item.value, where });
-  }
-  return fields;
-}
-
-/** A block's body: an object, or each object of a list (how HCL's JSON form repeats a block). */
-export function blockBodies(value: HclValue, where: Where): readonly HclObject[] {
-  if (value.kind === 'object') return [value];
-  if (value.kind === 'list' && value.items.length > 0 && value.items.every((v) => v.kind === 'object')) return value.items as HclObject[];
-  return fail(where, `expected a block { … }, got ${describeHclValue(value)}`);
-}
-
-/** The only body of a block that may appear once. */
-function singleBody(value: HclValue, where: Where): HclObject {
-  const bodies = blockBodies(value, where);
-  if (bodies.length > 1) fail(where, 'expected one block, got a list of them');
-  return bodies[0]!;
-}
-
-interface LabeledBlock {
-  readonly label: string;
-  readonly where: Where;
-  readonly body: HclObject;
-}
-
-/** `name "label" { body }`, or its JSON form `"name": {"label": {body}}`: each label with its body. */
-function labeledBlocks(value: HclValue, where: Where, source: SourceFile): LabeledBlock[] {
-  const blocks: LabeledBlock[] = [];
-  for (const outer of blockBodies(value, where)) {
-    if (outer.items.length === 0) fail(where, `expected a labeled block such as ${where.key} "${where.key === 'listener' ? 'tcp' : 'leveldb'}" { … }`);
-    for (const labeled of outer.items) {
-      const labelWhere = whereOf(labeled, `${where.key}.`, source);
-      for (const body of blockBodies(labeled.value, labelWhere)) blocks.push({ label: labeled.key, where: labelWhere, body });
-    }
-  }
-  return blocks;
-}
-
-type ListenerKey = (typeof LISTENER_KEYS)[number];
-
-function readListener(block: LabeledBlock, source: SourceFile): ListenerConfig {
-  if (block.label === 'unix') fail(block.where, 'unix socket listeners are not supported; use listener "tcp"');
-  if (block.label !== 'tcp') fail(block.where, `unknown listener type "${block.label}"; expected listener "tcp" { … }`);
-  const fields = fieldsOf(block.body.items, 'listener.tcp.', source, LISTENER_KEYS);
-  const read = <T>(key: ListenerKey, reader: Reader<T>): T | undefined => {
-    const field = fields.get(key);
-    return field && reader(field.value, field.where);
-  };
-  const at = (key: ListenerKey): Where => fields.get(key)?.where ?? block.where;
-
-  const address = read('address', string) ?? '127.0.0.1:8200';
-  const addressProblem = checkAddress(address);
-  if (addressProblem) fail(at('address'), addressProblem);
-  const unauthenticatedMetricsAccess = read('telemetry', readListenerTelemetry(source));
-  const readHeaderTimeoutMs = read('http_read_header_timeout', durationMillis);
-  const readTimeoutMs = read('http_read_timeout', durationMillis);
-  if (readHeaderTimeoutMs !== undefined && readTimeoutMs !== undefined && readTimeoutMs > 0 && readHeaderTimeoutMs > readTimeoutMs) {
-    fail(at('http_read_header_timeout'), 'http_read_header_timeout cannot be greater than http_read_timeout');
-  }
-  const maxRequestSize = read('max_request_size', integer);
-  const maxUnauthenticated = read('max_unauthenticated_request_size', integer);
-  if (maxUnauthenticated !== undefined && maxUnauthenticated < 0) {
-    fail(at('max_unauthenticated_request_size'), 'max_unauthenticated_request_size cannot be negative: what a request without a token may send is always bounded (0 means the default, 1 MiB)');
-  }
-  const tls = readListenerTls(read, at, block.where, source);
-  const disableUnauthedGenerateRoot = read('disable_unauthed_generate_root_endpoints', boolean);
-  return {
-    address,
-    ...(tls ? { tls } : {}),
-    ...(disableUnauthedGenerateRoot !== undefined ? { disableUnauthedGenerateRootEndpoints: disableUnauthedGenerateRoot } : {}),
-    ...(unauthenticatedMetricsAccess ? { unauthenticatedMetricsAccess } : {}),
-    // 0 means the default, as in Vault; a negative size turns the limit off.
-    maxRequestSize: maxRequestSize === undefined || maxRequestSize === 0 ? DEFAULT_MAX_REQUEST_SIZE : maxRequestSize,
-    ...(maxUnauthenticated ? { maxUnauthenticatedRequestSize: maxUnauthenticated } : {}),
-    // Only when configured: the listener owns the defaults.
-    ...(readHeaderTimeoutMs !== undefined ? { readHeaderTimeoutMs } : {}),
-    ...(readTimeoutMs !== undefined ? { readTimeoutMs } : {}),
-  };
-}
-
-function readListenerTls(
-  read: <T>(key: ListenerKey, reader: Reader<T>) => T | undefined,
-  at: (key: ListenerKey) => Where,
-  blockWhere: Where,
-  source: SourceFile,
-): ListenerTls | undefined {
-  const file: Reader<string> = (value, where) => path.resolve(source.dir, nonEmptyString(value, where));
-  // Every value is checked, even those tls_disable makes moot, so a mistake surfaces before TLS is turned on.
-  const requireClientCert = read('tls_require_and_verify_client_cert', boolean) ?? false;
-  const disableClientCerts = read('tls_disable_client_certs', boolean) ?? false;
-  const certFile = read('tls_cert_file', file);
-  const keyFile = read('tls_key_file', file);
-  const clientCaFile = read('tls_client_ca_file', file);
-  const minVersion = read('tls_min_version', tlsVersion) ?? 'TLSv1.2';
-  if (read('tls_disable', boolean)) {
-    // Client certificates are a security control: asking for them without TLS must not pass silently.
-    if (requireClientCert) fail(at('tls_require_and_verify_client_cert'), 'needs TLS, but tls_disable is true');
-    return undefined;
-  }
-  if (!certFile || !keyFile) fail(blockWhere, 'tls_cert_file and tls_key_file are required unless tls_disable is true');
-  if (requireClientCert && disableClientCerts) {
-    fail(at('tls_disable_client_certs'), 'tls_disable_client_certs and tls_require_and_verify_client_cert are mutually exclusive');
-  }
-  if (clientCaFile && !requireClientCert) {
-    fail(at('tls_client_ca_file'), 'only used with tls_require_and_verify_client_cert = true; without it client certificates are requested but not verified, as in Vault');
-  }
-  return {
-    certFile,
-    keyFile,
-    minVersion,
-    clientCertificates: requireClientCert ? 'require' : disableClientCerts ? 'none' : 'request',
-    ...(clientCaFile ? { clientCaFile } : {}),
-  };
-}
-
-function readListenerTelemetry(source: SourceFile): Reader<boolean> {
-  return (value, where) => {
-    const fields = fieldsOf(singleBody(value, where).items, `${where.key}.`, source, ['unauthenticated_metrics_access']);
-    const access = fields.get('unauthenticated_metrics_access');
-    return access ? boolean(access.value, access.where) : false;
   };
 }
 
@@ -364,91 +192,3 @@ function readCloudAuth(value: HclValue, where: Where, source: SourceFile): Cloud
   return { allowSha1Signatures: sha1 ? boolean(sha1.value, sha1.where) : false };
 }
 
-const ADDRESS = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/;
-
-/** Why an address is not `host:port` (IPv6 in brackets), or undefined when it is. */
-function checkAddress(address: string): string | undefined {
-  const m = ADDRESS.exec(address);
-  if (!m) return `must be host:port, got "${address}"`;
-  if (Number(m[3]) > 65535) return `port ${m[3]} is out of range`;
-  return undefined;
-}
-
-/** `host:port` → parts; the port may be 0 (tests: any free port). */
-export function splitAddress(address: string): { host: string; port: number } {
-  const problem = checkAddress(address);
-  if (problem) throw new ConfigError(`listener.tcp.address: ${problem}`);
-  const m = ADDRESS.exec(address)!;
-  return { host: m[1] ?? m[2]!, port: Number(m[3]) };
-}
-
-export type Reader<T> = (value: HclValue, where: Where) => T;
-
-export const string: Reader<string> = (value, where) => (value.kind === 'string' ? value.value : fail(where, `expected a string, got ${describeHclValue(value)}`));
-
-const nonEmptyString: Reader<string> = (value, where) => string(value, where) || fail(where, 'must not be empty');
-
-/** A list of strings (`["a", "b"]`). */
-const stringList: Reader<readonly string[]> = (value, where) =>
-  value.kind === 'list' ? value.items.map((item) => string(item, where)) : fail(where, `expected a list of strings, got ${describeHclValue(value)}`);
-
-/** As Vault reads booleans: true or false, 0 or 1, or a word of Go's ParseBool ("true", "1", "f", …). */
-export const boolean: Reader<boolean> = (value, where) => {
-  try {
-    return parseBool(scalar(value, where));
-  } catch (err) {
-    return fail(where, problemOf(err));
-  }
-};
-
-/** A whole number, or a string of one ("1024"), as Vault's parseutil reads integers. */
-const integer: Reader<number> = (value, where) => {
-  if (value.kind === 'number' && Number.isSafeInteger(value.value)) return value.value;
-  if (value.kind === 'string' && /^-?\d{1,15}$/.test(value.value)) return Number(value.value);
-  return fail(where, `expected a whole number, got ${value.kind === 'number' ? value.value : describeHclValue(value)}`);
-};
-
-/** Seconds, or undefined for "" and 0 (Vault's "use the default"). */
-const leaseTtl: Reader<number | undefined> = (value, where) => {
-  if (value.kind === 'string' && value.value === '') return undefined;
-  return durationIn(parseDurationSeconds)(value, where) || undefined;
-};
-
-/** A duration ("250ms", "1m30s", or whole seconds) in milliseconds, fractions of a second kept. */
-const durationMillis: Reader<number> = (value, where) => Math.round(durationIn(parseDurationExact)(value, where) * 1000);
-
-function durationIn(parse: (raw: unknown) => number): Reader<number> {
-  return (value, where) => {
-    if (value.kind === 'number' && !Number.isSafeInteger(value.value)) {
-      fail(where, `expected a duration such as "30s" or a whole number of seconds, got ${value.value}`);
-    }
-    try {
-      return parse(scalar(value, where));
-    } catch (err) {
-      return fail(where, problemOf(err));
-    }
-  };
-}
-
-const logLevel: Reader<LogLevel> = (value, where) => {
-  const text = string(value, where);
-  return LOG_LEVELS[text.trim().toLowerCase()] ?? fail(where, `expected trace, debug, info, warn or error, got "${text}"`);
-};
-
-const tlsVersion: Reader<ListenerTls['minVersion']> = (value, where) => {
-  const text = string(value, where);
-  if (text === 'tls12') return 'TLSv1.2';
-  if (text === 'tls13') return 'TLSv1.3';
-  if (text === 'tls10' || text === 'tls11') return fail(where, `"${text}" is not accepted: TLS 1.0 and 1.1 are deprecated (RFC 8996); use "tls12" or "tls13"`);
-  return fail(where, `expected "tls12" or "tls13", got "${text}"`);
-};
-
-function scalar(value: HclValue, where: Where): string | number | boolean {
-  if (value.kind === 'string' || value.kind === 'number' || value.kind === 'bool') return value.value;
-  return fail(where, `expected a single value, got ${describeHclValue(value)}`);
-}
-
-function problemOf(err: unknown): string {
-  if (err instanceof CoercionError) return err.message;
-  throw err;
-}

@@ -3,147 +3,25 @@
  * `*.hcl` and `*.json` files are merged in lexical order. Each file is read by config-file.ts, which
  * refuses any key it does not know with the file, line and key; this module merges the files,
  * fills in defaults and checks what spans files (a storage block, the TTL pair, HA's api_addr, the
- * audit stanzas).
+ * audit stanzas). What the merged configuration holds is described in settings.ts.
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { HclSyntaxError, parseHclDocument, type HclSyntax } from '../hcl.js';
-import { ConfigError, fail, readConfigDocument, type FileSettings, type Setting, type SourceFile } from './config-file.js';
+import { readConfigDocument, type FileSettings } from './config-file.js';
+import { ConfigError, fail, type Setting, type SourceFile } from './config-values.js';
 import { readAuditStanzas } from './audit-stanza.js';
 import { readPluginStanzas, type PluginBlock, type PluginSettings } from './plugin-stanza.js';
+import type { ListenerConfig, ServerConfig, StorageConfig } from './settings.js';
 import { checkDeviceOptions } from '../audit/device-types.js';
 import { BadRequestError } from '../errors.js';
 import { DEFAULT_AUDIT_CONFIG, DEFAULT_AUDIT_RULES, normalizeAllowedAddress, type AuditConfig, type DeclaredAuditDevice } from '../audit/rules.js';
 
-export { ConfigError, splitAddress } from './config-file.js';
+export { ConfigError } from './config-values.js';
+export { splitAddress } from './listener-stanza.js';
 
-export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
-
-/** A listener's TLS; a listener without it speaks plain HTTP (`tls_disable`). */
-export interface ListenerTls {
-  readonly certFile: string;
-  readonly keyFile: string;
-  /** The oldest protocol accepted (`tls_min_version`, default tls12). */
-  readonly minVersion: 'TLSv1.2' | 'TLSv1.3';
-  /**
-   * Vault's client certificate modes: `request` (its default) asks for one and takes any, or none;
-   * `require` refuses the handshake without one that chains to `clientCaFile`; `none` never asks.
-   */
-  readonly clientCertificates: 'none' | 'request' | 'require';
-  /** CA certificates (PEM) that client certificates must chain to; only with `require`. */
-  readonly clientCaFile?: string;
-}
-
-export interface ListenerConfig {
-  /** `host:port`; port 0 picks a free port. */
-  readonly address: string;
-  readonly tls?: ListenerTls;
-  readonly maxRequestSize: number;
-  /**
-   * The largest body of a request to a path that needs no token (login, init, unseal), in bytes;
-   * only when configured (the HTTP layer's default is 1 MiB, never more than maxRequestSize).
-   */
-  readonly maxUnauthenticatedRequestSize?: number;
-  /** Milliseconds a client may take to send a request's headers (0: no limit; default 10 s). */
-  readonly readHeaderTimeoutMs?: number;
-  /** Milliseconds a client may take to send a whole request, body included (0: no limit; default 30 s). */
-  readonly readTimeoutMs?: number;
-  /**
-   * `disable_unauthed_generate_root_endpoints` (OpenBao's name and place): refuse Vault's
-   * unauthenticated `sys/generate-root/*`, leaving the token-authenticated `sys/generate-root-token/*`.
-   * Keywarden applies it server-wide, so every listener must agree (see loadConfig).
-   */
-  readonly disableUnauthedGenerateRootEndpoints?: boolean;
-  /** `telemetry { unauthenticated_metrics_access }`: `sys/metrics` on this listener needs no token. */
-  readonly unauthenticatedMetricsAccess?: boolean;
-}
-
-export type StorageConfig =
-  | { readonly kind: 'leveldb'; readonly path: string }
-  | { readonly kind: 'inmem' }
-  | {
-      readonly kind: 'postgresql';
-      /** Holds the database password: never log it. */
-      readonly connectionUrl: string;
-      readonly table: string;
-      readonly haEnabled: boolean;
-      /** Connections in this node's pool. */
-      readonly maxParallel: number;
-    };
-
-/** The cloud auth method's server-wide switches. */
-export interface CloudAuthConfig {
-  /**
-   * Accept SHA-1 PKCS#7 signatures (the DSA-SHA1 `pkcs7` identity document) at ec2 login. Off
-   * by default: SHA-1 is deprecated, and the `rsa2048` document or identity + signature work without it.
-   */
-  readonly allowSha1Signatures: boolean;
-}
-
-/** The `telemetry` block: what `sys/metrics` collects and shows. */
-export interface TelemetryConfig {
-  /**
-   * How long a series that stops changing stays in `sys/metrics` (`prometheus_retention_time`,
-   * default 24h), in milliseconds; 0 turns the Prometheus format off, as in Vault.
-   */
-  readonly prometheusRetentionMs: number;
-  /** No `host` label on every series (`disable_hostname`). */
-  readonly disableHostname: boolean;
-  /** `filter_default = false`: collect nothing (Vault's "no metrics when no filter allows them"). */
-  readonly collect: boolean;
-}
-
-/** Vault's default `prometheus_retention_time`: 24 hours. */
-export const DEFAULT_PROMETHEUS_RETENTION_MS = 24 * 3600 * 1000;
-
-export const DEFAULT_TELEMETRY: TelemetryConfig = { prometheusRetentionMs: DEFAULT_PROMETHEUS_RETENTION_MS, disableHostname: false, collect: true };
-
-export interface ServerConfig {
-  /** One or more; the server listens on each. */
-  readonly listeners: readonly ListenerConfig[];
-  readonly storage: StorageConfig;
-  /** Seconds. */
-  readonly defaultLeaseTtl: number;
-  readonly maxLeaseTtl: number;
-  readonly apiAddr?: string;
-  /** The name a new cluster gets on its first unseal (`keywarden-cluster-…` otherwise). */
-  readonly clusterName?: string;
-  readonly logLevel: LogLevel;
-  /** Where external plugin modules live; one runs only once registered in the catalog with its SHA-256. */
-  readonly pluginDirectory?: string;
-  /** Heap limit of each external plugin's process, MB (`plugin_memory_limit_mb`, default 128). */
-  readonly pluginMemoryLimitMb?: number;
-  /**
-   * Resident memory limit of each external plugin's process, MB (`plugin_resident_memory_limit_mb`,
-   * default the heap limit + 128); the server refuses to start with one not above the heap limit.
-   */
-  readonly pluginResidentMemoryLimitMb?: number;
-  /** How long an external plugin's process may leave the watchdog unanswered, ms (`plugin_watchdog_timeout`, default 10s). */
-  readonly pluginWatchdogMs?: number;
-  /** Where `keywarden server` writes its process id while it runs (`pid_file`). */
-  readonly pidFile?: string;
-  /** Vault's unauthenticated root generation is off (`disable_unauthed_generate_root_endpoints` on the listeners). */
-  readonly disableUnauthedGenerateRoot?: boolean;
-  /** How often backends' periodic hooks run, in milliseconds; 0 turns the timer off. */
-  readonly periodicIntervalMs: number;
-  /**
-   * The deprecated `cloud_auth` block, read as the cloud auth method's plugin block (`plugin "cloud"`,
-   * and `plugin "aws"`, its other name; see pluginConfigOf). A file may not have both.
-   */
-  readonly cloudAuth?: CloudAuthConfig;
-  /** Each plugin's block of the configuration file (`plugin "<name>" { … }`), by plugin name. */
-  readonly plugins?: Readonly<Record<string, PluginSettings>>;
-  /** Serve the operator web UI at `/ui/` (and redirect `/` there). */
-  readonly ui?: boolean;
-  /** Absent: DEFAULT_TELEMETRY. */
-  readonly telemetry?: TelemetryConfig;
-  /**
-   * Declared audit devices and what API-created ones may do (`audit` stanzas,
-   * `unsafe_allow_api_audit_creation`, `allow_audit_log_prefixing`, `api_audit_socket_allowlist`);
-   * absent: DEFAULT_AUDIT_CONFIG. Applied again on SIGHUP.
-   */
-  readonly audit?: AuditConfig;
-}
+export type { CloudAuthConfig, ListenerConfig, ListenerTls, LogLevel, ServerConfig, StorageConfig, TelemetryConfig } from './settings.js';
+export { DEFAULT_PROMETHEUS_RETENTION_MS, DEFAULT_TELEMETRY } from './settings.js';
 
 /** One file's settings and its `audit` stanzas. */
 interface FileContents extends FileSettings {

@@ -9,7 +9,7 @@
  * cloud auth method's block, and still read as one (config.ts).
  */
 import { describeHclValue, type HclObject, type HclValue } from '../hcl.js';
-import { blockBodies, fail, whereOf, type Setting, type SourceFile, type Where } from './config-file.js';
+import { blockBodies, fail, whereOf, type Setting, type SourceFile, type Where } from './config-values.js';
 
 /** One plugin's block as plain values, as its context carries it (`PluginConfig`, core/plugins/plugin.ts). */
 export type PluginSettings = Readonly<Record<string, unknown>>;

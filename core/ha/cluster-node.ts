@@ -11,11 +11,11 @@ import type { PolicyStore } from '../auth/policy-store.js';
 import type { TokenStore } from '../auth/token-store.js';
 import type { Backend } from '../framework/backend.js';
 import type { HostState } from '../host-state.js';
-import { StandbyStrategy } from '../pipeline/standby.js';
+import { StandbyStrategy } from './standby.js';
 import type { HaManager } from './ha-manager.js';
 import { RemoteChanges } from './remote-changes.js';
 
-export interface ClusterNodeServices {
+export interface ClusterNodeDeps {
   readonly ha: HaManager;
   readonly shared: SharedStorage;
   readonly barrier: Barrier;
@@ -30,10 +30,10 @@ export interface ClusterNodeServices {
 }
 
 /** Wires the node into its cluster; the pipeline runs requests through the returned strategy. */
-export function joinCluster(services: ClusterNodeServices): StandbyStrategy {
-  const { ha, shared, barrier, state, tokens, logger } = services;
-  const changes = new RemoteChanges({ barrier, state, audit: services.audit, policies: services.policies, tokens, ha, logger });
-  const standby = new StandbyStrategy({ ha, shared, barrier, state, changes, system: services.system, logger });
+export function joinCluster(deps: ClusterNodeDeps): StandbyStrategy {
+  const { ha, shared, barrier, state, tokens, logger } = deps;
+  const changes = new RemoteChanges({ barrier, state, audit: deps.audit, policies: deps.policies, tokens, ha, logger });
+  const standby = new StandbyStrategy({ ha, shared, barrier, unsealed: state, changes, system: deps.system, logger });
   barrier.setWriteGuard(() => standby.refuseWrites());
   shared.onRemoteChange((change) => changes.apply(change));
   ha.attach(
@@ -44,7 +44,7 @@ export function joinCluster(services: ClusterNodeServices): StandbyStrategy {
         await changes.settled();
         await state.load();
         await tokens.ensureSecrets();
-        await services.activated();
+        await deps.activated();
       },
       demote: (reason) => logger.info({ reason }, 'standby: writes are forwarded to the active node'),
     },

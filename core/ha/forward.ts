@@ -14,7 +14,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
-import type { HostRequest, HostResponse } from '../host.js';
+import type { HostRequest, HostResponse } from '../pipeline/types.js';
 import { UnavailableError } from '../errors.js';
 import { METHOD_HEADER } from '../http/list-method.js';
 

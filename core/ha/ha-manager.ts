@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { HaLock, LeaderInfo, Leadership, SharedStorage } from '../../storage/storage.js';
 import { forwardRequest, type ForwardSigner } from './forward.js';
-import type { HostRequest, HostResponse } from '../host.js';
+import type { HostRequest, HostResponse } from '../pipeline/types.js';
 import { UnavailableError, errorMessage } from '../errors.js';
 
 export type HaState = 'sealed' | 'standby' | 'active';
@@ -18,7 +18,7 @@ export type HaState = 'sealed' | 'standby' | 'active';
 /** How often a standby tries to take the lock (and refreshes who holds it). */
 const POLL_MS = 500;
 
-export interface HaHooks {
+export interface HaDeps {
   /** The node won the election: finish loading with writes allowed, start periodic work. */
   promote(): Promise<void>;
   /** The node lost the lock (or gave it up). */
@@ -49,7 +49,7 @@ export class HaManager {
   private promoting = false;
   /** After a step-down, this node does not try to take the role again before this time (ms). */
   private pauseUntil = 0;
-  private hooks: HaHooks | undefined;
+  private deps: HaDeps | undefined;
   private signer: ForwardSigner | undefined;
   private readonly lock: HaLock;
   private readonly logger: Logger;
@@ -80,8 +80,8 @@ export class HaManager {
 
 
   /** Called by the host once it is built. */
-  attach(hooks: HaHooks, signer: ForwardSigner): void {
-    this.hooks = hooks;
+  attach(deps: HaDeps, signer: ForwardSigner): void {
+    this.deps = deps;
     this.signer = signer;
   }
 
@@ -121,7 +121,7 @@ export class HaManager {
     this.leadership = undefined;
     this.activeSince = undefined;
     this.current = 'standby';
-    this.hooks?.demote('stepped down');
+    this.deps?.demote('stepped down');
     this.pauseUntil = Date.now() + 2 * POLL_MS + 100;
     await held.release();
   }
@@ -187,7 +187,7 @@ export class HaManager {
     this.leadership = won;
     this.promoting = true;
     try {
-      await this.hooks?.promote();
+      await this.deps?.promote();
     } catch (err) {
       this.promoting = false;
       this.logger.error({ err: errorMessage(err) }, 'could not take the active role; giving the lock up');
@@ -209,7 +209,7 @@ export class HaManager {
       this.known = undefined;
       if (this.current === 'active') this.current = 'standby';
       this.logger.warn({ reason }, 'this node lost the active role and is a standby again');
-      this.hooks?.demote(reason);
+      this.deps?.demote(reason);
     });
   }
 

@@ -19,7 +19,7 @@ import { errorMessage } from '../errors.js';
 /** Storage keys of the two mount tables. */
 const MOUNT_TABLES: ReadonlySet<string> = new Set(Object.values(MOUNT_TABLE_KEYS));
 
-export interface RemoteChangeTargets {
+export interface RemoteChangeDeps {
   readonly barrier: Barrier;
   readonly state: HostState;
   readonly audit: AuditBroker;
@@ -33,7 +33,7 @@ export class RemoteChanges {
   /** Invalidations still being applied (a keyring re-read, a mount table re-read). */
   private readonly pending = new Set<Promise<unknown>>();
 
-  constructor(private readonly targets: RemoteChangeTargets) {}
+  constructor(private readonly deps: RemoteChangeDeps) {}
 
   /** Resolves when every change reported so far has been applied. */
   async settled(): Promise<void> {
@@ -42,10 +42,9 @@ export class RemoteChanges {
 
   /** Another node changed `keys` in the shared store (or the feed reconnected and changes may be lost). */
   apply(change: { keys: readonly string[] } | { resync: true }): void {
-    const { barrier, state, audit, policies, tokens, ha } = this.targets;
+    const { barrier, state, audit, policies, tokens, ha } = this.deps;
     if (barrier.sealed) return;
-    const table = state.mounts;
-    if (!table) {
+    if (!state.loaded) {
       // Not loaded yet (a fresh cluster): perhaps it can be now. A load already running may have
       // read the tables before this change, so whatever it loaded is read again afterwards.
       if (ha.state === 'standby') this.track(state.loadReadOnly().then(() => state.reread()));
@@ -55,6 +54,7 @@ export class RemoteChanges {
       this.track(state.resync());
       return;
     }
+    const table = state.mounts;
     let mounts = false;
     for (const key of change.keys) {
       if (key === 'core/keyring') this.track(barrier.reloadKeyring());
@@ -74,7 +74,7 @@ export class RemoteChanges {
 
   private track(work: Promise<unknown>): void {
     const tracked = work.catch((err: unknown) => {
-      this.targets.logger.warn({ err: errorMessage(err) }, 'HA: applying a change from another node failed');
+      this.deps.logger.warn({ err: errorMessage(err) }, 'HA: applying a change from another node failed');
     });
     this.pending.add(tracked);
     void tracked.finally(() => this.pending.delete(tracked));

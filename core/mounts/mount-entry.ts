@@ -3,6 +3,7 @@
  * An entry is never changed: a tune makes a new one (copy-on-write), which replaces it.
  */
 import { BadRequestError } from '../errors.js';
+import type { TokenTypeSetting } from '../auth/token/token-type.js';
 
 export type MountTableName = 'secret' | 'auth';
 
@@ -16,8 +17,8 @@ export interface MountConfig {
   listing_visibility: '' | 'unauth' | 'hidden';
   passthrough_request_headers: string[];
   allowed_response_headers: string[];
-  /** Auth mounts only: `default-service`, `default-batch`, `service`, `batch`. */
-  token_type?: string;
+  /** Auth mounts only: the type of token logins issue (auth/token/token-type.ts). */
+  token_type?: TokenTypeSetting;
 }
 
 export interface MountEntry {

@@ -16,8 +16,12 @@ import type { RecordedHeader } from '../audit/request-headers.js';
 import type { ResolvedToken } from '../auth/token-store.js';
 import { publicMessageOf } from '../errors.js';
 import type { LogicalResponse, Operation } from '../framework/request.js';
-import type { Barrier } from '../../storage/barrier.js';
-import type { ReadRequest, Route } from './types.js';
+import type { ReadRequest, Route, SealState } from './types.js';
+
+/** What a request's trail records through: the broker's devices, and the headers it audits. */
+export interface AuditRecorder extends Pick<AuditBroker, 'hasDevices' | 'logRequest' | 'logResponse'> {
+  readonly headers: Pick<AuditBroker['headers'], 'select'>;
+}
 
 /** One request's audit trail; the pipeline tells it who called and what ran as it learns them. */
 export interface RequestAudit {
@@ -49,8 +53,8 @@ const UNAUDITED: RequestAudit = {
 
 export class AuditStage {
   constructor(
-    private readonly broker: AuditBroker,
-    private readonly barrier: Barrier,
+    private readonly broker: AuditRecorder,
+    private readonly barrier: SealState,
     private readonly logger: Logger,
   ) {}
 
@@ -73,7 +77,7 @@ class Trail implements RequestAudit {
   private unrecorded = false;
 
   constructor(
-    private readonly broker: AuditBroker,
+    private readonly broker: AuditRecorder,
     private readonly read: ReadRequest,
     private readonly route: Route,
     private readonly logger: Logger,

@@ -10,16 +10,18 @@
 import { PermissionDeniedError } from '../errors.js';
 import { cidrAllows } from '../auth/cidr.js';
 import type { ResolvedToken, TokenStore } from '../auth/token-store.js';
-import type { Barrier } from '../../storage/barrier.js';
 import type { RequestAudit } from './audit.js';
-import type { ReadRequest, Route } from './types.js';
+import type { ReadRequest, Route, SealState } from './types.js';
 
 type Caller = ResolvedToken | undefined;
 
+/** A client token's entry: from the cache at once, or from storage. */
+export type TokenLookup = Pick<TokenStore, 'lookupCached' | 'lookup'>;
+
 export class AuthenticateStage {
   constructor(
-    private readonly tokens: TokenStore,
-    private readonly barrier: Barrier,
+    private readonly tokens: TokenLookup,
+    private readonly barrier: SealState,
   ) {}
 
   /**

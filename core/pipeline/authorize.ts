@@ -8,11 +8,22 @@
  */
 import { PermissionDeniedError } from '../errors.js';
 import type { PreparedRequest } from '../framework/backend.js';
-import type { ResolvedToken, TokenStore } from '../auth/token-store.js';
-import type { TokenAcls } from '../auth/token-acls.js';
+import type { ResolvedToken, TokenEntry, TokenStore } from '../auth/token-store.js';
 import type { ACL } from '../auth/policy/acl.js';
 import type { RequestAudit } from './audit.js';
 import type { ReadRequest } from './types.js';
+
+/** Spending a limited-use token's uses, and revoking it after its last. */
+export type TokenUses = Pick<TokenStore, 'spendsUse' | 'use' | 'revokeTree'>;
+
+/** What authorization asks of a token's ACL. */
+export type AclDecider = Pick<ACL, 'allowOperation'>;
+
+/** A token's ACL: at hand (or undefined when it must be built), or built. */
+export interface AclSource {
+  cachedAclFor(entry: TokenEntry): AclDecider | undefined;
+  aclFor(entry: TokenEntry): Promise<AclDecider>;
+}
 
 /** What authorizing spent: `finish` revokes a token whose last use this was. */
 export interface TokenUse {
@@ -31,8 +42,8 @@ const WITH_SUDO: Authorized = Object.freeze({ sudo: true });
 
 export class AuthorizeStage {
   constructor(
-    private readonly tokens: TokenStore,
-    private readonly acls: TokenAcls,
+    private readonly tokens: TokenUses,
+    private readonly acls: AclSource,
   ) {}
 
   authorize(request: ReadRequest, caller: ResolvedToken, prepared: PreparedRequest, audit: RequestAudit): Authorized | Promise<Authorized> {
@@ -42,7 +53,7 @@ export class AuthorizeStage {
     return sudo === undefined ? this.refuse(audit) : sudo ? WITH_SUDO : WITHOUT_SUDO;
   }
 
-  private async authorizeLater(request: ReadRequest, caller: ResolvedToken, prepared: PreparedRequest, audit: RequestAudit, cached: ACL | undefined): Promise<Authorized> {
+  private async authorizeLater(request: ReadRequest, caller: ResolvedToken, prepared: PreparedRequest, audit: RequestAudit, cached: AclDecider | undefined): Promise<Authorized> {
     const acl = cached ?? (await this.acls.aclFor(caller.entry));
     const sudo = this.allows(acl, request, prepared);
     if (sudo === undefined) return this.refuse(audit);
@@ -75,7 +86,7 @@ export class AuthorizeStage {
    * needed); undefined when it does not. A path any token may run is allowed here: its handler
    * checks the caller's ACL itself.
    */
-  private allows(acl: ACL, request: ReadRequest, prepared: PreparedRequest): boolean | undefined {
+  private allows(acl: AclDecider, request: ReadRequest, prepared: PreparedRequest): boolean | undefined {
     if (prepared.anyToken) return false;
     const decision = acl.allowOperation({ path: request.path, operation: prepared.operation, data: request.data, wrapTtl: request.wrapTtl });
     if (!decision.allowed || (prepared.sudo && !decision.sudo)) return undefined;

@@ -4,17 +4,20 @@
  * the mount's tune and the system defaults. Only auth mounts may answer with an auth result.
  */
 import type { IdentityStore } from '../auth/identity/identity-store.js';
-import type { TokenStore } from '../auth/token-store.js';
-import { authBlock, issueToken } from '../auth/token/issue.js';
+import { authBlock, issueToken, type TokenIssuer } from '../auth/token/issue.js';
+import { issuedTokenType } from '../auth/token/token-type.js';
 import type { AuthResult, LogicalResponse } from '../framework/request.js';
-import type { MountTable } from '../mounts/mount-table.js';
+import type { Unsealed } from '../unsealed.js';
 import type { Route } from './types.js';
+
+/** What a login's alias resolves to: its entity. */
+export type AliasResolver = Pick<IdentityStore, 'resolveAlias'>;
 
 export class LoginStage {
   constructor(
-    private readonly tokens: TokenStore,
-    private readonly identity: IdentityStore,
-    private readonly mounts: () => MountTable | undefined,
+    private readonly tokens: TokenIssuer,
+    private readonly identity: AliasResolver,
+    private readonly unsealed: Pick<Unsealed, 'mounts'>,
   ) {}
 
   /** A response carrying a login's auth result gets its token; any other passes unchanged. */
@@ -31,7 +34,7 @@ export class LoginStage {
   private async issue(route: Route, path: string, result: AuthResult): Promise<{ block: Record<string, unknown>; warnings: string[] }> {
     const live = route.live!;
     const entry = live.entry;
-    const view = this.mounts()!.systemViewFor(live);
+    const view = this.unsealed.mounts.systemViewFor(live);
     let entityId = '';
     if (result.alias) {
       const resolved = await this.identity.resolveAlias({
@@ -43,9 +46,7 @@ export class LoginStage {
       });
       entityId = resolved.entityId;
     }
-    const tune = entry.config.token_type ?? 'default-service';
-    const asked = result.tokenType ?? 'default';
-    const type = tune === 'service' || tune === 'batch' ? tune : asked === 'default' ? (tune === 'default-batch' ? 'batch' : 'service') : asked;
+    const type = issuedTokenType(entry.config.token_type, result.tokenType ?? 'default');
     const prefix = entry.path.replace(/\/$/, '').replace(/\//g, '-');
     const issued = await issueToken(this.tokens, {
       policies: result.policies,

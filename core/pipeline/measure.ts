@@ -11,8 +11,11 @@ import type { RunningRequest } from './in-flight.js';
 /** The mount label of requests that were never routed (an invalid path, a sealed server). */
 const UNROUTED = 'none';
 
+/** Where answered requests and logins are counted. */
+export type RequestMetrics = Pick<Metrics, 'request' | 'login'>;
+
 export class MeasureStage {
-  constructor(private readonly metrics: Metrics) {}
+  constructor(private readonly metrics: RequestMetrics) {}
 
   /** Records a request answered with `status`: where it went and what it did, from its record. */
   record(request: RunningRequest, status: number): void {

@@ -8,48 +8,57 @@ import type { Logger } from 'pino';
 import { KeywardenError, httpStatusOf, publicMessageOf, errorMessage } from '../errors.js';
 import type { Backend } from '../framework/backend.js';
 import type { LogicalRequest, LogicalResponse, Operation, RequestCaller, RequestTarget } from '../framework/request.js';
-import type { AuditBroker } from '../audit/broker.js';
-import type { IdentityStore } from '../auth/identity/identity-store.js';
-import type { ResolvedToken, TokenStore } from '../auth/token-store.js';
-import type { TokenAcls } from '../auth/token-acls.js';
-import type { MountTable } from '../mounts/mount-table.js';
-import type { Barrier } from '../../storage/barrier.js';
+import type { ResolvedToken } from '../auth/token-store.js';
+import type { TokenIssuer } from '../auth/token/issue.js';
+import type { Unsealed } from '../unsealed.js';
+import type { Storage } from '../../storage/storage.js';
 import { StorageView } from '../../storage/view.js';
 import { readRequest } from './read.js';
 import { checkHeaders } from './headers.js';
 import { backendHeaders } from './backend-headers.js';
 import { RouteStage } from './route.js';
-import { AuthenticateStage } from './authenticate.js';
-import { AuthorizeStage } from './authorize.js';
-import { AuditStage } from './audit.js';
-import { LoginStage } from './login.js';
+import { AuthenticateStage, type TokenLookup } from './authenticate.js';
+import { AuthorizeStage, type AclSource, type TokenUses } from './authorize.js';
+import { AuditStage, type AuditRecorder } from './audit.js';
+import { LoginStage, type AliasResolver } from './login.js';
 import { shape } from './shape.js';
-import { WrapStage, type Wrapped } from './wrap.js';
+import { WrapStage, type AnswerWrapper, type Wrapped } from './wrap.js';
 import { Admission } from './admission.js';
-import type { ResponseWrapper } from '../wrapping/wrapper.js';
-import type { StandbyStrategy } from './standby.js';
 import { RunningRequest, type InFlightRequests } from './in-flight.js';
-import { MeasureStage } from './measure.js';
+import { MeasureStage, type RequestMetrics } from './measure.js';
 import { BodyAllowanceStage, type BodyAllowance, type RequestHead } from './body-allowance.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { HostRequest, HostResponse, ReadRequest, Route } from './types.js';
+import type { HostRequest, HostResponse, ReadRequest, Route, SealState } from './types.js';
 
-export interface PipelineServices {
+/**
+ * How a request is run around the stages when it is not simply run here: HA's standby strategy
+ * (core/ha/standby.ts), which may forward it to the active node instead.
+ */
+export interface RequestStrategy {
+  run(request: HostRequest, local: (request: HostRequest) => Promise<HostResponse>): Promise<HostResponse>;
+}
+
+/**
+ * What the pipeline is built from: each stage takes the narrow part of the host it uses, so the
+ * pipeline can be built over fakes of them (test/core/pipeline/pipeline.test.ts).
+ */
+export interface PipelineDeps {
+  /** The sys backend: always routed, sealed or not. */
   readonly system: Backend;
-  readonly barrier: Barrier;
-  readonly tokens: TokenStore;
-  readonly acls: TokenAcls;
-  readonly wrapper: ResponseWrapper;
-  readonly identity: IdentityStore;
-  readonly audit: AuditBroker;
-  mounts(): MountTable | undefined;
+  /** Whether the barrier is sealed, and the storage the sys backend's view is taken of (under `sys/`). */
+  readonly barrier: SealState & Storage;
+  readonly tokens: TokenLookup & TokenUses & TokenIssuer;
+  readonly acls: AclSource;
+  readonly wrapper: AnswerWrapper;
+  readonly identity: AliasResolver;
+  readonly audit: AuditRecorder;
+  readonly unsealed: Pick<Unsealed, 'mounts'>;
   readonly logger: Logger;
   /** HA only. */
-  readonly standby?: StandbyStrategy;
+  readonly standby?: RequestStrategy;
   /** The requests being answered (sys/in-flight-req). */
   readonly inFlight: InFlightRequests;
   /** Absent when metrics are not collected. */
-  readonly metrics?: Metrics;
+  readonly metrics?: RequestMetrics;
 }
 
 const SYSTEM_MOUNT = Object.freeze({ path: 'sys/', type: 'system', accessor: 'system', uuid: 'system' });
@@ -62,7 +71,7 @@ export class Pipeline {
   private readonly audit: AuditStage;
   private readonly login: LoginStage;
   private readonly wrapping: WrapStage;
-  private readonly standby: StandbyStrategy | undefined;
+  private readonly standby: RequestStrategy | undefined;
   private readonly admission = new Admission();
   private readonly system: Backend;
   private readonly inFlight: InFlightRequests;
@@ -71,20 +80,20 @@ export class Pipeline {
   /** The sys backend's storage: the barrier under `sys/`. */
   private readonly systemStorage: StorageView;
 
-  constructor(services: PipelineServices) {
-    this.routes = new RouteStage(services.system, services.barrier, services.mounts);
-    this.authentication = new AuthenticateStage(services.tokens, services.barrier);
-    this.bodies = new BodyAllowanceStage(this.routes, this.authentication, services.standby !== undefined);
-    this.authorization = new AuthorizeStage(services.tokens, services.acls);
-    this.audit = new AuditStage(services.audit, services.barrier, services.logger);
-    this.login = new LoginStage(services.tokens, services.identity, services.mounts);
-    this.wrapping = new WrapStage(services.wrapper);
-    this.standby = services.standby;
-    this.system = services.system;
-    this.inFlight = services.inFlight;
-    this.measure = services.metrics ? new MeasureStage(services.metrics) : undefined;
-    this.logger = services.logger;
-    this.systemStorage = new StorageView(services.barrier, 'sys/');
+  constructor(deps: PipelineDeps) {
+    this.routes = new RouteStage(deps.system, deps.barrier, deps.unsealed);
+    this.authentication = new AuthenticateStage(deps.tokens, deps.barrier);
+    this.bodies = new BodyAllowanceStage(this.routes, this.authentication, deps.standby !== undefined);
+    this.authorization = new AuthorizeStage(deps.tokens, deps.acls);
+    this.audit = new AuditStage(deps.audit, deps.barrier, deps.logger);
+    this.login = new LoginStage(deps.tokens, deps.identity, deps.unsealed);
+    this.wrapping = new WrapStage(deps.wrapper);
+    this.standby = deps.standby;
+    this.system = deps.system;
+    this.inFlight = deps.inFlight;
+    this.measure = deps.metrics ? new MeasureStage(deps.metrics) : undefined;
+    this.logger = deps.logger;
+    this.systemStorage = new StorageView(deps.barrier, 'sys/');
   }
 
   /** Answers one request; never throws: every failure becomes an error response. */

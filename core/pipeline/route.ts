@@ -5,9 +5,8 @@
  */
 import { NotFoundError, SealedError } from '../errors.js';
 import type { Backend } from '../framework/backend.js';
-import type { MountTable } from '../mounts/mount-table.js';
-import type { Barrier } from '../../storage/barrier.js';
-import type { Route } from './types.js';
+import type { Unsealed } from '../unsealed.js';
+import type { Route, SealState } from './types.js';
 
 const nothingToRelease = (): void => {};
 
@@ -17,8 +16,8 @@ const METRICS_PATH = 'metrics';
 export class RouteStage {
   constructor(
     private readonly system: Backend,
-    private readonly barrier: Barrier,
-    private readonly mounts: () => MountTable | undefined,
+    private readonly barrier: SealState,
+    private readonly unsealed: Pick<Unsealed, 'mounts'>,
   ) {}
 
   /** `openMetrics`: the request came through a listener that serves `sys/metrics` without a token. */
@@ -37,7 +36,7 @@ export class RouteStage {
       };
     }
     if (this.barrier.sealed) throw new SealedError();
-    const found = this.mounts()?.resolve(path);
+    const found = this.unsealed.mounts.resolve(path);
     if (!found) throw new NotFoundError(`no handler for route ${JSON.stringify(path)}. route entry not found.`);
     const { backend, release } = found.mount.acquire();
     try {

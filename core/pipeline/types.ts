@@ -6,6 +6,11 @@ import type { LiveMount } from '../mounts/mount-table.js';
 import type { Backend } from '../framework/backend.js';
 import type { Operation } from '../framework/request.js';
 
+/** Whether the barrier is sealed: what most stages need to know of it. */
+export interface SealState {
+  readonly sealed: boolean;
+}
+
 /** A request as the HTTP layer hands it over. */
 export interface HostRequest {
   readonly method: string;

@@ -22,8 +22,11 @@ export interface Wrapped {
   readonly info?: WrapInfo;
 }
 
+/** Keeping an answer in a new wrapping token's cubbyhole. */
+export type AnswerWrapper = Pick<ResponseWrapper, 'wrap'>;
+
 export class WrapStage {
-  constructor(private readonly wrapper: ResponseWrapper) {}
+  constructor(private readonly wrapper: AnswerWrapper) {}
 
   /** Refuses X-Vault-Wrap-TTL on a path that needs no token, but for a login's answer. */
   check(request: ReadRequest, route: Route): void {

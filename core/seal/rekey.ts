@@ -13,7 +13,7 @@ import { encryptShares, readRecipients, type PgpRecipient } from './pgp.js';
 import { acceptShare, ShareQuorum, splitUnsealKey, type ShareScheme } from './shares.js';
 import { SerialQueue } from './serial.js';
 import { requireNonce } from './nonce.js';
-import type { SealKeys } from './seal-manager.js';
+import type { KeyBackup, SealKeys } from './seal-keys.js';
 
 export interface RekeyRequest {
   readonly shares: number;
@@ -60,12 +60,6 @@ export interface RekeyResult {
   readonly backup: boolean;
   readonly verificationRequired: boolean;
   readonly verificationNonce: string;
-}
-
-/** The PGP-encrypted shares of the last rekey with `backup`, by recipient fingerprint (hex of each message). */
-export interface KeyBackup {
-  readonly nonce: string;
-  readonly keys: Readonly<Record<string, string[]>>;
 }
 
 interface Verification {

@@ -18,7 +18,7 @@ import { encryptTo, readRecipient, type PgpRecipient } from './pgp.js';
 import { requireNonce } from './nonce.js';
 import { acceptShare, ShareQuorum } from './shares.js';
 import { SerialQueue } from './serial.js';
-import type { SealKeys } from './seal-manager.js';
+import type { SealKeys } from './seal-keys.js';
 
 /**
  * How long an attempt lives after it started or last took a share. Long enough for the holders to

@@ -2,7 +2,7 @@
  * Init, unseal and seal (Shamir). The key hierarchy (docs/architecture.md): a random 32-byte unseal key,
  * split into shares and never stored; the root key, stored encrypted under the unseal key; the
  * barrier's keyring, encrypted under the root key. Rekey (rekey.ts) and root token generation
- * (root-generation.ts) work on the same keys through `SealKeys`.
+ * (root-generation.ts) work on the same keys through `SealKeys` (seal-keys.ts).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AlreadyInitializedError, BadRequestError, IntegrityError, SealedError } from '../errors.js';
@@ -11,7 +11,8 @@ import type { Barrier } from '../../storage/barrier.js';
 import type { Storage } from '../../storage/storage.js';
 import { gcmOpen, gcmSeal, zeroize } from '../../storage/aead.js';
 import { acceptShare, ShareQuorum, splitUnsealKey, type ShareScheme } from './shares.js';
-import { Rekey, type KeyBackup } from './rekey.js';
+import { Rekey } from './rekey.js';
+import type { KeyBackup, SealConfig, SealKeys } from './seal-keys.js';
 import { RootGeneration } from './root-generation.js';
 import { SerialQueue } from './serial.js';
 
@@ -26,11 +27,6 @@ const KEYS = {
   // them. Outside the barrier as in Vault: they are encrypted to their holders already.
   keyBackup: 'core/unseal-keys-backup',
 } as const;
-
-/** The stored seal configuration: the current shares' scheme. */
-export interface SealConfig extends ShareScheme {
-  readonly type: 'shamir';
-}
 
 export interface SealStatus {
   type: 'shamir';
@@ -48,7 +44,8 @@ export interface InitResult {
   readonly rootToken: string;
 }
 
-export interface SealHooks {
+/** What the seal manager calls back into (the host) and runs with. */
+export interface SealDeps {
   /** After the barrier unseals: load mounts, policies, tokens. Called with the barrier unsealed. */
   afterUnseal(): Promise<void>;
   /** Before the barrier seals: tear backends down. */
@@ -57,23 +54,6 @@ export interface SealHooks {
   createRootToken(): Promise<string>;
   /** Revoke a root token root generation minted but could not hand out. */
   revokeRootToken(token: string): Promise<void>;
-}
-
-/**
- * What rekey and root generation need from the seal, on an unsealed server: the current scheme,
- * proof that a recovered unseal key is the real one, and replacing it.
- */
-export interface SealKeys {
-  /** The current seal configuration. @throws SealedError while sealed. */
-  config(): Promise<SealConfig>;
-  /** Opens the stored root key with `unsealKey` (the caller zeroizes it). @throws BadRequestError for a wrong key. */
-  openRootKey(unsealKey: Buffer): Promise<Buffer>;
-  /** Stores `rootKey` under `unsealKey` and `scheme` as the seal configuration, together. */
-  rewrapRootKey(rootKey: Buffer, unsealKey: Buffer, scheme: ShareScheme): Promise<void>;
-  writeKeyBackup(backup: KeyBackup): Promise<void>;
-}
-
-export interface SealOptions {
   /** Root generation attempts expire by it. */
   readonly clock: Clock;
   /** A lock shared by every node on the store (HA); init runs under it. */
@@ -96,8 +76,7 @@ export class SealManager {
   constructor(
     private readonly physical: Storage,
     private readonly barrier: Barrier,
-    private readonly hooks: SealHooks,
-    private readonly options: SealOptions,
+    private readonly deps: SealDeps,
   ) {
     const keys: SealKeys = {
       config: () => this.unsealedConfig(),
@@ -106,7 +85,7 @@ export class SealManager {
       writeKeyBackup: (backup) => this.physical.put(KEYS.keyBackup, Buffer.from(JSON.stringify(backup), 'utf8')),
     };
     this.rekey = new Rekey(keys);
-    this.rootGeneration = new RootGeneration(keys, { create: () => hooks.createRootToken(), revoke: (token) => hooks.revokeRootToken(token) }, options.clock);
+    this.rootGeneration = new RootGeneration(keys, { create: () => deps.createRootToken(), revoke: (token) => deps.revokeRootToken(token) }, deps.clock);
   }
 
   /**
@@ -150,7 +129,7 @@ export class SealManager {
   /** `sys/init`: creates the key hierarchy and the root token; leaves the server sealed. */
   async initialize(shares: number, threshold: number): Promise<InitResult> {
     validateShamirConfig(shares, threshold);
-    const { clusterLock } = this.options;
+    const { clusterLock } = this.deps;
     if (clusterLock) return clusterLock('init', () => this.initializeNow(shares, threshold));
     return this.initializeNow(shares, threshold);
   }
@@ -169,7 +148,7 @@ export class SealManager {
         await this.barrier.unseal(rootKey);
         let rootToken: string;
         try {
-          rootToken = await this.hooks.createRootToken();
+          rootToken = await this.deps.createRootToken();
         } finally {
           this.barrier.seal();
         }
@@ -228,7 +207,7 @@ export class SealManager {
       zeroize(rootKey);
     }
     try {
-      await this.hooks.afterUnseal();
+      await this.deps.afterUnseal();
     } catch (err) {
       this.barrier.seal();
       throw err;
@@ -287,7 +266,7 @@ export class SealManager {
     await this.queue.run(async () => {
       if (this.barrier.sealed) return;
       try {
-        await this.hooks.beforeSeal();
+        await this.deps.beforeSeal();
       } finally {
         this.barrier.seal();
         this.clearUnsealing();

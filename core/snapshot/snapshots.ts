@@ -23,14 +23,14 @@ import type { PhysicalStorage, StoredEntry } from '../../storage/storage.js';
 import type { Clock } from '../clock.js';
 import { BadRequestError, SealedError, UnavailableError } from '../errors.js';
 import type { SealManager } from '../seal/seal-manager.js';
-import type { ClusterInfo } from '../system/services.js';
+import type { Unsealed } from '../unsealed.js';
 
 /** What the seal of a snapshot is made with: a key every node unsealed with this keyring derives alike. */
 const SEAL_KEY_LABEL = 'storage snapshot seal';
 /** Read from the temporary file in pieces this large. */
 const FILE_CHUNK = 256 * 1024;
 
-export interface SnapshotHooks {
+export interface SnapshotDeps {
   /** Runs `work` while no other request runs: new ones wait, those in flight finish first. */
   exclusive<T>(work: () => Promise<T>): Promise<T>;
   /** Drops everything loaded from storage (mount tables and backends, audit devices, caches). */
@@ -54,8 +54,8 @@ export class Snapshots {
     private readonly barrier: Barrier,
     private readonly seal: SealManager,
     private readonly clock: Clock,
-    private readonly cluster: () => ClusterInfo | undefined,
-    private readonly hooks: SnapshotHooks,
+    private readonly unsealed: Unsealed,
+    private readonly deps: SnapshotDeps,
   ) {}
 
   /**
@@ -64,7 +64,7 @@ export class Snapshots {
    * @throws SealedError while sealed.
    */
   save(): AsyncIterable<Buffer> {
-    const header = { term: this.barrier.keyStatus().term, created: this.clock.now(), clusterId: this.cluster()?.id ?? '' };
+    const header = { term: this.barrier.keyStatus().term, created: this.clock.now(), clusterId: this.unsealed.loaded ? this.unsealed.cluster.id : '' };
     return writeSnapshot(header, this.physical.entries(), () => this.sealKey());
   }
 
@@ -79,7 +79,7 @@ export class Snapshots {
     try {
       const file = path.join(dir, 'snapshot');
       await this.receive(body, file, force);
-      return await this.hooks.exclusive(() => this.replace(file));
+      return await this.deps.exclusive(() => this.replace(file));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -126,21 +126,21 @@ export class Snapshots {
   private async replace(file: string): Promise<RestoreResult> {
     // Sealed while the snapshot was received (a request that was in flight): leave the store alone.
     if (this.barrier.sealed) throw new SealedError();
-    await this.hooks.unload();
+    await this.deps.unload();
     let replaced: { readonly result: number; readonly opened: boolean };
     try {
       replaced = await this.barrier.replaceStore(() => this.physical.replaceAll(entriesOf(file)));
     } catch (err) {
       // Nothing was replaced: serve the store as it was.
-      await this.hooks.load();
+      await this.deps.load();
       throw err;
     }
     this.seal.storeReplaced();
     if (!replaced.opened) {
-      await this.hooks.seal();
+      await this.deps.seal();
       return { keys: replaced.result, sealed: true };
     }
-    await this.hooks.load();
+    await this.deps.load();
     return { keys: replaced.result, sealed: false };
   }
 

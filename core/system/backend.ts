@@ -1,6 +1,6 @@
 /** The sys backend, mounted at `sys/`: built on the same framework as every plugin. */
 import { FrameworkBackend } from '../framework/index.js';
-import type { SystemServices } from './services.js';
+import type { SystemDeps } from './services.js';
 import { initPath } from './paths/init.js';
 import { unsealPath } from './paths/unseal.js';
 import { sealStatusPath } from './paths/seal-status.js';
@@ -41,7 +41,7 @@ import { inFlightReqPath } from './paths/in-flight-req.js';
 import { configStatePath } from './paths/config-state.js';
 import { loggerPaths } from './paths/loggers.js';
 
-export function createSystemBackend(services: SystemServices): FrameworkBackend {
+export function createSystemBackend(services: SystemDeps): FrameworkBackend {
   const migrations = new MountMigrations();
   return new FrameworkBackend({
     description: 'system endpoints used for control, policy and debugging',

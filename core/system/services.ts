@@ -1,6 +1,5 @@
 /** What the sys backend reaches into: host services, not a storage view like other backends. */
 import type { SealManager } from '../seal/seal-manager.js';
-import type { MountTable } from '../mounts/mount-table.js';
 import type { Barrier } from '../../storage/barrier.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import type { PluginCatalog } from '../plugins/catalog.js';
@@ -15,31 +14,25 @@ import type { Snapshots } from '../snapshot/snapshots.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { InFlightRequests } from '../pipeline/in-flight.js';
 import type { LogLevels } from '../log-levels.js';
+import type { Unsealed } from '../unsealed.js';
 
 /** Tokens and policies, for the sys paths that report or change them. */
-export interface AuthzServices {
+export interface AuthzDeps {
   readonly tokens: TokenStore;
   readonly policies: PolicyStore;
   aclFor(token: Pick<TokenEntry, 'policies' | 'entityId'>): Promise<ACL>;
 }
 
-export interface ClusterInfo {
-  readonly name: string;
-  readonly id: string;
-}
-
-export interface SystemServices {
+export interface SystemDeps {
   readonly seal: SealManager;
   readonly barrier: Barrier;
-  /** Undefined while sealed. */
-  mounts(): MountTable | undefined;
+  /** The mount table and the cluster's identity; the sys paths that use them are not served while sealed. */
+  readonly unsealed: Unsealed;
   readonly registry: PluginRegistry;
   /** Built-in and registered external plugins (sys/plugins/catalog). */
   readonly catalog: PluginCatalog;
   readonly clock: Clock;
-  /** Undefined while sealed. */
-  cluster(): ClusterInfo | undefined;
-  readonly authz: AuthzServices;
+  readonly authz: AuthzDeps;
   /** The OpenAPI document of everything mounted; only unauthenticated paths for anonymous callers. */
   openapi(authenticated: boolean): Promise<Record<string, unknown>>;
   readonly audit: AuditBroker;
@@ -72,11 +65,4 @@ export interface SystemServices {
   readonly logLevels: LogLevels;
   /** sys/host-info: the directories whose disks are reported (the data directory, the working directory). */
   readonly diskPaths: readonly string[];
-}
-
-/** Reached only on paths that are not available while sealed, so the host has checked already. */
-export function unsealedMounts(services: SystemServices): MountTable {
-  const table = services.mounts();
-  if (!table) throw new Error('mount table used while sealed');
-  return table;
 }

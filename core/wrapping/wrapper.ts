@@ -9,7 +9,7 @@ import { RESPONSE_WRAPPING_POLICY_NAME } from '../auth/policy/builtin.js';
 import type { ResolvedToken, TokenEntry, TokenStore } from '../auth/token-store.js';
 import { cubbyholePrefix } from '../cubbyhole/backend.js';
 import { parseExact, stringifyExact } from '../framework/exact-json.js';
-import type { Storage } from '../../storage/storage.js';
+import type { Unsealed } from '../unsealed.js';
 
 /** Vault's `wrap_info`. */
 export interface WrapInfo {
@@ -29,8 +29,7 @@ const INVALID = 'wrapping token is not valid or does not exist';
 export class ResponseWrapper {
   constructor(
     private readonly tokens: TokenStore,
-    /** The cubbyhole mount's storage; undefined while sealed. */
-    private readonly cubbyhole: () => Storage | undefined,
+    private readonly unsealed: Unsealed,
     /**
      * The system's max_lease_ttl in seconds: no wrapping token lives longer, as no other token
      * does, so a client cannot keep stored tokens around for ever ("87600000h").
@@ -64,7 +63,7 @@ export class ResponseWrapper {
       lastRenewalTime: 0,
     });
     const hash = await this.tokens.hashToken(id);
-    await this.storage().put(cubbyholePrefix(hash) + RESPONSE_KEY, Buffer.from(JSON.stringify({ response: stringifyExact(body) }), 'utf8'));
+    await this.unsealed.cubbyholeStorage.put(cubbyholePrefix(hash) + RESPONSE_KEY, Buffer.from(JSON.stringify({ response: stringifyExact(body) }), 'utf8'));
     return {
       token: id,
       accessor: entry.accessor,
@@ -113,17 +112,11 @@ export class ResponseWrapper {
   }
 
   private async read(hash: string): Promise<unknown> {
-    const raw = await this.storage().get(cubbyholePrefix(hash) + RESPONSE_KEY);
+    const raw = await this.unsealed.cubbyholeStorage.get(cubbyholePrefix(hash) + RESPONSE_KEY);
     if (!raw) throw new BadRequestError(INVALID);
     const stored = JSON.parse(Buffer.from(raw).toString('utf8')) as { response: string };
     // A kv answer's numbers keep every digit through wrapping (core/framework/exact-json.ts).
     return parseExact(stored.response);
-  }
-
-  private storage(): Storage {
-    const storage = this.cubbyhole();
-    if (!storage) throw new Error('response wrapping used while sealed');
-    return storage;
   }
 }
 

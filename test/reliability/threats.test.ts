@@ -118,7 +118,7 @@ describe('threat checks', function () {
 
   it('compares secrets in constant time: token hashes, unseal shares and transit HMACs use timingSafeEqual, and no other secret is compared with === or !==', async () => {
     const required: [string, string][] = [
-      ['core/auth/token-store.ts', 'token hashes'],
+      ['core/auth/token-records.ts', 'token hashes'],
       ['core/seal/shares.ts', 'unseal share digests'],
       ['core/seal/nonce.ts', 'rekey and root generation nonces'],
       ['plugins/transit/crypto/hmac.ts', 'HMAC verification'],

@@ -1,14 +1,16 @@
 /**
  * The ACL: a token's policies compiled into one lookup structure, answering "may this request
- * proceed?" exactly as Vault does (core-api §4.3–§4.4). Build one per distinct policy set (and
- * identity, for templated policies) and cache it; each lookup is then a few map probes plus a scan
- * of the `+` rules.
+ * proceed?" exactly as Vault does (https://developer.hashicorp.com/vault/docs/concepts/policies).
+ * Build one per distinct policy set (and identity, for templated policies) and cache it; each
+ * lookup is then a few map probes plus a scan of the `+` rules. What a pattern's merged rules
+ * compile to is permissions.ts's; the parameter and wrapping constraints are parameters.ts's.
  */
 import { InternalError } from '../../errors.js';
-import { globbedStringsMatch } from '../../framework/glob.js';
 import type { Operation } from '../../framework/request.js';
 import { ROOT_POLICY_NAME } from './builtin.js';
-import { mergePathRules, type Capability, type PathRule, type Policy } from './policy.js';
+import type { Capability, Policy } from './policy.js';
+import { addToPattern, BIT, compilePermissions, type PatternEntry, type Permissions } from './permissions.js';
+import { checkParameters, checkWrappingTtl } from './parameters.js';
 import { isTemplatedPath, renderPathTemplate, type IdentityContext } from './template.js';
 import { RESOURCE_NAMES } from './resource-names.js';
 
@@ -37,34 +39,11 @@ export interface AclDecision {
   readonly reason?: string;
 }
 
-const BIT: Readonly<Record<Capability, number>> = {
-  deny: 1 << 0, create: 1 << 1, read: 1 << 2, update: 1 << 3, delete: 1 << 4, list: 1 << 5, sudo: 1 << 6, patch: 1 << 7,
-};
-
 /** Capabilities as `capabilities()` reports them (deny is reported on its own). */
 const REPORTED: readonly Capability[] = ['create', 'delete', 'list', 'patch', 'read', 'sudo', 'update'];
 
 /** Operations whose request parameters are checked against the rule's parameter constraints. */
 const PARAMETER_CHECKED: ReadonlySet<Operation> = new Set(['read', 'create', 'update', 'patch']);
-
-/**
- * Parameters whose values Vault lower-cases before use (policy names), so the policy check
- * compares them lower-cased too; otherwise `ROOT` would slip past a denied `root`.
- */
-const LOWER_CASED_PARAMETERS: ReadonlySet<string> = new Set(['policies', 'token_policies']);
-
-/** A pattern's merged permissions, ready to evaluate. */
-interface Permissions {
-  readonly pattern: string;
-  readonly bits: number;
-  /** For each capability, the policies that contributed it. */
-  readonly grantedBy: ReadonlyMap<Capability, readonly string[]>;
-  readonly allowed: ReadonlyMap<string, readonly unknown[]>;
-  readonly denied: ReadonlyMap<string, readonly unknown[]>;
-  readonly required: readonly string[];
-  readonly minWrappingTtl: number;
-  readonly maxWrappingTtl: number;
-}
 
 /** A `+` rule, split into segments once. */
 interface SegmentRule {
@@ -74,7 +53,7 @@ interface SegmentRule {
   readonly permissions: Permissions;
 }
 
-/** What orders competing non-exact matches (core-api §4.3 (a)–(e)). */
+/** What orders competing non-exact matches (Vault's priority matching, see `outranks`). */
 interface Rank {
   /** Index of the first `+` (for `+` rules) or of the `*` (for prefix rules). */
   readonly firstWildcard: number;
@@ -88,11 +67,6 @@ interface Rank {
 interface Candidate {
   readonly rank: Rank;
   readonly permissions: Permissions;
-}
-
-interface PatternEntry {
-  rule: PathRule;
-  grantedBy: Map<Capability, string[]>;
 }
 
 const ROOT_DECISION: AclDecision = Object.freeze({ allowed: true, sudo: true, grantingPolicies: Object.freeze([ROOT_POLICY_NAME]) });
@@ -217,7 +191,7 @@ export class ACL {
     );
   }
 
-  /** Steps 1–4 of core-api §4.3; undefined is step 5 (deny by default). */
+  /** An exact rule, else the best non-exact one, for the path and (listing) the path without its `/`; undefined denies. */
   private lookup(path: string, isList: boolean): Permissions | undefined {
     const exact = this.exact.get(path);
     if (exact) return exact;
@@ -303,51 +277,17 @@ function matchesSegments(rule: SegmentRule, parts: readonly string[]): boolean {
   return true;
 }
 
-/** True when `a` has higher priority than `b`: rules (a)–(e) of core-api §4.3, in order. */
+/**
+ * True when `a` has higher priority than `b`, by Vault's rules in order: the later first wildcard,
+ * not a prefix, fewer `+` segments, the longer, the lexically greater
+ * (https://developer.hashicorp.com/vault/docs/concepts/policies#priority-matching).
+ */
 function outranks(a: Rank, b: Rank): boolean {
   if (a.firstWildcard !== b.firstWildcard) return a.firstWildcard > b.firstWildcard;
   if (a.isPrefix !== b.isPrefix) return !a.isPrefix;
   if (a.wildcards !== b.wildcards) return a.wildcards < b.wildcards;
   if (a.path.length !== b.path.length) return a.path.length > b.path.length;
   return a.path > b.path;
-}
-
-function addToPattern(patterns: Map<string, PatternEntry>, rule: PathRule, policyName: string): void {
-  const entry = patterns.get(rule.path);
-  if (!entry) {
-    patterns.set(rule.path, { rule, grantedBy: grants(new Map(), rule, policyName) });
-    return;
-  }
-  if (entry.rule.capabilities.has('deny')) return;
-  entry.rule = mergePathRules(entry.rule, rule);
-  if (entry.rule.capabilities.has('deny')) entry.grantedBy.clear();
-  else grants(entry.grantedBy, rule, policyName);
-}
-
-function grants(grantedBy: Map<Capability, string[]>, rule: PathRule, policyName: string): Map<Capability, string[]> {
-  if (rule.capabilities.has('deny')) return grantedBy;
-  for (const capability of rule.capabilities) {
-    const names = grantedBy.get(capability);
-    if (!names) grantedBy.set(capability, [policyName]);
-    else if (!names.includes(policyName)) names.push(policyName);
-  }
-  return grantedBy;
-}
-
-function compilePermissions(pattern: string, entry: PatternEntry): Permissions {
-  const rule = entry.rule;
-  let bits = 0;
-  for (const capability of rule.capabilities) bits |= BIT[capability];
-  return {
-    pattern,
-    bits,
-    grantedBy: entry.grantedBy,
-    allowed: new Map(Object.entries(rule.allowedParameters)),
-    denied: new Map(Object.entries(rule.deniedParameters)),
-    required: rule.requiredParameters,
-    minWrappingTtl: rule.minWrappingTtl ?? 0,
-    maxWrappingTtl: rule.maxWrappingTtl ?? 0,
-  };
 }
 
 function refused(sudo: boolean, reason: string): AclDecision {
@@ -358,100 +298,4 @@ function stripLeadingSlashes(path: string): string {
   let start = 0;
   while (path[start] === '/') start++;
   return path.slice(start);
-}
-
-/** A rule with wrapping TTL bounds demands a wrapped response within them. */
-function checkWrappingTtl(permissions: Permissions, wrapTtl: number | undefined): string | undefined {
-  const { minWrappingTtl: min, maxWrappingTtl: max } = permissions;
-  if (max > 0 && (wrapTtl === undefined || wrapTtl > max)) return `the response must be wrapped with a TTL of at most ${max}s`;
-  if (min > 0 && (wrapTtl === undefined || wrapTtl < min)) return `the response must be wrapped with a TTL of at least ${min}s`;
-  // Merging policies can leave min above max; nothing can satisfy that.
-  if (min > 0 && max > 0 && max < min) return 'the merged wrapping TTL bounds cannot be met';
-  return undefined;
-}
-
-/** core-api §4.4, in Vault's order: required, empty data, denied (wins), allowed. */
-function checkParameters(permissions: Permissions, data: Readonly<Record<string, unknown>>): string | undefined {
-  for (const name of permissions.required) {
-    if (!Object.hasOwn(data, name.toLowerCase())) return `required parameter ${JSON.stringify(name)} is missing`;
-  }
-  const keys = Object.keys(data);
-  if (keys.length === 0) return undefined;
-
-  if (permissions.denied.size > 0) {
-    if (permissions.denied.has('*')) return 'the rule denies all parameters';
-    for (const key of keys) {
-      const denied = permissions.denied.get(key.toLowerCase());
-      if (denied && isDeniedValue(normalizeValue(key, data[key]), denied)) return `parameter ${JSON.stringify(key)} has a denied value`;
-    }
-  }
-
-  if (permissions.allowed.size === 0) return undefined;
-  const allowedAll = permissions.allowed.has('*');
-  if (allowedAll && permissions.allowed.size === 1) return undefined;
-  for (const key of keys) {
-    const allowed = permissions.allowed.get(key.toLowerCase());
-    if (!allowed) {
-      if (allowedAll) continue;
-      return `parameter ${JSON.stringify(key)} is not allowed`;
-    }
-    if (!isAllowedValue(normalizeValue(key, data[key]), allowed)) return `parameter ${JSON.stringify(key)} has a value that is not allowed`;
-  }
-  return undefined;
-}
-
-function normalizeValue(key: string, value: unknown): unknown {
-  if (!LOWER_CASED_PARAMETERS.has(key.toLowerCase())) return value;
-  if (typeof value === 'string') return value.toLowerCase();
-  if (Array.isArray(value)) return value.map((item) => (typeof item === 'string' ? item.toLowerCase() : item));
-  return value;
-}
-
-/**
- * A value is allowed when it matches the list as a whole, or when each element of a list value
- * (or each item of a comma-separated string, which many fields accept as a list) matches.
- */
-function isAllowedValue(value: unknown, list: readonly unknown[]): boolean {
-  if (list.length === 0 || matchesAny(value, list)) return true;
-  const items = listItems(value);
-  return items !== undefined && items.every((item) => matchesAny(item, list));
-}
-
-/** A value is denied when it, or any element of it, or any comma-separated item of it, matches. */
-function isDeniedValue(value: unknown, list: readonly unknown[]): boolean {
-  if (list.length === 0 || matchesAny(value, list)) return true;
-  const items = listItems(value);
-  return items !== undefined && items.some((item) => matchesAny(item, list));
-}
-
-function listItems(value: unknown): readonly unknown[] | undefined {
-  if (Array.isArray(value)) return value;
-  if (typeof value === 'string') return value === '' ? [] : value.split(',').map((item) => item.trim());
-  return undefined;
-}
-
-/** String entries may glob with a leading and/or trailing `*`; other values compare deeply. */
-function matchesAny(value: unknown, list: readonly unknown[]): boolean {
-  for (const entry of list) {
-    if (typeof entry === 'string') {
-      if (typeof value === 'string' && globbedStringsMatch(entry, value)) return true;
-    } else if (deepEqual(entry, value)) {
-      return true;
-    }
-  }
-  return false;
-}
-
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const other = b as unknown[];
-    return a.length === other.length && a.every((item, i) => deepEqual(item, other[i]));
-  }
-  const aKeys = Object.keys(a);
-  const bRecord = b as Record<string, unknown>;
-  const aRecord = a as Record<string, unknown>;
-  return aKeys.length === Object.keys(b).length && aKeys.every((key) => Object.hasOwn(b, key) && deepEqual(aRecord[key], bRecord[key]));
 }

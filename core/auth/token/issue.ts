@@ -46,7 +46,10 @@ export function sanitizePolicies(policies: readonly string[], addDefault: boolea
  * Mints a token. Whoever asks, no token may hold a reserved policy other than root, and a login
  * may not produce a root token (Vault refuses both, on token creation and on login alike).
  */
-export async function issueToken(store: TokenStore, request: IssueRequest): Promise<{ id: string; entry: TokenEntry; warnings: string[] }> {
+/** What issuing a token needs of the token store. */
+export type TokenIssuer = Pick<TokenStore, 'now' | 'create'>;
+
+export async function issueToken(store: TokenIssuer, request: IssueRequest): Promise<{ id: string; entry: TokenEntry; warnings: string[] }> {
   const policies = sanitizePolicies(request.policies, !request.noDefaultPolicy);
   if (policies.length === 0) throw new BadRequestError('token must have at least one policy');
   const reserved = policies.find((p) => p !== ROOT_POLICY_NAME && RESERVED_POLICY_NAMES.has(p));

@@ -10,7 +10,7 @@ import { renewTokenTtl } from '../ttl.js';
 
 export async function renewToken(
   tokens: TokenStore,
-  mounts: MountTable | undefined,
+  mounts: MountTable,
   token: ResolvedToken,
   increment: number,
   req: LogicalRequest,
@@ -22,7 +22,7 @@ export async function renewToken(
   let maxTtl = entry.maxTtl;
   const origin = entry.origin;
   if (origin) {
-    const live = mounts?.byAccessor(origin.mountAccessor);
+    const live = mounts.byAccessor(origin.mountAccessor);
     if (!live) throw new BadRequestError('the auth method that issued this token is no longer mounted');
     const acquired = live.acquire();
     try {

@@ -1,7 +1,7 @@
 /** Token roles: stored settings that `auth/token/create/:role` applies. */
 import type { Storage } from '../../../storage/storage.js';
 import { BadRequestError } from '../../errors.js';
-import type { TokenType } from '../token-store.js';
+import type { TokenTypeSetting } from './token-type.js';
 import { sanitizePolicies } from './issue.js';
 
 /** Storage key of a role (behind the barrier). */
@@ -25,7 +25,7 @@ export interface TokenRole {
   /** Seconds; 0 = the mount maximum. */
   token_max_ttl: number;
   token_explicit_max_ttl: number;
-  token_type: 'service' | 'batch' | 'default-service' | 'default-batch';
+  token_type: TokenTypeSetting;
   token_bound_cidrs: string[];
   token_no_default_policy: boolean;
   token_num_uses: number;
@@ -34,20 +34,6 @@ export interface TokenRole {
 export async function readRole(storage: Storage, name: string): Promise<TokenRole | undefined> {
   const raw = await storage.get(roleKey(name));
   return raw ? (JSON.parse(Buffer.from(raw).toString('utf8')) as TokenRole) : undefined;
-}
-
-/** The token type a role asks for, given the type the request asked for. */
-export function roleTokenType(role: TokenRole | undefined, requested: string | undefined): TokenType {
-  switch (role?.token_type) {
-    case 'service':
-      return 'service';
-    case 'batch':
-      return 'batch';
-    case 'default-batch':
-      return requested === 'service' ? 'service' : 'batch';
-    default:
-      return requested === 'batch' ? 'batch' : 'service';
-  }
 }
 
 /** Glob match with `*` anywhere (Vault's policy globs on roles). */

@@ -4,7 +4,7 @@ import type { LogicalRequest, MountRef } from '../../framework/request.js';
 import type { ResolvedToken, TokenEntry, TokenStore } from '../token-store.js';
 import { PermissionDeniedError } from '../../errors.js';
 
-export interface TokenServices {
+export interface TokenDeps {
   readonly store: TokenStore;
   /** Where roles are kept (behind the barrier). */
   readonly storage: Storage;
@@ -18,7 +18,7 @@ export interface TokenServices {
 }
 
 /** The caller's own token; the host has already checked it, so absence is a permission problem. */
-export async function callerToken(services: TokenServices, req: LogicalRequest): Promise<ResolvedToken> {
+export async function callerToken(services: TokenDeps, req: LogicalRequest): Promise<ResolvedToken> {
   const token = req.clientToken ? await services.store.lookup(req.clientToken) : undefined;
   if (!token) throw new PermissionDeniedError();
   return token;

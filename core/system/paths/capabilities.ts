@@ -2,14 +2,14 @@
 import { BadRequestError } from '../../errors.js';
 import { definePath, type AnyPathDefinition, type LogicalRequest } from '../../framework/index.js';
 import type { TokenEntry } from '../../auth/token-store.js';
-import type { AuthzServices } from '../services.js';
+import type { AuthzDeps } from '../services.js';
 
 const PATHS = {
   paths: { type: 'comma-string-list', description: 'The paths to report capabilities on.' },
   path: { type: 'comma-string-list', description: 'Deprecated alias of paths.', deprecated: true },
 } as const;
 
-async function report(authz: AuthzServices, entry: TokenEntry, paths: string[] | undefined, legacy: string[] | undefined) {
+async function report(authz: AuthzDeps, entry: TokenEntry, paths: string[] | undefined, legacy: string[] | undefined) {
   const list = paths && paths.length > 0 ? paths : legacy && legacy.length > 0 ? legacy : undefined;
   if (!list) throw new BadRequestError('paths must be supplied');
   const acl = await authz.aclFor(entry);
@@ -19,7 +19,7 @@ async function report(authz: AuthzServices, entry: TokenEntry, paths: string[] |
   return { data };
 }
 
-export function capabilityPaths(getAuthz: () => AuthzServices): AnyPathDefinition[] {
+export function capabilityPaths(getAuthz: () => AuthzDeps): AnyPathDefinition[] {
   const self = async (req: LogicalRequest, input: { paths?: string[]; path?: string[] }) => {
     const authz = getAuthz();
     const token = req.clientToken ? await authz.tokens.lookup(req.clientToken) : undefined;

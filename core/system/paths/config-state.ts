@@ -1,8 +1,8 @@
 /** `sys/config/state/sanitized`: the configuration this node runs with, without its secrets. */
 import { definePath } from '../../framework/index.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
-export function configStatePath(services: SystemServices) {
+export function configStatePath(services: SystemDeps) {
   return definePath({
     pattern: 'config/state/sanitized',
     fields: {},

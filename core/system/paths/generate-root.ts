@@ -14,7 +14,7 @@
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
 import type { RootGenerationProgress, RootGenerationStatus } from '../../seal/root-generation.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
 const attemptFields = {
   otp: {
@@ -40,11 +40,11 @@ const updateFields = {
   nonce: { type: 'string', description: 'The nonce of the attempt.' },
 } as const;
 
-function start(services: SystemServices, otp: string | undefined, pgpKey: string | undefined) {
+function start(services: SystemDeps, otp: string | undefined, pgpKey: string | undefined) {
   return services.seal.rootGeneration.start({ ...(otp !== undefined ? { otp } : {}), ...(pgpKey !== undefined ? { pgpKey } : {}) });
 }
 
-function submit(services: SystemServices, key: string | undefined, nonce: string | undefined): Promise<RootGenerationProgress> {
+function submit(services: SystemDeps, key: string | undefined, nonce: string | undefined): Promise<RootGenerationProgress> {
   if (key === undefined) throw new BadRequestError("'key' must be specified in request body as JSON");
   if (nonce === undefined) throw new BadRequestError("'nonce' must be specified: the nonce of the root generation attempt");
   return services.seal.rootGeneration.update(key, nonce);
@@ -79,7 +79,7 @@ function vaultStatusBody(status: RootGenerationStatus, nonce: string, otp: strin
   };
 }
 
-export function generateRootTokenAttemptPath(services: SystemServices) {
+export function generateRootTokenAttemptPath(services: SystemDeps) {
   const generation = services.seal.rootGeneration;
   return definePath({
     pattern: 'generate-root-token/attempt',
@@ -118,7 +118,7 @@ export function generateRootTokenAttemptPath(services: SystemServices) {
   });
 }
 
-export function generateRootTokenUpdatePath(services: SystemServices) {
+export function generateRootTokenUpdatePath(services: SystemDeps) {
   return definePath({
     pattern: 'generate-root-token/update',
     fields: updateFields,
@@ -157,7 +157,7 @@ function refuseKey(key: string | undefined): void {
 }
 
 /** Vault's family, unless the configuration turned it off. */
-function requireUnauthed(services: SystemServices): void {
+function requireUnauthed(services: SystemDeps): void {
   if (!services.unauthedGenerateRoot) {
     throw new NotFoundError(
       'unauthenticated root generation is disabled on this server (disable_unauthed_generate_root_endpoints); use sys/generate-root-token with a token',
@@ -165,7 +165,7 @@ function requireUnauthed(services: SystemServices): void {
   }
 }
 
-export function generateRootAttemptPath(services: SystemServices) {
+export function generateRootAttemptPath(services: SystemDeps) {
   const generation = services.seal.rootGeneration;
   return definePath({
     pattern: 'generate-root/attempt',
@@ -223,7 +223,7 @@ export function generateRootAttemptPath(services: SystemServices) {
   });
 }
 
-export function generateRootUpdatePath(services: SystemServices) {
+export function generateRootUpdatePath(services: SystemDeps) {
   return definePath({
     pattern: 'generate-root/update',
     fields: updateFields,

@@ -1,11 +1,11 @@
 /** `sys/health`: status by HTTP code, for load balancers and monitors. */
 import { definePath } from '../../framework/index.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
 const code = (description: string, dflt: number) =>
   ({ type: 'int', description, default: dflt, minimum: 100, maximum: 999 }) as const;
 
-export function healthPath(services: SystemServices) {
+export function healthPath(services: SystemDeps) {
   return definePath({
     pattern: 'health',
     fields: {
@@ -27,7 +27,7 @@ export function healthPath(services: SystemServices) {
         summary: 'Report health as a status code and a body.',
         handler: async (_req, input) => {
           const status = await services.seal.status();
-          const cluster = status.sealed ? undefined : services.cluster();
+          const cluster = !status.sealed && services.unsealed.loaded ? services.unsealed.cluster : undefined;
           const standby = !status.sealed && services.ha !== undefined && services.ha.state !== 'active';
           const httpStatus = !status.initialized
             ? input.uninitcode

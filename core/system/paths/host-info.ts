@@ -6,9 +6,9 @@
 import os from 'node:os';
 import { statfs } from 'node:fs/promises';
 import { definePath } from '../../framework/index.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
-export function hostInfoPath(services: SystemServices) {
+export function hostInfoPath(services: SystemDeps) {
   return definePath({
     pattern: 'host-info',
     fields: {},

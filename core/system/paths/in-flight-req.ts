@@ -1,8 +1,8 @@
 /** `sys/in-flight-req`: the requests this node is answering right now (this one included). */
 import { definePath } from '../../framework/index.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
-export function inFlightReqPath(services: SystemServices) {
+export function inFlightReqPath(services: SystemDeps) {
   return definePath({
     pattern: 'in-flight-req',
     fields: {},

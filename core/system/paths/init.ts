@@ -4,9 +4,9 @@ import { definePath } from '../../framework/index.js';
 import { encryptShares, encryptTo, readKeys } from '../../seal/pgp.js';
 import { validateShamirConfig } from '../../seal/seal-manager.js';
 import { zeroize } from '../../../storage/aead.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
-export function initPath(services: SystemServices) {
+export function initPath(services: SystemDeps) {
   return definePath({
     pattern: 'init',
     fields: {

@@ -9,10 +9,10 @@
 import { PermissionDeniedError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
 import { routePrefixOf } from '../../mounts/mount-entry.js';
-import { unsealedMounts, type SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 import { mountInfo } from './mount-config.js';
 
-export function internalUiMountsPath(services: SystemServices) {
+export function internalUiMountsPath(services: SystemDeps) {
   return definePath({
     pattern: 'internal/ui/mounts/:path+',
     fields: { path: { type: 'string', description: 'A path inside the mount (the mount path itself will do).', required: true } },
@@ -26,7 +26,7 @@ export function internalUiMountsPath(services: SystemServices) {
             `preflight capability check returned 403, please ensure client's policies grant access to path "${input.path}"`,
           );
           if (!req.auth) throw refusal;
-          const found = unsealedMounts(services).resolve(input.path.replace(/^\/+/, ''));
+          const found = services.unsealed.mounts.resolve(input.path.replace(/^\/+/, ''));
           if (!found) throw refusal;
           const entry = found.mount.entry;
           const prefix = routePrefixOf(entry);

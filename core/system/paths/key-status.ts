@@ -1,8 +1,8 @@
 /** `sys/key-status` and `sys/rotate`: the barrier keyring's active term, and adding a term. */
 import { definePath } from '../../framework/index.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
-export function keyStatusPath(services: SystemServices) {
+export function keyStatusPath(services: SystemDeps) {
   return definePath({
     pattern: 'key-status',
     fields: {},
@@ -22,7 +22,7 @@ export function keyStatusPath(services: SystemServices) {
   });
 }
 
-export function rotatePath(services: SystemServices) {
+export function rotatePath(services: SystemDeps) {
   return definePath({
     pattern: 'rotate',
     fields: {},

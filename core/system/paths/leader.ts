@@ -1,10 +1,10 @@
 /** `sys/leader` and `sys/step-down`: HA leadership. */
 import { definePath } from '../../framework/index.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
 const NEVER = '0001-01-01T00:00:00Z';
 
-export function leaderPath(services: SystemServices) {
+export function leaderPath(services: SystemDeps) {
   return definePath({
     pattern: 'leader',
     fields: {},
@@ -42,7 +42,7 @@ export function leaderPath(services: SystemServices) {
   });
 }
 
-export function stepDownPath(services: SystemServices) {
+export function stepDownPath(services: SystemDeps) {
   return definePath({
     pattern: 'step-down',
     fields: {},

@@ -5,8 +5,8 @@
  */
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
-import { LOG_LEVELS } from '../../config/config-file.js';
-import type { SystemServices } from '../services.js';
+import { LOG_LEVELS } from '../../config/config-values.js';
+import type { SystemDeps } from '../services.js';
 
 const LEVEL = {
   type: 'lowercase-string',
@@ -16,7 +16,7 @@ const LEVEL = {
 
 const NAME = { type: 'string', description: 'core, or a mount path without its trailing slash (transit, auth/cloud).' } as const;
 
-export function loggerPaths(services: SystemServices) {
+export function loggerPaths(services: SystemDeps) {
   const levels = () => services.logLevels;
   const known = (name: string, missing: (message: string) => Error) => {
     if (!levels().has(name)) throw missing(`no logger named "${name}"; GET sys/loggers lists them`);

@@ -5,9 +5,9 @@
  */
 import { BadRequestError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
-export function metricsPath(services: SystemServices) {
+export function metricsPath(services: SystemDeps) {
   return definePath({
     pattern: 'metrics',
     fields: {

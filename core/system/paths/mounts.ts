@@ -5,7 +5,7 @@
 import { BadRequestError } from '../../errors.js';
 import { definePath, type AnyPathDefinition } from '../../framework/index.js';
 import { defaultMountConfig, type MountTableName } from '../../mounts/mount-entry.js';
-import { unsealedMounts, type SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 import { checkLeaseTtls, mountInfo, parseMountConfig, parseOptions, tuneInfo, MOUNT_CONFIG_FIELDS, REFUSED_TUNE_FIELDS } from './mount-config.js';
 
 interface TableWording {
@@ -25,7 +25,7 @@ const KV_ALIASES: Readonly<Record<string, string>> = { 'kv-v1': '1', 'kv-v2': '2
 
 const pathField = (what: string) => ({ type: 'string', description: `The path of the ${what}.`, required: true }) as const;
 
-export function mountTablePaths(services: SystemServices, table: MountTableName): AnyPathDefinition[] {
+export function mountTablePaths(services: SystemDeps, table: MountTableName): AnyPathDefinition[] {
   const w = WORDING[table];
   const defaults = { defaultLeaseTtl: services.defaultLeaseTtl, maxLeaseTtl: services.maxLeaseTtl };
 
@@ -37,7 +37,7 @@ export function mountTablePaths(services: SystemServices, table: MountTableName)
         summary: `List the enabled ${w.what}s.`,
         handler: async () => {
           const data: Record<string, unknown> = {};
-          const mounts = unsealedMounts(services);
+          const mounts = services.unsealed.mounts;
           for (const entry of mounts.entries(table)) data[entry.path] = mountInfo(entry, mounts.live(table, entry.path).running);
           return { data };
         },
@@ -72,7 +72,7 @@ export function mountTablePaths(services: SystemServices, table: MountTableName)
       read: {
         summary: `Read one ${w.what}.`,
         handler: async (_req, input) => {
-          const live = unsealedMounts(services).live(table, input.path);
+          const live = services.unsealed.mounts.live(table, input.path);
           return { data: mountInfo(live.entry, live.running) };
         },
       },
@@ -92,7 +92,7 @@ export function mountTablePaths(services: SystemServices, table: MountTableName)
           const version = input.plugin_version || pluginVersion;
           const entryConfig = { ...defaultMountConfig(), ...config };
           checkLeaseTtls(entryConfig, services.maxLeaseTtl);
-          await unsealedMounts(services).enable(table, input.path, {
+          await services.unsealed.mounts.enable(table, input.path, {
             type,
             description: input.description ?? '',
             config,
@@ -106,7 +106,7 @@ export function mountTablePaths(services: SystemServices, table: MountTableName)
       delete: {
         summary: `Disable the ${w.what} and delete all its data.`,
         handler: async (_req, input) => {
-          await unsealedMounts(services).disable(table, input.path);
+          await services.unsealed.mounts.disable(table, input.path);
           return null;
         },
       },
@@ -131,7 +131,7 @@ export function mountTablePaths(services: SystemServices, table: MountTableName)
       read: {
         summary: `Read the tunable settings of a ${w.what}.`,
         handler: async (_req, input) => {
-          const live = unsealedMounts(services).live(table, input.path);
+          const live = services.unsealed.mounts.live(table, input.path);
           return { data: tuneInfo(live.entry, defaults) };
         },
       },
@@ -140,7 +140,7 @@ export function mountTablePaths(services: SystemServices, table: MountTableName)
         handler: async (_req, input) => {
           const { path, description, options, plugin_version: version, ...rest } = input;
           const { config } = parseMountConfig(rest, table);
-          const mounts = unsealedMounts(services);
+          const mounts = services.unsealed.mounts;
           const live = mounts.live(table, path);
           // The version must be in the catalog now; the mount runs it from its next reload on, as in Vault.
           const pinned = version ? await mounts.checkPluginVersion(table, live.entry.type, version) : undefined;

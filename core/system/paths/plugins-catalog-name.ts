@@ -6,9 +6,9 @@
 import { BadRequestError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
 import { canonicalVersion, checkCatalogType, checkPluginName } from '../../plugins/catalog.js';
-import { unsealedMounts, type SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
-export function pluginsCatalogNamePath(services: SystemServices) {
+export function pluginsCatalogNamePath(services: SystemDeps) {
   return definePath({
     pattern: 'plugins/catalog/:type/:name',
     fields: {
@@ -68,7 +68,7 @@ export function pluginsCatalogNamePath(services: SystemServices) {
           const name = checkPluginName(input.name);
           const version = input.version ? canonicalVersion(input.version) : '';
           // A mount running or pinned to the version would fail at its next start: refuse instead.
-          const users = unsealedMounts(services)
+          const users = services.unsealed.mounts
             .allMounts()
             .filter((m) => m.entry.table === type && m.entry.type === name)
             .filter((m) => (m.running?.sha256 && m.running.version === version) || (version !== '' && m.entry.plugin_version === version));

@@ -1,9 +1,9 @@
 /** `sys/plugins/catalog/:type/`: the names of one type's plugins. */
 import { definePath, listResponse } from '../../framework/index.js';
 import { checkCatalogType } from '../../plugins/catalog.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
-export function pluginsCatalogTypePath(services: SystemServices) {
+export function pluginsCatalogTypePath(services: SystemDeps) {
   return definePath({
     pattern: 'plugins/catalog/:type/',
     fields: {

@@ -1,8 +1,8 @@
 /** `sys/plugins/catalog`: every plugin a mount may run, built-in and registered, as Vault lists them. */
 import { definePath } from '../../framework/index.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
-export function pluginsCatalogPath(services: SystemServices) {
+export function pluginsCatalogPath(services: SystemDeps) {
   return definePath({
     pattern: 'plugins/catalog',
     fields: {},

@@ -2,9 +2,9 @@
 import { BadRequestError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
 import type { LiveMount } from '../../mounts/mount-table.js';
-import { unsealedMounts, type SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
-export function pluginsReloadPath(services: SystemServices) {
+export function pluginsReloadPath(services: SystemDeps) {
   return definePath({
     pattern: 'plugins/reload/backend',
     fields: {
@@ -20,7 +20,7 @@ export function pluginsReloadPath(services: SystemServices) {
           const hasMounts = input.mounts !== undefined && input.mounts.length > 0;
           if (hasPlugin && hasMounts) throw new BadRequestError('plugin and mounts cannot be set at the same time');
           if (!hasPlugin && !hasMounts) throw new BadRequestError('plugin or mounts must be provided');
-          const table = unsealedMounts(services);
+          const table = services.unsealed.mounts;
           let targets: LiveMount[];
           if (hasPlugin) {
             if (!(await services.catalog.has(input.plugin!))) throw new BadRequestError(`plugin not found in the catalog: ${input.plugin}`);

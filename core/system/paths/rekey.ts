@@ -11,7 +11,7 @@ import { BadRequestError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
 import type { RekeyResult, RekeyStatus, RekeyVerifyStatus } from '../../seal/rekey.js';
 import { validateShamirConfig } from '../../seal/seal-manager.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
 function statusBody(status: RekeyStatus): Record<string, unknown> {
   return {
@@ -51,7 +51,7 @@ function requireKeyAndNonce(key: string | undefined, nonce: string | undefined, 
   return { key, nonce };
 }
 
-export function rekeyInitPath(services: SystemServices) {
+export function rekeyInitPath(services: SystemDeps) {
   const rekey = services.seal.rekey;
   return definePath({
     pattern: 'rekey/init',
@@ -108,7 +108,7 @@ export function rekeyInitPath(services: SystemServices) {
   });
 }
 
-export function rekeyUpdatePath(services: SystemServices) {
+export function rekeyUpdatePath(services: SystemDeps) {
   const rekey = services.seal.rekey;
   return definePath({
     pattern: 'rekey/update',
@@ -135,7 +135,7 @@ export function rekeyUpdatePath(services: SystemServices) {
   });
 }
 
-export function rekeyVerifyPath(services: SystemServices) {
+export function rekeyVerifyPath(services: SystemDeps) {
   const rekey = services.seal.rekey;
   return definePath({
     pattern: 'rekey/verify',
@@ -176,7 +176,7 @@ export function rekeyVerifyPath(services: SystemServices) {
   });
 }
 
-export function rekeyBackupPath(services: SystemServices) {
+export function rekeyBackupPath(services: SystemDeps) {
   return definePath({
     pattern: 'rekey/backup',
     fields: {},

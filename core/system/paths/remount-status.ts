@@ -2,9 +2,9 @@
 import { NotFoundError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
 import type { MountMigrations } from '../mount-migrations.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
-export function remountStatusPath(services: SystemServices, migrations: MountMigrations) {
+export function remountStatusPath(services: SystemDeps, migrations: MountMigrations) {
   return definePath({
     pattern: 'remount/status/:migration_id',
     fields: {

@@ -4,7 +4,7 @@ import { definePath } from '../../framework/index.js';
 import type { MountTableName } from '../../mounts/mount-entry.js';
 import { normalizeMountPath } from '../../mounts/mount-table.js';
 import type { MountMigrations } from '../mount-migrations.js';
-import { unsealedMounts, type SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
 /** Which table a `from`/`to` path names, and the path inside it (`auth/cloud` → auth, `cloud`). */
 function splitTable(path: string): { table: MountTableName; path: string } {
@@ -13,7 +13,7 @@ function splitTable(path: string): { table: MountTableName; path: string } {
   return { table: 'secret', path: trimmed };
 }
 
-export function remountPath(services: SystemServices, migrations: MountMigrations) {
+export function remountPath(services: SystemDeps, migrations: MountMigrations) {
   return definePath({
     pattern: 'remount',
     fields: {
@@ -34,7 +34,7 @@ export function remountPath(services: SystemServices, migrations: MountMigration
                 : `cannot move secrets engine "${input.from}" to "${input.to}": auth/ is for auth methods`,
             );
           }
-          const entry = await unsealedMounts(services).remount(from.table, from.path, to.path);
+          const entry = await services.unsealed.mounts.remount(from.table, from.path, to.path);
           const prefix = from.table === 'auth' ? 'auth/' : '';
           const migrationId = migrations.recordSuccess(`${prefix}${normalizeMountPath(from.path)}`, `${prefix}${entry.path}`);
           return { data: { migration_id: migrationId } };

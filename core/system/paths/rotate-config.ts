@@ -2,14 +2,14 @@
 import { BadRequestError } from '../../errors.js';
 import { definePath, goDuration } from '../../framework/index.js';
 import { MAX_OPERATIONS_LIMIT } from '../../../storage/barrier.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
 /** Vault's floor: rotating more often than every million encryptions only churns the keyring. */
 const MIN_MAX_OPERATIONS = 1_000_000;
 /** Vault's floor for a rotation interval (24h): each rotation adds a term that stays forever. */
 const MIN_INTERVAL_SECONDS = 24 * 3600;
 
-export function rotateConfigPath(services: SystemServices) {
+export function rotateConfigPath(services: SystemDeps) {
   return definePath({
     pattern: 'rotate/config',
     fields: {

@@ -1,10 +1,10 @@
 /** `sys/seal-status`: seal state, threshold and progress; readable while sealed. */
 import { definePath } from '../../framework/index.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
-export async function sealStatusBody(services: SystemServices): Promise<Record<string, unknown>> {
+export async function sealStatusBody(services: SystemDeps): Promise<Record<string, unknown>> {
   const status = await services.seal.status();
-  const cluster = status.sealed ? undefined : services.cluster();
+  const cluster = !status.sealed && services.unsealed.loaded ? services.unsealed.cluster : undefined;
   return {
     type: status.type,
     initialized: status.initialized,
@@ -22,7 +22,7 @@ export async function sealStatusBody(services: SystemServices): Promise<Record<s
   };
 }
 
-export function sealStatusPath(services: SystemServices) {
+export function sealStatusPath(services: SystemDeps) {
   return definePath({
     pattern: 'seal-status',
     fields: {},

@@ -1,8 +1,8 @@
 /** `sys/seal`: seal the server (root or sudo). */
 import { definePath } from '../../framework/index.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
-export function sealPath(services: SystemServices) {
+export function sealPath(services: SystemDeps) {
   return definePath({
     pattern: 'seal',
     fields: {},

@@ -5,10 +5,10 @@
  * keyring is this cluster's must carry this cluster's seal: force never lets an altered one in.
  */
 import { definePath, type AnyPathDefinition } from '../../framework/index.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 import { restoreSnapshot } from './storage-snapshot.js';
 
-export function storageSnapshotForcePaths(services: SystemServices): AnyPathDefinition[] {
+export function storageSnapshotForcePaths(services: SystemDeps): AnyPathDefinition[] {
   return ['storage/snapshot-force', 'storage/raft/snapshot-force'].map((pattern) =>
     definePath({
       pattern,

@@ -7,9 +7,9 @@
 import { BadRequestError } from '../../errors.js';
 import { definePath, type AnyPathDefinition } from '../../framework/index.js';
 import type { LogicalRequest, LogicalResponse } from '../../framework/request.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 
-export function storageSnapshotPaths(services: SystemServices): AnyPathDefinition[] {
+export function storageSnapshotPaths(services: SystemDeps): AnyPathDefinition[] {
   return ['storage/snapshot', 'storage/raft/snapshot'].map((pattern) =>
     definePath({
       pattern,
@@ -35,13 +35,13 @@ export function storageSnapshotPaths(services: SystemServices): AnyPathDefinitio
   );
 }
 
-export function saveSnapshot(services: SystemServices, req: LogicalRequest): LogicalResponse {
+export function saveSnapshot(services: SystemDeps, req: LogicalRequest): LogicalResponse {
   // A wrapped answer would have to be kept whole in a cubbyhole: refused rather than ignored.
   if (req.wrapTtl !== undefined) throw new BadRequestError('a snapshot cannot be response-wrapped (X-Vault-Wrap-TTL)');
   return { raw: { status: 200, binary: services.snapshots.save() } };
 }
 
-export async function restoreSnapshot(services: SystemServices, req: LogicalRequest, force: boolean): Promise<LogicalResponse | null> {
+export async function restoreSnapshot(services: SystemDeps, req: LogicalRequest, force: boolean): Promise<LogicalResponse | null> {
   services.requireActive();
   if (!req.bodyStream) throw new BadRequestError('no snapshot: send the snapshot file as the request body');
   const result = await services.snapshots.restore(req.bodyStream, force);

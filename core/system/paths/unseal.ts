@@ -1,10 +1,10 @@
 /** `sys/unseal`: submit one key share, or reset the collected shares. */
 import { BadRequestError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
-import type { SystemServices } from '../services.js';
+import type { SystemDeps } from '../services.js';
 import { sealStatusBody } from './seal-status.js';
 
-export function unsealPath(services: SystemServices) {
+export function unsealPath(services: SystemDeps) {
   return definePath({
     pattern: 'unseal',
     fields: {

@@ -1,8 +1,8 @@
 /** `auth/token/accessors` (LIST, sudo) and `auth/token/tidy`. */
 import { definePath, listResponse, type AnyPathDefinition } from '../../../framework/index.js';
-import type { TokenServices } from '../services.js';
+import type { TokenDeps } from '../services.js';
 
-export function accessorPaths(services: TokenServices): AnyPathDefinition[] {
+export function accessorPaths(services: TokenDeps): AnyPathDefinition[] {
   return [
     definePath({
       pattern: 'accessors/',

@@ -7,10 +7,11 @@
 import { BadRequestError } from '../../../errors.js';
 import { definePath, type AnyPathDefinition, type FieldValues, type LogicalRequest } from '../../../framework/index.js';
 import { ROOT_POLICY_NAME } from '../../policy/builtin.js';
-import type { ResolvedToken } from '../../token-store.js';
+import type { ResolvedToken, TokenType } from '../../token-store.js';
 import { authBlock, issueToken, sanitizePolicies, tokenDisplayName } from '../issue.js';
-import { callerToken, type TokenServices } from '../services.js';
-import { hasPolicyRules, readRole, roleAllowsEntityAlias, roleNumUses, rolePolicies, roleTokenType, type TokenRole } from '../roles.js';
+import { callerToken, type TokenDeps } from '../services.js';
+import { hasPolicyRules, readRole, roleAllowsEntityAlias, roleNumUses, rolePolicies, type TokenRole } from '../roles.js';
+import { issuedTokenType } from '../token-type.js';
 
 const CREATE_FIELDS = {
   id: { type: 'string', description: 'A custom token id (root or sudo only; may not contain ".").', sensitive: true },
@@ -93,7 +94,7 @@ function allowedEntityAlias(role: TokenRole | undefined, alias: string): string 
   return alias;
 }
 
-async function create(services: TokenServices, req: LogicalRequest, input: CreateInput, mode: CreateMode): Promise<{ tokenAuth: Record<string, unknown>; warnings?: string[] }> {
+async function create(services: TokenDeps, req: LogicalRequest, input: CreateInput, mode: CreateMode): Promise<{ tokenAuth: Record<string, unknown>; warnings?: string[] }> {
   const caller = await callerToken(services, req);
   const callerRoot = caller.entry.policies.includes(ROOT_POLICY_NAME);
   const sudo = callerRoot || (req.auth?.sudo ?? false);
@@ -106,7 +107,8 @@ async function create(services: TokenServices, req: LogicalRequest, input: Creat
     role = await readRole(services.storage, input.role_name ?? '');
     if (!role) throw new BadRequestError(`unknown role ${input.role_name}`);
   }
-  const type = roleTokenType(role, input.type);
+  // The field's allowed values are service and batch.
+  const type = issuedTokenType(role?.token_type, (input.type as TokenType | undefined) ?? 'default');
   if (type === 'batch') {
     const set = input.explicit_max_ttl > 0 ? 'explicit_max_ttl' : input.num_uses > 0 ? 'num_uses' : input.period > 0 ? 'period' : undefined;
     if (set) throw new BadRequestError(`batch tokens cannot have "${set}" set`);
@@ -172,7 +174,7 @@ async function create(services: TokenServices, req: LogicalRequest, input: Creat
   return { tokenAuth: authBlock(issued.id, issued.entry), ...(warnings.length ? { warnings } : {}) };
 }
 
-export function createPaths(services: TokenServices): AnyPathDefinition[] {
+export function createPaths(services: TokenDeps): AnyPathDefinition[] {
   const description =
     'Creates a child of the calling token (or an orphan). Policies must be a subset of the caller\'s unless the ' +
     'caller is root or has sudo; `default` is added unless no_default_policy (without sudo, only when the caller ' +

@@ -2,9 +2,9 @@
 import { BadRequestError, PermissionDeniedError } from '../../../errors.js';
 import { definePath, type AnyPathDefinition } from '../../../framework/index.js';
 import { lookupData } from '../issue.js';
-import { callerToken, type TokenServices } from '../services.js';
+import { callerToken, type TokenDeps } from '../services.js';
 
-export function lookupPaths(services: TokenServices): AnyPathDefinition[] {
+export function lookupPaths(services: TokenDeps): AnyPathDefinition[] {
   const self = async (req: Parameters<typeof callerToken>[1]) => {
     const token = await callerToken(services, req);
     return { data: lookupData(token.id, token.entry, services.store.now()) };

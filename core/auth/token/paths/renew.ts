@@ -3,11 +3,11 @@ import { BadRequestError } from '../../../errors.js';
 import { definePath, type AnyPathDefinition, type LogicalRequest } from '../../../framework/index.js';
 import type { ResolvedToken } from '../../token-store.js';
 import { authBlock } from '../issue.js';
-import { callerToken, type TokenServices } from '../services.js';
+import { callerToken, type TokenDeps } from '../services.js';
 
 const INCREMENT = { type: 'duration', description: 'The TTL asked for; the token\'s original TTL when omitted.', default: 0 } as const;
 
-export function renewPaths(services: TokenServices): AnyPathDefinition[] {
+export function renewPaths(services: TokenDeps): AnyPathDefinition[] {
   const renew = async (token: ResolvedToken, increment: number, req: LogicalRequest, echoId: boolean) => {
     if (token.entry.type === 'batch') throw new BadRequestError('batch tokens cannot be renewed');
     const { entry, warnings } = await services.renew(token, increment, req);

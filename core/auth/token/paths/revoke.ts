@@ -2,11 +2,11 @@
 import { BadRequestError } from '../../../errors.js';
 import { definePath, type AnyPathDefinition } from '../../../framework/index.js';
 import type { ResolvedToken } from '../../token-store.js';
-import { callerToken, type TokenServices } from '../services.js';
+import { callerToken, type TokenDeps } from '../services.js';
 
 const TOKEN = { type: 'string', description: 'The token.', sensitive: true } as const;
 
-export function revokePaths(services: TokenServices): AnyPathDefinition[] {
+export function revokePaths(services: TokenDeps): AnyPathDefinition[] {
   const revokeTree = async (token: ResolvedToken | undefined) => {
     if (token?.entry.type === 'batch') throw new BadRequestError('batch tokens cannot be revoked');
     if (token) await services.store.revokeTree(token.hash);

@@ -1,7 +1,7 @@
 /** `auth/token/roles` and `auth/token/roles/:role_name`. */
 import { definePath, listResponse, type AnyPathDefinition } from '../../../framework/index.js';
 import { BadRequestError } from '../../../errors.js';
-import type { TokenServices } from '../services.js';
+import type { TokenDeps } from '../services.js';
 import { ROLES_PREFIX, lowerUnique, readRole, roleKey, type TokenRole } from '../roles.js';
 
 /**
@@ -20,7 +20,7 @@ function refuseBatchConflicts(role: TokenRole): void {
   if (conflict) throw new BadRequestError(`'token_type' cannot be 'batch' when role is set to generate ${conflict[1]}`);
 }
 
-export function rolePaths(services: TokenServices): AnyPathDefinition[] {
+export function rolePaths(services: TokenDeps): AnyPathDefinition[] {
   const role = definePath({
     pattern: 'roles/:role_name',
     fields: {

@@ -11,25 +11,27 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Logger } from 'pino';
 import { NotActiveError, PermissionDeniedError } from '../errors.js';
 import type { Backend } from '../framework/backend.js';
-import { checkForwarded, ForwardNonces, type ForwardSigner } from '../ha/forward.js';
-import type { HaManager } from '../ha/ha-manager.js';
-import type { RemoteChanges } from '../ha/remote-changes.js';
-import type { HostState } from '../host-state.js';
+import { issuedTokenType } from '../auth/token/token-type.js';
+import type { RequestStrategy } from '../pipeline/pipeline.js';
+import type { HostRequest, HostResponse } from '../pipeline/types.js';
+import type { Unsealed } from '../unsealed.js';
 import type { Barrier } from '../../storage/barrier.js';
 import type { SharedStorage } from '../../storage/storage.js';
-import type { HostRequest, HostResponse } from './types.js';
+import { checkForwarded, ForwardNonces, type ForwardSigner } from './forward.js';
+import type { HaManager } from './ha-manager.js';
+import type { RemoteChanges } from './remote-changes.js';
 
-export interface StandbyOptions {
+export interface StandbyDeps {
   readonly ha: HaManager;
   readonly shared: SharedStorage;
   readonly barrier: Barrier;
-  readonly state: HostState;
+  readonly unsealed: Unsealed;
   readonly changes: RemoteChanges;
   readonly system: Backend;
   readonly logger: Logger;
 }
 
-export class StandbyStrategy {
+export class StandbyStrategy implements RequestStrategy {
   /** Set while a standby runs a request itself: a write attempt marks it for forwarding. */
   private readonly attempt = new AsyncLocalStorage<{ wrote: boolean }>();
   private forwardingKey: Buffer | undefined;
@@ -38,7 +40,7 @@ export class StandbyStrategy {
   /** Not cleared on seal: a request accepted before a seal stays refused after the unseal until it ages out. */
   private readonly forwardedNonces = new ForwardNonces();
 
-  constructor(private readonly options: StandbyOptions) {}
+  constructor(private readonly options: StandbyDeps) {}
 
   /**
    * Runs a request: locally on the active node (with the vouched client address of a forwarded
@@ -87,9 +89,9 @@ export class StandbyStrategy {
   }
 
   private async onStandby(request: HostRequest, forwarded: boolean, local: (request: HostRequest) => Promise<HostResponse>): Promise<HostResponse> {
-    const { shared, state, changes } = this.options;
+    const { shared, unsealed, changes } = this.options;
     const again = () => new NotActiveError('this node is not the active node (the request was forwarded here during a change of leader); retry');
-    if (!state.mounts || this.mintsServiceToken(request.path)) {
+    if (!unsealed.loaded || this.mintsServiceToken(request.path)) {
       if (forwarded) throw again();
       return this.forward(request);
     }
@@ -118,16 +120,18 @@ export class StandbyStrategy {
   }
 
   /**
-   * Whether a request is a login whose token is a service token (stored, so written on the active
-   * node). Logins that mint batch tokens (`token_type` batch or default-batch) write nothing
-   * themselves and are answered by the standby.
+   * Whether a request is a login whose token will be a service token (stored, so written on the
+   * active node). Logins that mint batch tokens write nothing themselves and are answered by the
+   * standby. Decided before the login runs, so without the role's own `token_type`: by the mount's
+   * tune, for a role that asks for no type (issuedTokenType). A login whose role asks otherwise
+   * still ends where it must: one that turns out to store a token is caught by the write guard and
+   * forwarded; one that turns out to be a batch token's is answered by the active node.
    */
   private mintsServiceToken(path: string): boolean {
-    const found = this.options.state.mounts?.resolve(path);
+    const found = this.options.unsealed.mounts.resolve(path);
     if (!found || found.mount.entry.table !== 'auth' || found.mount.entry.builtin) return false;
     if (!found.mount.backend?.isUnauthenticated(found.relative)) return false;
-    const type = found.mount.entry.config.token_type ?? 'default-service';
-    return type !== 'batch' && type !== 'default-batch';
+    return issuedTokenType(found.mount.entry.config.token_type, 'default') === 'service';
   }
 
   /**
