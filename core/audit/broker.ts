@@ -21,13 +21,14 @@ import type { AuditDevice } from './device.js';
 import {
   formatRequestEntry,
   formatResponseEntry,
+  JsonText,
   responseDataSource,
   type AuditEntry,
   type AuditInput,
   type AuditResponseInput,
   type EntryFormat,
 } from './entry.js';
-import { hashStructureSliced } from './hash-structure.js';
+import { hashToJsonSliced } from './hash-structure.js';
 import { AuditedHeaders } from './request-headers.js';
 import { buildDevice, UnusableDevice } from './device-types.js';
 import { AuditHmac, identifiedHmac, newSalt, type HmacKernel } from './salt.js';
@@ -95,7 +96,7 @@ interface LiveDevice {
  * entry (which records the request again): a large body is hashed once per device, not twice.
  */
 export class AuditMemo {
-  readonly requestData = new Map<LiveDevice, unknown>();
+  readonly requestData = new Map<LiveDevice, JsonText | Promise<JsonText>>();
 }
 
 /** A device disabled while an entry for it was being hashed: it neither recorded nor failed. */
@@ -420,20 +421,20 @@ function live(entry: AuditTableEntry, salt: string, device: AuditDevice, kernel:
 function entryFor(kind: 'request' | 'response', d: LiveDevice, input: AuditResponseInput, time: Date, memo: AuditMemo | undefined): AuditEntry | Promise<AuditEntry> {
   const hmac = d.format.hmac;
   const request = input.request.data;
-  let requestData: unknown;
+  let requestData: JsonText | Promise<JsonText> | undefined;
   if (request) {
     requestData = memo?.requestData.get(d);
     if (requestData === undefined) {
-      requestData = hashStructureSliced(request, hmac, input.nonHmacRequestKeys);
+      requestData = hashedText(hashToJsonSliced(request, hmac, input.nonHmacRequestKeys));
       memo?.requestData.set(d, requestData);
     }
   }
   const source = kind === 'response' ? responseDataSource(input, d.format) : undefined;
-  const responseData = source ? hashStructureSliced(source, hmac, input.nonHmacResponseKeys) : undefined;
-  const build = (requestHashed: unknown, responseHashed: unknown): AuditEntry => {
+  const responseData = source ? hashedText(hashToJsonSliced(source, hmac, input.nonHmacResponseKeys)) : undefined;
+  const build = (requestHashed: JsonText | undefined, responseHashed: JsonText | undefined): AuditEntry => {
     const hashed = {
-      ...(requestHashed !== undefined ? { requestData: requestHashed as Record<string, unknown> } : {}),
-      ...(responseHashed !== undefined ? { responseData: responseHashed as Record<string, unknown> } : {}),
+      ...(requestHashed ? { requestData: requestHashed } : {}),
+      ...(responseHashed ? { responseData: responseHashed } : {}),
     };
     return kind === 'request' ? formatRequestEntry(input, d.format, time, hashed) : formatResponseEntry(input, d.format, time, hashed);
   };
@@ -441,6 +442,12 @@ function entryFor(kind: 'request' | 'response', d: LiveDevice, input: AuditRespo
     return Promise.all([requestData, responseData]).then(([requestHashed, responseHashed]) => build(requestHashed, responseHashed));
   }
   return build(requestData, responseData);
+}
+
+/** Hashed data's text as an entry holds it (request and response data are objects, never left out). */
+function hashedText(text: string | undefined | Promise<string | undefined>): JsonText | Promise<JsonText> {
+  if (text instanceof Promise) return text.then((done) => new JsonText(done ?? 'null'));
+  return new JsonText(text ?? 'null');
 }
 
 function errorText(err: unknown): string {
