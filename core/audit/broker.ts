@@ -21,7 +21,6 @@ import type { AuditDevice } from './device.js';
 import {
   formatRequestEntry,
   formatResponseEntry,
-  JsonText,
   responseDataSource,
   type AuditEntry,
   type AuditInput,
@@ -29,6 +28,7 @@ import {
   type EntryFormat,
 } from './entry.js';
 import { hashToJsonSliced } from './hash-structure.js';
+import { JsonText } from '../framework/json-text.js';
 import { AuditedHeaders } from './request-headers.js';
 import { buildDevice, UnusableDevice } from './device-types.js';
 import { AuditHmac, identifiedHmac, newSalt, type HmacKernel } from './salt.js';
@@ -446,8 +446,14 @@ function entryFor(kind: 'request' | 'response', d: LiveDevice, input: AuditRespo
 
 /** Hashed data's text as an entry holds it (request and response data are objects, never left out). */
 function hashedText(text: string | undefined | Promise<string | undefined>): JsonText | Promise<JsonText> {
-  if (text instanceof Promise) return text.then((done) => new JsonText(done ?? 'null'));
-  return new JsonText(text ?? 'null');
+  if (text instanceof Promise) return text.then(jsonText);
+  return jsonText(text);
+}
+
+/** Text `entryJson` writes as it is; anything else that reads the entry gets it parsed. */
+function jsonText(text: string | undefined): JsonText {
+  const json = text ?? 'null';
+  return new JsonText(json, () => JSON.parse(json));
 }
 
 function errorText(err: unknown): string {

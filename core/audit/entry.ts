@@ -7,16 +7,9 @@
 import type { RecordedHeader } from './request-headers.js';
 import { hashStructure } from './hash-structure.js';
 import type { AuditHmac } from './salt.js';
+import { JsonText } from '../framework/json-text.js';
 
 export { hashStructure } from './hash-structure.js';
-
-/**
- * JSON text already written (data hashed by hash-structure.ts), placed in an entry as it is:
- * `entryJson` writes it without parsing or copying it.
- */
-export class JsonText {
-  constructor(readonly text: string) {}
-}
 
 /** A request as the host saw it, with the caller's token resolved (`auth`) when there was one. */
 export interface AuditInput {

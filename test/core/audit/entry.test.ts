@@ -3,12 +3,12 @@ import {
   formatRequestEntry,
   formatResponseEntry,
   hashStructure,
-  JsonText,
   type AuditInput,
   type AuditResponseInput,
   type EntryFormat,
 } from '../../../core/audit/entry.js';
 import { AuditHmac } from '../../../core/audit/salt.js';
+import { JsonText } from '../../../core/framework/json-text.js';
 import { expectedHmac } from './helpers.js';
 
 const SALT = '5d3c6a9e-8f7b-4c1d-9e2a-0b1c2d3e4f50';
