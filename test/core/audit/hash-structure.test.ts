@@ -94,8 +94,12 @@ describe('audit HMAC pass', function () {
 
   it('gives the same hashes through the WASM batch kernel as through node:crypto', async () => {
     const wasm = await WasmCrypto.load();
-    const values = ['', 'x', 'ünïcødé \u{1F511}', 'y'.repeat(5000)];
-    expect(new AuditHmac(SALT, wasm).many(values)).to.deep.equal(values.map((v) => identifiedHmac(SALT, v)));
+    const ascii = Array.from({ length: 40 }, (_, i) => `v${i}`.repeat(i));
+    const values = ['', 'x', 'ünïcødé \u{1F511}', 'y'.repeat(5000), ...ascii];
+    const hmac = new AuditHmac(SALT, wasm);
+    // Through the kernel: ASCII only (encoded in one go), and mixed; a few values one by one.
+    for (const list of [ascii, values, values.slice(0, 4)]) expect(hmac.many(list)).to.deep.equal(list.map((v) => identifiedHmac(SALT, v)));
+    expect(hmac.one('ünï')).to.equal(identifiedHmac(SALT, 'ünï'));
   });
 
   it('hashes a request body once per device for its request and response entries', async () => {
@@ -114,9 +118,9 @@ describe('audit HMAC pass', function () {
       const memo = new AuditMemo();
       const input = { request: { id: 'r', operation: 'update', path: 'x', data: { list: Array.from({ length: 5000 }, (_, i) => `s${i}`) } } };
       await broker.logRequest(input, memo);
-      await broker.logResponse({ ...input, response: { data: { ok: 'yes' } } }, memo);
-      // The 5,000 request strings once, and the response's one.
-      expect(hashed).to.equal(5001);
+      await broker.logResponse({ ...input, response: { data: { results: Array.from({ length: 20 }, (_, i) => `r${i}`) } } }, memo);
+      // The 5,000 request strings once, and the response's 20.
+      expect(hashed).to.equal(5020);
       const lines = (await readFile(path.join(dir.path, 'a.log'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
       expect(lines[1].request.data).to.deep.equal(lines[0].request.data);
     } finally {
