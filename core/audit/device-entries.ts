@@ -48,6 +48,17 @@ export interface LiveDevice {
  */
 export class AuditMemo {
   readonly requestData = new Map<LiveDevice, JsonText | Promise<JsonText>>();
+  /** Each device's format for this request, with an HMAC that hashes a value seen again (the token, in both entries) once. */
+  private readonly formats = new Map<LiveDevice, EntryFormat>();
+
+  formatFor(d: LiveDevice): EntryFormat {
+    let format = this.formats.get(d);
+    if (!format) {
+      format = d.format.hmac ? { ...d.format, hmac: d.format.hmac.remembering() } : d.format;
+      this.formats.set(d, format);
+    }
+    return format;
+  }
 }
 
 /** The live form of a table entry: its device and its salt's HMAC (none when it logs raw). */
@@ -67,7 +78,8 @@ export function live(entry: AuditTableEntry, salt: string, device: AuditDevice, 
 
 /** One device's entry: at once when its data fits a slice of hashing, else a promise of it. */
 export function entryFor(kind: 'request' | 'response', d: LiveDevice, input: AuditResponseInput, time: Date, memo: AuditMemo | undefined): AuditEntry | Promise<AuditEntry> {
-  const hmac = d.format.hmac;
+  const format = memo ? memo.formatFor(d) : d.format;
+  const hmac = format.hmac;
   const request = input.request.data;
   let requestData: JsonText | Promise<JsonText> | undefined;
   if (request) {
@@ -77,14 +89,14 @@ export function entryFor(kind: 'request' | 'response', d: LiveDevice, input: Aud
       memo?.requestData.set(d, requestData);
     }
   }
-  const source = kind === 'response' ? responseDataSource(input, d.format) : undefined;
+  const source = kind === 'response' ? responseDataSource(input, format) : undefined;
   const responseData = source ? hashedText(hashToJsonSliced(source, hmac, input.nonHmacResponseKeys)) : undefined;
   const build = (requestHashed: JsonText | undefined, responseHashed: JsonText | undefined): AuditEntry => {
     const hashed = {
       ...(requestHashed ? { requestData: requestHashed } : {}),
       ...(responseHashed ? { responseData: responseHashed } : {}),
     };
-    return kind === 'request' ? formatRequestEntry(input, d.format, time, hashed) : formatResponseEntry(input, d.format, time, hashed);
+    return kind === 'request' ? formatRequestEntry(input, format, time, hashed) : formatResponseEntry(input, format, time, hashed);
   };
   if (requestData instanceof Promise || responseData instanceof Promise) {
     return Promise.all([requestData, responseData]).then(([requestHashed, responseHashed]) => build(requestHashed, responseHashed));

@@ -63,6 +63,23 @@ export class AuditHmac {
     return out;
   }
 
+  /**
+   * This HMAC for one request's entries: `one` hashes a value seen before (the caller's token and
+   * accessor appear in two sections of both entries) only once. Held no longer than the request.
+   */
+  remembering(): AuditHmac {
+    const seen = new Map<string, string>();
+    const one = (value: string): string => {
+      let hash = seen.get(value);
+      if (hash === undefined) {
+        hash = this.one(value);
+        seen.set(value, hash);
+      }
+      return hash;
+    };
+    return Object.assign(Object.create(this) as AuditHmac, { one });
+  }
+
   /** An HMAC to feed a large value piece by piece; `identified` turns its digest into the entry's text. */
   incremental(): Hmac {
     return createHmac('sha256', this.keyObject);

@@ -100,6 +100,10 @@ describe('audit HMAC pass', function () {
     // Through the kernel: ASCII only (encoded in one go), and mixed; a few values one by one.
     for (const list of [ascii, values, values.slice(0, 4)]) expect(hmac.many(list)).to.deep.equal(list.map((v) => identifiedHmac(SALT, v)));
     expect(hmac.one('ünï')).to.equal(identifiedHmac(SALT, 'ünï'));
+    // One request's HMAC, which hashes a value seen again once, gives the same hashes.
+    const request = hmac.remembering();
+    expect([request.one('t'), request.one('t'), request.one('u')]).to.deep.equal(['t', 't', 'u'].map((v) => identifiedHmac(SALT, v)));
+    expect(request.many(ascii)).to.deep.equal(ascii.map((v) => identifiedHmac(SALT, v)));
   });
 
   it('hashes a request body once per device for its request and response entries', async () => {
