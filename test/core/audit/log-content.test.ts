@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { AuditBroker, AuditMemo } from '../../../core/audit/broker.js';
@@ -7,6 +7,7 @@ import { DEFAULT_AUDIT_RULES } from '../../../core/audit/rules.js';
 import type { AuditResponseInput } from '../../../core/audit/entry.js';
 import { MemoryStorage } from '../../../storage/memory.js';
 import { expectedHmac, tempDir } from './helpers.js';
+import { API_AUDIT, startUnsealedServer, tempDir as serverTempDir } from '../../helpers/server.js';
 
 const silent = pino({ level: 'silent' });
 const clock = { now: () => new Date('2024-05-01T00:00:00.000Z') };
@@ -150,5 +151,32 @@ describe('audit log content', () => {
     const lines = (await readFile(file, 'utf8')).split('\n');
     expect(lines.pop()).to.equal('');
     expect(lines.map((line) => (JSON.parse(line) as { request: { id: string } }).request.id)).to.deep.equal(ids);
+  });
+});
+
+describe('audit log content, through the server', function () {
+  this.timeout(30_000);
+
+  it('refuses with 503, answering nothing of the request, once the file can no longer be written', async () => {
+    const dir = await serverTempDir();
+    const server = await startUnsealedServer({ audit: API_AUDIT, plugins: [] });
+    try {
+      const logs = join(dir.path, 'logs');
+      await mkdir(logs);
+      expect((await server.client.post('sys/audit/file', { type: 'file', options: { file_path: join(logs, 'audit.log') } })).status).to.equal(204);
+      expect((await server.client.post('sys/mounts/kv', { type: 'kv' })).status).to.equal(204);
+      expect((await server.client.put('kv/app', { password: 's3cret' })).status).to.equal(204);
+      // The directory goes away and the file is reopened (log rotation): no write can succeed now.
+      await rename(logs, join(dir.path, 'gone'));
+      await server.host.audit.reopen();
+      const reads = await Promise.all(Array.from({ length: 20 }, () => server.client.get('kv/app')));
+      expect(reads.map((read) => read.status)).to.deep.equal(Array(20).fill(503));
+      for (const read of reads) expect(read.text).to.not.contain('s3cret');
+      const recorded = (await readFile(join(dir.path, 'gone', 'audit.log'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { type: string; request: { path: string } });
+      expect(recorded.filter((entry) => entry.request.path === 'kv/app').map((entry) => entry.type)).to.deep.equal(['request', 'response']);
+    } finally {
+      await server.close();
+      await dir.remove();
+    }
   });
 });
