@@ -19,19 +19,11 @@ import { SerialQueue } from '../seal/serial.js';
 import type { Storage } from '../../storage/storage.js';
 import { deletePrefix } from '../../storage/view.js';
 import type { AuditDevice } from './device.js';
-import {
-  formatRequestEntry,
-  formatResponseEntry,
-  responseDataSource,
-  type AuditEntry,
-  type AuditInput,
-  type AuditResponseInput,
-  type EntryFormat,
-} from './entry.js';
-import { hashStructureSliced } from './hash-structure.js';
+import type { AuditInput, AuditResponseInput } from './entry.js';
+import { AuditMemo, entryFor, live, type AuditDeviceInfo, type AuditTableEntry, type LiveDevice } from './device-entries.js';
 import { AuditedHeaders } from './request-headers.js';
 import { buildDevice, UnusableDevice } from './device-types.js';
-import { AuditHmac, identifiedHmac, newSalt, type HmacKernel } from './salt.js';
+import { identifiedHmac, newSalt, type HmacKernel } from './salt.js';
 import { planDeclared } from './declared.js';
 import {
   API_CREATION_REFUSED,
@@ -60,16 +52,6 @@ const deviceStoragePrefix = (uuid: string): string => `audit/${uuid}/`;
 /** The salt's key in a device's storage (Vault's `salt.DefaultLocation`): the UUID string as UTF-8. */
 const SALT_KEY = 'salt';
 
-/** A device as `sys/audit` lists it. */
-export interface AuditDeviceInfo {
-  /** With a trailing slash: `file/`. */
-  readonly path: string;
-  readonly type: string;
-  readonly description: string;
-  readonly options: Readonly<Record<string, string>>;
-  readonly local: boolean;
-}
-
 export interface EnableAuditInput {
   readonly type: string;
   readonly description?: string;
@@ -77,27 +59,8 @@ export interface EnableAuditInput {
   readonly local?: boolean;
 }
 
-/** A device as the table stores it. */
-interface AuditTableEntry extends AuditDeviceInfo {
-  readonly uuid: string;
-  /** Absent from entries written before devices could be declared: those were created through the API. */
-  readonly origin?: DeviceOrigin;
-}
 
-interface LiveDevice {
-  readonly entry: AuditTableEntry;
-  readonly salt: string;
-  readonly device: AuditDevice;
-  readonly format: EntryFormat;
-}
-
-/**
- * One request's hashed data per device, made for its request entry and reused by its response
- * entry (which records the request again): a large body is hashed once per device, not twice.
- */
-export class AuditMemo {
-  readonly requestData = new Map<LiveDevice, unknown>();
-}
+export { AuditMemo, type AuditDeviceInfo } from './device-entries.js';
 
 /** A device disabled while an entry for it was being hashed: it neither recorded nor failed. */
 const GONE = Symbol('device disabled meanwhile');
@@ -396,47 +359,6 @@ export function normalizeAuditPath(raw: string): string {
     }
   }
   return `${trimmed}/`;
-}
-
-function live(entry: AuditTableEntry, salt: string, device: AuditDevice, kernel: HmacKernel | undefined): LiveDevice {
-  const settings = device.settings;
-  return {
-    entry,
-    salt,
-    device,
-    format: {
-      ...(settings.logRaw ? {} : { hmac: new AuditHmac(salt, kernel) }),
-      hmacAccessor: settings.hmacAccessor,
-      elideListResponses: settings.elideListResponses,
-    },
-  };
-}
-
-/** One device's entry: at once when its data fits a slice of hashing, else a promise of it. */
-function entryFor(kind: 'request' | 'response', d: LiveDevice, input: AuditResponseInput, time: Date, memo: AuditMemo | undefined): AuditEntry | Promise<AuditEntry> {
-  const hmac = d.format.hmac;
-  const request = input.request.data;
-  let requestData: unknown;
-  if (request) {
-    requestData = memo?.requestData.get(d);
-    if (requestData === undefined) {
-      requestData = hashStructureSliced(request, hmac, input.nonHmacRequestKeys);
-      memo?.requestData.set(d, requestData);
-    }
-  }
-  const source = kind === 'response' ? responseDataSource(input, d.format) : undefined;
-  const responseData = source ? hashStructureSliced(source, hmac, input.nonHmacResponseKeys) : undefined;
-  const build = (requestHashed: unknown, responseHashed: unknown): AuditEntry => {
-    const hashed = {
-      ...(requestHashed !== undefined ? { requestData: requestHashed as Record<string, unknown> } : {}),
-      ...(responseHashed !== undefined ? { responseData: responseHashed as Record<string, unknown> } : {}),
-    };
-    return kind === 'request' ? formatRequestEntry(input, d.format, time, hashed) : formatResponseEntry(input, d.format, time, hashed);
-  };
-  if (requestData instanceof Promise || responseData instanceof Promise) {
-    return Promise.all([requestData, responseData]).then(([requestHashed, responseHashed]) => build(requestHashed, responseHashed));
-  }
-  return build(requestData, responseData);
 }
 
 function errorText(err: unknown): string {

@@ -4,7 +4,7 @@
  */
 import { BadRequestError } from '../errors.js';
 import { CoercionError, parseBool } from '../framework/fields.js';
-import type { AuditEntry } from './entry.js';
+import { entryJson, type AuditEntry } from './entry.js';
 import { PREFIX_REFUSED, type DeviceContext } from './rules.js';
 
 export interface AuditDevice {
@@ -68,7 +68,7 @@ export function parseCommonOptions(options: Readonly<Record<string, string>>, ow
 
 /** One entry as the line a device writes: the prefix, the JSON object, a newline. */
 export function serializeEntry(entry: AuditEntry, settings: DeviceSettings): string {
-  return `${settings.prefix}${JSON.stringify(entry)}\n`;
+  return `${settings.prefix}${entryJson(entry)}\n`;
 }
 
 /** Go's ParseBool vocabulary, as Vault parses these options; "" means the default. */

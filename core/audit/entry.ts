@@ -7,6 +7,7 @@
 import type { RecordedHeader } from './request-headers.js';
 import { hashStructure } from './hash-structure.js';
 import type { AuditHmac } from './salt.js';
+import { JsonText } from '../framework/json-text.js';
 
 export { hashStructure } from './hash-structure.js';
 
@@ -63,8 +64,8 @@ export interface AuditWrapInfo {
  * response entry, which records the request again.
  */
 export interface HashedData {
-  readonly requestData?: Record<string, unknown>;
-  readonly responseData?: Record<string, unknown>;
+  readonly requestData?: JsonText;
+  readonly responseData?: JsonText;
 }
 
 /** How one device renders entries (from its options and salt). */
@@ -104,7 +105,7 @@ export interface AuditRequestSection {
   client_token?: string;
   client_token_accessor?: string;
   path?: string;
-  data?: Record<string, unknown>;
+  data?: Record<string, unknown> | JsonText;
   remote_address?: string;
   remote_port?: number;
   headers?: Record<string, string[]>;
@@ -115,7 +116,7 @@ export interface AuditResponseSection {
   mount_type?: string;
   mount_accessor?: string;
   auth?: Record<string, unknown>;
-  data?: Record<string, unknown>;
+  data?: Record<string, unknown> | JsonText;
   warnings?: string[];
   wrap_info?: Record<string, unknown>;
 }
@@ -274,9 +275,28 @@ function withoutEmpty<T extends object>(fields: T): T {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(fields) as [string, unknown][]) {
     if (value === undefined || value === null || value === '' || value === 0) continue;
+    if (value instanceof JsonText) {
+      if (value.text !== '{}') out[key] = value;
+      continue;
+    }
     if (Array.isArray(value) && value.length === 0) continue;
     if (typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0) continue;
     out[key] = value;
   }
   return out as T;
+}
+
+/**
+ * An entry's JSON text, as `JSON.stringify` writes the same entry with its hashed data in place:
+ * members in order, undefined ones left out. The hashed data goes in as the text it already is.
+ */
+export function entryJson(value: unknown): string {
+  if (value instanceof JsonText) return value.text;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return JSON.stringify(value);
+  let out = '{';
+  for (const [key, member] of Object.entries(value)) {
+    if (member === undefined) continue;
+    out += `${out.length > 1 ? ',' : ''}${JSON.stringify(key)}:${entryJson(member)}`;
+  }
+  return `${out}}`;
 }

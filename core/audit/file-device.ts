@@ -2,9 +2,11 @@
  * The `file` audit device: appends one JSON line per entry to a file, to standard output
  * (`file_path` = `stdout` or `-`), or nowhere (`discard`, for tests and benchmarks).
  *
- * Writes are queued one after another, so two entries never interleave and `reopen`/`close` never
- * cut a line in half; each write resolves only when the OS accepted every byte, so a full disk or a
- * vanished file is reported to the broker instead of being lost. No fsync per entry: like Vault, an
+ * Entries are appended by group commit (group-commit.ts): those that arrive while a write is in
+ * flight go out together in the next one, in order, so two entries never interleave and
+ * `reopen`/`close` never cut a line in half. Each entry's write resolves only when the OS accepted
+ * every byte of the write that carried it, so a full disk or a vanished file is reported to the
+ * broker (for every entry of that write) instead of being lost. No fsync per write: like Vault, an
  * entry the OS accepted counts as written.
  *
  * Where a file may be and what becomes of its mode is rules.ts's: never inside plugin_directory,
@@ -16,9 +18,9 @@
 import { constants as fsConstants } from 'node:fs';
 import { lstat, open, type FileHandle } from 'node:fs/promises';
 import { BadRequestError } from '../errors.js';
-import { SerialQueue } from '../seal/serial.js';
 import type { AuditEntry } from './entry.js';
 import { parseCommonOptions, serializeEntry, type AuditDevice, type DeviceSettings } from './device.js';
+import { GroupCommit } from './group-commit.js';
 import { checkFileLocation, checkFileMode, FORBIDDEN_MODE_BITS, type DeviceContext } from './rules.js';
 
 export const FILE_DEVICE_OPTIONS = ['file_path', 'mode'] as const;
@@ -43,7 +45,7 @@ const CONFIG_OPEN_FLAGS = O_WRONLY | O_APPEND;
 export class FileAuditDevice implements AuditDevice {
   private handle: FileHandle | undefined;
   private closed = false;
-  private readonly queue = new SerialQueue();
+  private readonly commits = new GroupCommit((text) => this.flush(text));
 
   /**
    * @param mode permission bits for the file; 0 leaves an existing file's mode alone (Vault's
@@ -63,37 +65,40 @@ export class FileAuditDevice implements AuditDevice {
   }
 
   open(): Promise<void> {
-    return this.queue.run(async () => {
+    return this.commits.run(async () => {
       if (this.closed) throw new Error('audit device is closed');
       if (this.target.kind === 'file' && !this.handle) this.handle = await this.openFile(this.target.path);
     });
   }
 
   write(entry: AuditEntry): Promise<void> {
-    let line: Buffer;
+    let line: string;
     try {
-      line = Buffer.from(serializeEntry(entry, this.settings), 'utf8');
+      line = serializeEntry(entry, this.settings);
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.queue.run(async () => {
-      if (this.closed) throw new Error('audit device is closed');
-      switch (this.target.kind) {
-        case 'discard':
-          return;
-        case 'stdout':
-          return writeStdout(line);
-        case 'file':
-          // A file that could not be opened (at load, or by a failed reopen) is retried on every
-          // write, so logging resumes by itself once the path is usable again.
-          this.handle ??= await this.openFile(this.target.path);
-          return writeAll(this.handle, line);
-      }
-    });
+    return this.commits.append(line);
+  }
+
+  /** One group commit's lines, all at once. */
+  private async flush(text: string): Promise<void> {
+    if (this.closed) throw new Error('audit device is closed');
+    switch (this.target.kind) {
+      case 'discard':
+        return;
+      case 'stdout':
+        return writeStdout(Buffer.from(text, 'utf8'));
+      case 'file':
+        // A file that could not be opened (at load, or by a failed reopen) is retried on every
+        // write, so logging resumes by itself once the path is usable again.
+        this.handle ??= await this.openFile(this.target.path);
+        return writeAll(this.handle, Buffer.from(text, 'utf8'));
+    }
   }
 
   reopen(): Promise<void> {
-    return this.queue.run(async () => {
+    return this.commits.run(async () => {
       if (this.closed || this.target.kind !== 'file') return;
       const old = this.handle;
       this.handle = undefined;
@@ -103,7 +108,7 @@ export class FileAuditDevice implements AuditDevice {
   }
 
   close(): Promise<void> {
-    return this.queue.run(async () => {
+    return this.commits.run(async () => {
       this.closed = true;
       const handle = this.handle;
       this.handle = undefined;

@@ -1,10 +1,11 @@
 /**
- * The HMAC pass of an audit entry: a deep copy of a request's or response's data with every
- * string replaced by its hash. A body can hold millions of strings (a 32 MiB batch), and every
- * client shares one event loop, so the copy is made in slices: the walk and the hashing each check
- * the clock every few hundred values and give the loop a turn once a slice has run for
- * SLICE_MS. Data that fits one slice — nearly every request — is done at once, without a turn and
- * without a promise. The walk keeps its own stack, so no depth of nesting overflows the call stack.
+ * The HMAC pass of an audit entry: a request's or response's data written as JSON text with every
+ * string replaced by its hash, straight from the data (no hashed copy is built and then
+ * serialised). A body can hold millions of strings (a 32 MiB batch), and every client shares one
+ * event loop, so the text is made in slices: the walk and the hashing each check the clock every
+ * few hundred values and give the loop a turn once a slice has run for SLICE_MS. Data that fits
+ * one slice — nearly every request — is done at once, without a turn and without a promise. The
+ * walk keeps its own stack, so no depth of nesting overflows the call stack.
  */
 import type { Hmac } from 'node:crypto';
 import { setImmediate as turn } from 'node:timers/promises';
@@ -20,51 +21,59 @@ const HASH_CHUNK = 1024;
 const LARGE_STRING = 256 * 1024;
 
 /**
- * A deep copy of `value` with every string replaced by its HMAC; numbers, booleans and
- * object keys stay as they are. As in Vault, a string is left raw when the nearest object key
- * above it is in `nonHmacKeys` — for `{"a": ["x"]}` that is `a`; for `{"a": {"b": "x"}}` it is `b`.
- * Values JSON would render differently are first turned into what JSON would write (a Date into
- * its ISO text, bytes into base64, a bigint into its digits, unhashed), so the copy holds plain
- * JSON data only. Without `hmac` (a device that logs raw) strings are copied as they are.
+ * `value` as JSON text with every string replaced by its HMAC; numbers, booleans and object keys
+ * stay as they are. As in Vault, a string is left raw when the nearest object key above it is in
+ * `nonHmacKeys` — for `{"a": ["x"]}` that is `a`; for `{"a": {"b": "x"}}` it is `b`. Values JSON
+ * would render differently are first turned into what JSON would write (a Date into its ISO text,
+ * bytes into base64, a bigint into its digits, unhashed). Without `hmac` (a device that logs raw)
+ * strings are written as they are. The text is what `JSON.stringify` would write for a copy of
+ * `value` holding the hashes; undefined for a value JSON cannot write (undefined, a function).
  *
- * Returns the copy itself when it was made within one slice, else a promise of it.
+ * Returns the text itself when it was made within one slice, else a promise of it.
  */
-export function hashStructureSliced(value: unknown, hmac: AuditHmac | undefined, nonHmacKeys: readonly string[] = []): unknown {
+export function hashToJsonSliced(value: unknown, hmac: AuditHmac | undefined, nonHmacKeys: readonly string[] = []): string | undefined | Promise<string | undefined> {
   const pass = new HashPass(value, hmac, nonHmacKeys);
   return pass.finished() ? pass.result() : pass.resume();
 }
 
-/** The same copy made in one go, for small values whose size is known (auth metadata, tests). */
-export function hashStructure(value: unknown, hmac: AuditHmac | undefined, nonHmacKeys: readonly string[] = []): unknown {
+/** The same text made in one go, for small values whose size is known (auth blocks, tests). */
+export function hashToJson(value: unknown, hmac: AuditHmac | undefined, nonHmacKeys: readonly string[] = []): string | undefined {
   const pass = new HashPass(value, hmac, nonHmacKeys, Infinity);
   pass.finished();
   return pass.result();
 }
 
-type Container = Record<string, unknown> | unknown[];
+/** The hashed copy as plain JSON data (the text, parsed), for entries built as objects. */
+export function hashStructure(value: unknown, hmac: AuditHmac | undefined, nonHmacKeys: readonly string[] = []): unknown {
+  const text = hashToJson(value, hmac, nonHmacKeys);
+  return text === undefined ? undefined : JSON.parse(text);
+}
 
-/** A container being copied: its source's children (an array's items, an object's entries) and the next one to copy. */
+/** A container being written: an array's items or an object's keys, and the next one to write. */
 interface Frame {
-  readonly out: Container;
   readonly items: readonly unknown[] | undefined;
-  readonly entries: ReadonlyArray<readonly [string, unknown]> | undefined;
+  readonly object: Readonly<Record<string, unknown>> | undefined;
+  readonly keys: readonly string[] | undefined;
   /** The nearest object key above an array's items. */
   readonly key: string | undefined;
   next: number;
+  /** Whether a member was written yet (an object's members JSON leaves out need no comma). */
+  wrote: boolean;
 }
 
 class HashPass {
   private readonly skip: ReadonlySet<string>;
-  /** The containers whose children are still being copied, innermost last. */
+  /** The containers whose children are still being written, innermost last. */
   private readonly stack: Frame[] = [];
-  /** Strings to hash, with where each hash goes. */
+  /** The text since the last string to hash. */
+  private text = '';
+  /** The text before each string to hash: the whole is pieces[0], hash 0, pieces[1], hash 1, …, text. */
+  private readonly pieces: string[] = [];
   private readonly strings: string[] = [];
-  private readonly stringTargets: Container[] = [];
-  private readonly stringSlots: Array<string | number> = [];
-  private hashed = 0;
+  private readonly hashes: string[] = [];
   /** A large string being fed to its HMAC: how far. */
   private large: { readonly hmac: Hmac; at: number } | undefined;
-  private readonly root: unknown[] = [undefined];
+  private writable = true;
   private sliceStart = 0;
 
   constructor(
@@ -74,11 +83,22 @@ class HashPass {
     private readonly sliceMs = SLICE_MS,
   ) {
     this.skip = new Set(nonHmacKeys);
-    this.copy(value, this.root, 0, undefined);
+    const top = jsonValue(value);
+    if (omitted(top)) this.writable = false;
+    else this.write(top, undefined);
   }
 
-  result(): unknown {
-    return this.root[0];
+  result(): string | undefined {
+    if (!this.writable) return undefined;
+    const { pieces, hashes } = this;
+    if (pieces.length === 0) return this.text;
+    const parts = new Array<string>(pieces.length * 2 + 1);
+    for (let i = 0; i < pieces.length; i++) {
+      parts[2 * i] = pieces[i]!;
+      parts[2 * i + 1] = hashes[i]!;
+    }
+    parts[parts.length - 1] = this.text;
+    return parts.join('');
   }
 
   /** Works until done (true) or until the slice is used up (false). */
@@ -87,7 +107,7 @@ class HashPass {
     return this.walk() && this.hash();
   }
 
-  async resume(): Promise<unknown> {
+  async resume(): Promise<string | undefined> {
     for (;;) {
       await turn();
       if (this.finished()) return this.result();
@@ -106,81 +126,77 @@ class HashPass {
       const frame = stack[stack.length - 1]!;
       if (frame.items) {
         if (frame.next === frame.items.length) {
+          this.text += ']';
           stack.pop();
           continue;
         }
-        const i = frame.next++;
-        const item = frame.items[i];
+        if (frame.next > 0) this.text += ',';
+        const item = jsonValue(frame.items[frame.next++]);
         // JSON writes null for what it cannot write in an array.
-        if (item !== undefined && typeof item !== 'function' && typeof item !== 'symbol') this.copy(item, frame.out, i, frame.key);
+        if (omitted(item)) this.text += 'null';
+        else this.write(item, frame.key);
       } else {
-        const entries = frame.entries!;
-        if (frame.next === entries.length) {
+        const keys = frame.keys!;
+        if (frame.next === keys.length) {
+          this.text += '}';
           stack.pop();
           continue;
         }
-        const [k, v] = entries[frame.next++]!;
-        this.copy(v, frame.out, k, k);
+        const key = keys[frame.next++]!;
+        const value = jsonValue(frame.object![key]);
+        // JSON leaves out a member it cannot write.
+        if (omitted(value)) continue;
+        this.text += (frame.wrote ? ',' : '') + JSON.stringify(key) + ':';
+        frame.wrote = true;
+        this.write(value, key);
       }
     }
     return true;
   }
 
-  /** Puts the copy of `node` at `target[slot]`: at once for scalars; a container is created and its children copied by `walk`. */
-  private copy(node: unknown, target: Container, slot: string | number, key: string | undefined): void {
-    const put = (value: unknown) => ((target as Record<string | number, unknown>)[slot] = value);
+  /** Writes `node` (as jsonValue left it): scalars at once; a container is opened and its children written by `walk`. */
+  private write(node: unknown, key: string | undefined): void {
     if (typeof node === 'string') {
       if (this.hmac && !(key !== undefined && this.skip.has(key))) {
-        // A placeholder keeps the key's place in the object's order until the hash arrives.
-        put(null);
+        // The hash goes between the quotes; it is hex after its prefix, so it needs no escaping.
+        this.pieces.push(this.text + '"');
         this.strings.push(node);
-        this.stringTargets.push(target);
-        this.stringSlots.push(slot);
+        this.text = '"';
       } else {
-        put(node);
+        this.text += JSON.stringify(node);
       }
-      return;
+    } else if (typeof node === 'number') {
+      this.text += Number.isFinite(node) ? String(node) : 'null';
+    } else if (node === null || typeof node === 'boolean') {
+      this.text += String(node);
+    } else if (typeof node === 'bigint') {
+      this.text += `"${node.toString()}"`;
+    } else if (Array.isArray(node)) {
+      this.text += '[';
+      this.stack.push({ items: node, object: undefined, keys: undefined, key, next: 0, wrote: false });
+    } else {
+      const object = node as Record<string, unknown>;
+      this.text += '{';
+      this.stack.push({ items: undefined, object, keys: Object.keys(object), key, next: 0, wrote: false });
     }
-    if (node === null || typeof node === 'number' || typeof node === 'boolean') return void put(node);
-    if (typeof node === 'bigint') return void put(node.toString());
-    if (node instanceof Uint8Array) return this.copy(Buffer.from(node.buffer, node.byteOffset, node.byteLength).toString('base64'), target, slot, key);
-    if (Array.isArray(node)) {
-      const out: unknown[] = new Array(node.length).fill(null);
-      put(out);
-      this.stack.push({ out, items: node, entries: undefined, key, next: 0 });
-      return;
-    }
-    if (typeof node === 'object') {
-      const json = (node as { toJSON?: () => unknown }).toJSON;
-      if (typeof json === 'function') return this.copy(json.call(node), target, slot, key);
-      const entries = Object.entries(node).filter(([, v]) => v !== undefined && typeof v !== 'function' && typeof v !== 'symbol');
-      const out: Record<string, unknown> = {};
-      put(out);
-      this.stack.push({ out, items: undefined, entries, key, next: 0 });
-      return;
-    }
-    // undefined, functions and symbols: JSON drops them (only reachable at the top).
-    put(undefined);
   }
 
   private hash(): boolean {
-    const hmac = this.hmac!;
-    const { strings, stringTargets, stringSlots } = this;
-    const set = (i: number, hash: string) => ((stringTargets[i] as Record<string | number, unknown>)[stringSlots[i]!] = hash);
-    while (this.hashed < strings.length) {
-      if (strings[this.hashed]!.length > LARGE_STRING) {
-        if (!this.feedLarge(hmac, strings[this.hashed]!)) return false;
-        set(this.hashed, AuditHmac.identified(this.large!.hmac));
+    if (!this.hmac) return true;
+    const hmac = this.hmac;
+    const { strings, hashes } = this;
+    while (hashes.length < strings.length) {
+      const at = hashes.length;
+      if (strings[at]!.length > LARGE_STRING) {
+        if (!this.feedLarge(hmac, strings[at]!)) return false;
+        hashes.push(AuditHmac.identified(this.large!.hmac));
         this.large = undefined;
-        this.hashed++;
       } else {
-        let end = this.hashed;
-        while (end < strings.length && end - this.hashed < HASH_CHUNK && strings[end]!.length <= LARGE_STRING) end++;
-        const hashes = hmac.many(strings.slice(this.hashed, end));
-        for (let i = this.hashed; i < end; i++) set(i, hashes[i - this.hashed]!);
-        this.hashed = end;
+        let end = at;
+        while (end < strings.length && end - at < HASH_CHUNK && strings[end]!.length <= LARGE_STRING) end++;
+        for (const hash of hmac.many(at === 0 && end === strings.length ? strings : strings.slice(at, end))) hashes.push(hash);
       }
-      if (this.hashed < strings.length && this.sliceUsed()) return false;
+      if (hashes.length < strings.length && this.sliceUsed()) return false;
     }
     return true;
   }
@@ -199,4 +215,17 @@ class HashPass {
     }
     return true;
   }
+}
+
+/** What JSON writes for `node`: bytes as base64, an object's toJSON() (a Date's ISO text); anything else as it is. */
+function jsonValue(node: unknown): unknown {
+  if (node === null || typeof node !== 'object') return node;
+  if (node instanceof Uint8Array) return Buffer.from(node.buffer, node.byteOffset, node.byteLength).toString('base64');
+  const json = (node as { toJSON?: () => unknown }).toJSON;
+  return typeof json === 'function' ? json.call(node) : node;
+}
+
+/** JSON cannot write it: left out of an object, null in an array. */
+function omitted(node: unknown): boolean {
+  return node === undefined || typeof node === 'function' || typeof node === 'symbol';
 }

@@ -8,12 +8,18 @@ import {
   type EntryFormat,
 } from '../../../core/audit/entry.js';
 import { AuditHmac } from '../../../core/audit/salt.js';
+import { JsonText } from '../../../core/framework/json-text.js';
 import { expectedHmac } from './helpers.js';
 
 const SALT = '5d3c6a9e-8f7b-4c1d-9e2a-0b1c2d3e4f50';
 const TIME = new Date('2024-05-01T12:34:56.789Z');
 const hashed = (value: string): string => expectedHmac(SALT, value);
 const hmac = new AuditHmac(SALT);
+/** An entry's data built as an object (formatRequestEntry without hashed text makes one). */
+const plain = (data: Record<string, unknown> | JsonText | undefined): Record<string, any> => {
+  if (data === undefined || data instanceof JsonText) throw new Error('expected data built as an object');
+  return data;
+};
 
 const format = (overrides: Partial<EntryFormat> = {}): EntryFormat => ({
   hmac,
@@ -110,8 +116,8 @@ describe('audit entries', () => {
         TIME,
       );
       // Computed independently: HMAC-SHA256(key = UTF-8 of the salt, message = "hello").
-      expect(entry.request.data!.v).to.equal(expectedHmac(SALT, 'hello'));
-      expect(entry.request.data!.v).to.match(/^hmac-sha256:[0-9a-f]{64}$/);
+      expect(plain(entry.request.data).v).to.equal(expectedHmac(SALT, 'hello'));
+      expect(plain(entry.request.data).v).to.match(/^hmac-sha256:[0-9a-f]{64}$/);
     });
 
     it('leaves out fields that are unset or empty, as Vault\'s omitempty does', () => {
@@ -244,10 +250,10 @@ describe('audit entries', () => {
         other: hashed('x'),
       });
       const read = { ...input, request: { ...input.request, operation: 'read' } };
-      expect(formatResponseEntry(read, format({ elideListResponses: true }), TIME).response!.data!.keys).to.deep.equal(
+      expect(plain(formatResponseEntry(read, format({ elideListResponses: true }), TIME).response!.data).keys).to.deep.equal(
         ['a', 'b', 'c'].map(hashed),
       );
-      expect(formatResponseEntry(input, format(), TIME).response!.data!.keys).to.have.length(3);
+      expect(plain(formatResponseEntry(input, format(), TIME).response!.data).keys).to.have.length(3);
     });
   });
 
@@ -281,11 +287,11 @@ describe('audit entries', () => {
       expect(input).to.deep.equal(before);
 
       // Editing the raw copy (nothing hashed, so the most likely to alias) leaves the input alone.
-      (raw.response!.data!.nested as any).list[1].y = 'changed';
+      (plain(raw.response!.data).nested as any).list[1].y = 'changed';
       (raw.response!.auth!.metadata as any).m = 'changed';
       raw.auth!.policies!.push('changed');
       raw.auth!.metadata!.team = 'changed';
-      raw.request.data!.plaintext = 'changed';
+      plain(raw.request.data).plaintext = 'changed';
       expect(input).to.deep.equal(before);
       expect(request.request.data).to.not.equal(input.request.data);
       expect(response.response!.warnings).to.not.equal(input.response!.warnings);

@@ -127,6 +127,13 @@ describe('file audit device', () => {
     expect((err as NodeJS.ErrnoException).code).to.equal('ENOSPC');
   });
 
+  it('fails every one of many concurrent entries when the writes carrying them fail', async function () {
+    if (!existsSync('/dev/full')) this.skip();
+    const device = await opened({ file_path: '/dev/full' });
+    const results = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => device.write(entry(String(i)))));
+    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as NodeJS.ErrnoException).code : 'written'))).to.deep.equal(Array(50).fill('ENOSPC'));
+  });
+
   it('fails writes after a failed reopen, and recovers by itself once the path works again', async () => {
     const sub = join(dir, 'logs');
     await mkdir(sub);

@@ -1,13 +1,13 @@
 /**
  * The audit entry's HMAC pass works in slices: however many strings a body holds, other clients'
  * requests are served in between (counted in turns of the event loop, never in time), and the
- * copy is exactly what one pass in one go makes.
+ * text is exactly what one pass in one go makes, and what JSON.stringify writes for the hashed copy.
  */
 import { expect } from 'chai';
 import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import { readFile } from 'node:fs/promises';
-import { hashStructure, hashStructureSliced } from '../../../core/audit/hash-structure.js';
+import { hashToJson, hashToJsonSliced } from '../../../core/audit/hash-structure.js';
 import { AuditHmac, identifiedHmac, type HmacKernel } from '../../../core/audit/salt.js';
 import { WasmCrypto } from '../../../wasm/index.js';
 import { turnsDuring } from '../../helpers/event-loop.js';
@@ -29,41 +29,81 @@ describe('audit HMAC pass', function () {
   it('hashes a body of 300,000 strings in slices, with turns of the event loop between them, as one pass would', async () => {
     const body = { batch_input: Array.from({ length: 300_000 }, (_, i) => ({ plaintext: `p${i}`, context: 'c' })), keep: ['raw'] };
     const hmac = new AuditHmac(SALT);
-    const { result, turns } = await turnsDuring(async () => hashStructureSliced(body, hmac, ['keep', 'context']));
+    const { result, turns } = await turnsDuring(async () => hashToJsonSliced(body, hmac, ['keep', 'context']));
     expect(turns).to.be.at.least(MANY_TURNS);
-    expect(result).to.deep.equal(hashStructure(body, hmac, ['keep', 'context']));
-    const out = result as { batch_input: Array<{ plaintext: string; context: string }>; keep: string[] };
+    expect(result).to.equal(hashToJson(body, hmac, ['keep', 'context']));
+    const out = JSON.parse(result!) as { batch_input: Array<{ plaintext: string; context: string }>; keep: string[] };
     expect(out.batch_input[123_456]!.plaintext).to.equal(identifiedHmac(SALT, 'p123456'));
     expect(out.batch_input[0]!.context).to.equal('c');
     expect(out.keep).to.deep.equal(['raw']);
   });
 
   it('hashes a small body at once, without a promise or a turn', () => {
-    const out = hashStructureSliced({ plaintext: 'aGk=', n: 3 }, new AuditHmac(SALT));
+    const out = hashToJsonSliced({ plaintext: 'aGk=', n: 3 }, new AuditHmac(SALT));
     expect(out).not.to.be.instanceOf(Promise);
-    expect(out).to.deep.equal({ plaintext: identifiedHmac(SALT, 'aGk='), n: 3 });
+    expect(out).to.equal(JSON.stringify({ plaintext: identifiedHmac(SALT, 'aGk='), n: 3 }));
+  });
+
+  it('writes what JSON.stringify writes for the hashed copy: dates, bytes, bigints, what JSON leaves out, unhashed keys, escapes', () => {
+    const when = new Date('2024-05-01T00:00:00.000Z');
+    const value = {
+      z: 1,
+      '2': 'numeric keys come first',
+      when,
+      bytes: Buffer.from('hi'),
+      big: 12345678901234567890n,
+      gone: undefined,
+      fn: () => 1,
+      list: [undefined, () => 1, NaN, -0, 1e21, null, true, { context: ['raw "quoted"\n\u2028'] }],
+      context: 'kept ünï',
+      empty: {},
+      none: [],
+      odd: { toJSON: () => undefined },
+    };
+    const h = (v: string) => identifiedHmac(SALT, v);
+    const copy = {
+      z: 1,
+      '2': h('numeric keys come first'),
+      when: h(when.toISOString()),
+      bytes: h('aGk='),
+      big: '12345678901234567890',
+      list: [null, null, null, 0, 1e21, null, true, { context: ['raw "quoted"\n\u2028'] }],
+      context: 'kept ünï',
+      empty: {},
+      none: [],
+    };
+    expect(hashToJson(value, new AuditHmac(SALT), ['context'])).to.equal(JSON.stringify(copy));
+    // Bytes as base64, where JSON.stringify would write a Buffer's toJSON.
+    expect(hashToJson(value, undefined)).to.equal(JSON.stringify({ ...value, bytes: 'aGk=' }, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
   });
 
   it('feeds a string of megabytes to its HMAC in pieces, never cutting a surrogate pair', async () => {
     // A pair straddles every piece boundary a naive cut would make.
     const text = `${'a'.repeat(256 * 1024 - 1)}\u{1F511}`.repeat(12);
-    const { result, turns } = await turnsDuring(async () => hashStructureSliced({ plaintext: text }, new AuditHmac(SALT)));
+    const { result, turns } = await turnsDuring(async () => hashToJsonSliced({ plaintext: text }, new AuditHmac(SALT)));
     expect(turns).to.be.at.least(1);
-    expect((result as { plaintext: string }).plaintext).to.equal(`hmac-sha256:${createHmac('sha256', SALT).update(text, 'utf8').digest('hex')}`);
+    expect((JSON.parse(result!) as { plaintext: string }).plaintext).to.equal(`hmac-sha256:${createHmac('sha256', SALT).update(text, 'utf8').digest('hex')}`);
   });
 
-  it('copies a value nested 100,000 levels deep without overflowing the stack', async () => {
+  it('writes a value nested 100,000 levels deep without overflowing the stack', async () => {
     let deep: unknown = 'leaf';
     for (let i = 0; i < 100_000; i++) deep = [deep];
-    let out = await hashStructureSliced(deep, new AuditHmac(SALT));
-    for (let i = 0; i < 100_000; i++) out = (out as unknown[])[0];
-    expect(out).to.equal(identifiedHmac(SALT, 'leaf'));
+    const out = await hashToJsonSliced(deep, new AuditHmac(SALT));
+    expect(out).to.equal(`${'['.repeat(100_000)}"${identifiedHmac(SALT, 'leaf')}"${']'.repeat(100_000)}`);
   });
 
   it('gives the same hashes through the WASM batch kernel as through node:crypto', async () => {
     const wasm = await WasmCrypto.load();
-    const values = ['', 'x', 'ünïcødé \u{1F511}', 'y'.repeat(5000)];
-    expect(new AuditHmac(SALT, wasm).many(values)).to.deep.equal(values.map((v) => identifiedHmac(SALT, v)));
+    const ascii = Array.from({ length: 40 }, (_, i) => `v${i}`.repeat(i));
+    const values = ['', 'x', 'ünïcødé \u{1F511}', 'y'.repeat(5000), ...ascii];
+    const hmac = new AuditHmac(SALT, wasm);
+    // Through the kernel: ASCII only (encoded in one go), and mixed; a few values one by one.
+    for (const list of [ascii, values, values.slice(0, 4)]) expect(hmac.many(list)).to.deep.equal(list.map((v) => identifiedHmac(SALT, v)));
+    expect(hmac.one('ünï')).to.equal(identifiedHmac(SALT, 'ünï'));
+    // One request's HMAC, which hashes a value seen again once, gives the same hashes.
+    const request = hmac.remembering();
+    expect([request.one('t'), request.one('t'), request.one('u')]).to.deep.equal(['t', 't', 'u'].map((v) => identifiedHmac(SALT, v)));
+    expect(request.many(ascii)).to.deep.equal(ascii.map((v) => identifiedHmac(SALT, v)));
   });
 
   it('hashes a request body once per device for its request and response entries', async () => {
@@ -82,9 +122,9 @@ describe('audit HMAC pass', function () {
       const memo = new AuditMemo();
       const input = { request: { id: 'r', operation: 'update', path: 'x', data: { list: Array.from({ length: 5000 }, (_, i) => `s${i}`) } } };
       await broker.logRequest(input, memo);
-      await broker.logResponse({ ...input, response: { data: { ok: 'yes' } } }, memo);
-      // The 5,000 request strings once, and the response's one.
-      expect(hashed).to.equal(5001);
+      await broker.logResponse({ ...input, response: { data: { results: Array.from({ length: 20 }, (_, i) => `r${i}`) } } }, memo);
+      // The 5,000 request strings once, and the response's 20.
+      expect(hashed).to.equal(5020);
       const lines = (await readFile(path.join(dir.path, 'a.log'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
       expect(lines[1].request.data).to.deep.equal(lines[0].request.data);
     } finally {
