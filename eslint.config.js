@@ -13,17 +13,6 @@ export default defineConfig(
   // Built output; and the AssemblyScript sources, which tsc does not read (asc builds them against
   // its own standard library, tsconfig.json leaves them out).
   globalIgnores(['dist/', 'build/', 'wasm/assembly/']),
-  // Being redesigned on core/redesign and core/wiring; linted once merged.
-  globalIgnores([
-    'core/framework/', 'core/pipeline/', 'core/mounts/', 'core/plugins/', 'core/ha/', 'core/host*.ts', 'core/server.ts',
-    'core/di/', 'core/errors.ts', 'core/system/', 'core/auth/', 'core/config/', 'core/hcl.ts', 'sdk/',
-    'test/core/framework/', 'test/core/pipeline/', 'test/core/mounts/', 'test/core/plugins/', 'test/core/ha/',
-    'test/core/host*.ts', 'test/core/server*.ts', 'test/core/di/', 'test/core/errors*.ts', 'test/core/system/',
-    'test/core/auth/', 'test/core/config/', 'test/core/hcl*.ts', 'test/sdk/', 'test/ha/',
-  ]),
-  // The web UI (type-checked by `npm run check:ui` against ui/tsconfig.json) changed on main after
-  // this branch (issue #38); linted once merged.
-  globalIgnores(['ui/', 'test/ui/']),
   {
     // A disable comment that no rule needs is itself a finding.
     linterOptions: { reportUnusedDisableDirectives: 'error' },
@@ -45,6 +34,9 @@ export default defineConfig(
       '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
       // Passing on what a `catch` caught (`reject(err)`) is allowed, as rethrowing it is.
       '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
+      // A closure made before a value exists may read it once it does (`let serving; … start({ mount:
+      // () => serving … }); serving = backend`): the `let` is the honest declaration there.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
     },
   },
   {
@@ -52,7 +44,8 @@ export default defineConfig(
     // with chai, which is the type check; a benchmark reads the answers it drives the same way
     // (bench/lib/server.ts), and the CLI prints answers whose shape is the server's
     // (core/cli/client.ts). Typing every body would restate the assertions or the server's types.
-    files: ['test/**/*.ts', 'bench/**/*.ts', 'core/cli/**/*.ts'],
+    // The web UI reads the API's answers the same way (ui/api.ts) and shows them.
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'core/cli/**/*.ts', 'ui/**/*.ts', 'ui/**/*.tsx'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unsafe-argument': 'off',
@@ -65,7 +58,15 @@ export default defineConfig(
   {
     // A test that watches a method keeps the original to call it with `.call(this, …)` and to put
     // it back afterwards, which is what the rule takes for a lost `this`.
+    // chai's property assertions (`.to.be.empty`, `.not.NaN`) are expressions that assert when read.
     files: ['test/**/*.ts'],
-    rules: { '@typescript-eslint/unbound-method': 'off' },
+    rules: { '@typescript-eslint/unbound-method': 'off', '@typescript-eslint/no-unused-expressions': 'off' },
+  },
+  {
+    // Preact ignores what an event handler returns, so an async handler in a JSX attribute
+    // (`onClick={async () => …}`) loses nothing; each such handler shows its own errors
+    // (ui/components.tsx, the pages' error state). Promises handed anywhere else are still checked.
+    files: ['ui/**/*.tsx'],
+    rules: { '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { attributes: false } }] },
   },
 );

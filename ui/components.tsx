@@ -6,7 +6,7 @@ import { ApiError } from './api.js';
 /** The server's messages for a failed request, read out by screen readers as they appear. */
 export function Errors({ error }: { error: unknown }) {
   if (!error) return null;
-  const messages = error instanceof ApiError ? error.messages : [error instanceof Error ? error.message : String(error)];
+  const messages = error instanceof ApiError ? error.messages : [error instanceof Error ? error.message : typeof error === 'string' ? error : JSON.stringify(error)];
   return (
     <div class="error" role="alert">
       {messages.map((message) => (

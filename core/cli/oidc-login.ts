@@ -5,6 +5,7 @@
  * and when the provider sends the browser back, hand the state and code to `oidc/callback` with
  * the client nonce only this CLI knows. The listener answers the browser and closes.
  */
+import { errorMessage } from '../errors.js';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
@@ -80,7 +81,7 @@ export async function oidcLogin(client: ApiClient, mount: string, fields: Record
     }
     io.err('Waiting for OIDC authentication to complete...\n');
     const { response, error } = await outcome;
-    if (error !== undefined) throw error;
+    if (error !== undefined) throw error instanceof Error ? error : new Error(errorMessage(error));
     return response!;
   } finally {
     clearTimeout(timer);

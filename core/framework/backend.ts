@@ -110,7 +110,7 @@ function compilePath(definition: AnyPathDefinition): CompiledPath {
   }
   const operations = definition.operations;
   if (Object.keys(operations).length === 0) throw new Error(`path "${definition.pattern}": no operations`);
-  const fields = compileFields(definition.fields);
+  const fields = compileFields(definition.fields as FieldSpecs);
   const refused = definition.refusedFields && Object.keys(definition.refusedFields).length > 0 ? definition.refusedFields : undefined;
   const freeForm = definition.freeFormData === true;
   const existenceCheck = definition.existenceCheck;

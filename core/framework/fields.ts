@@ -296,7 +296,8 @@ function describe(raw: unknown): string {
   if (Array.isArray(raw)) return 'a list';
   if (typeof raw === 'object') return 'an object';
   if (typeof raw === 'string') return raw.length > 40 ? `a ${raw.length}-character string` : JSON.stringify(raw);
-  return String(raw);
+  if (typeof raw === 'function') return 'a function';
+  return String(raw as number | boolean | bigint | symbol | undefined);
 }
 
 /** Go's strconv.Atoi: optional sign, decimal digits, within int range (version fields, URL byte counts). */

@@ -26,7 +26,7 @@ export interface PluginContextParts {
 export interface BuiltContext {
   readonly context: PluginContext;
   /** Disposes of the mount's container: when the backend is closed, or failed to build. */
-  dispose(): Promise<void>;
+  readonly dispose: () => Promise<void>;
 }
 
 export function createPluginContext(parts: PluginContextParts): BuiltContext {

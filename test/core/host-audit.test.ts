@@ -36,7 +36,7 @@ describe('audit log', function () {
       const loginToken = login.body.auth.client_token as string;
 
       const log = await readFile(file, 'utf8');
-      const lines = log.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>); // eslint-disable-line @typescript-eslint/no-explicit-any
+      const lines = log.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);  
       expect(lines.length).to.be.greaterThan(10);
       expect(lines.every((l) => l.type === 'request' || l.type === 'response')).to.equal(true);
       for (const raw of [server.rootToken, child, loginToken, secret]) {
@@ -111,7 +111,7 @@ describe('audit log', function () {
       expect(answered.map((r) => r.reference)).to.deep.equal(['first', '', '']);
       expect(answered[2]!.error).to.be.a('string');
 
-      const lines = (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>); // eslint-disable-line @typescript-eslint/no-explicit-any
+      const lines = (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);  
       const entry = lines.find((l) => l.type === 'response' && l.request?.path === 'transit/encrypt/orders');
       const recorded = entry?.response?.data?.batch_results as Array<Record<string, unknown>>;
       expect(recorded).to.have.length(3);

@@ -111,7 +111,7 @@ function Roles({ base }: { base: string }) {
     const loaded: Record<string, string> = {};
     for (const [key, value] of Object.entries(body.data as Record<string, unknown>)) {
       // The server answers TTLs in seconds; they are shown as typed ("1h"), which it reads back the same.
-      loaded[key] = Array.isArray(value) ? value.join(', ') : key.endsWith('_ttl') && typeof value === 'number' ? formatDuration(value) : String(value ?? '');
+      loaded[key] = Array.isArray(value) ? value.join(', ') : key.endsWith('_ttl') && typeof value === 'number' ? formatDuration(value) : typeof value === 'object' && value !== null ? JSON.stringify(value) : String((value ?? '') as string | number | boolean);
     }
     setName(role);
     setAuthType(String(body.data.auth_type));

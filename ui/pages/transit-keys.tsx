@@ -158,7 +158,7 @@ function RestoreKey({ mount, onRestored }: { mount: string; onRestored: (name: s
 }
 
 /** Versions as the server lists them: unix seconds for symmetric keys, objects with creation_time for key pairs. */
-function versions(keys: Record<string, number | Json>): { version: string; created: string; publicKey?: string }[] {
+function versions(keys: Record<string, Json>): { version: string; created: string; publicKey?: string }[] {
   return Object.entries(keys ?? {}).map(([version, value]) =>
     typeof value === 'number'
       ? { version, created: formatTime(value) }

@@ -55,7 +55,7 @@ export function checkParameters(permissions: Permissions, data: Readonly<Record<
 function normalizeValue(key: string, value: unknown): unknown {
   if (!LOWER_CASED_PARAMETERS.has(key.toLowerCase())) return value;
   if (typeof value === 'string') return value.toLowerCase();
-  if (Array.isArray(value)) return value.map((item) => (typeof item === 'string' ? item.toLowerCase() : item));
+  if (Array.isArray(value)) return (value as unknown[]).map((item) => (typeof item === 'string' ? item.toLowerCase() : item));
   return value;
 }
 
@@ -77,7 +77,7 @@ function isDeniedValue(value: unknown, list: readonly unknown[]): boolean {
 }
 
 function listItems(value: unknown): readonly unknown[] | undefined {
-  if (Array.isArray(value)) return value;
+  if (Array.isArray(value)) return value as unknown[];
   if (typeof value === 'string') return value === '' ? [] : value.split(',').map((item) => item.trim());
   return undefined;
 }

@@ -193,7 +193,7 @@ process.on('message', (message: ToPlugin) => {
             info: {
               description: b.description,
               paths: b.describePaths(),
-              hooks: { periodic: Boolean(b.periodic), renew: Boolean(b.renew), invalidate: Boolean(b.invalidate), cleanup: Boolean(b.cleanup) },
+              hooks: { periodic: b.periodic !== undefined, renew: b.renew !== undefined, invalidate: b.invalidate !== undefined, cleanup: b.cleanup !== undefined },
             },
           });
         },

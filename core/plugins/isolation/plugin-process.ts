@@ -271,7 +271,7 @@ export class PluginProcess {
           value = await s.list(request.prefix);
           break;
         case 'batch':
-          if (!Array.isArray(request.ops) || !request.ops.every((o) => isKey(o.key) && (o.type === 'delete' || (o.type === 'put' && isValue(o.value))))) {
+          if (!Array.isArray(request.ops) || !(request.ops as { key?: unknown; type?: unknown; value?: unknown }[]).every((o) => isKey(o.key) && (o.type === 'delete' || (o.type === 'put' && isValue(o.value))))) {
             throw new PluginError('storage: batch needs put and delete operations with string keys and bytes');
           }
           await s.batch(request.ops);

@@ -117,7 +117,7 @@ export interface WireError {
 function codesOf(err: unknown): string[] {
   const codes: string[] = [];
   if (!(err instanceof KeywardenError)) return codes;
-  for (let proto: object | null = Object.getPrototypeOf(err); proto && proto !== KeywardenError.prototype; proto = Object.getPrototypeOf(proto)) {
+  for (let proto = Object.getPrototypeOf(err) as object | null; proto && proto !== KeywardenError.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
     const own = Object.getOwnPropertyDescriptor(proto, 'code');
     if (own && typeof own.value === 'string' && errorClassOf(own.value)?.prototype === proto) codes.push(own.value);
   }

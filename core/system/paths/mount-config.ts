@@ -104,8 +104,8 @@ export function parseOptions(raw: Record<string, unknown> | undefined): Record<s
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(raw)) {
     if (value === null || value === undefined) continue;
-    if (typeof value === 'object') throw new BadRequestError(`options: value of "${key}" must be a string`);
-    out[key] = String(value);
+    if (typeof value === 'object' || typeof value === 'function') throw new BadRequestError(`options: value of "${key}" must be a string`);
+    out[key] = String(value as string | number | boolean | bigint | symbol);
   }
   return out;
 }

@@ -19,7 +19,7 @@ describe('token creation rules', () => {
     return res.body.auth.client_token as string;
   };
   const tokenWith = (body: Record<string, unknown>): Promise<string> => createToken(root, body);
-  const lookup = async (token: string): Promise<Record<string, any>> => { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const lookup = async (token: string): Promise<Record<string, any>> => {  
     const res = await root.post('auth/token/lookup', { token });
     expect(res.status, res.text).to.equal(200);
     return res.body.data;

@@ -171,7 +171,7 @@ describe('framework field types', () => {
 
     it('refuses booleans, lists, objects, null, infinities and NaN', () => {
       for (const raw of [true, ['1h'], { h: 1 }, null, Infinity, NaN]) {
-        expect(() => coerce('duration', raw), String(raw)).to.throw(CoercionError);
+        expect(() => coerce('duration', raw), JSON.stringify(raw)).to.throw(CoercionError);
       }
     });
 

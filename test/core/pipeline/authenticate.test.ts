@@ -23,7 +23,7 @@ describe('authentication stage', function () {
 
       const log = await readFile(file, 'utf8');
       expect(log).not.to.contain(guess);
-      const lines = log.trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>); // eslint-disable-line @typescript-eslint/no-explicit-any
+      const lines = log.trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);  
       const hash = (await server.client.post('sys/audit-hash/file', { input: guess })).body.data.hash as string;
       const denied = await server.client.post('sys/audit-hash/file', { input: 'permission denied' });
       const forGuess = lines.filter((l) => l.request?.path === 'transit/encrypt/k');

@@ -33,7 +33,7 @@ function fakeSystem(events: Events, fail?: unknown): Backend {
     },
     async execute(request: LogicalRequest): Promise<{ data: Record<string, unknown> }> {
       events.push(`execute ${request.operation} ${request.path}`);
-      if (fail !== undefined) throw fail;
+      if (fail !== undefined) throw fail as Error;
       return { data: { answered: request.path, caller: request.auth?.accessor ?? null } };
     },
     isUnauthenticated: (path) => path === 'open' || path === 'seal-status',

@@ -204,6 +204,7 @@ describe('plugin registry', () => {
     });
 
     it('reports a factory that throws something that is not an Error', async () => {
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- the case under test: a factory that throws something that is not an Error
       const err = await buildError(manifestWith({ name: 'odd', factory: () => { throw 'a string'; } }));
       expect(err.message).to.equal('plugin "odd" failed to start: a string');
     });

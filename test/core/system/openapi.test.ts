@@ -22,7 +22,7 @@ describe('OpenAPI document', () => {
     const res = await server.client.get('sys/internal/specs/openapi');
     expect(res.status).to.equal(200);
     expect(res.body.openapi).to.equal('3.0.2');
-    const paths = res.body.paths as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const paths = res.body.paths as Record<string, any>;  
     const table = server.host.mounts!;
     let checked = 0;
     for (const entry of [...table.entries('secret'), ...table.entries('auth')]) {
