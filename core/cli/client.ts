@@ -1,17 +1,12 @@
 /**
- * The CLI's HTTP client: address and token from flags, KEYWARDEN_* or VAULT_* variables, or the
- * token helper file; TLS from the settings in tls.ts; errors typed so the CLI can pick its exit
+ * The CLI's HTTP client: the address from flags or KEYWARDEN_* or VAULT_* variables, the token as
+ * token-file.ts finds it; TLS from the settings in tls.ts; errors typed so the CLI can pick its exit
  * code (see main.ts) and word a failure to connect as one line that says what to do about it.
  */
-import { readFile, mkdir } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
-import os from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import path from 'node:path';
-import { writePrivateFile } from '../private-files.js';
-import { errorMessage } from '../errors.js';
 
 /** The server answered with an error status. */
 export class RequestError extends Error {
@@ -66,46 +61,6 @@ export interface CliEnvironment {
 
 export function serverAddress(env: NodeJS.ProcessEnv): string {
   return (env.KEYWARDEN_ADDR || env.VAULT_ADDR || 'http://127.0.0.1:8200').replace(/\/+$/, '');
-}
-
-/** Where `login` keeps the token (0600), like Vault's ~/.vault-token but our own. */
-export function tokenFile(env: NodeJS.ProcessEnv): string {
-  return env.KEYWARDEN_TOKEN_FILE ?? path.join(env.HOME ?? os.homedir(), '.keywarden-token');
-}
-
-/** A token and where it came from, for messages ("the token from VAULT_TOKEN"). */
-export interface FoundToken {
-  readonly token: string | undefined;
-  readonly source: string;
-}
-
-/** KEYWARDEN_TOKEN, then VAULT_TOKEN, then the token helper file. */
-export async function storedToken(env: NodeJS.ProcessEnv): Promise<FoundToken> {
-  if (env.KEYWARDEN_TOKEN) return { token: env.KEYWARDEN_TOKEN, source: 'from KEYWARDEN_TOKEN' };
-  if (env.VAULT_TOKEN) return { token: env.VAULT_TOKEN, source: 'from VAULT_TOKEN' };
-  const file = tokenFile(env);
-  try {
-    const text = (await readFile(file, 'utf8')).trim();
-    return { token: text || undefined, source: `from ${file}` };
-  } catch {
-    return { token: undefined, source: `from ${file}` };
-  }
-}
-
-/**
- * Stores the token in the token file (0600), never through a symbolic link at its path.
- * @throws CommandError (exit 2, as vault's "Error storing token") when it cannot be stored, saying why.
- */
-export async function saveToken(env: NodeJS.ProcessEnv, token: string): Promise<string> {
-  const file = tokenFile(env);
-  try {
-    // A directory it creates is private; an existing one (usually $HOME) is the user's to decide.
-    await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-    await writePrivateFile(file, token);
-  } catch (err) {
-    throw new CommandError(`Error storing token: ${errorMessage(err)}`, 2);
-  }
-  return file;
 }
 
 export interface ApiResponse {

@@ -7,7 +7,8 @@
  * words vault uses ("Error reading secret/x"), and prints a response with `printResponse`.
  */
 import type { Command } from 'commander';
-import { ApiClient, ClientSetupError, CommandError, ConnectionError, RequestError, serverAddress, storedToken } from './client.js';
+import { ApiClient, ClientSetupError, CommandError, ConnectionError, RequestError, serverAddress } from './client.js';
+import { storedToken } from './token-file.js';
 import { fieldOf, parseFormat, render, renderField, warningsOf, type Io, type OutputFormat } from './output.js';
 import { tlsAgentOptions, type TlsFlags } from './tls.js';
 

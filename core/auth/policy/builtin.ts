@@ -1,5 +1,7 @@
 /**
- * The built-in policies (core-api §3.5). `root` has no text: an ACL holding it allows everything.
+ * The built-in policies, as Vault has them
+ * (https://developer.hashicorp.com/vault/docs/concepts/policies#built-in-policies). `root` has no
+ * text: an ACL holding it allows everything.
  * `default` is written to storage once, at the first unseal, and never overwritten afterwards, so
  * an operator's edits survive upgrades. `response-wrapping` is fixed and never listed; `control-group`
  * is a reserved name with no policy behind it.

@@ -1,6 +1,6 @@
 /**
  * ACL policy documents: HCL or JSON text → validated path rules, with Vault's rules for what a
- * policy may say (core-api §4.1). Evaluation lives in `acl.ts`.
+ * policy may say (Vault: https://developer.hashicorp.com/vault/docs/concepts/policies#policy-syntax). Evaluation lives in `acl.ts`.
  */
 import { BadRequestError } from '../../errors.js';
 import { CoercionError, parseDurationSeconds } from '../../framework/fields.js';

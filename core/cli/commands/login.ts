@@ -1,6 +1,7 @@
 /** `login`: authenticate and keep the token in the token helper file. */
 import type { Command } from 'commander';
-import { saveToken, UsageError } from '../client.js';
+import { UsageError } from '../client.js';
+import { saveToken } from '../token-file.js';
 import { attempt, clientFor, formatOf, isWrapped, printResponse, withClientOptions, withFieldOption, type CliContext, type GlobalOptions } from '../context.js';
 import { parseKeyValues } from '../kv-args.js';
 import { cloudLoginBody } from '../cloud-login.js';

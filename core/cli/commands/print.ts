@@ -1,7 +1,7 @@
 /** `version` and `print token`: what the CLI knows without asking a server, as vault prints them. */
 import type { Command } from 'commander';
 import { VERSION } from '../../version.js';
-import { storedToken } from '../client.js';
+import { storedToken } from '../token-file.js';
 import { commandGroup, type CliContext } from '../context.js';
 
 /** What `keywarden version` and `keywarden -version` print, as `vault version` names its build. */

@@ -41,7 +41,7 @@ describe('ACL', () => {
     });
   });
 
-  describe('matching (core-api §4.3)', () => {
+  describe('matching (https://developer.hashicorp.com/vault/docs/concepts/policies#priority-matching)', () => {
     it('denies by default: no policy, or no matching rule', () => {
       expectDecisions(aclOf(), [['secret/foo', 'read', false]]);
       expectDecisions(aclOf('path "secret/foo" { capabilities = ["read"] }'), [['secret/bar', 'read', false]]);
@@ -304,7 +304,7 @@ describe('ACL', () => {
     expect(acl.capabilities('b')).to.deep.equal(['deny']);
   });
 
-  describe('parameter constraints (core-api §4.4)', () => {
+  describe('parameter constraints (https://developer.hashicorp.com/vault/docs/concepts/policies#parameter-constraints)', () => {
     const rule = (body: string): ACL => aclOf(`path "secret/foo" {\n capabilities = ["create", "read", "update", "patch", "delete", "list"]\n ${body}\n}`);
     type ParameterRow = [description: string, data: Record<string, unknown> | undefined, expected: boolean];
     const check = (acl: ACL, rows: readonly ParameterRow[], operation: Operation = 'create'): void => {
@@ -500,7 +500,7 @@ describe('ACL', () => {
   });
 
   describe('agrees with a direct reading of the precedence rules', () => {
-    // A model written straight from core-api §4.3: scan every rule, no indexes. The ACL's
+    // A model written straight from Vault's priority-matching rules: scan every rule, no indexes. The ACL's
     // compiled lookup (exact map, prefix lengths, "+" rules bucketed by segment count) must agree.
     interface ModelRule { pattern: string; capabilities: string[] }
     const isSegmentRule = (p: string): boolean => p === '+' || p.startsWith('+/') || p.includes('/+');

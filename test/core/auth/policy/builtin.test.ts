@@ -15,7 +15,7 @@ describe('built-in policies', () => {
     const policy = parsePolicy(DEFAULT_POLICY_NAME, DEFAULT_POLICY);
     const acl = new ACL([policy], { entityId: 'e-1', entityName: 'alice' });
 
-    it('grants a token what it needs about itself, on the paths Keywarden serves (core-api §3.5)', () => {
+    it('grants a token what it needs about itself, on the paths Keywarden serves', () => {
       const table: [path: string, capabilities: string[]][] = [
         ['auth/token/lookup-self', ['read']],
         ['auth/token/renew-self', ['update']],
