@@ -1,6 +1,7 @@
 /**
  * ACL policy documents: HCL or JSON text → validated path rules, with Vault's rules for what a
- * policy may say (Vault: https://developer.hashicorp.com/vault/docs/concepts/policies#policy-syntax). Evaluation lives in `acl.ts`.
+ * policy may say (https://developer.hashicorp.com/vault/docs/concepts/policies#policy-syntax).
+ * Evaluation lives in `acl.ts`.
  */
 import { BadRequestError } from '../../errors.js';
 import { CoercionError, parseDurationSeconds } from '../../framework/fields.js';
