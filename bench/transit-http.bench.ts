@@ -152,7 +152,7 @@ async function againstUserFloor(server: BenchServer, baseline: BenchServer | und
 
 /** A server with the floor mount and the key every cell uses; `root` is the checkout whose build runs (default this one). */
 async function startTarget(root?: string): Promise<BenchServer> {
-  const server = await startBenchServer(root);
+  const server = await startBenchServer(root, root ? process.env.BENCH_BASELINE_NODE : undefined);
   await server.request('POST', 'sys/mounts/floor', { type: 'bench-floor' });
   await server.request('POST', 'transit/keys/bench');
   return server;

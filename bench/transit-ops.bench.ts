@@ -40,7 +40,7 @@ function compared(measure: string, ours: Measured, against: string, floor: Measu
 
 /** A server with the keys every cell uses; `root` is the checkout whose build runs (default this one). */
 async function startTarget(root?: string): Promise<BenchServer> {
-  const server = await startBenchServer(root);
+  const server = await startBenchServer(root, root ? process.env.BENCH_BASELINE_NODE : undefined);
   await server.request('POST', 'sys/mounts/floor', { type: 'bench-floor' });
   await server.request('POST', 'transit/keys/derived', { derived: true });
   await server.request('POST', 'transit/keys/plain');

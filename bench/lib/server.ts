@@ -21,15 +21,17 @@ export interface BenchServer {
  * Starts the server in a temporary directory. With `BENCH_PROFILE=<dir>` in the environment the
  * server runs under `node --cpu-prof` and writes its CPU profile into that directory when it stops
  * (open it in Chrome DevTools, or summarise it with bench/lib/profile-summary.ts). `root` is the
- * checkout whose build runs (default this one; a benchmark may compare it with another build).
+ * checkout whose build runs (default this one; a benchmark may compare it with another build), and
+ * `node` the Node binary it runs on (default this process's; BENCH_BASELINE_NODE sets it for a
+ * baseline, to compare two Node versions on one build).
  */
-export async function startBenchServer(root = ROOT): Promise<BenchServer> {
+export async function startBenchServer(root = ROOT, node = process.execPath): Promise<BenchServer> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'keywarden-bench-'));
   const profileDir = process.env.BENCH_PROFILE;
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [];
   const started = performance.now();
   const child = spawn(
-    process.execPath,
+    node,
     [...profile, path.join(root, 'bin/keywarden.js'), 'server', '-dev', '-dev-listen-address=127.0.0.1:0', `-dev-plugin-dir=${path.join(root, 'dist/bench/plugins')}`],
     { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
   );
