@@ -3,7 +3,9 @@
  * reads them once loadConfig (config.ts) has merged the files and filled in the defaults.
  */
 import type { AuditConfig } from '../audit/rules.js';
-import type { PluginSettings } from './plugin-stanza.js';
+
+/** One plugin's block of the configuration file (`plugin "<name>" { … }`), as plain values. */
+export type PluginSettings = Readonly<Record<string, unknown>>;
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
 
