@@ -28,6 +28,11 @@ export function runProcess(command: string, args: readonly string[], options: Ru
     });
     child.on('error', reject);
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    // A command that exits without reading its standard input closes the pipe first; ending it
+    // then fails with EPIPE, which is no failure of the command (its exit code and output tell).
+    child.stdin.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') reject(err);
+    });
     child.stdin.end(options.input ?? '');
   });
 }
