@@ -167,6 +167,7 @@ export { BASE64_INVALID, decodeBase64 } from '../core/tools/base64.js';
 export { HASH_ALGORITHMS, hashToolPath, type HashAlgorithmName, type NodeHashName } from '../core/tools/hash.js';
 export { randomToolPaths } from '../core/tools/random.js';
 export { KeyedLock } from './keyed-lock.js';
+export * from './token-fields.js';
 
 // ---- The WASM crypto core ----
 export { WasmCrypto, bufferView, encodeRuns, type HashAlgorithm, type HmacAlgorithm } from '../wasm/index.js';

@@ -3,7 +3,7 @@
  * principal STS names is matched against the role; with inferencing, the EC2 instance behind the
  * principal is checked too. Reference order: cloud-auth.md §2.
  */
-import { BadRequestError, PermissionDeniedError, type AuthResult, type LogicalRequest, cidrAllows, globbedStringsMatch } from '../../sdk/index.js';
+import { BadRequestError, PermissionDeniedError, type AuthResult, type LogicalRequest, cidrAllows, globbedStringsMatch, tokenAuth } from '../../sdk/index.js';
 import { ArnError, canonicalArn, displayNameOf, parseIamArn, type IamEntity } from './arn.js';
 import type { CloudAuthContext } from './context.js';
 import { readClientConfig } from './client-config.js';
@@ -91,27 +91,11 @@ export async function loginIam(ctx: CloudAuthContext, req: LogicalRequest, input
     account_id: entity.accountId,
   };
   return {
-    ...tokenSettings(role),
+    ...tokenAuth(role),
     displayName: displayNameOf(entity),
     metadata: { role_id: role.role_id, ...metadata },
     alias: { name: aliasName, metadata },
     internalData: { ...internalData },
-  };
-}
-
-/** The token settings a role gives its logins (and renewals). */
-export function tokenSettings(role: RoleEntry): AuthResult {
-  return {
-    policies: role.token_policies,
-    ttl: role.token_ttl,
-    maxTtl: role.token_max_ttl,
-    explicitMaxTtl: role.token_explicit_max_ttl,
-    period: role.token_period,
-    numUses: role.token_num_uses,
-    boundCidrs: role.token_bound_cidrs,
-    noDefaultPolicy: role.token_no_default_policy,
-    tokenType: role.token_type,
-    renewable: true,
   };
 }
 
