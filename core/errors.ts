@@ -8,6 +8,11 @@ export abstract class KeywardenError extends Error {
 
 /** 400: the request is malformed or asks for something the rules forbid. */
 export class BadRequestError extends KeywardenError {}
+/**
+ * 400: a login's credentials are wrong (a password, a secret ID). The host counts it towards the
+ * user lockout of the login's user (Vault's logical.ErrInvalidCredentials).
+ */
+export class InvalidCredentialsError extends BadRequestError {}
 /** 403: missing/invalid token, or the policy does not allow this. */
 export class PermissionDeniedError extends KeywardenError {
   constructor(message = 'permission denied') { super(message); }

@@ -269,6 +269,7 @@ const RESTART_ONLY: Readonly<Record<Exclude<keyof ServerConfig, 'logLevel' | 'au
   cloudAuth: 'cloud_auth',
   ui: 'ui',
   telemetry: 'telemetry',
+  userLockout: 'user_lockout',
 };
 
 function restartOnlyChanges(current: ServerConfig, next: ServerConfig): string[] {

@@ -106,6 +106,7 @@ export type { PathHelp } from '../core/framework/help.js';
 export {
   KeywardenError,
   BadRequestError,
+  InvalidCredentialsError,
   PermissionDeniedError,
   NotFoundError,
   UnsupportedOperationError,

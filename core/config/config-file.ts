@@ -110,10 +110,10 @@ const REFUSED_TELEMETRY_KEYS: Readonly<Record<string, string>> = {
   add_lease_metrics_namespace_labels: 'Keywarden has no leases or namespaces',
 };
 
-/** Blocks that repeat at the top level, each read on its own (`audit` stanzas by audit-stanza.ts). */
-const REPEATED_BLOCKS = ['listener', 'audit'];
+/** Blocks that repeat at the top level, each read on its own (`audit` stanzas by audit-stanza.ts, `user_lockout` by user-lockout-stanza.ts). */
+const REPEATED_BLOCKS = ['listener', 'audit', 'user_lockout'];
 
-/** Reads one parsed document, all but its `audit` stanzas. */
+/** Reads one parsed document, all but its `audit` and `user_lockout` stanzas. */
 export function readConfigDocument(doc: HclObject, source: SourceFile): FileSettings {
   const fields = fieldsOf(doc.items.filter((item) => !REPEATED_BLOCKS.includes(item.key)), '', source, TOP_LEVEL_KEYS);
   const read = <T>(key: (typeof TOP_LEVEL_KEYS)[number], reader: Reader<T | undefined>): Setting<T> | undefined => {
@@ -402,7 +402,7 @@ export const boolean: Reader<boolean> = (value, where) => {
 };
 
 /** A whole number, or a string of one ("1024"), as Vault's parseutil reads integers. */
-const integer: Reader<number> = (value, where) => {
+export const integer: Reader<number> = (value, where) => {
   if (value.kind === 'number' && Number.isSafeInteger(value.value)) return value.value;
   if (value.kind === 'string' && /^-?\d{1,15}$/.test(value.value)) return Number(value.value);
   return fail(where, `expected a whole number, got ${value.kind === 'number' ? value.value : describeHclValue(value)}`);
@@ -413,6 +413,9 @@ const leaseTtl: Reader<number | undefined> = (value, where) => {
   if (value.kind === 'string' && value.value === '') return undefined;
   return durationIn(parseDurationSeconds)(value, where) || undefined;
 };
+
+/** A duration ("15m", or whole seconds) in whole seconds. */
+export const durationSeconds: Reader<number> = (value, where) => durationIn(parseDurationSeconds)(value, where);
 
 /** A duration ("250ms", "1m30s", or whole seconds) in milliseconds, fractions of a second kept. */
 const durationMillis: Reader<number> = (value, where) => Math.round(durationIn(parseDurationExact)(value, where) * 1000);

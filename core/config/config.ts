@@ -10,6 +10,8 @@ import path from 'node:path';
 import { HclSyntaxError, parseHclDocument, type HclSyntax } from '../hcl.js';
 import { ConfigError, fail, readConfigDocument, type FileSettings, type Setting, type SourceFile } from './config-file.js';
 import { readAuditStanzas } from './audit-stanza.js';
+import { readUserLockoutStanzas, type UserLockoutStanza } from './user-lockout-stanza.js';
+import type { UserLockoutStanzas } from '../auth/lockout/settings.js';
 import { checkDeviceOptions } from '../audit/device-types.js';
 import { BadRequestError } from '../errors.js';
 import { DEFAULT_AUDIT_CONFIG, DEFAULT_AUDIT_RULES, normalizeAllowedAddress, type AuditConfig, type DeclaredAuditDevice } from '../audit/rules.js';
@@ -136,11 +138,14 @@ export interface ServerConfig {
    * absent: DEFAULT_AUDIT_CONFIG. Applied again on SIGHUP.
    */
   readonly audit?: AuditConfig;
+  /** The `user_lockout` stanzas by auth method type ("all": every type); absent: Vault's defaults. */
+  readonly userLockout?: UserLockoutStanzas;
 }
 
-/** One file's settings and its `audit` stanzas. */
+/** One file's settings and its `audit` and `user_lockout` stanzas. */
 interface FileContents extends FileSettings {
   readonly auditDevices: readonly Setting<DeclaredAuditDevice>[];
+  readonly userLockouts: readonly Setting<UserLockoutStanza>[];
 }
 
 const DEFAULT_TTL = 768 * 3600;
@@ -195,7 +200,7 @@ function readConfigFile(file: string): FileContents {
 function parseConfigText(text: string, source: SourceFile, syntax: HclSyntax | undefined): FileContents {
   try {
     const doc = parseHclDocument(text, syntax);
-    return { ...readConfigDocument(doc, source), auditDevices: readAuditStanzas(doc, source) };
+    return { ...readConfigDocument(doc, source), auditDevices: readAuditStanzas(doc, source), userLockouts: readUserLockoutStanzas(doc, source) };
   } catch (err) {
     if (err instanceof HclSyntaxError) throw new ConfigError(`${source.name}:${err.line}:${err.column}: ${err.detail}`);
     throw err;
@@ -210,6 +215,7 @@ function mergeSettings(files: readonly FileContents[]): FileContents {
   return files.reduce((a, b) => ({
     listeners: [...a.listeners, ...b.listeners],
     auditDevices: [...a.auditDevices, ...b.auditDevices],
+    userLockouts: [...a.userLockouts, ...b.userLockouts],
     storage: b.storage ?? a.storage,
     apiAddr: b.apiAddr ?? a.apiAddr,
     clusterName: b.clusterName ?? a.clusterName,
@@ -281,7 +287,15 @@ function finishConfig(settings: FileContents, source: string): ServerConfig {
     ...(settings.ui?.value ? { ui: true } : {}),
     ...(settings.telemetry ? { telemetry: settings.telemetry.value } : {}),
     audit: auditConfig(settings),
+    ...(settings.userLockouts.length > 0 ? { userLockout: userLockoutStanzas(settings.userLockouts) } : {}),
   };
+}
+
+/** The stanzas by type; a type's stanza in a later file replaces an earlier file's, field by field. */
+function userLockoutStanzas(stanzas: readonly Setting<UserLockoutStanza>[]): UserLockoutStanzas {
+  const byType: Record<string, UserLockoutStanza['settings']> = {};
+  for (const { value } of stanzas) byType[value.type] = { ...byType[value.type], ...value.settings };
+  return byType;
 }
 
 /**

@@ -19,6 +19,8 @@ export interface PreparedRequest {
   readonly sudo: boolean;
   /** Any authenticated token may run it; the handler authorizes (PathDefinition.anyToken). */
   readonly anyToken?: boolean;
+  /** A login under user lockout: the user it names (PathDefinition.userLockout). */
+  readonly lockoutUser?: string;
   execute(): Promise<LogicalResponse | null>;
 }
 
@@ -213,11 +215,13 @@ function preparedFor(def: AnyPathDefinition, req: LogicalRequest, operation: Ope
   const spec = def.operations[operation];
   if (!spec) throw new UnsupportedOperationError();
   req.operation = operation;
+  const lockoutUser = def.userLockout && (operation === 'update' || operation === 'create') ? def.userLockout(input) : undefined;
   return {
     operation,
     pattern: def.pattern,
     sudo: def.sudo ?? false,
     anyToken: def.anyToken ?? false,
+    ...(lockoutUser ? { lockoutUser } : {}),
     // Without a warning to add, the handler's own promise is the answer: no wrapper around it.
     execute: unknown.length === 0 ? () => spec.handler(req, input) : async () => {
       const response = await spec.handler(req, input);
@@ -237,6 +241,7 @@ function describe(path: CompiledPath): PathHelp {
     description: def.description,
     unauthenticated: def.unauthenticated ?? false,
     sudo: def.sudo ?? false,
+    ...(def.userLockout ? { userLockout: true } : {}),
     createSupported: Boolean(def.existenceCheck && def.operations.create),
     refusedFields: { ...(def.refusedFields ?? {}) },
     operations: Object.fromEntries(

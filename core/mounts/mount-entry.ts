@@ -1,4 +1,6 @@
 /** One row of a mount table, as persisted behind the barrier and shown by sys/mounts and sys/auth. */
+import type { MountLockoutConfig } from '../auth/lockout/settings.js';
+
 export type MountTableName = 'secret' | 'auth';
 
 export interface MountConfig {
@@ -13,6 +15,8 @@ export interface MountConfig {
   allowed_response_headers: string[];
   /** Auth mounts only: `default-service`, `default-batch`, `service`, `batch`. */
   token_type?: string;
+  /** Auth mounts whose logins are under user lockout: the tune's `user_lockout_config`. */
+  user_lockout_config?: MountLockoutConfig;
 }
 
 export interface MountEntry {

@@ -23,6 +23,8 @@ import { AuthenticateStage } from './authenticate.js';
 import { AuthorizeStage } from './authorize.js';
 import { AuditStage } from './audit.js';
 import { LoginStage } from './login.js';
+import { LockoutStage } from './lockout.js';
+import type { UserLockout } from '../auth/lockout/user-lockout.js';
 import { shape } from './shape.js';
 import { WrapStage, type Wrapped } from './wrap.js';
 import { Admission } from './admission.js';
@@ -50,6 +52,7 @@ export interface PipelineServices {
   readonly inFlight: InFlightRequests;
   /** Absent when metrics are not collected. */
   readonly metrics?: Metrics;
+  readonly lockout: UserLockout;
 }
 
 const SYSTEM_MOUNT = Object.freeze({ path: 'sys/', type: 'system', accessor: 'system', uuid: 'system' });
@@ -61,6 +64,7 @@ export class Pipeline {
   private readonly authorization: AuthorizeStage;
   private readonly audit: AuditStage;
   private readonly login: LoginStage;
+  private readonly lockout: LockoutStage;
   private readonly wrapping: WrapStage;
   private readonly standby: StandbyStrategy | undefined;
   private readonly admission = new Admission();
@@ -78,6 +82,7 @@ export class Pipeline {
     this.authorization = new AuthorizeStage(services.tokens, services.acls);
     this.audit = new AuditStage(services.audit, services.barrier, services.logger);
     this.login = new LoginStage(services.tokens, services.identity, services.mounts);
+    this.lockout = new LockoutStage(services.lockout);
     this.wrapping = new WrapStage(services.wrapper);
     this.standby = services.standby;
     this.system = services.system;
@@ -153,7 +158,8 @@ export class Pipeline {
 
       let response: LogicalResponse | null;
       try {
-        response = await prepared.execute();
+        const user = prepared.lockoutUser;
+        response = user === undefined ? await prepared.execute() : await this.lockout.run(route, prepared, user);
         if (response?.auth) response = await this.login.mint(route, request.path, response);
       } catch (err) {
         if (audit.recording) await audit.failed(err);

@@ -3,5 +3,6 @@ import type { PluginManifest } from './plugin.js';
 import { transitPlugin } from '../../plugins/transit/backend.js';
 import { awsAuthPlugin, cloudAuthPlugin } from '../../plugins/cloud-auth/backend.js';
 import { kvPlugin } from '../../plugins/kv/backend.js';
+import { userpassPlugin } from '../../plugins/userpass/backend.js';
 
-export const BUILTIN_PLUGINS: readonly PluginManifest[] = [transitPlugin, cloudAuthPlugin, awsAuthPlugin, kvPlugin];
+export const BUILTIN_PLUGINS: readonly PluginManifest[] = [transitPlugin, cloudAuthPlugin, awsAuthPlugin, kvPlugin, userpassPlugin];

@@ -15,6 +15,7 @@ import type { Snapshots } from '../snapshot/snapshots.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { InFlightRequests } from '../pipeline/in-flight.js';
 import type { LogLevels } from '../log-levels.js';
+import type { UserLockout } from '../auth/lockout/user-lockout.js';
 
 /** Tokens and policies, for the sys paths that report or change them. */
 export interface AuthzServices {
@@ -72,6 +73,8 @@ export interface SystemServices {
   readonly logLevels: LogLevels;
   /** sys/host-info: the directories whose disks are reported (the data directory, the working directory). */
   readonly diskPaths: readonly string[];
+  /** User lockout of logins (sys/locked-users). */
+  readonly lockout: UserLockout;
 }
 
 /** Reached only on paths that are not available while sealed, so the host has checked already. */

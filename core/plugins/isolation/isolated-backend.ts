@@ -119,6 +119,7 @@ export class IsolatedBackend implements Backend {
       operation: result.operation,
       pattern: result.pattern,
       sudo: result.sudo,
+      ...(result.lockoutUser ? { lockoutUser: result.lockoutUser } : {}),
       execute: async () => {
         // By now authorization has decided sudo, into this request's auth.
         const done = (await this.callOn(running, { method: 'execute', handle: result.handle, sudo: req.auth?.sudo ?? false })) as { response: LogicalResponse | null };

@@ -170,7 +170,7 @@ async function handle(call: HostCall): Promise<CallResult> {
       const handleId = nextHandle++;
       prepared.set(handleId, { prepared: p, request, at: now });
       if (prepared.size > PREPARED_MAX) prepared.delete(prepared.keys().next().value!);
-      return { method: 'prepare', handle: handleId, operation: p.operation, pattern: p.pattern, sudo: p.sudo };
+      return { method: 'prepare', handle: handleId, operation: p.operation, pattern: p.pattern, sudo: p.sudo, ...(p.lockoutUser ? { lockoutUser: p.lockoutUser } : {}) };
     }
     case 'execute': {
       const p = prepared.get(call.handle);

@@ -59,7 +59,15 @@ export type HostCall =
   | { readonly method: 'cleanup' };
 
 export type CallResult =
-  | { readonly method: 'prepare'; readonly handle: number; readonly operation: Operation; readonly pattern: string; readonly sudo: boolean }
+  | {
+      readonly method: 'prepare';
+      readonly handle: number;
+      readonly operation: Operation;
+      readonly pattern: string;
+      readonly sudo: boolean;
+      /** The user a login under user lockout names (PreparedRequest.lockoutUser). */
+      readonly lockoutUser?: string;
+    }
   | { readonly method: 'execute'; readonly response: LogicalResponse | null }
   | { readonly method: 'renew'; readonly auth: AuthResult }
   | { readonly method: 'periodic' | 'cleanup' };
