@@ -4,5 +4,6 @@ import { transitPlugin } from '../../plugins/transit/backend.js';
 import { awsAuthPlugin, cloudAuthPlugin } from '../../plugins/cloud-auth/backend.js';
 import { kvPlugin } from '../../plugins/kv/backend.js';
 import { userpassPlugin } from '../../plugins/userpass/backend.js';
+import { appRolePlugin } from '../../plugins/approle/backend.js';
 
-export const BUILTIN_PLUGINS: readonly PluginManifest[] = [transitPlugin, cloudAuthPlugin, awsAuthPlugin, kvPlugin, userpassPlugin];
+export const BUILTIN_PLUGINS: readonly PluginManifest[] = [transitPlugin, cloudAuthPlugin, awsAuthPlugin, kvPlugin, userpassPlugin, appRolePlugin];
