@@ -63,19 +63,10 @@ export async function secretIdOfAccessor(ctx: AppRoleContext, role: RoleEntry, a
   return (await readJson<AccessorIndex>(ctx.storage, await accessorKey(ctx, role, accessor)))?.secret_id_hmac;
 }
 
-export async function hasAccessorIndex(ctx: AppRoleContext, role: RoleEntry, accessor: string): Promise<boolean> {
-  return (await secretIdOfAccessor(ctx, role, accessor)) !== undefined;
-}
-
 /** Deletes a secret ID and its accessor index (accessor first, as Vault: an entry without one is refused and removed). */
 export async function deleteSecretId(ctx: AppRoleContext, role: RoleEntry, hmac: string, accessor: string): Promise<void> {
   await ctx.storage.delete(await accessorKey(ctx, role, accessor));
   await ctx.storage.delete(secretIdFolder(role) + hmac);
-}
-
-/** Deletes an accessor index whose secret ID is gone. */
-export async function deleteAccessorIndex(ctx: AppRoleContext, role: RoleEntry, accessor: string): Promise<void> {
-  await ctx.storage.delete(await accessorKey(ctx, role, accessor));
 }
 
 export interface NewSecretId {

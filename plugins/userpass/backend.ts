@@ -5,15 +5,20 @@
  */
 import { FrameworkBackend, type PluginContext, type PluginManifest } from '../../sdk/index.js';
 import { UserpassContext } from './context.js';
-import { createHasher } from './hasher.js';
+import { createHasher, type PasswordHasher } from './hasher.js';
 import { userPaths } from './paths/users.js';
 import { userPasswordPath } from './paths/user-password.js';
 import { userPoliciesPath } from './paths/user-policies.js';
 import { loginPath } from './paths/login.js';
 import { renewLogin } from './renew.js';
 
-export function createUserpassBackend(plugin: PluginContext): FrameworkBackend {
-  const ctx = new UserpassContext(plugin.storage, plugin.system, createHasher());
+export interface UserpassOptions {
+  /** Replaces the bcrypt hasher (tests that count its work). */
+  readonly hasher?: PasswordHasher;
+}
+
+export function createUserpassBackend(plugin: PluginContext, options: UserpassOptions = {}): FrameworkBackend {
+  const ctx = new UserpassContext(plugin.storage, plugin.system, options.hasher ?? createHasher());
   return new FrameworkBackend({
     description: 'Log in with a username and a password.',
     paths: [...userPaths(ctx), userPasswordPath(ctx), userPoliciesPath(ctx), loginPath(ctx)],

@@ -1,9 +1,9 @@
 /** `role/:role_name/secret-id-accessor/destroy`: delete a secret ID, by its accessor. */
-import { NotFoundError, definePath, type AnyPathDefinition, type LogicalRequest } from '../../../sdk/index.js';
+import { NotFoundError, PermissionDeniedError, definePath, type AnyPathDefinition, type LogicalRequest } from '../../../sdk/index.js';
 import type { AppRoleContext } from '../context.js';
 import { missing } from '../role-property.js';
 import { existingRole } from '../role.js';
-import { deleteAccessorIndex, deleteSecretId, readSecretId, secretIdOfAccessor } from '../secret-id.js';
+import { deleteSecretId, readSecretId, secretIdOfAccessor } from '../secret-id.js';
 import { ROLE_NAME_FIELD } from './role.js';
 
 export function secretIdAccessorDestroyPath(ctx: AppRoleContext): AnyPathDefinition {
@@ -15,10 +15,10 @@ export function secretIdAccessorDestroyPath(ctx: AppRoleContext): AnyPathDefinit
       const hmac = await secretIdOfAccessor(ctx, role, accessor);
       if (hmac === undefined) throw new NotFoundError(`failed to find accessor entry for secret_id_accessor: "${accessor}"`);
       await ctx.secretIdLocks.run(hmac, async () => {
-        const entry = await readSecretId(ctx, role, hmac);
-        // An accessor whose secret ID is gone is only an index left behind: it goes too.
-        if (entry) await deleteSecretId(ctx, role, hmac, accessor);
-        else await deleteAccessorIndex(ctx, role, accessor);
+        // The accessor index is the mount's, not the role's: an accessor of another role's
+        // secret ID is found, and must not reach it. (Tidy removes indexes left behind.)
+        if (!(await readSecretId(ctx, role, hmac))) throw new PermissionDeniedError('invalid secret id accessor');
+        await deleteSecretId(ctx, role, hmac, accessor);
       });
       return null;
     },
