@@ -4,6 +4,7 @@ import { saveToken, UsageError } from '../client.js';
 import { attempt, clientFor, formatOf, isWrapped, printResponse, withClientOptions, withFieldOption, type CliContext, type GlobalOptions } from '../context.js';
 import { parseKeyValues } from '../kv-args.js';
 import { cloudLoginBody } from '../cloud-login.js';
+import { credentialLogin, isCredentialMethod } from '../credential-login.js';
 
 interface LoginOptions extends GlobalOptions {
   readonly method: string;
@@ -19,11 +20,14 @@ export function registerLogin(program: Command, ctx: CliContext): void {
     withClientOptions(
       program
         .command('login')
-        .description('Log in with a token (login TOKEN) or an auth method (login -method=cloud role=R [header_value=V] [region=…]; -method=aws for an aws mount)')
+        .description(
+          'Log in with a token (login TOKEN) or an auth method (login -method=cloud role=R [header_value=V] [region=…]; -method=aws for an aws mount; ' +
+            '-method=userpass username=U [password=P]; -method=approle role_id=R secret_id=S)',
+        )
         .argument('[args...]'),
     ),
   )
-    .option('--method <method>', 'token, cloud or aws (the cloud method under Vault\'s name)', 'token')
+    .option('--method <method>', 'token, cloud, aws (the cloud method under Vault\'s name), userpass or approle', 'token')
     .option('--path <path>', 'mount path of the auth method (default: the method name)')
     .option('--no-store', 'do not keep the token in the token helper file')
     .option('--no-print', 'do not print the token (it is still stored)')
@@ -35,7 +39,7 @@ export function registerLogin(program: Command, ctx: CliContext): void {
       let token: string;
       let body: unknown;
       if (opts.method === 'token') {
-        if (opts.wrapTtl) throw new UsageError('-wrap-ttl wraps the token an auth method mints: use it with -method=cloud or -method=aws');
+        if (opts.wrapTtl) throw new UsageError('-wrap-ttl wraps the token an auth method mints: use it with an auth method (-method=userpass, approle, cloud or aws)');
         const typed = args[0] ?? (await ctx.io.secret('Token (will be hidden): '));
         if (!typed) throw new UsageError('no token given, and no terminal to ask for one');
         client.token = typed.trim();
@@ -43,18 +47,20 @@ export function registerLogin(program: Command, ctx: CliContext): void {
         const d = res.body.data;
         token = client.token;
         body = { auth: { client_token: token, accessor: d.accessor, policies: d.policies, token_policies: d.policies, identity_policies: d.identity_policies, metadata: d.meta, orphan: d.orphan, entity_id: d.entity_id, lease_duration: d.ttl, renewable: d.renewable } };
-      } else if (opts.method === 'cloud' || opts.method === 'aws') {
+      } else if (opts.method === 'cloud' || opts.method === 'aws' || isCredentialMethod(opts.method)) {
         const fields = await parseKeyValues(args, ctx.io);
-        const path = (opts.path ?? opts.method).replace(/^\/+|\/+$/g, '').replace(/^auth\//, '');
+        const mount = (opts.path ?? opts.method).replace(/^\/+|\/+$/g, '').replace(/^auth\//, '');
         client.token = undefined;
-        const loginBody = await cloudLoginBody(fields, ctx.env);
-        const res = await attempt('Error authenticating', () => client.write(`auth/${path}/login`, loginBody));
+        const login = isCredentialMethod(opts.method)
+          ? await credentialLogin(opts.method, mount, fields, ctx.io)
+          : { path: `auth/${mount}/login`, body: await cloudLoginBody(fields, ctx.env) };
+        const res = await attempt('Error authenticating', () => client.write(login.path, login.body));
         // A wrapped login is for someone else to unwrap: printed, never stored (as vault).
         if (isWrapped(res.body)) return printResponse(ctx, opts, res.body);
         token = res.body.auth.client_token as string;
         body = res.body;
       } else {
-        throw new UsageError(`unknown login method "${opts.method}": use token, cloud or aws`);
+        throw new UsageError(`unknown login method "${opts.method}": use token, cloud, aws, userpass or approle`);
       }
 
       let stored: string | undefined;
