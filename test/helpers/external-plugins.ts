@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
+import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, stop } from 'esbuild';
@@ -38,6 +39,9 @@ export async function bundleExternal(moduleFile: string, exportName: string, asN
           b.onResolve({ filter: /sdk\/index\.js$/ }, (args) =>
             path.resolve(args.resolveDir, args.path) === SDK_MODULE ? { path: 'keywarden/sdk', external: true } : undefined,
           );
+          // A dependency may import a built-in by its bare name (bcryptjs imports "crypto"); a plugin
+          // may import built-ins only under node:, so the bundle names them so.
+          b.onResolve({ filter: /^[a-z_]/ }, (args) => (builtinModules.includes(args.path) ? { path: `node:${args.path}`, external: true } : undefined));
         },
       },
     ],

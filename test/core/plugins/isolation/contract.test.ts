@@ -6,7 +6,8 @@
  * listings, help, existence checks — and compares every answer: status, body and headers.
  *
  * Adding a plugin is one line in CASES: its compiled module, the export holding its manifest, and
- * the requests to send it.
+ * the requests to send it (the built-in auth methods' requests use fixed credentials, so both
+ * mounts are sent the same).
  */
 import { expect } from 'chai';
 import path from 'node:path';
@@ -17,6 +18,7 @@ import { createToken, type TestResponse } from '../../../helpers/http.js';
 import notesPlugin from '../../../fixtures/plugins/notes.js';
 import { CONTRACT_ERRORS } from '../../../fixtures/plugins/contract.js';
 import type { PluginManifest } from '../../../../sdk/index.js';
+import { BUILTIN_PLUGINS } from '../../../../core/plugins/builtin.js';
 
 /** Who sends a request: the root token, a token by policy (see POLICY), or nobody. */
 type Caller = 'root' | 'sudo' | 'plain' | 'create-only' | 'none';
@@ -79,8 +81,45 @@ const CONTRACT_REQUESTS: readonly Exchange[] = [
   { method: 'GET', path: 'nowhere?help=1' },
 ];
 
+/** AppRole with a custom role ID and secret ID, so that both mounts are sent the same credentials. */
+const APPROLE_REQUESTS: readonly Exchange[] = [
+  { method: 'POST', path: 'role/builder', body: { role_id: 'builder-role-id', token_policies: 'default', secret_id_num_uses: 3, token_ttl: '1h' } },
+  { method: 'GET', path: 'role/builder' },
+  { method: 'LIST', path: 'role' },
+  { method: 'GET', path: 'role/builder/role-id' },
+  { method: 'POST', path: 'role/builder/custom-secret-id', body: { secret_id: 'builder-secret', metadata: '{"team":"ci"}' } },
+  { method: 'POST', path: 'role/builder/secret-id/lookup', body: { secret_id: 'builder-secret' } },
+  { method: 'POST', path: 'login', body: { role_id: 'builder-role-id', secret_id: 'builder-secret' }, as: 'none' },
+  { method: 'POST', path: 'login', body: { role_id: 'builder-role-id', secret_id: 'not-it' }, as: 'none' },
+  { method: 'POST', path: 'login', body: { role_id: 'builder-role-id' }, as: 'none' },
+  { method: 'POST', path: 'role/builder/secret-id-num-uses', body: { secret_id_num_uses: 'many' } },
+  { method: 'POST', path: 'role/builder', body: { token_type: 'sideways' } },
+  { method: 'GET', path: 'role/missing' },
+  { method: 'GET', path: 'role/builder?help=1' },
+  { method: 'DELETE', path: 'role/builder' },
+  { method: 'POST', path: 'login', body: { role_id: 'builder-role-id', secret_id: 'builder-secret' }, as: 'none' },
+];
+
+const USERPASS_REQUESTS: readonly Exchange[] = [
+  { method: 'POST', path: 'users/ada', body: { password: 'analytical', token_policies: 'default', token_ttl: '1h' } },
+  { method: 'GET', path: 'users/ada' },
+  { method: 'LIST', path: 'users' },
+  { method: 'POST', path: 'login/ada', body: { password: 'analytical' }, as: 'none' },
+  { method: 'POST', path: 'login/ada', body: { password: 'engine' }, as: 'none' },
+  { method: 'POST', path: 'login/nobody', body: { password: 'engine' }, as: 'none' },
+  { method: 'POST', path: 'login/ada', body: {}, as: 'none' },
+  { method: 'POST', path: 'users/ada/password', body: { password: 'difference' } },
+  { method: 'POST', path: 'login/ada', body: { password: 'difference' }, as: 'none' },
+  { method: 'POST', path: 'users/ada', body: { token_ttl: 'soon' } },
+  { method: 'GET', path: 'users/ada?help=1' },
+  { method: 'DELETE', path: 'users/ada' },
+  { method: 'GET', path: 'users/ada' },
+];
+
 const CASES: readonly ContractCase[] = [
   { module: 'test/fixtures/plugins/contract.js', exportName: 'contractPlugin', requests: CONTRACT_REQUESTS },
+  { module: 'plugins/approle/backend.js', exportName: 'appRolePlugin', requests: APPROLE_REQUESTS },
+  { module: 'plugins/userpass/backend.js', exportName: 'userpassPlugin', requests: USERPASS_REQUESTS },
 ];
 
 const DIST = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -98,12 +137,24 @@ const POLICY = {
 /** Headers that differ between any two answers (time, connection, a length that follows the body). */
 const VOLATILE_HEADERS = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
 
-/** An answer with what differs by design taken out: the request id, and the mount's own name. */
+/**
+ * Values that differ between any two answers by design, wherever they are in a body: what a login
+ * mints (a token, its accessor, its entity) and when something was created.
+ */
+const VOLATILE_FIELDS = new Set(['client_token', 'accessor', 'entity_id', 'secret_id_accessor', 'creation_time', 'last_updated_time', 'expiration_time']);
+
+function withoutVolatile(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutVolatile);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, VOLATILE_FIELDS.has(key) && typeof v === 'string' ? '<volatile>' : withoutVolatile(v)]));
+}
+
+/** An answer with what differs by design taken out: the request id, minted values, and the mount's own name. */
 function comparable(res: TestResponse, mount: string) {
   const text = res.text.replaceAll(mount, '<mount>');
   let body: unknown = text;
   try {
-    body = JSON.parse(text);
+    body = withoutVolatile(JSON.parse(text));
   } catch {
     // Not JSON: compared as text.
   }
@@ -126,7 +177,9 @@ for (const contract of CASES) {
       const file = path.join(DIST, contract.module);
       manifest = ((await import(file)) as Record<string, PluginManifest>)[contract.exportName]!;
       dir = await tempDir('keywarden-contract-');
-      server = await startUnsealedServer({ pluginDirectory: dir.path, plugins: [notesPlugin, manifest] });
+      // A built-in plugin is mounted in-process as the server has it; a fixture is registered for the test.
+      const builtin = BUILTIN_PLUGINS.includes(manifest);
+      server = await startUnsealedServer({ pluginDirectory: dir.path, plugins: builtin ? [notesPlugin] : [notesPlugin, manifest] });
       const { client } = server;
       const isolatedName = `${manifest.name}-isolated`;
       const sha256 = await installModule(dir.path, `${isolatedName}.mjs`, await bundleExternal(file, contract.exportName, isolatedName));
