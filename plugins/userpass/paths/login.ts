@@ -37,6 +37,8 @@ export function loginPath(ctx: UserpassContext): AnyPathDefinition {
           // against the dummy hash, so the answer takes as long as for a wrong password.
           const usable = user !== undefined && Buffer.byteLength(password, 'utf8') <= MAX_PASSWORD_BYTES;
           const matches = await ctx.hasher.verify(password, usable ? user.password_hash : await ctx.dummyHash());
+          // An unknown user's failures count towards the lockout too. Vault counts only existing
+          // users', so its 403 after the threshold tells a guesser which usernames exist.
           if (!usable || !matches) throw new InvalidCredentialsError(INVALID_CREDENTIALS);
           if (!cidrAllows(user.token_bound_cidrs, req.connection.remoteAddress)) throw new PermissionDeniedError();
           return {

@@ -5,7 +5,7 @@
  * configuration file's `user_lockout` stanza set the bounds.
  */
 import { expect } from 'chai';
-import { ManualClock, startUnsealedServer } from '../../../helpers/server.js';
+import { ManualClock, initAndUnseal, startTestServer, startUnsealedServer, tempDir } from '../../../helpers/server.js';
 import { TestClient } from '../../../helpers/http.js';
 import type { RunningServer } from '../../../../core/server.js';
 
@@ -137,6 +137,14 @@ describe('user lockout of logins', function () {
     const mount = listed.by_namespace[0].mount_accessors.find((m: { mount_accessor: string }) => m.mount_accessor === people);
     expect(mount.alias_identifiers).to.deep.equal(['bob']);
   });
+
+  it('locks out a username that does not exist just as one that does, so the lockout tells no one which users exist', async () => {
+    await root.post('sys/auth/staff', { type: 'userpass' });
+    await root.post('sys/auth/staff/tune', { user_lockout_config: { lockout_threshold: 2 } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await anonymous.post('auth/staff/login/nobody', { password: 'guess' })).status);
+    expect(statuses).to.deep.equal([400, 400, 403]);
+  });
 });
 
 describe('user lockout from the configuration file', function () {
@@ -162,5 +170,46 @@ describe('user lockout from the configuration file', function () {
     await root.post('sys/auth/approle/tune', { user_lockout_config: { lockout_threshold: 4 } });
     for (let i = 0; i < 3; i++) await anonymous.post('auth/approle/login', { role_id: roleId, secret_id: 'wrong' });
     expect((await anonymous.post('auth/approle/login', { role_id: roleId, secret_id: secretId })).status).to.equal(200);
+  });
+});
+
+describe('user lockout across a restart', function () {
+  this.timeout(60_000);
+
+  it('keeps a lock in storage: after a restart the user is still locked and listed', async () => {
+    const dir = await tempDir('keywarden-lockout-');
+    try {
+      const first = await startTestServer({ plugins: [], leveldbPath: dir.path });
+      let keys: string[] = [];
+      let rootToken = '';
+      let roleId = '';
+      let secretId = '';
+      let accessor = '';
+      try {
+        ({ keys, rootToken } = await initAndUnseal(first, 1, 1));
+        await first.client.post('sys/auth/approle', { type: 'approle' });
+        await first.client.post('sys/auth/approle/tune', { user_lockout_config: { lockout_threshold: 1 } });
+        await first.client.post('auth/approle/role/r', {});
+        roleId = (await first.client.get('auth/approle/role/r/role-id')).body.data.role_id as string;
+        secretId = (await first.client.post('auth/approle/role/r/secret-id', {})).body.data.secret_id as string;
+        accessor = (await first.client.get('sys/auth/approle')).body.data.accessor as string;
+        expect((await new TestClient(first.address).post('auth/approle/login', { role_id: roleId, secret_id: 'wrong' })).status).to.equal(400);
+      } finally {
+        await first.close();
+      }
+      const second = await startTestServer({ plugins: [], leveldbPath: dir.path });
+      try {
+        await second.client.put('sys/unseal', { key: keys[0]! });
+        const login = await new TestClient(second.address).post('auth/approle/login', { role_id: roleId, secret_id: secretId });
+        expect(login.status).to.equal(403);
+        second.client.token = rootToken;
+        const listed = (await second.client.get(`sys/locked-users?mount_accessor=${accessor}`)).body.data;
+        expect(listed.by_namespace[0].mount_accessors[0].alias_identifiers).to.deep.equal([roleId]);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await dir.remove();
+    }
   });
 });
