@@ -3,7 +3,7 @@
  * lockout_counter_reset, disable_lockout }` stanzas, Vault's server-wide user lockout settings
  * (https://developer.hashicorp.com/vault/docs/configuration/user-lockout), in HCL or in the JSON
  * form `"user_lockout": {"<type>": { … }}`. The type is "all" or an auth method type; a stanza
- * sets only the fields it names, the others come from "all", then Vault's defaults
+ * sets only the fields it names, the others come from the stanza for "all", then Vault's defaults
  * (core/auth/lockout/settings.ts). A mount's tune overrides them.
  */
 import type { HclObject } from '../hcl.js';
