@@ -4,15 +4,16 @@
  * `token_bound_cidrs`, `token_no_default_policy`, `token_num_uses` and `token_type`, with the
  * rules Vault applies to them (https://developer.hashicorp.com/vault/docs/concepts/tokens), the
  * deprecated names some methods still accept (`policies`, `ttl`, `max_ttl`, `period`,
- * `bound_cidrs`), and the token settings a login hands the host.
+ * `bound_cidrs`, `num_uses`), and the token settings a login hands the host.
  *
  * A plugin spreads {@link TOKEN_FIELDS} (and the {@link LEGACY_TOKEN_FIELDS} it accepts) into a
  * path's fields, keeps a {@link TokenSettings} in its stored record, updates it with
- * {@link applyTokenFields}, shows it with {@link tokenSettingsResponse} and logs in with
- * {@link tokenAuth}.
+ * {@link applyTokenFields}, shows it with {@link tokenSettingsResponse}, refuses a login from
+ * outside its CIDR blocks with {@link checkLoginAddress} and logs in with {@link tokenAuth}.
  */
 import { isIP } from 'node:net';
-import { BadRequestError } from '../core/errors.js';
+import { BadRequestError, PermissionDeniedError } from '../core/errors.js';
+import { cidrAllows } from '../core/auth/cidr.js';
 import type { FieldSpecs } from '../core/framework/fields.js';
 import type { AuthResult, LogicalRequest } from '../core/framework/request.js';
 
@@ -43,6 +44,7 @@ export interface LegacyTokenValues {
   max_ttl?: number;
   period?: number;
   bound_cidrs?: string[];
+  num_uses?: number;
 }
 
 /** A record that carries token settings and the deprecated names it was written with. */
@@ -69,6 +71,7 @@ export const LEGACY_TOKEN_FIELDS = {
   max_ttl: { type: 'duration', description: 'Deprecated: use token_max_ttl.', deprecated: true },
   period: { type: 'duration', description: 'Deprecated: use token_period.', deprecated: true },
   bound_cidrs: { type: 'comma-string-list', description: 'Deprecated: use token_bound_cidrs.', deprecated: true },
+  num_uses: { type: 'int', description: 'Deprecated: use token_num_uses.', deprecated: true },
 } as const satisfies FieldSpecs;
 
 /** The coerced input of a path that declares TOKEN_FIELDS and some of LEGACY_TOKEN_FIELDS. */
@@ -87,7 +90,33 @@ export interface TokenFieldInput {
   readonly max_ttl?: number | undefined;
   readonly period?: number | undefined;
   readonly bound_cidrs?: string[] | undefined;
+  readonly num_uses?: number | undefined;
 }
+
+/**
+ * Where Vault's auth methods differ on the common fields: how the deprecated `policies` is read and
+ * how a period or maximum TTL above the mount's is answered. Absent members keep the rules of
+ * Vault's built-in methods (approle, aws, userpass).
+ */
+export interface TokenFieldRules {
+  /** The deprecated `policies` is lower-cased, sorted and de-duplicated (policyutil.ParsePolicies); true when absent. */
+  readonly sanitizeLegacyPolicies?: boolean;
+  /** The 400's message for a `token_period` above the mount's maximum lease TTL (seconds both). */
+  periodTooLong?(period: number, maxLeaseTtl: number): string;
+  /** The warning for a `token_max_ttl` above the mount's maximum lease TTL (seconds both). */
+  maxTtlWarning?(maxTtl: number, maxLeaseTtl: number): string;
+}
+
+/**
+ * The rules of Vault's separately released auth plugins (vault-plugin-auth-jwt,
+ * vault-plugin-auth-kubernetes), which move the deprecated fields over with tokenutil.UpgradeValue
+ * and word the answers their own way.
+ */
+export const PLUGIN_TOKEN_FIELD_RULES: TokenFieldRules = {
+  sanitizeLegacyPolicies: false,
+  periodTooLong: (period, maxLeaseTtl) => `'token_period' of "${period}s" is greater than the backend's maximum lease TTL of "${maxLeaseTtl}s"`,
+  maxTtlWarning: () => "token max ttl is greater than the system or backend mount's maximum TTL value; issued tokens' max TTL value will be truncated",
+};
 
 /** Settings of a new record: everything from the mount and the system defaults. */
 export function defaultTokenSettings(): TokenSettings {
@@ -117,14 +146,16 @@ export function givenValue<T>(req: LogicalRequest, value: T | undefined, name: s
 /**
  * Applies the token fields a request sets (and the deprecated names, which set the current field
  * too and are remembered so a read shows them) with Vault's rules, refusing what they forbid with
- * a 400. `maxLeaseTtl` is the mount's; returns the warnings to answer with.
+ * a 400. `maxLeaseTtl` is the mount's; `rules` where the method differs from Vault's built-in
+ * ones. Returns the warnings to answer with.
  * @throws BadRequestError naming the field and the problem.
  */
-export function applyTokenFields(req: LogicalRequest, input: TokenFieldInput, target: WithTokenSettings, maxLeaseTtl: number): string[] {
+export function applyTokenFields(req: LogicalRequest, input: TokenFieldInput, target: WithTokenSettings, maxLeaseTtl: number, rules: TokenFieldRules = {}): string[] {
   const durations = [
     ['token_ttl', 'ttl'],
     ['token_max_ttl', 'max_ttl'],
     ['token_period', 'period'],
+    ['token_num_uses', 'num_uses'],
   ] as const;
   for (const [current, legacy] of durations) {
     const value = givenValue(req, input[current], current, 0);
@@ -146,8 +177,8 @@ export function applyTokenFields(req: LogicalRequest, input: TokenFieldInput, ta
     target.token_policies = policies;
     delete target.legacy.policies;
   } else if (legacyPolicies !== undefined) {
-    // The deprecated field is sanitised as Vault does: lower-case, trimmed, sorted, de-duplicated.
-    const clean = sanitizePolicies(legacyPolicies);
+    // Vault's built-in methods sanitise the deprecated field: lower-case, trimmed, sorted, de-duplicated.
+    const clean = rules.sanitizeLegacyPolicies === false ? legacyPolicies : sanitizePolicies(legacyPolicies);
     target.token_policies = clean;
     target.legacy.policies = clean;
   }
@@ -164,10 +195,7 @@ export function applyTokenFields(req: LogicalRequest, input: TokenFieldInput, ta
     target.legacy.bound_cidrs = legacyCidrs;
   }
   if (input.token_no_default_policy !== undefined) target.token_no_default_policy = input.token_no_default_policy;
-  if (input.token_num_uses !== undefined) {
-    if (input.token_num_uses < 0) throw new BadRequestError("'token_num_uses' cannot be negative");
-    target.token_num_uses = input.token_num_uses;
-  }
+  if (target.token_num_uses < 0) throw new BadRequestError(`'${target.legacy.num_uses === undefined ? 'token_num_uses' : 'num_uses'}' cannot be negative`);
   const tokenType = givenValue(req, input.token_type, 'token_type', 'default');
   if (tokenType !== undefined) {
     if (!(TOKEN_TYPES as readonly string[]).includes(tokenType)) throw new BadRequestError(`invalid 'token_type' value "${tokenType}"`);
@@ -180,12 +208,15 @@ export function applyTokenFields(req: LogicalRequest, input: TokenFieldInput, ta
   if (target.token_max_ttl !== 0 && target.token_ttl > target.token_max_ttl) throw new BadRequestError("'token_ttl' cannot be greater than 'token_max_ttl'");
 
   if (target.token_period > maxLeaseTtl) {
-    throw new BadRequestError(`period of "${target.token_period}s" is greater than the backend's maximum lease TTL of "${maxLeaseTtl}s"`);
+    throw new BadRequestError(
+      rules.periodTooLong?.(target.token_period, maxLeaseTtl) ?? `period of "${target.token_period}s" is greater than the backend's maximum lease TTL of "${maxLeaseTtl}s"`,
+    );
   }
   const warnings: string[] = [];
   if (target.token_max_ttl > maxLeaseTtl) {
     warnings.push(
-      `Given max ttl of ${target.token_max_ttl} seconds greater than current mount/system default of ${maxLeaseTtl} seconds; max ttl will be capped at login time`,
+      rules.maxTtlWarning?.(target.token_max_ttl, maxLeaseTtl) ??
+        `Given max ttl of ${target.token_max_ttl} seconds greater than current mount/system default of ${maxLeaseTtl} seconds; max ttl will be capped at login time`,
     );
   }
   return warnings;
@@ -209,7 +240,13 @@ export function tokenSettingsResponse(settings: WithTokenSettings): Record<strin
     ...(legacy.max_ttl !== undefined ? { max_ttl: legacy.max_ttl } : {}),
     ...(legacy.period !== undefined ? { period: legacy.period } : {}),
     ...(legacy.bound_cidrs ? { bound_cidrs: legacy.bound_cidrs } : {}),
+    ...(legacy.num_uses !== undefined ? { num_uses: legacy.num_uses } : {}),
   };
+}
+
+/** A login from outside the record's token_bound_cidrs is refused (403), as in Vault. */
+export function checkLoginAddress(settings: Pick<TokenSettings, 'token_bound_cidrs'>, req: LogicalRequest): void {
+  if (!cidrAllows(settings.token_bound_cidrs, req.connection.remoteAddress)) throw new PermissionDeniedError();
 }
 
 /** The token settings a login (or a renewal) hands the host. */
