@@ -10,9 +10,7 @@
  */
 import { describeHclValue, type HclObject, type HclValue } from '../hcl.js';
 import { blockBodies, fail, whereOf, type Setting, type SourceFile, type Where } from './config-values.js';
-
-/** One plugin's block as plain values, as its context carries it (`PluginConfig`, core/plugins/plugin.ts). */
-export type PluginSettings = Readonly<Record<string, unknown>>;
+import type { PluginSettings } from './settings.js';
 
 export interface PluginBlock {
   readonly name: string;

@@ -3,10 +3,12 @@
  * reads them once loadConfig (config.ts) has merged the files and filled in the defaults.
  */
 import type { AuditConfig } from '../audit/rules.js';
-import type { PluginSettings } from './plugin-stanza.js';
 import type { UserLockoutStanzas } from '../auth/lockout/settings.js';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
+
+/** One plugin's block as plain values, as its context carries it (`PluginConfig`, core/plugins/plugin.ts). */
+export type PluginSettings = Readonly<Record<string, unknown>>;
 
 /** A listener's TLS; a listener without it speaks plain HTTP (`tls_disable`). */
 export interface ListenerTls {

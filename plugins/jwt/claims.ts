@@ -30,7 +30,7 @@ export function getClaim(claims: Claims, name: string): unknown {
 
 /** A string, bool or number as a list of one; a list as it is; undefined for anything else. */
 export function normalizeList(raw: unknown): unknown[] | undefined {
-  if (Array.isArray(raw)) return raw;
+  if (Array.isArray(raw)) return raw as unknown[];
   if (typeof raw === 'string' || typeof raw === 'boolean' || typeof raw === 'number') return [raw];
   return undefined;
 }

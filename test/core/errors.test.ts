@@ -114,7 +114,7 @@ describe('the error catalogue', () => {
   describe('publicMessageOf', () => {
     it('shows a 4xx message and the message of a 5xx about the server state', () => {
       expect(publicMessageOf(new BadRequestError('field "x" is bad'))).to.equal('field "x" is bad');
-      expect(publicMessageOf(new SealedError())).to.equal('Vault is sealed');
+      expect(publicMessageOf(new SealedError())).to.equal('Vault is sealed: unseal Keywarden with "keywarden operator unseal" and a threshold of key shares');
       expect(publicMessageOf(new UnavailableError('the store is down'))).to.equal('the store is down');
       expect(publicMessageOf(new UpstreamError('the provider timed out'))).to.equal('the provider timed out');
     });

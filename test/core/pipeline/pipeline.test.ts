@@ -176,7 +176,7 @@ describe('the request pipeline', () => {
     barrier.sealed = true;
     const refused = await pipeline.handle(request('sys/thing'));
     expect(refused.status).to.equal(503);
-    expect(refused.body).to.deep.equal({ errors: ['Vault is sealed'] });
+    expect(refused.body).to.deep.equal({ errors: ['Vault is sealed: unseal Keywarden with "keywarden operator unseal" and a threshold of key shares'] });
     expect(events).to.deep.equal([]);
 
     const served = await pipeline.handle(request('sys/seal-status'));
