@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { Io } from './output.js';
 import { UsageError, type ApiResponse, type ApiClient } from './client.js';
+import { errorMessage } from '../errors.js';
 
 /** How long the CLI waits for the browser to come back, as the vault CLI does. */
 export const CALLBACK_WAIT_MS = 2 * 60_000;
@@ -46,8 +47,8 @@ export async function oidcLogin(client: ApiClient, mount: string, fields: Record
   const authUrl = (started.body?.data?.auth_url as string | undefined) ?? '';
   if (authUrl === '') throw new UsageError(`Unable to authorize role "${role}" with redirect_uri "${redirectUri}": check the role's allowed_redirect_uris and the server's log`);
 
-  let settle: (outcome: { response?: ApiResponse; error?: unknown }) => void = () => undefined;
-  const outcome = new Promise<{ response?: ApiResponse; error?: unknown }>((resolve) => (settle = resolve));
+  let settle: (outcome: { response?: ApiResponse; error?: Error }) => void = () => undefined;
+  const outcome = new Promise<{ response?: ApiResponse; error?: Error }>((resolve) => (settle = resolve));
   const listener = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://callback');
     if (url.pathname !== '/oidc/callback') {
@@ -64,7 +65,7 @@ export async function oidcLogin(client: ApiClient, mount: string, fields: Record
       })
       .catch((err: unknown) => {
         res.writeHead(400, { 'Content-Type': 'text/html; charset=utf-8' }).end(page('Sign-in failed', escape((err as Error).message)));
-        settle({ error: err });
+        settle({ error: err instanceof Error ? err : new Error(errorMessage(err)) });
       });
   });
   await new Promise<void>((resolve, reject) => {

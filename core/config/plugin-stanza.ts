@@ -12,9 +12,6 @@ import { describeHclValue, type HclObject, type HclValue } from '../hcl.js';
 import { blockBodies, fail, whereOf, type Setting, type SourceFile, type Where } from './config-values.js';
 import type { PluginSettings } from './settings.js';
 
-/** One plugin's block as plain values, as its context carries it (`PluginConfig`, core/plugins/plugin.ts). */
-export type { PluginSettings };
-
 export interface PluginBlock {
   readonly name: string;
   readonly config: PluginSettings;

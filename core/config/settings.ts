@@ -3,11 +3,12 @@
  * reads them once loadConfig (config.ts) has merged the files and filled in the defaults.
  */
 import type { AuditConfig } from '../audit/rules.js';
-
-/** One plugin's block of the configuration file (`plugin "<name>" { … }`), as plain values. */
-export type PluginSettings = Readonly<Record<string, unknown>>;
+import type { UserLockoutStanzas } from '../auth/lockout/settings.js';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
+
+/** One plugin's block as plain values, as its context carries it (`PluginConfig`, core/plugins/plugin.ts). */
+export type PluginSettings = Readonly<Record<string, unknown>>;
 
 /** A listener's TLS; a listener without it speaks plain HTTP (`tls_disable`). */
 export interface ListenerTls {
@@ -133,4 +134,6 @@ export interface ServerConfig {
    * absent: DEFAULT_AUDIT_CONFIG. Applied again on SIGHUP.
    */
   readonly audit?: AuditConfig;
+  /** The `user_lockout` stanzas by auth method type ("all": every type); absent: Vault's defaults. */
+  readonly userLockout?: UserLockoutStanzas;
 }

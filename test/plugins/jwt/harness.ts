@@ -19,7 +19,7 @@ export interface JwtHarness {
   readonly mount: string;
   login(body: Record<string, unknown>): Promise<TestResponse>;
   /** The audit log's entries, parsed. */
-  auditEntries(): Promise<Record<string, any>[]>;  
+  auditEntries(): Promise<Record<string, any>[]>;
   /** The audit HMAC of a text, as the file device writes it. */
   auditHash(text: string): Promise<string>;
   close(): Promise<void>;

@@ -78,6 +78,10 @@ describe('keywarden completion', function () {
       expect(complete('keywarden read -format=y')).to.deep.equal(['yaml']);
       expect(complete(`keywarden read -ca-cert=${path.join(dir.path, 'keywarden.b')}`)).to.deep.equal([file]);
     });
+
+    it('completes every login method login -method= knows', () => {
+      expect(complete('keywarden login -method=')).to.have.members(['token', 'cloud', 'aws', 'oidc', 'jwt', 'kubernetes', 'userpass', 'approle']);
+    });
   });
 
   describe('zsh', () => {
