@@ -28,6 +28,8 @@ import { WasmCrypto } from '../wasm/index.js';
 import { TOKENS } from './di/tokens.js';
 import { registerValue } from './di/container.js';
 import { ensurePrivateDirectory, writePrivateFile } from './private-files.js';
+import { createAutoSeal } from './seal/auto-seals.js';
+import type { Backoff } from './seal/auto-unseal.js';
 
 export interface StartOptions {
   readonly config: ServerConfig;
@@ -48,6 +50,8 @@ export interface StartOptions {
    * faults); the server closes it like its own.
    */
   readonly physical?: PhysicalStorage;
+  /** Between auto-unseal attempts (tests shorten it). */
+  readonly autoUnsealBackoff?: Backoff;
 }
 
 export interface RunningServer {
@@ -106,7 +110,16 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   // Loaded (and warmed up) once per server: every transit mount shares it.
   const wasm = await WasmCrypto.load();
   const nodeId = randomUUID();
-  const physical = options.physical ?? (await openStorage(config, nodeId, logger));
+  // Before storage is opened: a key file or token that is missing stops the start with a ConfigError.
+  // Dev mode keeps its own unseal key and takes no seal stanza.
+  const autoSeal = config.seal && !options.dev ? createAutoSeal(config.seal, logger) : undefined;
+  let physical: PhysicalStorage;
+  try {
+    physical = options.physical ?? (await openStorage(config, nodeId, logger));
+  } catch (err) {
+    autoSeal?.close();
+    throw err;
+  }
   const ha =
     physical instanceof PostgresStorage && physical.ha
       ? new HaManager({ storage: physical, lock: physical.ha, apiAddr: config.apiAddr!, logger, nodeId })
@@ -126,6 +139,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     disableUnauthedGenerateRoot: config.disableUnauthedGenerateRoot ?? false,
     ...(config.clusterName ? { clusterName: config.clusterName } : {}),
     config,
+    ...(autoSeal ? { autoSeal } : {}),
+    ...(options.autoUnsealBackoff ? { autoUnsealBackoff: options.autoUnsealBackoff } : {}),
   });
   // The one server-wide plugin setting, offered to plugins through the SDK's SERVICES; the rest of
   // the configuration (storage credentials among it) stays out of their reach.
@@ -140,6 +155,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       listeners.push(listener);
       logger.info({ address: listener.address, storage: physical.kind, ...(ha ? { ha: 'enabled', node_id: nodeId, api_addr: config.apiAddr } : {}) }, 'listening');
     }
+    // In the background, as Vault does: sys/seal-status answers while the seal is unreachable.
+    if (autoSeal) host.seal.startAutoUnseal();
     let closing: Promise<void> | undefined;
     return {
       address: listeners[0]!.address,
@@ -155,6 +172,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
           if (cut > 0) logger.warn({ connections: cut }, 'shutdown: cut the connections still busy at the drain timeout');
           else logger.info('shutdown: requests in flight finished');
           await host.shutdown();
+          autoSeal?.close();
           await physical.close();
           logger.info('shutdown: storage closed');
         })()),
@@ -162,6 +180,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   } catch (err) {
     await Promise.all(listeners.map((l) => l.close()));
     await host.shutdown().catch(() => undefined);
+    autoSeal?.close();
     await physical.close();
     throw err;
   }
@@ -269,6 +288,7 @@ const RESTART_ONLY: Readonly<Record<Exclude<keyof ServerConfig, 'logLevel' | 'au
   cloudAuth: 'cloud_auth',
   ui: 'ui',
   telemetry: 'telemetry',
+  seal: 'seal',
 };
 
 function restartOnlyChanges(current: ServerConfig, next: ServerConfig): string[] {

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { describeHclValue, type HclItem, type HclObject, type HclValue } from '../hcl.js';
 import { CoercionError, parseBool, parseDurationExact, parseDurationSeconds } from '../framework/fields.js';
 import { DEFAULT_MAX_REQUEST_SIZE } from '../http/body.js';
+import { readSealStanza, type SealStanza } from './seal-stanza.js';
 import { DEFAULT_TELEMETRY, type CloudAuthConfig, type ListenerConfig, type ListenerTls, type LogLevel, type StorageConfig, type TelemetryConfig } from './config.js';
 
 export class ConfigError extends Error {}
@@ -52,6 +53,7 @@ export interface FileSettings {
   readonly allowAuditLogPrefixing?: Setting<boolean>;
   /** As written; config.ts checks and normalizes the addresses. */
   readonly apiAuditSocketAllowlist?: Setting<readonly string[]>;
+  readonly seal?: Setting<SealStanza>;
 }
 
 /** A file's name for messages, and the directory its relative paths resolve against. */
@@ -63,7 +65,7 @@ export interface SourceFile {
 const TOP_LEVEL_KEYS = [
   'listener', 'storage', 'api_addr', 'cluster_name', 'ui', 'telemetry', 'default_lease_ttl', 'max_lease_ttl',
   'log_level', 'log_format', 'plugin_directory', 'plugin_memory_limit_mb', 'plugin_resident_memory_limit_mb', 'plugin_watchdog_timeout', 'pid_file', 'periodic_interval', 'disable_mlock', 'cloud_auth',
-  'unsafe_allow_api_audit_creation', 'allow_audit_log_prefixing', 'api_audit_socket_allowlist',
+  'unsafe_allow_api_audit_creation', 'allow_audit_log_prefixing', 'api_audit_socket_allowlist', 'seal',
 ] as const;
 
 const LISTENER_KEYS = [
@@ -77,7 +79,6 @@ const REFUSED_KEYS: Readonly<Record<string, string>> = {
   backend: 'this is Vault\'s old name for the storage block; write it as storage "…" { … }',
   cluster_addr: 'Keywarden has no cluster port: standby nodes forward requests to the active node\'s api_addr; remove cluster_addr',
   ha_storage: 'HA runs on the storage backend itself (storage "postgresql" { ha_enabled = true })',
-  seal: 'only Shamir unseal keys are supported; remove the seal block',
 };
 
 /** Vault's log level names, "notice" and "err" included. */
@@ -160,6 +161,7 @@ export function readConfigDocument(doc: HclObject, source: SourceFile): FileSett
     unsafeAllowApiAuditCreation: read('unsafe_allow_api_audit_creation', boolean),
     allowAuditLogPrefixing: read('allow_audit_log_prefixing', boolean),
     apiAuditSocketAllowlist: read('api_audit_socket_allowlist', stringList),
+    seal: read('seal', (value, where) => readSealStanza(value, where, source)),
   };
 }
 

@@ -12,6 +12,7 @@ import { ConfigError, fail, readConfigDocument, type FileSettings, type Setting,
 import { readAuditStanzas } from './audit-stanza.js';
 import { checkDeviceOptions } from '../audit/device-types.js';
 import { BadRequestError } from '../errors.js';
+import type { SealStanza } from './seal-stanza.js';
 import { DEFAULT_AUDIT_CONFIG, DEFAULT_AUDIT_RULES, normalizeAllowedAddress, type AuditConfig, type DeclaredAuditDevice } from '../audit/rules.js';
 
 export { ConfigError, splitAddress } from './config-file.js';
@@ -136,6 +137,8 @@ export interface ServerConfig {
    * absent: DEFAULT_AUDIT_CONFIG. Applied again on SIGHUP.
    */
   readonly audit?: AuditConfig;
+  /** The `seal` stanza: an auto seal wraps the root key; absent, Shamir shares unseal. */
+  readonly seal?: SealStanza;
 }
 
 /** One file's settings and its `audit` stanzas. */
@@ -228,6 +231,7 @@ function mergeSettings(files: readonly FileContents[]): FileContents {
     unsafeAllowApiAuditCreation: b.unsafeAllowApiAuditCreation ?? a.unsafeAllowApiAuditCreation,
     allowAuditLogPrefixing: b.allowAuditLogPrefixing ?? a.allowAuditLogPrefixing,
     apiAuditSocketAllowlist: b.apiAuditSocketAllowlist ?? a.apiAuditSocketAllowlist,
+    seal: b.seal ?? a.seal,
   }));
 }
 
@@ -281,6 +285,7 @@ function finishConfig(settings: FileContents, source: string): ServerConfig {
     ...(settings.ui?.value ? { ui: true } : {}),
     ...(settings.telemetry ? { telemetry: settings.telemetry.value } : {}),
     audit: auditConfig(settings),
+    ...(settings.seal ? { seal: settings.seal.value } : {}),
   };
 }
 

@@ -1,8 +1,10 @@
 /**
- * Init, unseal and seal (Shamir). The key hierarchy (docs/architecture.md): a random 32-byte unseal key,
+ * Init, unseal and seal. The key hierarchy (docs/architecture.md): a random 32-byte unseal key,
  * split into shares and never stored; the root key, stored encrypted under the unseal key; the
- * barrier's keyring, encrypted under the root key. Rekey (rekey.ts) and root token generation
- * (root-generation.ts) work on the same keys through `SealKeys`.
+ * barrier's keyring, encrypted under the root key. With an auto seal (auto-seal.ts) there is no
+ * unseal key: the seal wraps the root key itself, and the node unseals itself (auto-unseal.ts).
+ * Rekey (rekey.ts) and root token generation (root-generation.ts) work on the Shamir keys through
+ * `SealKeys`.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { BadRequestError, IntegrityError, SealedError } from '../errors.js';
@@ -14,32 +16,52 @@ import { acceptShare, ShareQuorum, splitUnsealKey, type ShareScheme } from './sh
 import { Rekey, type KeyBackup } from './rekey.js';
 import { RootGeneration } from './root-generation.js';
 import { SerialQueue } from './serial.js';
+import type { AutoSeal, AutoSealType, WrappedKey } from './auto-seal.js';
+import { AutoUnsealLoop, decodeWrapped, encodeWrapped, type Backoff, type UnsealLog } from './auto-unseal.js';
 
 /** Physical (outside the barrier) storage keys. */
 const KEYS = {
   // Plaintext seal configuration: readable while sealed (seal-status needs t and n). Its presence
   // is what "initialized" means, so it is written last during init.
   sealConfig: 'core/seal-config',
-  // The root key, AES-256-GCM-encrypted under the unseal key (AAD = this path).
+  // The root key, AES-256-GCM-encrypted under the unseal key (AAD = this path); with an auto seal,
+  // the seal's WrappedKey as JSON (Vault keeps its stored keys at this path too).
   rootKeyUnderUnsealKey: 'core/hsm/barrier-unseal-keys',
   // The PGP-encrypted shares of a rekey with `backup` (Vault's path), until an operator deletes
   // them. Outside the barrier as in Vault: they are encrypted to their holders already.
   keyBackup: 'core/unseal-keys-backup',
 } as const;
 
-/** The stored seal configuration: the current shares' scheme. */
-export interface SealConfig extends ShareScheme {
+/** The stored seal configuration of a Shamir seal: the current shares' scheme. */
+export interface ShamirSealConfig extends ShareScheme {
   readonly type: 'shamir';
 }
 
+/**
+ * The stored seal configuration of an auto seal: one stored "share", the wrapped root key, as
+ * Vault records it (secret_shares = secret_threshold = stored_shares = 1).
+ */
+export interface AutoSealConfig {
+  readonly type: AutoSealType;
+  readonly secret_shares: 1;
+  readonly secret_threshold: 1;
+  readonly stored_shares: 1;
+}
+
+export type SealConfig = ShamirSealConfig | AutoSealConfig;
+
 export interface SealStatus {
-  type: 'shamir';
+  type: 'shamir' | AutoSealType;
   initialized: boolean;
   sealed: boolean;
   t: number;
   n: number;
   progress: number;
   nonce: string;
+  /** An auto seal: the shares operators hold (none yet) are recovery shares, not unseal shares. */
+  recoverySeal: boolean;
+  /** Why the last auto-unseal attempt failed, while the node stays sealed. */
+  sealError?: string;
 }
 
 export interface InitResult {
@@ -64,8 +86,11 @@ export interface SealHooks {
  * proof that a recovered unseal key is the real one, and replacing it.
  */
 export interface SealKeys {
-  /** The current seal configuration. @throws SealedError while sealed. */
-  config(): Promise<SealConfig>;
+  /**
+   * The current seal configuration. @throws SealedError while sealed; BadRequestError with an auto
+   * seal, which has no unseal key shares.
+   */
+  config(): Promise<ShamirSealConfig>;
   /** Opens the stored root key with `unsealKey` (the caller zeroizes it). @throws BadRequestError for a wrong key. */
   openRootKey(unsealKey: Buffer): Promise<Buffer>;
   /** Stores `rootKey` under `unsealKey` and `scheme` as the seal configuration, together. */
@@ -78,6 +103,12 @@ export interface SealOptions {
   readonly clock: Clock;
   /** A lock shared by every node on the store (HA); init runs under it. */
   readonly clusterLock?: <T>(name: string, work: () => Promise<T>) => Promise<T>;
+  /** The configuration's `seal` stanza, made: the root key is wrapped by it instead of shares. */
+  readonly autoSeal?: AutoSeal;
+  /** Where auto-unseal attempts are logged. */
+  readonly log?: UnsealLog;
+  /** Between auto-unseal attempts (tests shorten it). */
+  readonly backoff?: Backoff;
 }
 
 /** An unseal in progress: the shares so far and the nonce seal-status shows. */
@@ -90,6 +121,9 @@ export class SealManager {
   private unsealing: UnsealAttempt | undefined;
   private config: SealConfig | undefined;
   private readonly queue = new SerialQueue();
+  /** Why the last auto-unseal failed; cleared when one succeeds. */
+  private autoUnsealError: string | undefined;
+  private readonly unsealLoop: AutoUnsealLoop | undefined;
   readonly rekey: Rekey;
   readonly rootGeneration: RootGeneration;
 
@@ -106,6 +140,8 @@ export class SealManager {
       writeKeyBackup: (backup) => this.physical.put(KEYS.keyBackup, Buffer.from(JSON.stringify(backup), 'utf8')),
     };
     this.rekey = new Rekey(keys);
+    const log = options.log ?? { info: () => undefined, warn: () => undefined };
+    if (options.autoSeal) this.unsealLoop = new AutoUnsealLoop(() => this.autoUnseal(), log, options.backoff);
     this.rootGeneration = new RootGeneration(keys, { create: () => hooks.createRootToken(), revoke: (token) => hooks.revokeRootToken(token) }, options.clock);
   }
 
@@ -121,11 +157,25 @@ export class SealManager {
     return this.config;
   }
 
-  private async unsealedConfig(): Promise<SealConfig> {
+  private async unsealedConfig(): Promise<ShamirSealConfig> {
     if (this.barrier.sealed) throw new SealedError();
     const config = await this.loadConfig();
     if (!config) throw new BadRequestError('Vault is not initialized');
+    if (config.type !== 'shamir') throw new BadRequestError(`the ${config.type} seal holds the root key: there are no unseal key shares (recovery keys are not supported yet)`);
     return config;
+  }
+
+  /**
+   * With an auto seal, starts unsealing in the background (the server's start): at once, then
+   * with backoff while it fails. Does nothing without one, or before init (init unseals).
+   */
+  startAutoUnseal(): void {
+    this.unsealLoop?.start();
+  }
+
+  /** The configured auto seal's type; undefined for Shamir. */
+  get autoSealType(): AutoSealType | undefined {
+    return this.options.autoSeal?.type;
   }
 
   async isInitialized(): Promise<boolean> {
@@ -136,6 +186,21 @@ export class SealManager {
     const sealed = this.barrier.sealed;
     // A sealed node re-reads, so that operators unsealing it see the current t and n.
     const config = await this.loadConfig(sealed && !this.unsealing);
+    const type = config?.type ?? this.options.autoSeal?.type ?? 'shamir';
+    if (type !== 'shamir') {
+      // Vault's t and n for an auto seal are its recovery shares': none yet.
+      return {
+        type,
+        initialized: config !== undefined,
+        sealed,
+        t: 0,
+        n: 0,
+        progress: 0,
+        nonce: '',
+        recoverySeal: true,
+        ...(sealed && this.autoUnsealError ? { sealError: this.autoUnsealError } : {}),
+      };
+    }
     return {
       type: 'shamir',
       initialized: config !== undefined,
@@ -144,15 +209,130 @@ export class SealManager {
       n: config?.secret_shares ?? 0,
       progress: sealed ? (this.unsealing?.quorum.progress ?? 0) : 0,
       nonce: sealed ? (this.unsealing?.nonce ?? '') : '',
+      recoverySeal: false,
+      ...(sealed && this.autoUnsealError ? { sealError: this.autoUnsealError } : {}),
     };
   }
 
   /** `sys/init`: creates the key hierarchy and the root token; leaves the server sealed. */
   async initialize(shares: number, threshold: number): Promise<InitResult> {
+    if (this.options.autoSeal) throw new BadRequestError(`the ${this.options.autoSeal.type} seal wraps the root key: initialize without secret_shares and secret_threshold`);
     validateShamirConfig(shares, threshold);
     const { clusterLock } = this.options;
     if (clusterLock) return clusterLock('init', () => this.initializeNow(shares, threshold));
     return this.initializeNow(shares, threshold);
+  }
+
+  /**
+   * `sys/init` with an auto seal: the root key is wrapped by the seal and stored, and the node
+   * unseals itself with it at once, as Vault does. Returns the root token; there are no shares.
+   * @throws UnavailableError when the seal cannot wrap (nothing is stored then).
+   */
+  async initializeAuto(): Promise<{ readonly rootToken: string }> {
+    const seal = this.options.autoSeal;
+    if (!seal) throw new BadRequestError('there is no seal stanza: initialize with secret_shares and secret_threshold');
+    const { clusterLock } = this.options;
+    const init = () => this.initializeAutoNow(seal);
+    const rootToken = await (clusterLock ? clusterLock('init', init) : init());
+    try {
+      await this.autoUnseal();
+    } catch {
+      // Initialized all the same: the attempt is retried, and seal-status says why it failed.
+      this.unsealLoop!.start();
+    }
+    return { rootToken };
+  }
+
+  private initializeAutoNow(seal: AutoSeal): Promise<string> {
+    return this.queue.run(async () => {
+      if (await this.isInitialized()) throw new BadRequestError('Vault is already initialized');
+      if (await this.barrier.isInitialized()) await this.physical.delete('core/keyring');
+      const rootKey = randomBytes(32);
+      try {
+        // Wrapped first: a seal that cannot be reached leaves nothing behind.
+        const wrapped = await seal.wrap(rootKey, aad(KEYS.rootKeyUnderUnsealKey));
+        await this.barrier.initialize(rootKey);
+        await this.physical.put(KEYS.rootKeyUnderUnsealKey, encodeWrapped(wrapped));
+        await this.barrier.unseal(rootKey);
+        let rootToken: string;
+        try {
+          rootToken = await this.hooks.createRootToken();
+        } finally {
+          this.barrier.seal();
+        }
+        const config: AutoSealConfig = { type: seal.type, secret_shares: 1, secret_threshold: 1, stored_shares: 1 };
+        await this.physical.put(KEYS.sealConfig, encodeConfig(config));
+        this.config = config;
+        return rootToken;
+      } finally {
+        zeroize(rootKey);
+      }
+    });
+  }
+
+  /**
+   * Unseals with the root key the auto seal wrapped; does nothing when the store is not
+   * initialized or already unsealed. When the seal's key changed since the root key was wrapped
+   * (a new transit key version, a new static current_key), the root key is wrapped again under
+   * the new key, so the old one is needed no more. The failure is kept for `sys/seal-status`.
+   * @throws UnavailableError when the seal cannot be reached; IntegrityError when it cannot open the root key.
+   */
+  async autoUnseal(): Promise<void> {
+    const seal = this.options.autoSeal;
+    if (!seal) throw new BadRequestError('there is no seal stanza');
+    try {
+      await this.queue.run(() => this.autoUnsealNow(seal));
+      this.autoUnsealError = undefined;
+    } catch (err) {
+      this.autoUnsealError = err instanceof Error ? err.message : String(err);
+      throw err;
+    }
+  }
+
+  private async autoUnsealNow(seal: AutoSeal): Promise<void> {
+    const config = await this.loadConfig(true);
+    if (!config || !this.barrier.sealed) return;
+    if (config.type !== seal.type) {
+      throw new BadRequestError(
+        config.type === 'shamir'
+          ? `the store is sealed with Shamir unseal keys, but the configuration has seal "${seal.type}": seal migration is not supported yet; remove the seal stanza and unseal with the shares`
+          : `the store is sealed by the ${config.type} seal, but the configuration has seal "${seal.type}": seal migration is not supported yet`,
+      );
+    }
+    const raw = await this.physical.get(KEYS.rootKeyUnderUnsealKey);
+    if (!raw) throw new IntegrityError('the wrapped root key is missing from storage');
+    const wrapped = decodeWrapped(raw);
+    const rootKey = await seal.unwrap(wrapped, aad(KEYS.rootKeyUnderUnsealKey));
+    try {
+      try {
+        await this.barrier.unseal(rootKey);
+      } catch (err) {
+        if (err instanceof IntegrityError) throw new IntegrityError(`the ${seal.type} seal opened a root key that does not open the keyring: the store was not wrapped by this seal`);
+        throw err;
+      }
+      await this.rewrapIfRotated(seal, wrapped, rootKey);
+    } finally {
+      zeroize(rootKey);
+    }
+    try {
+      await this.hooks.afterUnseal();
+    } catch (err) {
+      this.barrier.seal();
+      throw err;
+    }
+  }
+
+  /**
+   * Wraps the root key again and keeps the new wrapping when its key id differs: only the seal
+   * knows its current key, and wrapping is how it says. A failure leaves the old wrapping, which
+   * still opens, and is logged by the caller at the next start.
+   */
+  private async rewrapIfRotated(seal: AutoSeal, stored: WrappedKey, rootKey: Buffer): Promise<void> {
+    const fresh = await seal.wrap(rootKey, aad(KEYS.rootKeyUnderUnsealKey));
+    if (fresh.key_id === stored.key_id) return;
+    // Proves the new wrapping opens before the old one is replaced.
+    zeroize(await seal.unwrap(fresh, aad(KEYS.rootKeyUnderUnsealKey)));
+    await this.physical.put(KEYS.rootKeyUnderUnsealKey, encodeWrapped(fresh));
   }
 
   private initializeNow(shares: number, threshold: number): Promise<InitResult> {
@@ -174,7 +354,7 @@ export class SealManager {
           this.barrier.seal();
         }
         const { keys, scheme } = splitUnsealKey(unsealKey, shares, threshold);
-        const config: SealConfig = { type: 'shamir', ...scheme };
+        const config: ShamirSealConfig = { type: 'shamir', ...scheme };
         await this.physical.put(KEYS.sealConfig, encodeConfig(config));
         this.config = config;
         return { keys, rootToken };
@@ -200,6 +380,7 @@ export class SealManager {
       const config = await this.loadConfig(!this.unsealing);
       if (!config) throw new BadRequestError('Vault is not initialized');
       if (!this.barrier.sealed) return this.status();
+      if (config.type !== 'shamir') throw new BadRequestError(`the ${config.type} seal unseals this store at start; it takes no unseal keys (a sealed node unseals itself when restarted)`);
       const share = acceptShare(config, encoded);
       this.unsealing ??= { nonce: randomUUID(), quorum: new ShareQuorum(config.secret_threshold) };
       if (this.unsealing.quorum.holds(share)) return this.status();
@@ -253,7 +434,7 @@ export class SealManager {
   private rewrapRootKey(rootKey: Buffer, unsealKey: Buffer, scheme: ShareScheme): Promise<void> {
     return this.queue.run(async () => {
       if (this.barrier.sealed) throw new SealedError();
-      const config: SealConfig = { type: 'shamir', ...scheme };
+      const config: ShamirSealConfig = { type: 'shamir', ...scheme };
       await this.physical.batch([
         { type: 'put', key: KEYS.rootKeyUnderUnsealKey, value: gcmSeal(unsealKey, rootKey, aad(KEYS.rootKeyUnderUnsealKey)) },
         { type: 'put', key: KEYS.sealConfig, value: encodeConfig(config) },
@@ -283,7 +464,9 @@ export class SealManager {
     this.rootGeneration.forget();
   }
 
+  /** Seals; with an auto seal the node stays sealed until it starts again, as in Vault. */
   async seal(): Promise<void> {
+    this.unsealLoop?.stop();
     await this.queue.run(async () => {
       if (this.barrier.sealed) return;
       try {

@@ -1,0 +1,88 @@
+/**
+ * The node unsealing itself with an auto seal: the wrapped root key as stored, and the attempts,
+ * retried with backoff while the seal cannot be reached (a transit server or KMS that starts after
+ * this node, a network that is down), so that the node unseals as soon as the seal answers.
+ */
+import { IntegrityError } from '../errors.js';
+import type { WrappedKey } from './auto-seal.js';
+
+/** Backoff between attempts: doubling from the first delay up to the longest. */
+export interface Backoff {
+  readonly firstMs: number;
+  readonly longestMs: number;
+}
+
+export const DEFAULT_BACKOFF: Backoff = { firstMs: 1_000, longestMs: 60_000 };
+
+export interface UnsealLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
+/**
+ * Runs `attempt` until it succeeds: at once, then after each delay. `stop` cancels the next one
+ * (the node sealed or shuts down); `start` again begins anew. One attempt runs at a time.
+ */
+export class AutoUnsealLoop {
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private delayMs: number;
+  private generation = 0;
+
+  constructor(
+    private readonly attempt: () => Promise<void>,
+    private readonly log: UnsealLog,
+    private readonly backoff: Backoff = DEFAULT_BACKOFF,
+  ) {
+    this.delayMs = backoff.firstMs;
+  }
+
+  start(): void {
+    this.stop();
+    this.delayMs = this.backoff.firstMs;
+    void this.run(this.generation);
+  }
+
+  stop(): void {
+    this.generation++;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private async run(generation: number): Promise<void> {
+    if (this.running || generation !== this.generation) return;
+    this.running = true;
+    try {
+      await this.attempt();
+      this.log.info({}, 'auto-unseal: unsealed');
+    } catch (err) {
+      if (generation !== this.generation) return;
+      const retryMs = this.delayMs;
+      this.delayMs = Math.min(this.delayMs * 2, this.backoff.longestMs);
+      this.log.warn({ err: err instanceof Error ? err.message : String(err), retry_ms: retryMs }, 'auto-unseal failed; the node stays sealed and tries again');
+      this.timer = setTimeout(() => void this.run(generation), retryMs);
+      // A node that is shutting down must not be kept alive by its next attempt.
+      this.timer.unref();
+    } finally {
+      this.running = false;
+    }
+  }
+}
+
+export function encodeWrapped(wrapped: WrappedKey): Buffer {
+  return Buffer.from(JSON.stringify(wrapped), 'utf8');
+}
+
+/** @throws IntegrityError for anything but a stored WrappedKey. */
+export function decodeWrapped(raw: Uint8Array): WrappedKey {
+  let parsed: Partial<WrappedKey> | null;
+  try {
+    parsed = JSON.parse(Buffer.from(raw).toString('utf8')) as Partial<WrappedKey> | null;
+  } catch {
+    parsed = null;
+  }
+  if (typeof parsed?.key_id !== 'string' || typeof parsed.ciphertext !== 'string' || typeof parsed.type !== 'string') {
+    throw new IntegrityError('the stored wrapped root key is malformed');
+  }
+  return parsed as WrappedKey;
+}
