@@ -14,6 +14,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { pino } from 'pino';
 import { startServer, type RunningServer } from '../../../core/server.js';
 import { TestClient, createToken } from '../../helpers/http.js';
+import { runCli } from '../../helpers/cli.js';
 import { tempDir, testConfig } from '../../helpers/server.js';
 import { spawnServer, writeConfig, type ChildServer } from '../../reliability/support/child.js';
 
@@ -174,6 +175,18 @@ describe('auto-unseal: a production server with a seal stanza unseals itself', f
       const right = await node.start({ static: { current_key_id: 'k1', current_key: `file://${keyFile('k1')}` } });
       expect(await waitStatus(right, unsealed)).to.include({ sealed: false });
       await expectMarker(right, token);
+    });
+
+    it('keywarden operator init initializes it without shares and prints the root token', async () => {
+      const client = await node.start({ static: { current_key_id: 'k1', current_key: `file://${keyFile('k1')}` } });
+      const run = await runCli(['operator', 'init', '-format=json'], { VAULT_ADDR: client.baseUrl, HOME: dir.path });
+      expect(run.code, run.stderr).to.equal(0);
+      const out = JSON.parse(run.stdout) as Record<string, unknown>;
+      expect(out).to.include({ unseal_shares: 1, recovery_keys_shares: 0 });
+      expect(out.unseal_keys_b64).to.deep.equal([]);
+      expect((await client.get('sys/seal-status')).body).to.include({ initialized: true, sealed: false });
+      await writeMarker(client, out.root_token as string);
+      await expectMarker(client, out.root_token as string);
     });
 
     it('refuses the Shamir parameters at init, naming them, and leaves the server uninitialized', async () => {
