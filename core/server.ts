@@ -38,6 +38,8 @@ export interface StartOptions {
     readonly stateFile: string;
     /** `-dev-plugin-dir`: modules loaded in-process as built-ins (see plugins/dev-plugins.ts). */
     readonly pluginDirectory?: string;
+    /** `-dev-root-token-id`: the root token's id instead of a random one. */
+    readonly rootTokenId?: string;
   };
   /** Extra plugins (tests), run in-process as built-ins; the compiled-in ones are always registered. */
   readonly plugins?: readonly unknown[];
@@ -149,7 +151,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const listeners: Listener[] = [];
   try {
     let rootToken: string | undefined;
-    if (options.dev) rootToken = await bootDev(host, registry, options.dev.stateFile, logger);
+    if (options.dev) rootToken = await bootDev(host, registry, options.dev, logger);
     for (const listenerConfig of config.listeners) {
       const listener = await listenOn(host, listenerConfig, logger, ui);
       listeners.push(listener);
@@ -329,7 +331,8 @@ interface DevState {
  * (dev only: anyone who can read that file owns the server), mount the dev engines. Later starts:
  * unseal with the kept key.
  */
-async function bootDev(host: Host, registry: PluginRegistry, stateFile: string, logger: Logger): Promise<string> {
+async function bootDev(host: Host, registry: PluginRegistry, dev: NonNullable<StartOptions['dev']>, logger: Logger): Promise<string> {
+  const { stateFile } = dev;
   await ensurePrivateDirectory(path.dirname(stateFile), 'dev data directory', (message) => logger.warn(message));
   let state: DevState;
   if (await host.seal.isInitialized()) {
@@ -350,6 +353,13 @@ async function bootDev(host: Host, registry: PluginRegistry, stateFile: string, 
       if (!registry.has(mount.type)) continue;
       await host.mounts!.enable(mount.table, mount.path, { type: mount.type, ...('options' in mount ? { options: mount.options } : {}) });
     }
+  }
+  if (dev.rootTokenId !== undefined && dev.rootTokenId !== state.root_token) {
+    // As Vault's dev server: the requested id replaces the generated root token, which is revoked.
+    if (!(await host.tokens.lookup(dev.rootTokenId))) await host.tokens.createRootToken(dev.rootTokenId);
+    await host.tokens.revokeTree(await host.tokens.hashToken(state.root_token));
+    state = { ...state, root_token: dev.rootTokenId };
+    await writePrivateFile(stateFile, JSON.stringify(state));
   }
   logger.warn({ state_file: stateFile }, 'DEV MODE: the unseal key and root token are stored unencrypted beside the data; never use dev mode in production');
   return state.root_token;
