@@ -4,7 +4,10 @@
  * this node, a network that is down), so that the node unseals as soon as the seal answers.
  */
 import { IntegrityError } from '../errors.js';
-import type { WrappedKey } from './auto-seal.js';
+import type { Barrier } from '../../storage/barrier.js';
+import type { Storage } from '../../storage/storage.js';
+import { zeroize } from '../../storage/aead.js';
+import type { AutoSeal, WrappedKey } from './auto-seal.js';
 
 /** Backoff between attempts: doubling from the first delay up to the longest. */
 export interface Backoff {
@@ -67,6 +70,49 @@ export class AutoUnsealLoop {
       this.running = false;
     }
   }
+}
+
+/**
+ * Opens the root key stored wrapped at `path` with `seal` and unseals `barrier` with it. When the
+ * seal's key changed since (a new transit key version, a new static current_key), the root key is
+ * wrapped again under the new key, so the old one is needed no more.
+ * @throws UnavailableError when the seal cannot be reached; IntegrityError when what it opens is not this store's root key.
+ */
+export async function unsealWithSeal(seal: AutoSeal, store: { physical: Storage; barrier: Barrier; log: UnsealLog }, path: string): Promise<void> {
+  const raw = await store.physical.get(path);
+  if (!raw) throw new IntegrityError('the wrapped root key is missing from storage');
+  const wrapped = decodeWrapped(raw);
+  const aad = Buffer.from(path, 'utf8');
+  const rootKey = await seal.unwrap(wrapped, aad);
+  try {
+    try {
+      await store.barrier.unseal(rootKey);
+    } catch (err) {
+      if (err instanceof IntegrityError) throw new IntegrityError(`the ${seal.type} seal opened a root key that does not open the keyring: the store was not wrapped by this seal`);
+      throw err;
+    }
+    try {
+      await rewrapIfRotated(seal, store.physical, path, wrapped, rootKey);
+    } catch (err) {
+      // The barrier is open and the old wrapping still opens the root key: unsealing goes on.
+      store.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'auto-unseal: the root key could not be wrapped under the seal\'s new key; the next start tries again');
+    }
+  } finally {
+    zeroize(rootKey);
+  }
+}
+
+/**
+ * Wraps the root key again and keeps the new wrapping when its key id differs: only the seal
+ * knows its current key, and wrapping is how it says.
+ */
+async function rewrapIfRotated(seal: AutoSeal, physical: Storage, path: string, stored: WrappedKey, rootKey: Buffer): Promise<void> {
+  const aad = Buffer.from(path, 'utf8');
+  const fresh = await seal.wrap(rootKey, aad);
+  if (fresh.key_id === stored.key_id) return;
+  // Proves the new wrapping opens before the old one is replaced.
+  zeroize(await seal.unwrap(fresh, aad));
+  await physical.put(path, encodeWrapped(fresh));
 }
 
 export function encodeWrapped(wrapped: WrappedKey): Buffer {

@@ -12,12 +12,12 @@ import type { Clock } from '../clock.js';
 import type { Barrier } from '../../storage/barrier.js';
 import type { Storage } from '../../storage/storage.js';
 import { gcmOpen, gcmSeal, zeroize } from '../../storage/aead.js';
-import { acceptShare, ShareQuorum, splitUnsealKey, type ShareScheme } from './shares.js';
+import { acceptShare, ShareQuorum, splitUnsealKey, validateShamirConfig, type ShareScheme } from './shares.js';
 import { Rekey, type KeyBackup } from './rekey.js';
 import { RootGeneration } from './root-generation.js';
 import { SerialQueue } from './serial.js';
-import type { AutoSeal, AutoSealType, WrappedKey } from './auto-seal.js';
-import { AutoUnsealLoop, decodeWrapped, encodeWrapped, type Backoff, type UnsealLog } from './auto-unseal.js';
+import type { AutoSeal, AutoSealType } from './auto-seal.js';
+import { AutoUnsealLoop, encodeWrapped, unsealWithSeal, type Backoff, type UnsealLog } from './auto-unseal.js';
 
 /** Physical (outside the barrier) storage keys. */
 const KEYS = {
@@ -124,6 +124,7 @@ export class SealManager {
   /** Why the last auto-unseal failed; cleared when one succeeds. */
   private autoUnsealError: string | undefined;
   private readonly unsealLoop: AutoUnsealLoop | undefined;
+  private readonly log: UnsealLog;
   readonly rekey: Rekey;
   readonly rootGeneration: RootGeneration;
 
@@ -140,8 +141,8 @@ export class SealManager {
       writeKeyBackup: (backup) => this.physical.put(KEYS.keyBackup, Buffer.from(JSON.stringify(backup), 'utf8')),
     };
     this.rekey = new Rekey(keys);
-    const log = options.log ?? { info: () => undefined, warn: () => undefined };
-    if (options.autoSeal) this.unsealLoop = new AutoUnsealLoop(() => this.autoUnseal(), log, options.backoff);
+    this.log = options.log ?? { info: () => undefined, warn: () => undefined };
+    if (options.autoSeal) this.unsealLoop = new AutoUnsealLoop(() => this.autoUnseal(), this.log, options.backoff);
     this.rootGeneration = new RootGeneration(keys, { create: () => hooks.createRootToken(), revoke: (token) => hooks.revokeRootToken(token) }, options.clock);
   }
 
@@ -187,29 +188,17 @@ export class SealManager {
     // A sealed node re-reads, so that operators unsealing it see the current t and n.
     const config = await this.loadConfig(sealed && !this.unsealing);
     const type = config?.type ?? this.options.autoSeal?.type ?? 'shamir';
-    if (type !== 'shamir') {
-      // Vault's t and n for an auto seal are its recovery shares': none yet.
-      return {
-        type,
-        initialized: config !== undefined,
-        sealed,
-        t: 0,
-        n: 0,
-        progress: 0,
-        nonce: '',
-        recoverySeal: true,
-        ...(sealed && this.autoUnsealError ? { sealError: this.autoUnsealError } : {}),
-      };
-    }
+    // Vault's t and n for an auto seal are its recovery shares': none yet.
+    const shamir = type === 'shamir';
     return {
-      type: 'shamir',
+      type,
       initialized: config !== undefined,
       sealed,
-      t: config?.secret_threshold ?? 0,
-      n: config?.secret_shares ?? 0,
+      t: shamir ? (config?.secret_threshold ?? 0) : 0,
+      n: shamir ? (config?.secret_shares ?? 0) : 0,
       progress: sealed ? (this.unsealing?.quorum.progress ?? 0) : 0,
       nonce: sealed ? (this.unsealing?.nonce ?? '') : '',
-      recoverySeal: false,
+      recoverySeal: !shamir,
       ...(sealed && this.autoUnsealError ? { sealError: this.autoUnsealError } : {}),
     };
   }
@@ -219,8 +208,17 @@ export class SealManager {
     if (this.options.autoSeal) throw new BadRequestError(`the ${this.options.autoSeal.type} seal wraps the root key: initialize without secret_shares and secret_threshold`);
     validateShamirConfig(shares, threshold);
     const { clusterLock } = this.options;
-    if (clusterLock) return clusterLock('init', () => this.initializeNow(shares, threshold));
-    return this.initializeNow(shares, threshold);
+    const init = () =>
+      this.initializeNow(async (rootKey) => {
+        const unsealKey = randomBytes(32);
+        try {
+          const { keys, scheme } = splitUnsealKey(unsealKey, shares, threshold);
+          return { keys, config: { type: 'shamir', ...scheme }, stored: gcmSeal(unsealKey, rootKey, aad(KEYS.rootKeyUnderUnsealKey)) };
+        } finally {
+          zeroize(unsealKey);
+        }
+      });
+    return clusterLock ? clusterLock('init', init) : init();
   }
 
   /**
@@ -232,8 +230,13 @@ export class SealManager {
     const seal = this.options.autoSeal;
     if (!seal) throw new BadRequestError('there is no seal stanza: initialize with secret_shares and secret_threshold');
     const { clusterLock } = this.options;
-    const init = () => this.initializeAutoNow(seal);
-    const rootToken = await (clusterLock ? clusterLock('init', init) : init());
+    const init = () =>
+      this.initializeNow(async (rootKey) => ({
+        keys: [],
+        config: { type: seal.type, secret_shares: 1, secret_threshold: 1, stored_shares: 1 },
+        stored: encodeWrapped(await seal.wrap(rootKey, aad(KEYS.rootKeyUnderUnsealKey))),
+      }));
+    const { rootToken } = await (clusterLock ? clusterLock('init', init) : init());
     try {
       await this.autoUnseal();
     } catch {
@@ -241,33 +244,6 @@ export class SealManager {
       this.unsealLoop!.start();
     }
     return { rootToken };
-  }
-
-  private initializeAutoNow(seal: AutoSeal): Promise<string> {
-    return this.queue.run(async () => {
-      if (await this.isInitialized()) throw new BadRequestError('Vault is already initialized');
-      if (await this.barrier.isInitialized()) await this.physical.delete('core/keyring');
-      const rootKey = randomBytes(32);
-      try {
-        // Wrapped first: a seal that cannot be reached leaves nothing behind.
-        const wrapped = await seal.wrap(rootKey, aad(KEYS.rootKeyUnderUnsealKey));
-        await this.barrier.initialize(rootKey);
-        await this.physical.put(KEYS.rootKeyUnderUnsealKey, encodeWrapped(wrapped));
-        await this.barrier.unseal(rootKey);
-        let rootToken: string;
-        try {
-          rootToken = await this.hooks.createRootToken();
-        } finally {
-          this.barrier.seal();
-        }
-        const config: AutoSealConfig = { type: seal.type, secret_shares: 1, secret_threshold: 1, stored_shares: 1 };
-        await this.physical.put(KEYS.sealConfig, encodeConfig(config));
-        this.config = config;
-        return rootToken;
-      } finally {
-        zeroize(rootKey);
-      }
-    });
   }
 
   /**
@@ -299,21 +275,7 @@ export class SealManager {
           : `the store is sealed by the ${config.type} seal, but the configuration has seal "${seal.type}": seal migration is not supported yet`,
       );
     }
-    const raw = await this.physical.get(KEYS.rootKeyUnderUnsealKey);
-    if (!raw) throw new IntegrityError('the wrapped root key is missing from storage');
-    const wrapped = decodeWrapped(raw);
-    const rootKey = await seal.unwrap(wrapped, aad(KEYS.rootKeyUnderUnsealKey));
-    try {
-      try {
-        await this.barrier.unseal(rootKey);
-      } catch (err) {
-        if (err instanceof IntegrityError) throw new IntegrityError(`the ${seal.type} seal opened a root key that does not open the keyring: the store was not wrapped by this seal`);
-        throw err;
-      }
-      await this.rewrapIfRotated(seal, wrapped, rootKey);
-    } finally {
-      zeroize(rootKey);
-    }
+    await unsealWithSeal(seal, { physical: this.physical, barrier: this.barrier, log: this.log }, KEYS.rootKeyUnderUnsealKey);
     try {
       await this.hooks.afterUnseal();
     } catch (err) {
@@ -323,29 +285,21 @@ export class SealManager {
   }
 
   /**
-   * Wraps the root key again and keeps the new wrapping when its key id differs: only the seal
-   * knows its current key, and wrapping is how it says. A failure leaves the old wrapping, which
-   * still opens, and is logged by the caller at the next start.
+   * Creates the keyring under a new root key and the root token, with the root key stored as
+   * `protect` makes it (under an unseal key, or wrapped by the auto seal). `protect` runs first: a
+   * seal that cannot be reached leaves nothing behind. The seal configuration is written last, so
+   * that its presence means "initialized".
    */
-  private async rewrapIfRotated(seal: AutoSeal, stored: WrappedKey, rootKey: Buffer): Promise<void> {
-    const fresh = await seal.wrap(rootKey, aad(KEYS.rootKeyUnderUnsealKey));
-    if (fresh.key_id === stored.key_id) return;
-    // Proves the new wrapping opens before the old one is replaced.
-    zeroize(await seal.unwrap(fresh, aad(KEYS.rootKeyUnderUnsealKey)));
-    await this.physical.put(KEYS.rootKeyUnderUnsealKey, encodeWrapped(fresh));
-  }
-
-  private initializeNow(shares: number, threshold: number): Promise<InitResult> {
+  private initializeNow(protect: (rootKey: Buffer) => Promise<{ keys: Buffer[]; config: SealConfig; stored: Buffer }>): Promise<InitResult> {
     return this.queue.run(async () => {
       if (await this.isInitialized()) throw new BadRequestError('Vault is already initialized');
       // A crash during an earlier init may have left a keyring without a seal config: start over.
       if (await this.barrier.isInitialized()) await this.physical.delete('core/keyring');
-
-      const unsealKey = randomBytes(32);
       const rootKey = randomBytes(32);
       try {
+        const { keys, config, stored } = await protect(rootKey);
         await this.barrier.initialize(rootKey);
-        await this.physical.put(KEYS.rootKeyUnderUnsealKey, gcmSeal(unsealKey, rootKey, aad(KEYS.rootKeyUnderUnsealKey)));
+        await this.physical.put(KEYS.rootKeyUnderUnsealKey, stored);
         await this.barrier.unseal(rootKey);
         let rootToken: string;
         try {
@@ -353,13 +307,10 @@ export class SealManager {
         } finally {
           this.barrier.seal();
         }
-        const { keys, scheme } = splitUnsealKey(unsealKey, shares, threshold);
-        const config: ShamirSealConfig = { type: 'shamir', ...scheme };
         await this.physical.put(KEYS.sealConfig, encodeConfig(config));
         this.config = config;
         return { keys, rootToken };
       } finally {
-        zeroize(unsealKey);
         zeroize(rootKey);
       }
     });
@@ -484,15 +435,6 @@ export class SealManager {
     this.unsealing?.quorum.clear();
     this.unsealing = undefined;
   }
-}
-
-/** Vault's rules for shares and threshold. */
-export function validateShamirConfig(shares: number, threshold: number): void {
-  if (!Number.isInteger(shares) || shares < 1) throw new BadRequestError('secret_shares must be at least 1');
-  if (!Number.isInteger(threshold) || threshold < 1) throw new BadRequestError('secret_threshold must be at least 1');
-  if (shares > 255) throw new BadRequestError('secret_shares must be at most 255');
-  if (threshold > shares) throw new BadRequestError('secret_threshold cannot be larger than secret_shares');
-  if (shares > 1 && threshold < 2) throw new BadRequestError('secret_threshold must be greater than one for multiple shares');
 }
 
 function encodeConfig(config: SealConfig): Buffer {

@@ -2,7 +2,7 @@
 import { BadRequestError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
 import { encryptShares, encryptTo, readKeys } from '../../seal/pgp.js';
-import { validateShamirConfig } from '../../seal/seal-manager.js';
+import { validateShamirConfig } from '../../seal/shares.js';
 import { zeroize } from '../../../storage/aead.js';
 import type { SystemServices } from '../services.js';
 
