@@ -95,7 +95,7 @@ export async function unsealWithSeal(seal: AutoSeal, store: { physical: Storage;
       await rewrapIfRotated(seal, store.physical, path, wrapped, rootKey);
     } catch (err) {
       // The barrier is open and the old wrapping still opens the root key: unsealing goes on.
-      store.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'auto-unseal: the root key could not be wrapped under the seal\'s new key; the next start tries again');
+      store.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'auto-unseal: the root key could not be wrapped again to follow a rotated seal key; the stored wrapping still opens it, and the next start tries again');
     }
   } finally {
     zeroize(rootKey);

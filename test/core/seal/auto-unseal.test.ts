@@ -282,6 +282,21 @@ describe('auto-unseal: a production server with a seal stanza unseals itself', f
       await expectMarker(withoutOld, token);
     });
 
+    it('unseals with the old key version when the new one cannot wrap the root key (a decrypt-only token), and logs why', async () => {
+      const client = await node.start(stanza());
+      const token = await initAuto(client);
+      await writeMarker(client, token);
+      await node.kill();
+
+      const decryptOnly = 'path "transit/decrypt/autounseal" { capabilities = ["update"] }';
+      expect((await transitClient.put('sys/policies/acl/autounseal', { policy: decryptOnly })).status).to.equal(204);
+      expect((await transitClient.post('transit/keys/autounseal/rotate', {})).status).to.be.oneOf([200, 204]);
+      const again = await node.start(stanza());
+      expect(await waitStatus(again, unsealed)).to.include({ sealed: false });
+      await expectMarker(again, token);
+      expect(node.child!.output()).to.contain('auto-unseal: the root key could not be wrapped again to follow a rotated seal key');
+    });
+
     it('stays sealed while the transit server is down, says why, and unseals as soon as it answers', async () => {
       const client = await node.start(stanza());
       const token = await initAuto(client);
