@@ -294,6 +294,8 @@ describe('auto-unseal: a production server with a seal stanza unseals itself', f
       const again = await node.start(stanza());
       expect(await waitStatus(again, unsealed)).to.include({ sealed: false });
       await expectMarker(again, token);
+      const mounts = await again.get('sys/mounts', { token });
+      expect(mounts.status, 'the mount table is loaded, as after any unseal').to.equal(200);
       expect(node.child!.output()).to.contain('auto-unseal: the root key could not be wrapped again to follow a rotated seal key');
     });
 
