@@ -115,6 +115,7 @@ function mergeSettings(files: readonly FileContents[]): FileContents {
     unsafeAllowApiAuditCreation: b.unsafeAllowApiAuditCreation ?? a.unsafeAllowApiAuditCreation,
     allowAuditLogPrefixing: b.allowAuditLogPrefixing ?? a.allowAuditLogPrefixing,
     apiAuditSocketAllowlist: b.apiAuditSocketAllowlist ?? a.apiAuditSocketAllowlist,
+    seal: b.seal ?? a.seal,
   }));
 }
 
@@ -197,6 +198,7 @@ function finishConfig(settings: FileContents, source: string): ServerConfig {
     ...(settings.ui?.value ? { ui: true } : {}),
     ...(settings.telemetry ? { telemetry: settings.telemetry.value } : {}),
     audit: auditConfig(settings),
+    ...(settings.seal ? { seal: settings.seal.value } : {}),
   };
 }
 
