@@ -1,7 +1,8 @@
 /**
  * What a server says once it listens, for the operator reading its log: whether it is
  * uninitialized, sealed or ready, the command that takes it a step further (with the address the
- * CLI should use), and where its web UI is. One JSON log line each, like every other line.
+ * CLI should use) or, with an auto seal, that it unseals itself, and where its web UI is. One JSON
+ * log line each, like every other line.
  */
 import type { Logger } from 'pino';
 import type { SealManager } from './seal/seal-manager.js';
@@ -17,10 +18,19 @@ export async function logFirstSteps(seal: SealManager, address: string, uiOn: bo
     return;
   }
   const cli = `KEYWARDEN_ADDR=${address}`;
+  // An auto seal holds the root key: there are no unseal key shares to create or to type.
+  const autoSeal = status.type === 'shamir' ? undefined : status.type;
   if (!status.initialized) {
     logger.info(
       { state: 'uninitialized', next: 'keywarden operator init' },
-      `Keywarden is not initialized: run keywarden operator init (with ${cli}) to create its unseal key shares and root token`,
+      autoSeal
+        ? `Keywarden is not initialized: run keywarden operator init (with ${cli}) to create its root token; its ${autoSeal} seal wraps the root key, and the node unseals itself`
+        : `Keywarden is not initialized: run keywarden operator init (with ${cli}) to create its unseal key shares and root token`,
+    );
+  } else if (status.sealed && autoSeal) {
+    logger.info(
+      { state: 'sealed', seal: autoSeal },
+      `Keywarden is sealed and unseals itself through its ${autoSeal} seal, retrying while the seal cannot be reached: each failed attempt is logged, and sys/seal-status at ${address} shows why as seal_error`,
     );
   } else if (status.sealed) {
     logger.info(

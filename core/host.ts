@@ -19,6 +19,8 @@ import { PluginRegistry } from './plugins/registry.js';
 import { PluginCatalog } from './plugins/catalog.js';
 import type { IsolationLimits } from './plugins/isolation/isolated-backend.js';
 import { SealManager } from './seal/seal-manager.js';
+import type { AutoSeal } from './seal/auto-seal.js';
+import type { Backoff } from './seal/auto-unseal.js';
 import { TokenStore } from './auth/token-store.js';
 import { PolicyStore } from './auth/policy-store.js';
 import { TokenAcls } from './auth/token-acls.js';
@@ -76,6 +78,10 @@ export interface HostOptions {
   readonly clusterName?: string;
   /** The whole configuration: telemetry, the configured log level, and sys/config/state/sanitized. */
   readonly config: ServerConfig;
+  /** The configuration's `seal` stanza, made (core/seal/auto-seals.ts); absent: Shamir. */
+  readonly autoSeal?: AutoSeal;
+  /** Between auto-unseal attempts (tests shorten it). */
+  readonly autoUnsealBackoff?: Backoff;
 }
 
 const DEFAULT_TTL = 768 * 3600;
@@ -169,6 +175,8 @@ export class Host {
         revokeRootToken: async (token) => this.tokens.revokeTree(await this.tokens.hashToken(token)),
         clock,
         ...(shared ? { clusterLock: (name, work) => shared.exclusive(name, work) } : {}),
+        ...(options.autoSeal ? { autoSeal: options.autoSeal, log: this.logger } : {}),
+        ...(options.autoUnsealBackoff ? { backoff: options.autoUnsealBackoff } : {}),
       },
     );
     const snapshots = new Snapshots(options.physical, this.barrier, this.seal, clock, this.state, {

@@ -28,6 +28,8 @@ import { WasmCrypto } from '../wasm/index.js';
 import { ensurePrivateDirectory, writePrivateFile } from './private-files.js';
 import { logFirstSteps } from './first-contact.js';
 import { errorMessage } from './errors.js';
+import { createAutoSeal } from './seal/auto-seals.js';
+import type { Backoff } from './seal/auto-unseal.js';
 
 export interface StartOptions {
   readonly config: ServerConfig;
@@ -36,6 +38,8 @@ export interface StartOptions {
     readonly stateFile: string;
     /** `-dev-plugin-dir`: modules loaded in-process as built-ins (see plugins/dev-plugins.ts). */
     readonly pluginDirectory?: string;
+    /** `-dev-root-token-id`: the root token's id instead of a random one. */
+    readonly rootTokenId?: string;
   };
   /** Extra plugins (tests), run in-process as built-ins; the compiled-in ones are always registered. */
   readonly plugins?: readonly unknown[];
@@ -48,6 +52,8 @@ export interface StartOptions {
    * faults); the server closes it like its own.
    */
   readonly physical?: PhysicalStorage;
+  /** Between auto-unseal attempts (tests shorten it). */
+  readonly autoUnsealBackoff?: Backoff;
 }
 
 export interface RunningServer {
@@ -106,7 +112,16 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   // Loaded (and warmed up) once per server: every transit mount shares it.
   const wasm = await WasmCrypto.load();
   const nodeId = randomUUID();
-  const physical = options.physical ?? (await openStorage(config, nodeId, logger));
+  // Before storage is opened: a key file or token that is missing stops the start with a ConfigError.
+  // Dev mode keeps its own unseal key and takes no seal stanza.
+  const autoSeal = config.seal && !options.dev ? createAutoSeal(config.seal, logger) : undefined;
+  let physical: PhysicalStorage;
+  try {
+    physical = options.physical ?? (await openStorage(config, nodeId, logger));
+  } catch (err) {
+    autoSeal?.close();
+    throw err;
+  }
   const ha =
     physical instanceof PostgresStorage && physical.ha
       ? new HaManager({ storage: physical, lock: physical.ha, apiAddr: config.apiAddr!, logger, nodeId })
@@ -126,6 +141,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     disableUnauthedGenerateRoot: config.disableUnauthedGenerateRoot ?? false,
     ...(config.clusterName ? { clusterName: config.clusterName } : {}),
     config,
+    ...(autoSeal ? { autoSeal } : {}),
+    ...(options.autoUnsealBackoff ? { autoUnsealBackoff: options.autoUnsealBackoff } : {}),
   });
   // Still read, as the cloud auth method's plugin block (config.ts, pluginConfigOf).
   if (config.cloudAuth) logger.warn('cloud_auth is deprecated: write it as plugin "cloud" { allow_sha1_signatures = … }');
@@ -133,13 +150,15 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const listeners: Listener[] = [];
   try {
     let rootToken: string | undefined;
-    if (options.dev) rootToken = await bootDev(host, registry, options.dev.stateFile, logger);
+    if (options.dev) rootToken = await bootDev(host, registry, options.dev, logger);
     for (const listenerConfig of config.listeners) {
       const listener = await listenOn(host, listenerConfig, logger, ui);
       listeners.push(listener);
       logger.info({ address: listener.address, storage: physical.kind, ...(ha ? { ha: 'enabled', node_id: nodeId, api_addr: config.apiAddr } : {}) }, 'listening');
     }
     await logFirstSteps(host.seal, listeners[0]!.address, ui !== undefined, logger);
+    // In the background, as Vault does: sys/seal-status answers while the seal is unreachable.
+    if (autoSeal) host.seal.startAutoUnseal();
     let closing: Promise<void> | undefined;
     return {
       address: listeners[0]!.address,
@@ -155,6 +174,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
           if (cut > 0) logger.warn({ connections: cut }, 'shutdown: cut the connections still busy at the drain timeout');
           else logger.info('shutdown: requests in flight finished');
           await host.shutdown();
+          autoSeal?.close();
           await physical.close();
           logger.info('shutdown: storage closed');
         })()),
@@ -162,6 +182,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   } catch (err) {
     await Promise.all(listeners.map((l) => l.close()));
     await host.shutdown().catch(() => undefined);
+    autoSeal?.close();
     await physical.close();
     throw err;
   }
@@ -271,6 +292,7 @@ const RESTART_ONLY: Readonly<Record<Exclude<keyof ServerConfig, 'logLevel' | 'au
   ui: 'ui',
   telemetry: 'telemetry',
   userLockout: 'user_lockout',
+  seal: 'seal',
 };
 
 function restartOnlyChanges(current: ServerConfig, next: ServerConfig): string[] {
@@ -311,7 +333,8 @@ interface DevState {
  * (dev only: anyone who can read that file owns the server), mount the dev engines. Later starts:
  * unseal with the kept key.
  */
-async function bootDev(host: Host, registry: PluginRegistry, stateFile: string, logger: Logger): Promise<string> {
+async function bootDev(host: Host, registry: PluginRegistry, dev: NonNullable<StartOptions['dev']>, logger: Logger): Promise<string> {
+  const { stateFile } = dev;
   await ensurePrivateDirectory(path.dirname(stateFile), 'dev data directory', (message) => logger.warn(message));
   let state: DevState;
   if (await host.seal.isInitialized()) {
@@ -332,6 +355,13 @@ async function bootDev(host: Host, registry: PluginRegistry, stateFile: string, 
       if (!registry.has(mount.type)) continue;
       await host.mounts!.enable(mount.table, mount.path, { type: mount.type, ...('options' in mount ? { options: mount.options } : {}) });
     }
+  }
+  if (dev.rootTokenId !== undefined && dev.rootTokenId !== state.root_token) {
+    // As Vault's dev server: the requested id replaces the generated root token, which is revoked.
+    if (!(await host.tokens.lookup(dev.rootTokenId))) await host.tokens.createRootToken(dev.rootTokenId);
+    await host.tokens.revokeTree(await host.tokens.hashToken(state.root_token));
+    state = { ...state, root_token: dev.rootTokenId };
+    await writePrivateFile(stateFile, JSON.stringify(state));
   }
   logger.warn({ state_file: stateFile }, 'DEV MODE: the unseal key and root token are stored unencrypted beside the data; never use dev mode in production');
   return state.root_token;

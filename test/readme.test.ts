@@ -40,8 +40,13 @@ describe('README', function () {
     // Not 8200, the default: another server (a second run of this suite) may hold it.
     const address = `127.0.0.1:${await freePort()}`;
     const url = `http://${address}`;
+    // The dev server stores its root token for the CLI, as Vault's does: here, not in the user's home.
+    const home = await tempDir('keywarden-readme-start-');
     // `npm ci` has run already (CI runs this very suite through `npm ci && npm test`).
-    const start = new ProcessGroup('npm', ['start'], { cwd: ROOT, env: { ...process.env, KEYWARDEN_DEV_LISTEN_ADDRESS: address } });
+    const start = new ProcessGroup('npm', ['start'], {
+      cwd: ROOT,
+      env: { ...process.env, KEYWARDEN_DEV_LISTEN_ADDRESS: address, KEYWARDEN_TOKEN_FILE: path.join(home.path, '.keywarden-token') },
+    });
     try {
       const deadline = Date.now() + 60_000;
       while (!/Root Token: (\S+)/.test(start.output())) {
@@ -59,6 +64,7 @@ describe('README', function () {
       expect(Object.keys(auth.body.data)).to.include.members(['cloud/', 'token/']);
     } finally {
       await start.stop();
+      await home.remove();
     }
   });
 

@@ -88,9 +88,12 @@ export class TokenStore {
     return { id, entry: full };
   }
 
-  /** Mints the root token (init): policies ["root"], never expires, not renewable, an orphan. */
-  async createRootToken(): Promise<string> {
-    const { id } = await this.create({
+  /**
+   * Mints the root token (init): policies ["root"], never expires, not renewable, an orphan. `id`
+   * is dev mode's `-dev-root-token-id`; otherwise the id is random.
+   */
+  async createRootToken(id?: string): Promise<string> {
+    const { id: created } = await this.create({
       parent: '',
       policies: ['root'],
       path: 'auth/token/root',
@@ -110,8 +113,8 @@ export class TokenStore {
       entityId: '',
       role: '',
       lastRenewalTime: 0,
-    });
-    return id;
+    }, id);
+    return created;
   }
 
   /**

@@ -5,7 +5,6 @@
  * and when the provider sends the browser back, hand the state and code to `oidc/callback` with
  * the client nonce only this CLI knows. The listener answers the browser and closes.
  */
-import { errorMessage } from '../errors.js';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';

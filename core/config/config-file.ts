@@ -7,12 +7,13 @@
  */
 import path from 'node:path';
 import type { HclObject, HclValue } from '../hcl.js';
-import { DEFAULT_TELEMETRY, type CloudAuthConfig, type ListenerConfig, type LogLevel, type StorageConfig, type TelemetryConfig } from './settings.js';
+import { DEFAULT_TELEMETRY, type CloudAuthConfig, type ListenerConfig, type LogLevel, type SealStanza, type StorageConfig, type TelemetryConfig } from './settings.js';
 import {
   boolean, durationMillis, fail, fieldsOf, integer, labeledBlocks, leaseTtl, logLevel, nonEmptyString, singleBody, string, stringList, whereOf,
   type Field, type Reader, type Setting, type SourceFile, type Where,
 } from './config-values.js';
 import { readListener } from './listener-stanza.js';
+import { readSealStanza } from './seal-stanza.js';
 
 export { ConfigError } from './config-values.js';
 
@@ -39,12 +40,13 @@ export interface FileSettings {
   readonly allowAuditLogPrefixing?: Setting<boolean>;
   /** As written; config.ts checks and normalizes the addresses. */
   readonly apiAuditSocketAllowlist?: Setting<readonly string[]>;
+  readonly seal?: Setting<SealStanza>;
 }
 
 const TOP_LEVEL_KEYS = [
   'listener', 'storage', 'api_addr', 'cluster_name', 'ui', 'telemetry', 'default_lease_ttl', 'max_lease_ttl',
   'log_level', 'log_format', 'plugin_directory', 'plugin_memory_limit_mb', 'plugin_resident_memory_limit_mb', 'plugin_watchdog_timeout', 'pid_file', 'periodic_interval', 'disable_mlock', 'cloud_auth',
-  'unsafe_allow_api_audit_creation', 'allow_audit_log_prefixing', 'api_audit_socket_allowlist',
+  'unsafe_allow_api_audit_creation', 'allow_audit_log_prefixing', 'api_audit_socket_allowlist', 'seal',
 ] as const;
 
 /** Vault keys that would mislead if ignored, each with the reason it is refused. */
@@ -52,7 +54,6 @@ const REFUSED_KEYS: Readonly<Record<string, string>> = {
   backend: 'this is Vault\'s old name for the storage block; write it as storage "…" { … }',
   cluster_addr: 'Keywarden has no cluster port: standby nodes forward requests to the active node\'s api_addr; remove cluster_addr',
   ha_storage: 'HA runs on the storage backend itself (storage "postgresql" { ha_enabled = true })',
-  seal: 'only Shamir unseal keys are supported; remove the seal block',
 };
 
 const TELEMETRY_KEYS = ['prometheus_retention_time', 'disable_hostname', 'filter_default'] as const;
@@ -133,6 +134,7 @@ export function readConfigDocument(doc: HclObject, source: SourceFile): FileSett
     unsafeAllowApiAuditCreation: read('unsafe_allow_api_audit_creation', boolean),
     allowAuditLogPrefixing: read('allow_audit_log_prefixing', boolean),
     apiAuditSocketAllowlist: read('api_audit_socket_allowlist', stringList),
+    seal: read('seal', (value, where) => readSealStanza(value, where, source)),
   };
 }
 

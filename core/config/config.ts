@@ -124,6 +124,7 @@ function mergeSettings(files: readonly FileContents[]): FileContents {
     unsafeAllowApiAuditCreation: b.unsafeAllowApiAuditCreation ?? a.unsafeAllowApiAuditCreation,
     allowAuditLogPrefixing: b.allowAuditLogPrefixing ?? a.allowAuditLogPrefixing,
     apiAuditSocketAllowlist: b.apiAuditSocketAllowlist ?? a.apiAuditSocketAllowlist,
+    seal: b.seal ?? a.seal,
   }));
 }
 
@@ -207,6 +208,7 @@ function finishConfig(settings: FileContents, source: string): ServerConfig {
     ...(settings.telemetry ? { telemetry: settings.telemetry.value } : {}),
     audit: auditConfig(settings),
     ...(settings.userLockouts.length > 0 ? { userLockout: userLockoutStanzas(settings.userLockouts) } : {}),
+    ...(settings.seal ? { seal: settings.seal.value } : {}),
   };
 }
 

@@ -34,6 +34,8 @@ export function sanitizedConfig(config: ServerConfig): Record<string, unknown> {
     allow_audit_log_prefixing: audit.allowAuditLogPrefixing,
     api_audit_socket_allowlist: audit.apiAuditSocketAllowlist,
     // As OpenBao shows them: what each declared device is, not its options (where it writes).
+    // As Vault shows them: the type only; every other seal setting can hold a key or a token.
+    ...(config.seal ? { seals: [{ type: config.seal.type, disabled: false }] } : {}),
     ...(audit.devices.length > 0 ? { audits: audit.devices.map(({ path, type, description }) => ({ path, type, description })) } : {}),
     ...(config.userLockout ? { user_lockout_configs: userLockouts(config.userLockout) } : {}),
   };

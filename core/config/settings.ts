@@ -136,4 +136,41 @@ export interface ServerConfig {
   readonly audit?: AuditConfig;
   /** The `user_lockout` stanzas by auth method type ("all": every type); absent: Vault's defaults. */
   readonly userLockout?: UserLockoutStanzas;
+  /** The `seal` stanza: an auto seal wraps the root key; absent, Shamir shares unseal. */
+  readonly seal?: SealStanza;
 }
+
+/** Where a static seal's key comes from: an environment variable, a file, or the value itself. */
+export type KeySource =
+  | { readonly kind: 'env'; readonly name: string }
+  | { readonly kind: 'file'; readonly path: string }
+  /** Base64 or hex of the 32 key bytes. Never logged or echoed in errors. */
+  | { readonly kind: 'literal'; readonly value: string };
+
+export interface StaticSealConfig {
+  readonly type: 'static';
+  readonly currentKeyId: string;
+  readonly currentKey: KeySource;
+  readonly previous?: { readonly keyId: string; readonly key: KeySource };
+}
+
+export interface TransitSealConfig {
+  readonly type: 'transit';
+  /** `http(s)://host:port`: only ever from this file, never from a client. */
+  readonly address: string;
+  /** Holds a credential: never log it. Unset: VAULT_TOKEN at start. */
+  readonly token?: string;
+  readonly mountPath: string;
+  readonly keyName: string;
+  readonly keyIdPrefix: string;
+  readonly disableRenewal: boolean;
+  readonly tls: {
+    readonly caCert?: string;
+    readonly clientCert?: string;
+    readonly clientKey?: string;
+    readonly serverName?: string;
+    readonly skipVerify: boolean;
+  };
+}
+
+export type SealStanza = StaticSealConfig | TransitSealConfig;

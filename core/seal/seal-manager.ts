@@ -1,8 +1,10 @@
 /**
- * Init, unseal and seal (Shamir). The key hierarchy (docs/architecture.md): a random 32-byte unseal key,
+ * Init, unseal and seal. The key hierarchy (docs/architecture.md): a random 32-byte unseal key,
  * split into shares and never stored; the root key, stored encrypted under the unseal key; the
- * barrier's keyring, encrypted under the root key. Rekey (rekey.ts) and root token generation
- * (root-generation.ts) work on the same keys through `SealKeys` (seal-keys.ts).
+ * barrier's keyring, encrypted under the root key. With an auto seal (auto-seal.ts) there is no
+ * unseal key: the seal wraps the root key itself, and the node unseals itself (auto-unseal.ts).
+ * Rekey (rekey.ts) and root token generation (root-generation.ts) work on the Shamir keys through
+ * `SealKeys` (seal-keys.ts).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AlreadyInitializedError, BadRequestError, IntegrityError, SealedError } from '../errors.js';
@@ -10,18 +12,21 @@ import type { Clock } from '../clock.js';
 import type { Barrier } from '../../storage/barrier.js';
 import type { Storage } from '../../storage/storage.js';
 import { gcmOpen, gcmSeal, zeroize } from '../../storage/aead.js';
-import { acceptShare, ShareQuorum, splitUnsealKey, type ShareScheme } from './shares.js';
+import { acceptShare, ShareQuorum, splitUnsealKey, validateShamirConfig, type ShareScheme } from './shares.js';
 import { Rekey } from './rekey.js';
-import type { KeyBackup, SealConfig, SealKeys } from './seal-keys.js';
+import type { KeyBackup, SealConfig, SealKeys, ShamirSealConfig } from './seal-keys.js';
 import { RootGeneration } from './root-generation.js';
 import { SerialQueue } from './serial.js';
+import type { AutoSeal, AutoSealType } from './auto-seal.js';
+import { AutoUnsealer, encodeWrapped, type Backoff, type UnsealLog } from './auto-unseal.js';
 
 /** Physical (outside the barrier) storage keys. */
 const KEYS = {
   // Plaintext seal configuration: readable while sealed (seal-status needs t and n). Its presence
   // is what "initialized" means, so it is written last during init.
   sealConfig: 'core/seal-config',
-  // The root key, AES-256-GCM-encrypted under the unseal key (AAD = this path).
+  // The root key, AES-256-GCM-encrypted under the unseal key (AAD = this path); with an auto seal,
+  // the seal's WrappedKey as JSON (Vault keeps its stored keys at this path too).
   rootKeyUnderUnsealKey: 'core/hsm/barrier-unseal-keys',
   // The PGP-encrypted shares of a rekey with `backup` (Vault's path), until an operator deletes
   // them. Outside the barrier as in Vault: they are encrypted to their holders already.
@@ -29,13 +34,17 @@ const KEYS = {
 } as const;
 
 export interface SealStatus {
-  type: 'shamir';
+  type: 'shamir' | AutoSealType;
   initialized: boolean;
   sealed: boolean;
   t: number;
   n: number;
   progress: number;
   nonce: string;
+  /** An auto seal: the shares operators hold (none yet) are recovery shares, not unseal shares. */
+  recoverySeal: boolean;
+  /** Why the last auto-unseal attempt failed, while the node stays sealed. */
+  sealError?: string;
 }
 
 export interface InitResult {
@@ -58,6 +67,12 @@ export interface SealDeps {
   readonly clock: Clock;
   /** A lock shared by every node on the store (HA); init runs under it. */
   readonly clusterLock?: <T>(name: string, work: () => Promise<T>) => Promise<T>;
+  /** The configuration's `seal` stanza, made: the root key is wrapped by it instead of shares. */
+  readonly autoSeal?: AutoSeal;
+  /** Where auto-unseal attempts are logged. */
+  readonly log?: UnsealLog;
+  /** Between auto-unseal attempts (tests shorten it). */
+  readonly backoff?: Backoff;
 }
 
 /** An unseal in progress: the shares so far and the nonce seal-status shows. */
@@ -70,6 +85,8 @@ export class SealManager {
   private unsealing: UnsealAttempt | undefined;
   private config: SealConfig | undefined;
   private readonly queue = new SerialQueue();
+  /** With an auto seal: the node unsealing itself (auto-unseal.ts). */
+  private readonly autoUnsealer: AutoUnsealer | undefined;
   readonly rekey: Rekey;
   readonly rootGeneration: RootGeneration;
 
@@ -86,6 +103,21 @@ export class SealManager {
     };
     this.rekey = new Rekey(keys);
     this.rootGeneration = new RootGeneration(keys, { create: () => deps.createRootToken(), revoke: (token) => deps.revokeRootToken(token) }, deps.clock);
+    if (deps.autoSeal) {
+      this.autoUnsealer = new AutoUnsealer(
+        deps.autoSeal,
+        {
+          physical,
+          barrier,
+          queue: this.queue,
+          wrappedKeyPath: KEYS.rootKeyUnderUnsealKey,
+          storedConfig: () => this.loadConfig(true),
+          afterUnseal: () => deps.afterUnseal(),
+          log: deps.log ?? { info: () => undefined, warn: () => undefined },
+        },
+        deps.backoff,
+      );
+    }
   }
 
   /**
@@ -100,11 +132,25 @@ export class SealManager {
     return this.config;
   }
 
-  private async unsealedConfig(): Promise<SealConfig> {
+  private async unsealedConfig(): Promise<ShamirSealConfig> {
     if (this.barrier.sealed) throw new SealedError();
     const config = await this.loadConfig();
     if (!config) throw new BadRequestError('Vault is not initialized');
+    if (config.type !== 'shamir') throw new BadRequestError(`the ${config.type} seal holds the root key: there are no unseal key shares (recovery keys are not supported yet)`);
     return config;
+  }
+
+  /**
+   * With an auto seal, starts unsealing in the background (the server's start): at once, then
+   * with backoff while it fails. Does nothing without one, or before init (init unseals).
+   */
+  startAutoUnseal(): void {
+    this.autoUnsealer?.start();
+  }
+
+  /** The configured auto seal's type; undefined for Shamir. */
+  get autoSealType(): AutoSealType | undefined {
+    return this.deps.autoSeal?.type;
   }
 
   async isInitialized(): Promise<boolean> {
@@ -115,36 +161,76 @@ export class SealManager {
     const sealed = this.barrier.sealed;
     // A sealed node re-reads, so that operators unsealing it see the current t and n.
     const config = await this.loadConfig(sealed && !this.unsealing);
+    const type = config?.type ?? this.deps.autoSeal?.type ?? 'shamir';
+    // Vault's t and n for an auto seal are its recovery shares': none yet.
+    const shamir = type === 'shamir';
     return {
-      type: 'shamir',
+      type,
       initialized: config !== undefined,
       sealed,
-      t: config?.secret_threshold ?? 0,
-      n: config?.secret_shares ?? 0,
+      t: shamir ? (config?.secret_threshold ?? 0) : 0,
+      n: shamir ? (config?.secret_shares ?? 0) : 0,
       progress: sealed ? (this.unsealing?.quorum.progress ?? 0) : 0,
       nonce: sealed ? (this.unsealing?.nonce ?? '') : '',
+      recoverySeal: !shamir,
+      ...(sealed && this.autoUnsealer?.lastError ? { sealError: this.autoUnsealer.lastError } : {}),
     };
   }
 
   /** `sys/init`: creates the key hierarchy and the root token; leaves the server sealed. */
   async initialize(shares: number, threshold: number): Promise<InitResult> {
+    if (this.deps.autoSeal) throw new BadRequestError(`the ${this.deps.autoSeal.type} seal wraps the root key: initialize without secret_shares and secret_threshold`);
     validateShamirConfig(shares, threshold);
     const { clusterLock } = this.deps;
-    if (clusterLock) return clusterLock('init', () => this.initializeNow(shares, threshold));
-    return this.initializeNow(shares, threshold);
+    const init = () =>
+      this.initializeNow(async (rootKey) => {
+        const unsealKey = randomBytes(32);
+        try {
+          const { keys, scheme } = splitUnsealKey(unsealKey, shares, threshold);
+          return { keys, config: { type: 'shamir', ...scheme }, stored: gcmSeal(unsealKey, rootKey, aad(KEYS.rootKeyUnderUnsealKey)) };
+        } finally {
+          zeroize(unsealKey);
+        }
+      });
+    return clusterLock ? clusterLock('init', init) : init();
   }
 
-  private initializeNow(shares: number, threshold: number): Promise<InitResult> {
+  /**
+   * `sys/init` with an auto seal: the root key is wrapped by the seal and stored, and the node
+   * unseals itself with it at once, as Vault does. Returns the root token; there are no shares.
+   * @throws UnavailableError when the seal cannot wrap (nothing is stored then).
+   */
+  async initializeAuto(): Promise<{ readonly rootToken: string }> {
+    const seal = this.deps.autoSeal;
+    if (!seal) throw new BadRequestError('there is no seal stanza: initialize with secret_shares and secret_threshold');
+    const { clusterLock } = this.deps;
+    const init = () =>
+      this.initializeNow(async (rootKey) => ({
+        keys: [],
+        config: { type: seal.type, secret_shares: 1, secret_threshold: 1, stored_shares: 1 },
+        stored: encodeWrapped(await seal.wrap(rootKey, aad(KEYS.rootKeyUnderUnsealKey))),
+      }));
+    const { rootToken } = await (clusterLock ? clusterLock('init', init) : init());
+    await this.autoUnsealer!.unsealAfterInit();
+    return { rootToken };
+  }
+
+  /**
+   * Creates the keyring under a new root key and the root token, with the root key stored as
+   * `protect` makes it (under an unseal key, or wrapped by the auto seal). `protect` runs first: a
+   * seal that cannot be reached leaves nothing behind. The seal configuration is written last, so
+   * that its presence means "initialized".
+   */
+  private initializeNow(protect: (rootKey: Buffer) => Promise<{ keys: Buffer[]; config: SealConfig; stored: Buffer }>): Promise<InitResult> {
     return this.queue.run(async () => {
       if (await this.isInitialized()) throw new AlreadyInitializedError();
       // A crash during an earlier init may have left a keyring without a seal config: start over.
       if (await this.barrier.isInitialized()) await this.physical.delete('core/keyring');
-
-      const unsealKey = randomBytes(32);
       const rootKey = randomBytes(32);
       try {
+        const { keys, config, stored } = await protect(rootKey);
         await this.barrier.initialize(rootKey);
-        await this.physical.put(KEYS.rootKeyUnderUnsealKey, gcmSeal(unsealKey, rootKey, aad(KEYS.rootKeyUnderUnsealKey)));
+        await this.physical.put(KEYS.rootKeyUnderUnsealKey, stored);
         await this.barrier.unseal(rootKey);
         let rootToken: string;
         try {
@@ -152,13 +238,10 @@ export class SealManager {
         } finally {
           this.barrier.seal();
         }
-        const { keys, scheme } = splitUnsealKey(unsealKey, shares, threshold);
-        const config: SealConfig = { type: 'shamir', ...scheme };
         await this.physical.put(KEYS.sealConfig, encodeConfig(config));
         this.config = config;
         return { keys, rootToken };
       } finally {
-        zeroize(unsealKey);
         zeroize(rootKey);
       }
     });
@@ -179,6 +262,7 @@ export class SealManager {
       const config = await this.loadConfig(!this.unsealing);
       if (!config) throw new BadRequestError('Vault is not initialized');
       if (!this.barrier.sealed) return this.status();
+      if (config.type !== 'shamir') throw new BadRequestError(`the ${config.type} seal unseals this store at start; it takes no unseal keys (a sealed node unseals itself when restarted)`);
       const share = acceptShare(config, encoded);
       this.unsealing ??= { nonce: randomUUID(), quorum: new ShareQuorum(config.secret_threshold) };
       if (this.unsealing.quorum.holds(share)) return this.status();
@@ -232,7 +316,7 @@ export class SealManager {
   private rewrapRootKey(rootKey: Buffer, unsealKey: Buffer, scheme: ShareScheme): Promise<void> {
     return this.queue.run(async () => {
       if (this.barrier.sealed) throw new SealedError();
-      const config: SealConfig = { type: 'shamir', ...scheme };
+      const config: ShamirSealConfig = { type: 'shamir', ...scheme };
       await this.physical.batch([
         { type: 'put', key: KEYS.rootKeyUnderUnsealKey, value: gcmSeal(unsealKey, rootKey, aad(KEYS.rootKeyUnderUnsealKey)) },
         { type: 'put', key: KEYS.sealConfig, value: encodeConfig(config) },
@@ -262,7 +346,9 @@ export class SealManager {
     this.rootGeneration.forget();
   }
 
+  /** Seals; with an auto seal the node stays sealed until it starts again, as in Vault. */
   async seal(): Promise<void> {
+    this.autoUnsealer?.stop();
     await this.queue.run(async () => {
       if (this.barrier.sealed) return;
       try {
@@ -280,15 +366,6 @@ export class SealManager {
     this.unsealing?.quorum.clear();
     this.unsealing = undefined;
   }
-}
-
-/** Vault's rules for shares and threshold. */
-export function validateShamirConfig(shares: number, threshold: number): void {
-  if (!Number.isInteger(shares) || shares < 1) throw new BadRequestError('secret_shares must be at least 1');
-  if (!Number.isInteger(threshold) || threshold < 1) throw new BadRequestError('secret_threshold must be at least 1');
-  if (shares > 255) throw new BadRequestError('secret_shares must be at most 255');
-  if (threshold > shares) throw new BadRequestError('secret_threshold cannot be larger than secret_shares');
-  if (shares > 1 && threshold < 2) throw new BadRequestError('secret_threshold must be greater than one for multiple shares');
 }
 
 function encodeConfig(config: SealConfig): Buffer {

@@ -117,3 +117,12 @@ export class ShareQuorum {
     this.parts = [];
   }
 }
+
+/** Vault's rules for shares and threshold. */
+export function validateShamirConfig(shares: number, threshold: number): void {
+  if (!Number.isInteger(shares) || shares < 1) throw new BadRequestError('secret_shares must be at least 1');
+  if (!Number.isInteger(threshold) || threshold < 1) throw new BadRequestError('secret_threshold must be at least 1');
+  if (shares > 255) throw new BadRequestError('secret_shares must be at most 255');
+  if (threshold > shares) throw new BadRequestError('secret_threshold cannot be larger than secret_shares');
+  if (shares > 1 && threshold < 2) throw new BadRequestError('secret_threshold must be greater than one for multiple shares');
+}

@@ -4,14 +4,20 @@
  * already-initialized answers keep Vault's words, which the vault CLI looks for, and add Keywarden's.
  */
 import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
 import { pino } from 'pino';
-import { startTestServer, tempDir } from '../helpers/server.js';
+import { startServer } from '../../core/server.js';
+import type { SealStanza } from '../../core/config/settings.js';
+import { TestClient } from '../helpers/http.js';
+import { startTestServer, tempDir, testConfig } from '../helpers/server.js';
 
 interface LogLine {
   readonly msg: string;
   readonly state?: string;
   readonly next?: string;
+  readonly seal?: string;
   readonly ui?: string;
 }
 
@@ -84,5 +90,66 @@ describe('first contact', function () {
     } finally {
       await server.close();
     }
+  });
+
+  describe('with an auto seal', () => {
+    let sealDir: Awaited<ReturnType<typeof tempDir>>;
+    const seal: SealStanza = { type: 'static', currentKeyId: 'first-contact', currentKey: { kind: 'literal', value: randomBytes(32).toString('base64') } };
+
+    beforeEach(async () => {
+      sealDir = await tempDir('keywarden-first-contact-seal-');
+    });
+    afterEach(async () => {
+      await sealDir.remove();
+    });
+
+    async function start(logger: pino.Logger) {
+      const server = await startServer({ config: { ...testConfig({ leveldbPath: sealDir.path }), seal }, logger });
+      return Object.assign(server, { client: new TestClient(server.address) });
+    }
+
+    it('a new server logs that init creates its root token, without unseal key shares', async () => {
+      const log = capturedLogger();
+      const server = await start(log.logger);
+      try {
+        const state = log.lines().find((l) => l.state);
+        expect(state).to.include({ state: 'uninitialized', next: 'keywarden operator init' });
+        expect(state!.msg).to.contain(`run keywarden operator init (with KEYWARDEN_ADDR=${server.address}) to create its root token`);
+        expect(state!.msg).to.contain('its static seal wraps the root key');
+        expect(state!.msg).not.to.contain('unseal key shares');
+      } finally {
+        await server.close();
+      }
+    });
+
+    it('an initialized server logs that it unseals itself through its seal, not the unseal command, and then does', async () => {
+      const first = await start(pino({ level: 'silent' }));
+      try {
+        const init = await first.client.put('sys/init', {});
+        expect(init.status, init.text).to.equal(200);
+      } finally {
+        await first.close();
+      }
+
+      const log = capturedLogger();
+      const server = await start(log.logger);
+      try {
+        const state = log.lines().find((l) => l.state);
+        expect(state).to.include({ state: 'sealed', seal: 'static' });
+        expect(state!.next, 'no command to type').to.equal(undefined);
+        expect(state!.msg).to.contain('unseals itself through its static seal');
+        expect(state!.msg).not.to.contain('keywarden operator unseal');
+        expect(state!.msg).not.to.contain('unseal key shares');
+
+        let status = (await server.client.get('sys/seal-status')).body as { sealed: boolean };
+        for (let tries = 0; status.sealed && tries < 200; tries++) {
+          await delay(25);
+          status = (await server.client.get('sys/seal-status')).body as { sealed: boolean };
+        }
+        expect(status.sealed, 'unsealed through the seal, with no share typed').to.equal(false);
+      } finally {
+        await server.close();
+      }
+    });
   });
 });

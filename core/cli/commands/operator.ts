@@ -73,13 +73,42 @@ export function registerOperator(program: Command, ctx: CliContext, setExit: (co
       const pgpKeys = opts.pgpKeys ? await readPublicKeyFiles(opts.pgpKeys) : [];
       if (pgpKeys.length > 0 && pgpKeys.length !== shares) throw new UsageError(`-pgp-keys names ${pgpKeys.length} keys: it needs one for each of the ${shares} key shares`);
       const rootKey = opts.rootTokenPgpKey ? await readPublicKeyFile(opts.rootTokenPgpKey) : undefined;
+      // As Vault's CLI: the server's seal decides whether there are unseal key shares at all.
+      const client = await clientFor(ctx, opts);
+      const status = (await attempt('Error initializing', () => client.read('sys/seal-status'))).body as Json;
+      if (status.recovery_seal === true) {
+        if (pgpKeys.length > 0) throw new UsageError(`-pgp-keys does not apply: the ${String(status.type)} seal wraps the root key, there are no unseal key shares`);
+        const res = await attempt('Error initializing', () => client.write('sys/init', rootKey ? { root_token_pgp_key: rootKey } : {}));
+        const body = res.body as { root_token: string };
+        const output = {
+          unseal_keys_b64: [],
+          unseal_keys_hex: [],
+          unseal_shares: 1,
+          unseal_threshold: 1,
+          recovery_keys_b64: [],
+          recovery_keys_hex: [],
+          recovery_keys_shares: 0,
+          recovery_keys_threshold: 0,
+          root_token: body.root_token,
+        };
+        ctx.io.out(
+          renderData(
+            formatOf(opts),
+            output,
+            () =>
+              `Initial Root Token: ${body.root_token}\n\n` +
+              `The server is initialized with the ${String(status.type)} seal: it unseals itself at every start, and there are no key shares to keep.\n`,
+          ),
+        );
+        return;
+      }
       const request = {
         secret_shares: shares,
         secret_threshold: threshold,
         ...(pgpKeys.length > 0 ? { pgp_keys: pgpKeys } : {}),
         ...(rootKey ? { root_token_pgp_key: rootKey } : {}),
       };
-      const res = await attempt('Error initializing', async () => (await clientFor(ctx, opts)).write('sys/init', request));
+      const res = await attempt('Error initializing', () => client.write('sys/init', request));
       const body = res.body as { keys: string[]; keys_base64: string[]; root_token: string };
       const output = {
         unseal_keys_b64: body.keys_base64,

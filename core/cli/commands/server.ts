@@ -22,13 +22,22 @@ export function registerServer(program: Command, setExit: (code: number) => void
     .option('--dev', 'development mode: LevelDB under ./data/dev, initialized and unsealed automatically')
     .addOption(new Option('--dev-listen-address <address>', 'dev mode: the address to listen on').default('127.0.0.1:8200').env('KEYWARDEN_DEV_LISTEN_ADDRESS'))
     .option('--dev-plugin-dir <dir>', 'dev mode: a directory of plugin modules to load in-process, unchecked (elsewhere plugins run from the catalog)')
+    .addOption(new Option('--dev-root-token-id <id>', 'dev mode: the root token\'s id, as Vault\'s (CI jobs and compose files rely on a known one)').env('VAULT_DEV_ROOT_TOKEN_ID'))
+    .option('--dev-no-store-token', 'dev mode: do not write the root token to the token file the CLI reads (~/.keywarden-token)')
     .option(
       '--config <path>',
       'a configuration file (HCL or JSON) or a directory of them; may be given more than once, later ones override earlier ones',
       (value: string, previous: string[]) => [...previous, value],
       [] as string[],
     )
-    .action(async (opts: ServerOptions) => {
+    .action(async (opts: ServerOptions, command: Command) => {
+      // Given on the command line, a dev setting without -dev is a mistake; from the environment it is not.
+      const devOnly = ['devRootTokenId', 'devNoStoreToken'].filter((name) => command.getOptionValueSource(name) === 'cli');
+      if (!opts.dev && devOnly.length > 0) {
+        process.stderr.write(`server: ${devOnly.map((name) => `-${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(' and ')} ${devOnly.length > 1 ? 'apply' : 'applies'} only with -dev\n`);
+        setExit(2);
+        return;
+      }
       setExit(await runServer(opts));
     });
 }
@@ -38,6 +47,8 @@ interface ServerOptions {
   readonly config: readonly string[];
   readonly devListenAddress: string;
   readonly devPluginDir?: string;
+  readonly devRootTokenId?: string;
+  readonly devNoStoreToken?: boolean;
 }
 
 async function runServer(opts: ServerOptions): Promise<number> {
@@ -65,8 +76,16 @@ async function runServer(opts: ServerOptions): Promise<number> {
     pidFile = config.pidFile;
     const logger = serverLogger(config);
     logProcessWarnings(logger);
+    // As `auth/token/create` checks a custom id: "." marks Vault's own token formats.
+    if (opts.dev && opts.devRootTokenId !== undefined && (opts.devRootTokenId === '' || opts.devRootTokenId.includes('.'))) {
+      throw new ConfigError("-dev-root-token-id must not be empty and cannot have a '.' in the value");
+    }
     const dev = opts.dev
-      ? { stateFile: path.join(dataDir, 'dev-unseal.json'), ...(opts.devPluginDir ? { pluginDirectory: path.resolve(opts.devPluginDir) } : {}) }
+      ? {
+          stateFile: path.join(dataDir, 'dev-unseal.json'),
+          ...(opts.devPluginDir ? { pluginDirectory: path.resolve(opts.devPluginDir) } : {}),
+          ...(opts.devRootTokenId ? { rootTokenId: opts.devRootTokenId } : {}),
+        }
       : undefined;
     server = await startServer({ config, logger, ...(dev ? { dev } : {}) });
   } catch (err) {
@@ -89,6 +108,16 @@ async function runServer(opts: ServerOptions): Promise<number> {
     }
   }
 
+  let storedIn: string | undefined;
+  if (server.rootToken && !opts.devNoStoreToken) {
+    // As Vault's dev server: the CLI run next is signed in already.
+    const { saveToken } = await import('../client.js');
+    try {
+      storedIn = await saveToken(process.env, server.rootToken);
+    } catch (err) {
+      server.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'dev mode: the root token could not be stored for the CLI');
+    }
+  }
   if (server.rootToken) {
     process.stdout.write(
       [
@@ -99,6 +128,7 @@ async function runServer(opts: ServerOptions): Promise<number> {
         `    export VAULT_ADDR='${server.address}'`,
         `    Root Token: ${server.rootToken}`,
         '',
+        ...(storedIn ? [`The root token is stored in ${storedIn} for the CLI (-dev-no-store-token leaves it out).`, ''] : []),
       ].join('\n') + '\n',
     );
   }

@@ -2,7 +2,7 @@
 import { AlreadyInitializedError, BadRequestError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
 import { encryptShares, encryptTo, readKeys } from '../../seal/pgp.js';
-import { validateShamirConfig } from '../../seal/seal-manager.js';
+import { validateShamirConfig } from '../../seal/shares.js';
 import { zeroize } from '../../../storage/aead.js';
 import type { SystemDeps } from '../services.js';
 
@@ -17,10 +17,10 @@ export function initPath(services: SystemDeps) {
         description: 'One OpenPGP public key per share (base64 of the binary key, at most 64 KiB): each share is returned encrypted to its key.',
       },
       root_token_pgp_key: { type: 'string', description: 'An OpenPGP public key (base64 of the binary key, at most 64 KiB): the root token is returned encrypted to it.' },
-      stored_shares: { type: 'int', description: 'Accepted for compatibility; must be 0 with Shamir seals.' },
-      recovery_shares: { type: 'int', description: 'Accepted for compatibility; ignored with Shamir seals.' },
-      recovery_threshold: { type: 'int', description: 'Accepted for compatibility; ignored with Shamir seals.' },
-      recovery_pgp_keys: { type: 'comma-string-list', description: 'Accepted for compatibility; ignored with Shamir seals.' },
+      stored_shares: { type: 'int', description: 'Accepted for compatibility: 0 with Shamir seals; 0 or 1 with an auto seal, which stores the one wrapped root key.' },
+      recovery_shares: { type: 'int', description: 'With an auto seal: must be 0 (recovery keys are not supported yet). Not applicable to Shamir seals.' },
+      recovery_threshold: { type: 'int', description: 'With an auto seal: must be 0 (recovery keys are not supported yet). Not applicable to Shamir seals.' },
+      recovery_pgp_keys: { type: 'comma-string-list', description: 'With an auto seal: must be empty (recovery keys are not supported yet). Not applicable to Shamir seals.' },
     },
     unauthenticated: true,
     allowedWhileSealed: true,
@@ -35,6 +35,28 @@ export function initPath(services: SystemDeps) {
           // Anyone can call this path, and reading keys is its costly part: the state, the counts and
           // every key's size (in readKeys) are checked before any key is parsed.
           if (await services.seal.isInitialized()) throw new AlreadyInitializedError();
+          const autoSeal = services.seal.autoSealType;
+          // As OpenBao: the other seal kind's parameters are refused, not ignored.
+          const recoveryFlags = [
+            ...(input.recovery_shares ? ['recovery_shares'] : []),
+            ...(input.recovery_threshold ? ['recovery_threshold'] : []),
+            ...((input.recovery_pgp_keys ?? []).length > 0 ? ['recovery_pgp_keys'] : []),
+          ];
+          if (autoSeal) {
+            const barrierFlags = [
+              ...(input.secret_shares ? ['secret_shares'] : []),
+              ...(input.secret_threshold ? ['secret_threshold'] : []),
+              ...((input.pgp_keys ?? []).length > 0 ? ['pgp_keys'] : []),
+            ];
+            if (barrierFlags.length > 0) throw new BadRequestError(`parameters ${barrierFlags.join(',')} not applicable to seal type ${autoSeal}`);
+            if (recoveryFlags.length > 0) throw new BadRequestError(`parameters ${recoveryFlags.join(',')}: recovery keys are not supported yet; initialize with recovery_shares = 0`);
+            if (input.stored_shares !== undefined && input.stored_shares > 1) throw new BadRequestError(`stored_shares must be 0 or 1 with seal type ${autoSeal}`);
+            const rootRecipient = input.root_token_pgp_key ? (await readKeys([{ text: input.root_token_pgp_key, field: 'root_token_pgp_key' }]))[0] : undefined;
+            const result = await services.seal.initializeAuto();
+            const rootToken = rootRecipient ? (await encryptTo(rootRecipient, Buffer.from(result.rootToken, 'utf8'))).toString('base64') : result.rootToken;
+            return { raw: { status: 200, body: { keys: [], keys_base64: [], root_token: rootToken } } };
+          }
+          if (recoveryFlags.length > 0) throw new BadRequestError(`parameters ${recoveryFlags.join(',')} not applicable to seal type shamir`);
           if (input.stored_shares) throw new BadRequestError('stored_shares is not supported with Shamir seals');
           const shares = input.secret_shares ?? 0;
           validateShamirConfig(shares, input.secret_threshold ?? 0);
@@ -71,6 +93,7 @@ export function initPath(services: SystemDeps) {
       'unseal key (split with Shamir), the root key and the barrier keyring, and returns the key shares and the ' +
       'root token. With pgp_keys each share comes back as base64 of an OpenPGP message to its key (its ' +
       'plaintext is the hex share); with root_token_pgp_key so does the root token. Keybase names are not ' +
-      'supported. The server stays sealed afterwards.',
+      'supported. The server stays sealed afterwards. With an auto seal (a seal stanza in the configuration) ' +
+      'the seal wraps the root key instead: no shares are returned, and the server unseals itself.',
   });
 }

@@ -10,7 +10,7 @@
 import { BadRequestError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
 import type { RekeyResult, RekeyStatus, RekeyVerifyStatus } from '../../seal/rekey.js';
-import { validateShamirConfig } from '../../seal/seal-manager.js';
+import { validateShamirConfig } from '../../seal/shares.js';
 import type { SystemDeps } from '../services.js';
 
 function statusBody(status: RekeyStatus): Record<string, unknown> {

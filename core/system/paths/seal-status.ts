@@ -17,8 +17,10 @@ export async function sealStatusBody(services: SystemDeps): Promise<Record<strin
     build_date: '',
     migration: false,
     ...(cluster ? { cluster_name: cluster.name, cluster_id: cluster.id } : {}),
-    recovery_seal: false,
+    recovery_seal: status.recoverySeal,
     storage_type: services.storageType,
+    // Not in Vault's answer: why an auto seal has not unsealed this node yet.
+    ...(status.sealError ? { seal_error: status.sealError } : {}),
   };
 }
 

@@ -20,12 +20,20 @@ interface Running {
   readonly exited: Promise<number | null>;
 }
 
-/** Started with umask 022, the usual default, so nothing is private unless the server makes it so. */
-function run(args: string[], cwd: string): Running {
+/**
+ * Started with umask 022, the usual default, so nothing is private unless the server makes it so.
+ * A dev server stores its root token for the CLI: in `cwd`, not the user's home.
+ */
+function run(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Running {
   const previous = process.umask(0o022);
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, [BIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const { VAULT_DEV_ROOT_TOKEN_ID: _machine, ...inherited } = process.env;
+    child = spawn(process.execPath, [BIN, ...args], {
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...inherited, KEYWARDEN_TOKEN_FILE: path.join(cwd, '.keywarden-token'), ...env },
+    });
   } finally {
     process.umask(previous);
   }
@@ -117,6 +125,52 @@ describe('keywarden server (process)', function () {
       expect((await request(address2, 'GET', 'secret/data/kept', { token })).body.data.data).to.deep.equal({ a: 'b' });
       second.child.kill('SIGINT');
       expect(await second.exited).to.equal(0);
+    } finally {
+      await dir.remove();
+    }
+  });
+
+  it('dev mode with -dev-root-token-id (or VAULT_DEV_ROOT_TOKEN_ID) serves that root token, stores it for the CLI, and revokes the root token it replaces', async () => {
+    const dir = await tempDir();
+    try {
+      const first = run(['server', '-dev', '-dev-listen-address=127.0.0.1:0', '-dev-root-token-id=ci-root'], dir.path);
+      await waitFor(() => /VAULT_ADDR='([^']+)'/.test(first.output()), 'dev start');
+      const address = /VAULT_ADDR='([^']+)'/.exec(first.output())![1]!;
+      expect(/Root Token: (\S+)/.exec(first.output())![1]).to.equal('ci-root');
+      const self = await request(address, 'GET', 'auth/token/lookup-self', { token: 'ci-root' });
+      expect(self.status, self.text).to.equal(200);
+      expect(self.body.data.policies).to.deep.equal(['root']);
+      expect((await readFile(path.join(dir.path, '.keywarden-token'), 'utf8')).trim()).to.equal('ci-root');
+      const kept = (JSON.parse(await readFile(path.join(dir.path, 'data', 'dev-unseal.json'), 'utf8')) as { root_token: string }).root_token;
+      expect(kept).to.equal('ci-root');
+      await stop(first);
+
+      // The variable Vault's compose files set, on the next start.
+      const second = run(['server', '-dev', '-dev-listen-address=127.0.0.1:0'], dir.path, { VAULT_DEV_ROOT_TOKEN_ID: 'ci-root-2' });
+      await waitFor(() => /VAULT_ADDR='([^']+)'/.test(second.output()), 'dev restart');
+      const address2 = /VAULT_ADDR='([^']+)'/.exec(second.output())![1]!;
+      expect((await request(address2, 'GET', 'auth/token/lookup-self', { token: 'ci-root-2' })).status).to.equal(200);
+      expect((await request(address2, 'GET', 'auth/token/lookup-self', { token: 'ci-root' })).status, 'the previous dev root token is revoked').to.equal(403);
+      await stop(second);
+    } finally {
+      await dir.remove();
+    }
+  });
+
+  it('dev mode with -dev-no-store-token leaves the CLI token file alone; the dev flags without -dev, or a root token id with ".", are refused', async () => {
+    const dir = await tempDir();
+    try {
+      const dev = run(['server', '-dev', '-dev-listen-address=127.0.0.1:0', '-dev-no-store-token'], dir.path);
+      await waitFor(() => /Root Token: (\S+)/.test(dev.output()), 'dev start');
+      expect(existsSync(path.join(dir.path, '.keywarden-token'))).to.equal(false);
+      await stop(dev);
+
+      const notDev = run(['server', '-config', 'x.hcl', '-dev-root-token-id=abc'], dir.path);
+      expect(await notDev.exited).to.equal(2);
+      expect(notDev.output()).to.contain('-dev-root-token-id applies only with -dev');
+      const dotted = run(['server', '-dev', '-dev-listen-address=127.0.0.1:0', '-dev-root-token-id=hvs.abc'], dir.path);
+      expect(await dotted.exited).to.equal(1);
+      expect(dotted.output()).to.contain("-dev-root-token-id must not be empty and cannot have a '.' in the value");
     } finally {
       await dir.remove();
     }

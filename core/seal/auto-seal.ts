@@ -1,0 +1,37 @@
+/**
+ * Auto seals: something outside the store (a static key, a transit server) wraps the
+ * root key, so a node unseals itself at start with nobody typing shares. One file per type
+ * (static-seal.ts, transit-seal.ts); seal-manager.ts keeps the wrapped root key
+ * and re-wraps it when the seal's key changed. What each type trusts: docs/deployment.md.
+ */
+
+export type AutoSealType = 'static' | 'transit';
+
+/** The root key as an auto seal wrapped it, stored as JSON outside the barrier. */
+export interface WrappedKey {
+  readonly type: AutoSealType;
+  /**
+   * The seal's key that made `ciphertext` (static: current_key_id; transit: prefix, key name and
+   * version). A new one at start means the seal's key was rotated.
+   */
+  readonly key_id: string;
+  /** Base64 (static) or the transit server's `vault:vN:…` text. */
+  readonly ciphertext: string;
+}
+
+export interface AutoSeal {
+  readonly type: AutoSealType;
+  /**
+   * Wraps `plaintext` under the seal's current key. `aad` binds it to where it is stored where the
+   * seal's cipher takes associated data (static); transit's API has none for its keys.
+   * @throws UnavailableError when the seal cannot be reached or refuses.
+   */
+  wrap(plaintext: Buffer, aad: Buffer): Promise<WrappedKey>;
+  /**
+   * Opens what `wrap` made, with the current key or (static) the previous one. The caller zeroizes it.
+   * @throws UnavailableError when the seal cannot be reached; IntegrityError when no key it has opens `wrapped`.
+   */
+  unwrap(wrapped: WrappedKey, aad: Buffer): Promise<Buffer>;
+  /** Stops background work (transit's token renewal). */
+  close(): void;
+}

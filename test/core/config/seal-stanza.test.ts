@@ -1,0 +1,73 @@
+import { expect } from 'chai';
+import path from 'node:path';
+import { ConfigError, parseConfig } from '../../../core/config/config.js';
+
+const BASE = path.resolve('/etc/keywarden');
+const KEY_HEX = 'ab'.repeat(32);
+
+const withSeal = (seal: unknown): Record<string, unknown> => ({ storage: { inmem: {} }, listener: { tcp: { tls_disable: true } }, seal });
+
+function refusal(doc: unknown): string {
+  try {
+    parseConfig(doc, BASE);
+  } catch (err) {
+    expect(err).to.be.instanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  expect.fail(`expected ${JSON.stringify(doc)} to be refused`);
+}
+
+describe('configuration: the seal stanza', () => {
+  it('reads seal "static" with its keys as env://, file:// (relative to the file) or literal, and the previous key beside the current one', () => {
+    const config = parseConfig(withSeal({ static: { current_key_id: 'k2', current_key: 'file://keys/k2', previous_key_id: 'k1', previous_key: 'env://OLD_KEY' } }), BASE);
+    expect(config.seal).to.deep.equal({
+      type: 'static',
+      currentKeyId: 'k2',
+      currentKey: { kind: 'file', path: path.join(BASE, 'keys/k2') },
+      previous: { keyId: 'k1', key: { kind: 'env', name: 'OLD_KEY' } },
+    });
+    expect(parseConfig(withSeal({ static: { current_key_id: 'k', current_key: KEY_HEX } }), BASE).seal).to.deep.include({ currentKey: { kind: 'literal', value: KEY_HEX } });
+  });
+
+  it('refuses a literal static key that is not 32 bytes without repeating it, and a previous key without its id', () => {
+    const message = refusal(withSeal({ static: { current_key_id: 'k', current_key: 'c2VjcmV0LWJ1dC1zaG9ydA==' } }));
+    expect(message).to.match(/seal\.static\.current_key: must be env:\/\/NAME, file:\/\/PATH, or a 32-byte key in base64 or hex/);
+    expect(message).not.to.contain('c2VjcmV0');
+    expect(refusal(withSeal({ static: { current_key_id: 'k', current_key: KEY_HEX, previous_key: KEY_HEX } }))).to.match(/previous_key and previous_key_id go together/);
+    expect(refusal(withSeal({ static: { current_key: KEY_HEX } }))).to.match(/current_key_id is required/);
+  });
+
+  it('reads seal "transit" with Vault\'s names and defaults', () => {
+    const config = parseConfig(
+      withSeal({ transit: { address: 'https://transit.example:8200/', token: 's.x', mount_path: '/transit/', key_name: 'autounseal', tls_ca_cert: 'ca.pem', tls_skip_verify: 'false' } }),
+      BASE,
+    );
+    expect(config.seal).to.deep.equal({
+      type: 'transit',
+      address: 'https://transit.example:8200',
+      token: 's.x',
+      mountPath: 'transit',
+      keyName: 'autounseal',
+      keyIdPrefix: '',
+      disableRenewal: false,
+      tls: { caCert: path.join(BASE, 'ca.pem'), skipVerify: false },
+    });
+  });
+
+  it('refuses a transit address that is not a bare URL, and missing required settings', () => {
+    expect(refusal(withSeal({ transit: { address: 'transit.example:8200', mount_path: 'transit', key_name: 'k' } }))).to.match(/seal\.transit\.address: must be a URL/);
+    expect(refusal(withSeal({ transit: { address: 'http://t:8200/v1/x', mount_path: 'transit', key_name: 'k' } }))).to.match(/seal\.transit\.address: must be a URL/);
+    expect(refusal(withSeal({ transit: { address: 'http://t:8200', key_name: 'k' } }))).to.match(/mount_path is required/);
+    expect(refusal(withSeal({ transit: { address: 'http://t:8200', mount_path: 'transit', key_name: 'k', tls_client_cert: 'c.pem' } }))).to.match(/tls_client_cert and tls_client_key go together/);
+  });
+
+  it('refuses what it does not honour, each with the reason: unknown keys and types, migration, several seals, awskms for now', () => {
+    expect(refusal(withSeal({ transit: { address: 'http://t:8200', mount_path: 'transit', key_name: 'k', disabled: 'true' } }))).to.match(/seal\.transit\.disabled: not supported: seal migration is not supported yet/);
+    expect(refusal(withSeal({ transit: { address: 'http://t:8200', mount_path: 'transit', key_name: 'k', namespace: 'ns1' } }))).to.match(/seal\.transit\.namespace: not supported/);
+    expect(refusal(withSeal({ static: { current_key_id: 'k', current_key: KEY_HEX, keyid: 'x' } }))).to.match(/seal\.static\.keyid: unknown key/);
+    expect(refusal(withSeal({ pkcs11: {} }))).to.match(/unknown seal type "pkcs11"; expected "static" or "transit"/);
+    expect(refusal(withSeal({ shamir: {} }))).to.match(/Shamir is the seal without a seal stanza/);
+    expect(refusal(withSeal({ awskms: { kms_key_id: 'alias/x' } }))).to.match(/the awskms seal is not supported yet/);
+    expect(refusal(withSeal({ static: { current_key_id: 'a', current_key: KEY_HEX }, transit: { address: 'http://t:8200', mount_path: 'transit', key_name: 'k' } }))).to.match(/only one seal stanza is permitted/);
+  });
+});
