@@ -111,11 +111,11 @@ async function runServer(opts: ServerOptions): Promise<number> {
   let storedIn: string | undefined;
   if (server.rootToken && !opts.devNoStoreToken) {
     // As Vault's dev server: the CLI run next is signed in already.
-    const { saveToken } = await import('../client.js');
+    const { saveToken } = await import('../token-file.js');
     try {
       storedIn = await saveToken(process.env, server.rootToken);
     } catch (err) {
-      server.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'dev mode: the root token could not be stored for the CLI');
+      server.logger.warn({ err: errorMessage(err) }, 'dev mode: the root token could not be stored for the CLI');
     }
   }
   if (server.rootToken) {
