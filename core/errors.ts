@@ -94,6 +94,12 @@ export function catalogue(): ReadonlyMap<string, ErrorClass> {
 /** 400: the request is malformed or asks for something the rules forbid. */
 export const BadRequestError = createError('BadRequestError', 'KW_BAD_REQUEST', 400);
 export type BadRequestError = InstanceType<typeof BadRequestError>;
+/**
+ * 400: a login's credentials are wrong (a password, a secret ID). The host counts it towards the
+ * user lockout of the login's user (Vault's logical.ErrInvalidCredentials).
+ */
+export const InvalidCredentialsError = createError('InvalidCredentialsError', 'KW_INVALID_CREDENTIALS', 400, { parent: BadRequestError });
+export type InvalidCredentialsError = InstanceType<typeof InvalidCredentialsError>;
 /** 403: missing/invalid token, or the policy does not allow this. */
 export const PermissionDeniedError = createError('PermissionDeniedError', 'KW_PERMISSION_DENIED', 403, { message: 'permission denied' });
 export type PermissionDeniedError = InstanceType<typeof PermissionDeniedError>;

@@ -46,6 +46,7 @@ import { sanitizedConfig } from './config/sanitized.js';
 import type { WasmCrypto } from '../wasm/index.js';
 import { DEFAULT_AUDIT_CONFIG, type AuditConfig, type AuditRules } from './audit/rules.js';
 import { errorMessage } from './errors.js';
+import { UserLockout } from './auth/lockout/user-lockout.js';
 
 export { VERSION } from './version.js';
 export type { HostRequest, HostResponse } from './pipeline/types.js';
@@ -183,6 +184,7 @@ export class Host {
       seal: () => this.seal.seal(),
     });
     const acls = new TokenAcls(this.policies, this.identity);
+    const lockout = new UserLockout(this.barrier, clock, options.config.userLockout ?? {});
     const wrapper = new ResponseWrapper(this.tokens, this.state, defaults.maxLeaseTtl);
     const services: SystemDeps = {
       seal: this.seal,
@@ -209,6 +211,7 @@ export class Host {
       configState: () => sanitizedConfig({ ...options.config, audit: this.auditConfig }),
       logLevels: this.logLevels,
       diskPaths: [...new Set([process.cwd(), ...(options.config.storage.kind === 'leveldb' ? [options.config.storage.path] : [])])],
+      lockout,
     };
     this.system = createSystemBackend(services);
 
@@ -242,6 +245,7 @@ export class Host {
       ...(this.standby ? { standby: this.standby } : {}),
       inFlight,
       ...(this.metrics.enabled ? { metrics: this.metrics } : {}),
+      lockout,
     });
 
     this.periodic = new PeriodicWork(

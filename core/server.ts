@@ -270,6 +270,7 @@ const RESTART_ONLY: Readonly<Record<Exclude<keyof ServerConfig, 'logLevel' | 'au
   plugins: 'plugin',
   ui: 'ui',
   telemetry: 'telemetry',
+  userLockout: 'user_lockout',
 };
 
 function restartOnlyChanges(current: ServerConfig, next: ServerConfig): string[] {

@@ -104,6 +104,7 @@ export type { PathHelp } from '../core/framework/help.js';
 export {
   KeywardenError,
   BadRequestError,
+  InvalidCredentialsError,
   PermissionDeniedError,
   NotFoundError,
   UnsupportedOperationError,
@@ -139,4 +140,5 @@ export type { Logger } from 'pino';
 export { nextTurn } from '../core/event-loop.js';
 export { decodeBase64 } from '../core/tools/base64.js';
 export { KeyedLock } from './keyed-lock.js';
+export * from './token-fields.js';
 export { outboundRequest, OutboundError, type OutboundRequest, type OutboundResponse } from './outbound-http.js';

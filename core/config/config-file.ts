@@ -80,10 +80,13 @@ const REFUSED_TELEMETRY_KEYS: Readonly<Record<string, string>> = {
   add_lease_metrics_namespace_labels: 'Keywarden has no leases or namespaces',
 };
 
-/** Blocks that repeat at the top level, each read on its own (`audit` and `plugin` stanzas by audit-stanza.ts and plugin-stanza.ts). */
-const REPEATED_BLOCKS = ['listener', 'audit', 'plugin'];
+/**
+ * Blocks that repeat at the top level, each read on its own (`audit`, `plugin` and `user_lockout`
+ * stanzas by audit-stanza.ts, plugin-stanza.ts and user-lockout-stanza.ts).
+ */
+const REPEATED_BLOCKS = ['listener', 'audit', 'plugin', 'user_lockout'];
 
-/** Reads one parsed document, all but its `audit` and `plugin` stanzas. */
+/** Reads one parsed document, all but its `audit`, `plugin` and `user_lockout` stanzas. */
 export function readConfigDocument(doc: HclObject, source: SourceFile): FileSettings {
   const fields = fieldsOf(doc.items.filter((item) => !REPEATED_BLOCKS.includes(item.key)), '', source, TOP_LEVEL_KEYS, REFUSED_KEYS);
   const read = <T>(key: (typeof TOP_LEVEL_KEYS)[number], reader: Reader<T | undefined>): Setting<T> | undefined => {

@@ -133,6 +133,9 @@ export const leaseTtl: Reader<number | undefined> = (value, where) => {
   return durationIn(parseDurationSeconds)(value, where) || undefined;
 };
 
+/** A duration ("15m", or whole seconds) in whole seconds. */
+export const durationSeconds: Reader<number> = (value, where) => durationIn(parseDurationSeconds)(value, where);
+
 /** A duration ("250ms", "1m30s", or whole seconds) in milliseconds, fractions of a second kept. */
 export const durationMillis: Reader<number> = (value, where) => Math.round(durationIn(parseDurationExact)(value, where) * 1000);
 

@@ -13,6 +13,8 @@ import { ConfigError, fail, type Setting, type SourceFile } from './config-value
 import { readAuditStanzas } from './audit-stanza.js';
 import { readPluginStanzas, type PluginBlock, type PluginSettings } from './plugin-stanza.js';
 import type { ListenerConfig, ServerConfig, StorageConfig } from './settings.js';
+import { readUserLockoutStanzas, type UserLockoutStanza } from './user-lockout-stanza.js';
+import type { UserLockoutStanzas } from '../auth/lockout/settings.js';
 import { checkDeviceOptions } from '../audit/device-types.js';
 import { BadRequestError } from '../errors.js';
 import { DEFAULT_AUDIT_CONFIG, DEFAULT_AUDIT_RULES, normalizeAllowedAddress, type AuditConfig, type DeclaredAuditDevice } from '../audit/rules.js';
@@ -23,10 +25,11 @@ export { splitAddress } from './listener-stanza.js';
 export type { CloudAuthConfig, ListenerConfig, ListenerTls, LogLevel, ServerConfig, StorageConfig, TelemetryConfig } from './settings.js';
 export { DEFAULT_PROMETHEUS_RETENTION_MS, DEFAULT_TELEMETRY } from './settings.js';
 
-/** One file's settings and its `audit` stanzas. */
+/** One file's settings and its `audit`, `plugin` and `user_lockout` stanzas. */
 interface FileContents extends FileSettings {
   readonly auditDevices: readonly Setting<DeclaredAuditDevice>[];
   readonly pluginBlocks: readonly Setting<PluginBlock>[];
+  readonly userLockouts: readonly Setting<UserLockoutStanza>[];
 }
 
 const DEFAULT_TTL = 768 * 3600;
@@ -81,7 +84,12 @@ function readConfigFile(file: string): FileContents {
 function parseConfigText(text: string, source: SourceFile, syntax: HclSyntax | undefined): FileContents {
   try {
     const doc = parseHclDocument(text, syntax);
-    return { ...readConfigDocument(doc, source), auditDevices: readAuditStanzas(doc, source), pluginBlocks: readPluginStanzas(doc, source) };
+    return {
+      ...readConfigDocument(doc, source),
+      auditDevices: readAuditStanzas(doc, source),
+      pluginBlocks: readPluginStanzas(doc, source),
+      userLockouts: readUserLockoutStanzas(doc, source),
+    };
   } catch (err) {
     if (err instanceof HclSyntaxError) throw new ConfigError(`${source.name}:${err.line}:${err.column}: ${err.detail}`);
     throw err;
@@ -97,6 +105,7 @@ function mergeSettings(files: readonly FileContents[]): FileContents {
     listeners: [...a.listeners, ...b.listeners],
     auditDevices: [...a.auditDevices, ...b.auditDevices],
     pluginBlocks: [...a.pluginBlocks, ...b.pluginBlocks],
+    userLockouts: [...a.userLockouts, ...b.userLockouts],
     storage: b.storage ?? a.storage,
     apiAddr: b.apiAddr ?? a.apiAddr,
     clusterName: b.clusterName ?? a.clusterName,
@@ -197,7 +206,15 @@ function finishConfig(settings: FileContents, source: string): ServerConfig {
     ...(settings.ui?.value ? { ui: true } : {}),
     ...(settings.telemetry ? { telemetry: settings.telemetry.value } : {}),
     audit: auditConfig(settings),
+    ...(settings.userLockouts.length > 0 ? { userLockout: userLockoutStanzas(settings.userLockouts) } : {}),
   };
+}
+
+/** The stanzas by type; a type's stanza in a later file replaces an earlier file's, field by field. */
+function userLockoutStanzas(stanzas: readonly Setting<UserLockoutStanza>[]): UserLockoutStanzas {
+  const byType: Record<string, UserLockoutStanza['settings']> = {};
+  for (const { value } of stanzas) byType[value.type] = { ...byType[value.type], ...value.settings };
+  return byType;
 }
 
 /**

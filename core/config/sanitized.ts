@@ -6,6 +6,7 @@
  */
 import { DEFAULT_TELEMETRY, type ListenerConfig, type ServerConfig, type StorageConfig } from './config.js';
 import { DEFAULT_AUDIT_CONFIG } from '../audit/rules.js';
+import { effectiveLockout, type UserLockoutStanzas } from '../auth/lockout/settings.js';
 
 export function sanitizedConfig(config: ServerConfig): Record<string, unknown> {
   const telemetry = config.telemetry ?? DEFAULT_TELEMETRY;
@@ -34,7 +35,22 @@ export function sanitizedConfig(config: ServerConfig): Record<string, unknown> {
     api_audit_socket_allowlist: audit.apiAuditSocketAllowlist,
     // As OpenBao shows them: what each declared device is, not its options (where it writes).
     ...(audit.devices.length > 0 ? { audits: audit.devices.map(({ path, type, description }) => ({ path, type, description })) } : {}),
+    ...(config.userLockout ? { user_lockout_configs: userLockouts(config.userLockout) } : {}),
   };
+}
+
+/** As Vault shows them: each stanza's type with every field, those it leaves out filled in. */
+function userLockouts(stanzas: UserLockoutStanzas): Record<string, unknown>[] {
+  return Object.keys(stanzas).map((type) => {
+    const settings = effectiveLockout(type, stanzas, undefined);
+    return {
+      type,
+      lockout_threshold: settings.threshold,
+      lockout_duration: settings.duration,
+      lockout_counter_reset: settings.counterReset,
+      disable_lockout: settings.disabled,
+    };
+  });
 }
 
 function listener(config: ListenerConfig): Record<string, unknown> {

@@ -4,6 +4,7 @@
  */
 import type { AuditConfig } from '../audit/rules.js';
 import type { PluginSettings } from './plugin-stanza.js';
+import type { UserLockoutStanzas } from '../auth/lockout/settings.js';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
 
@@ -131,4 +132,6 @@ export interface ServerConfig {
    * absent: DEFAULT_AUDIT_CONFIG. Applied again on SIGHUP.
    */
   readonly audit?: AuditConfig;
+  /** The `user_lockout` stanzas by auth method type ("all": every type); absent: Vault's defaults. */
+  readonly userLockout?: UserLockoutStanzas;
 }

@@ -35,6 +35,8 @@ export interface PreparedRequest {
    * caller is authorized: as in Vault, a caller without access learns nothing of a path's fields.
    */
   readonly invalid?: string;
+  /** A login under user lockout: the user it names (PathDefinition.userLockout). */
+  readonly lockoutUser?: string;
 }
 
 /** The lifecycle a backend may take part in; every hook is optional. */
@@ -117,10 +119,12 @@ function compilePath(definition: AnyPathDefinition): CompiledPath {
   const source = definition.pattern;
   const sudo = definition.sudo ?? false;
   const anyToken = definition.anyToken ?? false;
+  const userLockout = definition.userLockout;
 
   const prepared = (operation: Operation, input: Record<string, unknown>, unknown: readonly string[]): PreparedRequest => {
     if (!operations[operation]) throw new UnsupportedOperationError();
-    return { pattern: source, operation, sudo, anyToken, input, unknown };
+    const lockoutUser = userLockout && (operation === 'update' || operation === 'create') ? userLockout(input) : undefined;
+    return { pattern: source, operation, sudo, anyToken, input, unknown, ...(lockoutUser ? { lockoutUser } : {}) };
   };
 
   return {
@@ -277,6 +281,7 @@ function describe(path: CompiledPath): PathHelp {
     description: def.description,
     unauthenticated: def.unauthenticated ?? false,
     sudo: def.sudo ?? false,
+    ...(def.userLockout ? { userLockout: true } : {}),
     createSupported: Boolean(def.existenceCheck && def.operations.create),
     refusedFields: { ...(def.refusedFields ?? {}) },
     operations: Object.fromEntries(

@@ -15,6 +15,8 @@ export interface PathHelp {
   readonly description: string;
   readonly unauthenticated: boolean;
   readonly sudo: boolean;
+  /** A login under the mount's user lockout (PathDefinition.userLockout). */
+  readonly userLockout?: boolean;
   readonly createSupported: boolean;
   readonly operations: Readonly<Record<string, { readonly summary: string }>>;
   readonly fields: Readonly<Record<string, FieldHelp>>;

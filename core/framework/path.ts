@@ -49,6 +49,14 @@ export interface PathDefinition<F extends FieldSpecs = FieldSpecs> {
   /** Reachable without a token (logins, health). */
   readonly unauthenticated?: boolean;
   /**
+   * The path is a login under the mount's user lockout (`user_lockout_config`, see
+   * docs/auth-methods.md): the user the request names (a username, a role ID), from its coerced
+   * input before the handler runs, as Vault's alias lookahead finds it; undefined or "" when it
+   * names none. The host refuses a locked user with a 403 before the handler runs, counts the
+   * handler's InvalidCredentialsError against the user, and clears the count when a login succeeds.
+   */
+  readonly userLockout?: (input: FieldValues<F>) => string | undefined;
+  /**
    * Needs a token, which is authenticated (bound CIDRs, uses) and spends a use like any other, but
    * no ACL rule on this path: the handler decides, from the caller's own ACL, what it may answer
    * (sys/internal/ui/mounts tells a token about a mount it may use). Where Vault serves such a path

@@ -4,6 +4,7 @@
  */
 import { BadRequestError } from '../errors.js';
 import type { TokenTypeSetting } from '../auth/token/token-type.js';
+import type { MountLockoutConfig } from '../auth/lockout/settings.js';
 
 export type MountTableName = 'secret' | 'auth';
 
@@ -19,6 +20,8 @@ export interface MountConfig {
   allowed_response_headers: string[];
   /** Auth mounts only: the type of token logins issue (auth/token/token-type.ts). */
   token_type?: TokenTypeSetting;
+  /** Auth mounts whose logins are under user lockout: the tune's `user_lockout_config`. */
+  user_lockout_config?: MountLockoutConfig;
 }
 
 export interface MountEntry {

@@ -21,6 +21,7 @@ import { AuthenticateStage, type TokenLookup } from './authenticate.js';
 import { AuthorizeStage, type AclSource, type TokenUses } from './authorize.js';
 import { AuditStage, type AuditRecorder } from './audit.js';
 import { LoginStage, type AliasResolver } from './login.js';
+import { LockoutStage, type LoginGuard } from './lockout.js';
 import { shape } from './shape.js';
 import { WrapStage, type AnswerWrapper, type Wrapped } from './wrap.js';
 import { Admission } from './admission.js';
@@ -59,6 +60,8 @@ export interface PipelineDeps {
   readonly inFlight: InFlightRequests;
   /** Absent when metrics are not collected. */
   readonly metrics?: RequestMetrics;
+  /** User lockout of logins (core/auth/lockout/user-lockout.ts). */
+  readonly lockout: LoginGuard;
 }
 
 const SYSTEM_MOUNT = Object.freeze({ path: 'sys/', type: 'system', accessor: 'system', uuid: 'system' });
@@ -70,6 +73,7 @@ export class Pipeline {
   private readonly authorization: AuthorizeStage;
   private readonly audit: AuditStage;
   private readonly login: LoginStage;
+  private readonly lockout: LockoutStage;
   private readonly wrapping: WrapStage;
   private readonly standby: RequestStrategy | undefined;
   private readonly admission = new Admission();
@@ -87,6 +91,7 @@ export class Pipeline {
     this.authorization = new AuthorizeStage(deps.tokens, deps.acls);
     this.audit = new AuditStage(deps.audit, deps.barrier, deps.logger);
     this.login = new LoginStage(deps.tokens, deps.identity, deps.unsealed);
+    this.lockout = new LockoutStage(deps.lockout);
     this.wrapping = new WrapStage(deps.wrapper);
     this.standby = deps.standby;
     this.system = deps.system;
@@ -162,7 +167,9 @@ export class Pipeline {
 
       let response: LogicalResponse | null;
       try {
-        response = await route.backend.execute(this.logical(request, route, prepared.operation, who, authorized.sudo), prepared);
+        const execute = () => route.backend.execute(this.logical(request, route, prepared.operation, who, authorized.sudo), prepared);
+        const user = prepared.lockoutUser;
+        response = user === undefined ? await execute() : await this.lockout.run(route, user, execute);
         if (response?.auth) response = await this.login.mint(route, request.path, response);
       } catch (err) {
         if (audit.recording) await audit.failed(err);

@@ -5,5 +5,9 @@ import { awsAuthPlugin, cloudAuthPlugin } from '../../plugins/cloud-auth/backend
 import { kvPlugin } from '../../plugins/kv/backend.js';
 import { jwtAuthPlugin, oidcAuthPlugin } from '../../plugins/jwt/backend.js';
 import { kubernetesAuthPlugin } from '../../plugins/kubernetes/backend.js';
+import { userpassPlugin } from '../../plugins/userpass/backend.js';
+import { appRolePlugin } from '../../plugins/approle/backend.js';
 
-export const BUILTIN_PLUGINS: readonly PluginManifest[] = [transitPlugin, cloudAuthPlugin, awsAuthPlugin, kvPlugin, jwtAuthPlugin, oidcAuthPlugin, kubernetesAuthPlugin];
+export const BUILTIN_PLUGINS: readonly PluginManifest[] = [
+  transitPlugin, cloudAuthPlugin, awsAuthPlugin, kvPlugin, jwtAuthPlugin, oidcAuthPlugin, kubernetesAuthPlugin, userpassPlugin, appRolePlugin,
+];

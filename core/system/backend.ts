@@ -40,6 +40,7 @@ import { hostInfoPath } from './paths/host-info.js';
 import { inFlightReqPath } from './paths/in-flight-req.js';
 import { configStatePath } from './paths/config-state.js';
 import { loggerPaths } from './paths/loggers.js';
+import { lockedUserPaths } from './paths/locked-users.js';
 
 export function createSystemBackend(services: SystemDeps): FrameworkBackend {
   const migrations = new MountMigrations();
@@ -88,6 +89,7 @@ export function createSystemBackend(services: SystemDeps): FrameworkBackend {
       inFlightReqPath(services),
       configStatePath(services),
       ...loggerPaths(services),
+      ...lockedUserPaths(services),
     ],
   });
 }

@@ -15,6 +15,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { InFlightRequests } from '../pipeline/in-flight.js';
 import type { LogLevels } from '../log-levels.js';
 import type { Unsealed } from '../unsealed.js';
+import type { UserLockout } from '../auth/lockout/user-lockout.js';
 
 /** Tokens and policies, for the sys paths that report or change them. */
 export interface AuthzDeps {
@@ -65,4 +66,6 @@ export interface SystemDeps {
   readonly logLevels: LogLevels;
   /** sys/host-info: the directories whose disks are reported (the data directory, the working directory). */
   readonly diskPaths: readonly string[];
+  /** User lockout of logins (sys/locked-users). */
+  readonly lockout: UserLockout;
 }

@@ -1,16 +1,6 @@
 /** Helpers for the weak typing of Vault clients that the framework leaves to handlers. */
 import { BadRequestError, type LogicalRequest } from '../../sdk/index.js';
 
-/**
- * A field's new value on an update: the coerced input; the type's zero value when the client sent
- * `""` (Vault's way of clearing a field, e.g. `bound_ami_id=""` from the CLI); undefined when the
- * field was not sent at all (keep the stored value).
- */
-export function given<T>(req: LogicalRequest, value: T | undefined, name: string, zero: T): T | undefined {
-  if (value !== undefined) return value;
-  return req.data[name] === '' ? zero : undefined;
-}
-
 /** Whether a request carries a field at all, even empty (login dispatch counts `""` as present). */
 export function present(req: LogicalRequest, name: string): boolean {
   const raw = req.data[name];

@@ -7,11 +7,10 @@
  * tag, access-list write.
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import { BadRequestError, PermissionDeniedError, afterDuration, goDuration, type AuthResult, type LogicalRequest, cidrAllows } from '../../sdk/index.js';
+import { BadRequestError, PermissionDeniedError, afterDuration, goDuration, type AuthResult, type LogicalRequest, cidrAllows, tokenAuth } from '../../sdk/index.js';
 import type { CloudAuthContext } from './context.js';
 import { verifiedIdentityDocument, type Ec2Proof, type IdentityDocument } from './identity-document.js';
 import { readRole, type RoleEntry } from './role.js';
-import { tokenSettings } from './login-iam.js';
 import { effectiveMetadataFields, readIdentityConfig, selectMetadata } from './identity-config.js';
 import { describeRunningInstance, InstanceCheckError, unmetInstanceConstraint } from './instance-checks.js';
 import { providerFailure } from './failures.js';
@@ -123,7 +122,7 @@ export async function loginEc2(ctx: CloudAuthContext, req: LogicalRequest, input
     role_tag_max_ttl: login.tagMaxTtl,
   };
   return {
-    ...tokenSettings(role),
+    ...tokenAuth(role),
     policies: login.tag && login.tag.policies.length > 0 ? login.tag.policies : role.token_policies,
     maxTtl: login.shortest,
     metadata: {

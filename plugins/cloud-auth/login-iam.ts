@@ -4,7 +4,7 @@
  * principal is checked too. The order of the checks: docs/cloud-auth.md, "An iam login, step by
  * step".
  */
-import { BadRequestError, PermissionDeniedError, type AuthResult, type LogicalRequest, cidrAllows, globbedStringsMatch } from '../../sdk/index.js';
+import { BadRequestError, PermissionDeniedError, type AuthResult, type LogicalRequest, cidrAllows, globbedStringsMatch, tokenAuth } from '../../sdk/index.js';
 import { ArnError, canonicalArn, displayNameOf, parseIamArn, type IamEntity } from './arn.js';
 import type { CloudAuthContext } from './context.js';
 import { readClientConfig } from './client-config.js';
@@ -92,27 +92,11 @@ export async function loginIam(ctx: CloudAuthContext, req: LogicalRequest, input
     account_id: entity.accountId,
   };
   return {
-    ...tokenSettings(role),
+    ...tokenAuth(role),
     displayName: displayNameOf(entity),
     metadata: { role_id: role.role_id, ...metadata },
     alias: { name: aliasName, metadata },
     internalData: { ...internalData },
-  };
-}
-
-/** The token settings a role gives its logins (and renewals). */
-export function tokenSettings(role: RoleEntry): AuthResult {
-  return {
-    policies: role.token_policies,
-    ttl: role.token_ttl,
-    maxTtl: role.token_max_ttl,
-    explicitMaxTtl: role.token_explicit_max_ttl,
-    period: role.token_period,
-    numUses: role.token_num_uses,
-    boundCidrs: role.token_bound_cidrs,
-    noDefaultPolicy: role.token_no_default_policy,
-    tokenType: role.token_type,
-    renewable: true,
   };
 }
 

@@ -3,12 +3,10 @@
  * the token settings. Stored as JSON under `role/<lower-case name>`. The ec2-only fields
  * (`role_tag`, `hmac_key`, reauthentication flags) are kept here for ec2 logins and role tags.
  */
-import type { Storage } from '../../sdk/index.js';
+import { tokenSettingsResponse, type Storage, type WithTokenSettings } from '../../sdk/index.js';
 import { STORAGE_KEYS, readJson, writeJson } from './storage.js';
 
 export type AuthType = 'ec2' | 'iam';
-export type RoleTokenType = 'default' | 'service' | 'batch';
-
 /** The only entity that iam logins can infer. */
 export const EC2_ENTITY_TYPE = 'ec2_instance';
 
@@ -28,19 +26,7 @@ export const BOUND_LIST_FIELDS = [
 ] as const;
 export type BoundListField = (typeof BOUND_LIST_FIELDS)[number];
 
-export interface RoleTokenSettings {
-  token_ttl: number;
-  token_max_ttl: number;
-  token_period: number;
-  token_explicit_max_ttl: number;
-  token_policies: string[];
-  token_bound_cidrs: string[];
-  token_no_default_policy: boolean;
-  token_num_uses: number;
-  token_type: RoleTokenType;
-}
-
-export interface RoleEntry extends RoleTokenSettings, Record<BoundListField, string[]> {
+export interface RoleEntry extends WithTokenSettings, Record<BoundListField, string[]> {
   version: number;
   /** A UUID fixed at creation: the default identity alias of iam and ec2 logins. */
   role_id: string;
@@ -55,8 +41,6 @@ export interface RoleEntry extends RoleTokenSettings, Record<BoundListField, str
   hmac_key: string;
   allow_instance_migration: boolean;
   disallow_reauthentication: boolean;
-  /** Values written through the deprecated names, echoed on read under those names. */
-  legacy: { policies?: string[]; ttl?: number; max_ttl?: number; period?: number };
 }
 
 const roleKey = (name: string) => STORAGE_KEYS.rolePrefix + name.toLowerCase();
@@ -102,18 +86,6 @@ export function roleResponse(role: RoleEntry): Record<string, unknown> {
     role_tag: role.role_tag,
     allow_instance_migration: role.allow_instance_migration,
     disallow_reauthentication: role.disallow_reauthentication,
-    token_bound_cidrs: role.token_bound_cidrs,
-    token_explicit_max_ttl: role.token_explicit_max_ttl,
-    token_max_ttl: role.token_max_ttl,
-    token_no_default_policy: role.token_no_default_policy,
-    token_num_uses: role.token_num_uses,
-    token_period: role.token_period,
-    token_policies: role.token_policies,
-    token_ttl: role.token_ttl,
-    token_type: role.token_type,
-    ...(role.legacy.policies ? { policies: role.legacy.policies } : {}),
-    ...(role.legacy.ttl !== undefined ? { ttl: role.legacy.ttl } : {}),
-    ...(role.legacy.max_ttl !== undefined ? { max_ttl: role.legacy.max_ttl } : {}),
-    ...(role.legacy.period !== undefined ? { period: role.legacy.period } : {}),
+    ...tokenSettingsResponse(role),
   };
 }

@@ -2,10 +2,9 @@
  * The end of every login of this method, a JWT login or an OIDC callback: the identity the
  * claims give, the role's bound claims, and the auth result the host mints the token from.
  */
-import { BadRequestError, type LogicalResponse } from '../../sdk/index.js';
+import { BadRequestError, tokenAuth, type LogicalResponse } from '../../sdk/index.js';
 import { ClaimError, checkBoundClaims, identityOf } from './claims.js';
 import type { JwtRole } from './role.js';
-import { tokenAuth } from './token-fields.js';
 import type { Claims } from './validate.js';
 
 /** The login's answer; `prefix` starts every refusal's message (the OIDC callback's "Vault login failed."). */

@@ -3,9 +3,8 @@
  * the user and their groups, the OIDC settings of the role, and the settings of the tokens it
  * gets. Stored as JSON under `role/<lower-case name>`.
  */
-import type { Storage } from '../../sdk/index.js';
+import type { LegacyTokenValues, Storage, TokenSettings } from '../../sdk/index.js';
 import { STORAGE_KEYS, readJson, writeJson } from './storage.js';
-import type { LegacyTokenSettings, TokenSettings } from './token-fields.js';
 
 /** Storage layout version of a role entry; bump with an upgrade step when the layout changes. */
 export const ROLE_STORAGE_VERSION = 1;
@@ -39,7 +38,7 @@ export interface JwtRole {
   /** Seconds since the user last authenticated at the provider that an OIDC login accepts; 0: any. */
   max_age: number;
   token: TokenSettings;
-  legacy: LegacyTokenSettings;
+  legacy: LegacyTokenValues;
 }
 
 export function readRole(storage: Storage, name: string): Promise<JwtRole | undefined> {

@@ -3,9 +3,8 @@
  * selector of namespaces), the audience their tokens must name, how the entity alias is named,
  * and the settings of the tokens they get. Stored as JSON under `role/<lower-case name>`.
  */
-import type { Storage } from '../../sdk/index.js';
+import type { LegacyTokenValues, Storage, TokenSettings } from '../../sdk/index.js';
 import { STORAGE_KEYS, readJson, writeJson } from './storage.js';
-import type { LegacyTokenSettings, TokenSettings } from './token-fields.js';
 
 /** Storage layout version of a role entry; bump with an upgrade step when the layout changes. */
 export const ROLE_STORAGE_VERSION = 1;
@@ -23,7 +22,7 @@ export interface KubernetesRole {
   audience: string;
   alias_name_source: AliasNameSource;
   token: TokenSettings;
-  legacy: LegacyTokenSettings;
+  legacy: LegacyTokenValues;
 }
 
 export function readRole(storage: Storage, name: string): Promise<KubernetesRole | undefined> {

@@ -9,6 +9,7 @@ import { DEFAULT_AUDIT_CONFIG, type AuditConfig } from '../../core/audit/rules.j
 import notesPlugin from '../fixtures/plugins/notes.js';
 import type { Clock } from '../../core/clock.js';
 import type { IsolationLimits } from '../../core/plugins/isolation/isolated-backend.js';
+import type { UserLockoutStanzas } from '../../core/auth/lockout/settings.js';
 import { TestClient } from './http.js';
 
 export interface TestServerOptions {
@@ -30,6 +31,8 @@ export interface TestServerOptions {
   readonly audit?: Partial<AuditConfig>;
   /** The server's log (silent when omitted). */
   readonly logger?: Logger;
+  /** The configuration file's `user_lockout` stanzas. */
+  readonly userLockout?: UserLockoutStanzas;
 }
 
 /** What tests that enable audit devices through `sys/audit` give the server, as an operator would. */
@@ -57,6 +60,7 @@ export function testConfig(options: TestServerOptions = {}): ServerConfig {
     ...(options.pluginDirectory ? { pluginDirectory: options.pluginDirectory } : {}),
     ...(options.ui ? { ui: true } : {}),
     ...(options.audit ? { audit: { ...DEFAULT_AUDIT_CONFIG, ...options.audit } } : {}),
+    ...(options.userLockout ? { userLockout: options.userLockout } : {}),
   };
 }
 

@@ -131,6 +131,7 @@ describe('threat checks', function () {
       ['plugins/transit/crypto/csr.ts', 'actual !== expected'], // key algorithm names, public
       ['plugins/cloud-auth/iam-request.ts', 'provided !== required'], // the server-id header value: sent in every signed login, not a secret (Vault compares it so too)
       ['plugins/cloud-auth/pkcs7.ts', 'algorithm.hash !== digest'], // hash algorithm names of a signature, public
+      ['plugins/approle/paths/role.ts', 'input.local_secret_ids !== role.local_secret_ids'], // a boolean setting of the role, not a secret
     ]);
     const comparison = /([\w.[\]()!?]+)\s*(===|!==)\s*([\w.[\]()'"`-]+)/g;
     const literal = /^(['"`]|-?\d|undefined$|null$|true$|false$|NaN$)/;

@@ -11,7 +11,7 @@ import type { CliContext } from '../context.js';
 /** The values a flag takes, where there is a fixed set. */
 const VALUE_WORDS: Readonly<Record<string, readonly string[]>> = {
   format: ['table', 'json', 'yaml'],
-  method: ['token', 'cloud', 'aws'],
+  method: ['token', 'cloud', 'aws', 'userpass', 'approle'],
 };
 
 interface CommandNode {

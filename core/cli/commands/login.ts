@@ -6,6 +6,7 @@ import { attempt, clientFor, formatOf, isWrapped, printResponse, withClientOptio
 import { parseKeyValues } from '../kv-args.js';
 import { cloudLoginBody } from '../cloud-login.js';
 import { oidcLogin } from '../oidc-login.js';
+import { credentialLogin, CREDENTIAL_METHODS, isCredentialMethod } from '../credential-login.js';
 
 interface LoginOptions extends GlobalOptions {
   readonly method: string;
@@ -17,7 +18,7 @@ interface LoginOptions extends GlobalOptions {
 }
 
 /** The auth methods `login -method=` knows besides token, each at its own name's mount by default. */
-const METHODS = ['cloud', 'aws', 'oidc', 'jwt', 'kubernetes'];
+const METHODS: readonly string[] = ['cloud', 'aws', 'oidc', 'jwt', 'kubernetes', ...CREDENTIAL_METHODS];
 
 /**
  * The body of a JWT or Kubernetes login: `role` and `jwt`, the token asked for without echo when
@@ -39,12 +40,13 @@ export function registerLogin(program: Command, ctx: CliContext): void {
         .command('login')
         .description(
           'Log in with a token (login TOKEN) or an auth method: -method=cloud role=R [header_value=V] [region=…] (-method=aws for an aws mount); ' +
-            '-method=oidc [role=R] [port=8250] [skip_browser=true]; -method=jwt [role=R] jwt=TOKEN; -method=kubernetes role=R [jwt=TOKEN]',
+            '-method=oidc [role=R] [port=8250] [skip_browser=true]; -method=jwt [role=R] jwt=TOKEN; -method=kubernetes role=R [jwt=TOKEN]; ' +
+            '-method=userpass username=U [password=P]; -method=approle role_id=R secret_id=S',
         )
         .argument('[args...]'),
     ),
   )
-    .option('--method <method>', 'token, cloud, aws (the cloud method under Vault\'s name), oidc, jwt or kubernetes', 'token')
+    .option('--method <method>', 'token, cloud, aws (the cloud method under Vault\'s name), oidc, jwt, kubernetes, userpass or approle', 'token')
     .option('--path <path>', 'mount path of the auth method (default: the method name)')
     .option('--no-store', 'do not keep the token in the token helper file')
     .option('--no-print', 'do not print the token (it is still stored)')
@@ -67,12 +69,15 @@ export function registerLogin(program: Command, ctx: CliContext): void {
         body = { auth: { client_token: token, accessor: d.accessor, policies: d.policies, token_policies: d.policies, identity_policies: d.identity_policies, metadata: d.meta, orphan: d.orphan, entity_id: d.entity_id, lease_duration: d.ttl, renewable: d.renewable } };
       } else if (METHODS.includes(opts.method)) {
         const fields = await parseKeyValues(args, ctx.io);
-        const path = (opts.path ?? opts.method).replace(/^\/+|\/+$/g, '').replace(/^auth\//, '');
+        const mount = (opts.path ?? opts.method).replace(/^\/+|\/+$/g, '').replace(/^auth\//, '');
         client.token = undefined;
+        // A userpass password is asked for before the request, without echo, when it is not given.
+        const credential = isCredentialMethod(opts.method) ? await credentialLogin(opts.method, mount, fields, ctx.io) : undefined;
         const res = await attempt('Error authenticating', async () => {
-          if (opts.method === 'oidc') return oidcLogin(client, path, fields, ctx.io);
+          if (credential) return client.write(credential.path, credential.body);
+          if (opts.method === 'oidc') return oidcLogin(client, mount, fields, ctx.io);
           const loginBody = opts.method === 'cloud' || opts.method === 'aws' ? await cloudLoginBody(fields, ctx.env) : await tokenLoginBody(opts.method, fields, ctx);
-          return client.write(`auth/${path}/login`, loginBody);
+          return client.write(`auth/${mount}/login`, loginBody);
         });
         // A wrapped login is for someone else to unwrap: printed, never stored (as vault).
         if (isWrapped(res.body)) return printResponse(ctx, opts, res.body);

@@ -126,17 +126,30 @@ export class IsolatedBackend implements Backend {
    * What the process answered `prepare` with, held to what the host knows of the plugin: a path it
    * declared at start, the operation asked (or `create` for an `update`, the existence check's one
    * change), and the path's own sudo flag. Authorization decides on this answer, so a plugin cannot
-   * talk its way past the ACL; `anyToken` is never taken from a process.
+   * talk its way past the ACL; `anyToken` is never taken from a process, and `lockoutUser` only
+   * for a path that declared itself a login under user lockout.
    */
   private checkPrepared(target: RequestTarget, prepared: PreparedRequest): PreparedRequest {
     const path = this.patterns.find((p) => p.help.pattern === prepared?.pattern);
     const operation = prepared?.operation;
     const fits = operation === target.operation || (operation === 'create' && target.operation === 'update');
-    const { input, unknown, invalid } = prepared ?? {};
-    if (!path || !fits || input === null || typeof input !== 'object' || !Array.isArray(unknown) || !unknown.every((u) => typeof u === 'string') || (invalid !== undefined && typeof invalid !== 'string')) {
+    const { input, unknown, invalid, lockoutUser } = prepared ?? {};
+    if (
+      !path || !fits || input === null || typeof input !== 'object' || !Array.isArray(unknown) || !unknown.every((u) => typeof u === 'string') ||
+      (invalid !== undefined && typeof invalid !== 'string') || (lockoutUser !== undefined && typeof lockoutUser !== 'string')
+    ) {
       throw new InternalError(`${this.label} answered prepare for ${target.operation} ${JSON.stringify(target.path)} with a request it cannot have prepared`);
     }
-    return { pattern: path.help.pattern, operation, sudo: path.help.sudo, anyToken: false, input, unknown, ...(invalid !== undefined ? { invalid } : {}) };
+    return {
+      pattern: path.help.pattern,
+      operation,
+      sudo: path.help.sudo,
+      anyToken: false,
+      input,
+      unknown,
+      ...(invalid !== undefined ? { invalid } : {}),
+      ...(lockoutUser && path.help.userLockout ? { lockoutUser } : {}),
+    };
   }
 
   isUnauthenticated(path: string): boolean {

@@ -6,6 +6,7 @@ import { BadRequestError } from '../../errors.js';
 import { compileFields, refuseUnhonoured, type FieldSpecs } from '../../framework/index.js';
 import type { MountConfig, MountEntry, MountTableName } from '../../mounts/mount-entry.js';
 import { TOKEN_HEADERS } from '../../pipeline/backend-headers.js';
+import { lockoutTuneInfo } from '../../auth/lockout/settings.js';
 
 export const MOUNT_CONFIG_FIELDS = {
   default_lease_ttl: { type: 'duration', description: 'Default lease TTL for this mount; "" or 0 means the system default.' },
@@ -44,17 +45,31 @@ const REFUSED_CONFIG = {
   identity_token_key: 'plugin identity tokens (workload identity federation) are not issued here',
   options: 'mount options are set by the top-level options field (Vault ignores them inside config)',
   trim_request_trailing_slashes: 'request paths are routed as sent; trailing slashes are never trimmed',
-  user_lockout_config: 'user lockout applies to userpass, ldap and approle logins, which this server does not serve',
+  user_lockout_config: 'user lockout is set by the tune of an auth method once it is enabled (sys/auth/:path/tune), as in Vault',
 } as const satisfies Readonly<Record<string, string>>;
 
-const { allowed_managed_keys, allowed_response_headers, delegated_auth_accessors, identity_token_key, trim_request_trailing_slashes, user_lockout_config } =
-  REFUSED_CONFIG;
+const { allowed_managed_keys, allowed_response_headers, delegated_auth_accessors, identity_token_key, trim_request_trailing_slashes } = REFUSED_CONFIG;
 
 /** The refused fields of `sys/<table>/:path/tune`: those Vault's tune of that table defines. */
 export const REFUSED_TUNE_FIELDS: Readonly<Record<MountTableName, Readonly<Record<string, string>>>> = {
-  secret: { allowed_managed_keys, allowed_response_headers, delegated_auth_accessors, identity_token_key, trim_request_trailing_slashes, user_lockout_config },
-  auth: { allowed_response_headers, identity_token_key, trim_request_trailing_slashes, user_lockout_config },
+  secret: {
+    allowed_managed_keys,
+    allowed_response_headers,
+    delegated_auth_accessors,
+    identity_token_key,
+    trim_request_trailing_slashes,
+    user_lockout_config: 'user lockout applies to the logins of auth methods (sys/auth/:path/tune)',
+  },
+  auth: { allowed_response_headers, identity_token_key, trim_request_trailing_slashes },
 };
+
+/** The tune field of auth mounts whose logins are under user lockout (core/auth/lockout/settings.ts). */
+export const USER_LOCKOUT_TUNE_FIELD = {
+  type: 'map',
+  description:
+    'User lockout of the logins of this auth method (userpass, approle): lockout_threshold, lockout_duration, ' +
+    'lockout_counter_reset_duration (or lockout_counter_reset), lockout_disable; a duration of "system" goes back to the server configuration\'s.',
+} as const;
 
 const parser = compileFields(MOUNT_CONFIG_FIELDS);
 
@@ -138,6 +153,7 @@ export function mountInfo(entry: MountEntry, running?: { readonly version: strin
       ...(c.passthrough_request_headers.length ? { passthrough_request_headers: c.passthrough_request_headers } : {}),
       ...(c.allowed_response_headers.length ? { allowed_response_headers: c.allowed_response_headers } : {}),
       ...(entry.table === 'auth' ? { token_type: c.token_type ?? 'default-service' } : {}),
+      ...(c.user_lockout_config ? { user_lockout_config: lockoutTuneInfo(c.user_lockout_config) } : {}),
     },
   };
 }
@@ -158,5 +174,6 @@ export function tuneInfo(entry: MountEntry, defaults: { defaultLeaseTtl: number;
     ...(c.listing_visibility ? { listing_visibility: c.listing_visibility } : {}),
     ...(c.passthrough_request_headers.length ? { passthrough_request_headers: c.passthrough_request_headers } : {}),
     ...(c.allowed_response_headers.length ? { allowed_response_headers: c.allowed_response_headers } : {}),
+    ...(c.user_lockout_config ? lockoutTuneInfo(c.user_lockout_config) : {}),
   };
 }

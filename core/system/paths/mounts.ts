@@ -3,10 +3,11 @@
  * definition for both tables, which differ only in their prefix, wording and sudo.
  */
 import { BadRequestError } from '../../errors.js';
-import { definePath, type AnyPathDefinition } from '../../framework/index.js';
+import { definePath, type AnyPathDefinition, type FieldValues, type LogicalRequest } from '../../framework/index.js';
 import { defaultMountConfig, type MountTableName } from '../../mounts/mount-entry.js';
 import type { SystemDeps } from '../services.js';
-import { checkLeaseTtls, mountInfo, parseMountConfig, parseOptions, tuneInfo, MOUNT_CONFIG_FIELDS, REFUSED_TUNE_FIELDS } from './mount-config.js';
+import { checkLeaseTtls, mountInfo, parseMountConfig, parseOptions, tuneInfo, MOUNT_CONFIG_FIELDS, REFUSED_TUNE_FIELDS, USER_LOCKOUT_TUNE_FIELD } from './mount-config.js';
+import { parseLockoutTune } from '../../auth/lockout/settings.js';
 
 interface TableWording {
   readonly prefix: 'mounts' | 'auth';
@@ -117,51 +118,68 @@ export function mountTablePaths(services: SystemDeps, table: MountTableName): An
       'DELETE disables it and deletes everything it stored.',
   });
 
-  const tune = definePath({
-    pattern: `${w.prefix}/:path+/tune`,
-    fields: {
-      ...MOUNT_CONFIG_FIELDS,
-      path: pathField(w.what),
-      description: { type: 'string', description: 'A new description.' },
-      options: { type: 'map', description: 'Options to set (merged into the existing ones).' },
+  const tuneFields = {
+    ...MOUNT_CONFIG_FIELDS,
+    path: pathField(w.what),
+    description: { type: 'string', description: 'A new description.' },
+    options: { type: 'map', description: 'Options to set (merged into the existing ones).' },
+  } as const;
+  type TuneInput = FieldValues<typeof tuneFields>;
+  const readTune = {
+    summary: `Read the tunable settings of a ${w.what}.`,
+    handler: async (_req: LogicalRequest, input: { path: string }) => {
+      const live = services.unsealed.mounts.live(table, input.path);
+      return { data: tuneInfo(live.entry, defaults) };
     },
+  };
+  const writeTune = async (input: TuneInput, lockout: Record<string, unknown> | undefined) => {
+    const { path, description, options, plugin_version: version, ...rest } = input;
+    const { config } = parseMountConfig(rest, table);
+    const mounts = services.unsealed.mounts;
+    const live = mounts.live(table, path);
+    // As in Vault, an empty user_lockout_config changes nothing.
+    const lockoutTune = lockout && Object.keys(lockout).length > 0 ? lockout : undefined;
+    if (lockoutTune && !live.backend?.describePaths().some((p) => p.userLockout)) {
+      throw new BadRequestError(`tuning of user lockout configuration for auth type "${live.entry.type}" not allowed: it has no login under user lockout`);
+    }
+    // The version must be in the catalog now; the mount runs it from its next reload on, as in Vault.
+    const pinned = version ? await mounts.checkPluginVersion(table, live.entry.type, version) : undefined;
+    await mounts.tune(table, path, (entry) => {
+      const next = { ...entry.config, ...config };
+      if (lockoutTune) next.user_lockout_config = parseLockoutTune(lockoutTune, entry.config.user_lockout_config);
+      checkLeaseTtls(next, services.maxLeaseTtl);
+      return {
+        ...entry,
+        config: next,
+        ...(typeof description === 'string' ? { description } : {}),
+        ...(options ? { options: { ...(entry.options ?? {}), ...parseOptions(options) } } : {}),
+        ...(pinned !== undefined ? { plugin_version: pinned } : {}),
+      };
+    });
+    return null;
+  };
+  const tuneSpec = {
+    pattern: `${w.prefix}/:path+/tune`,
     refusedFields: REFUSED_TUNE_FIELDS[table],
     sudo: w.sudo,
-    operations: {
-      read: {
-        summary: `Read the tunable settings of a ${w.what}.`,
-        handler: async (_req, input) => {
-          const live = services.unsealed.mounts.live(table, input.path);
-          return { data: tuneInfo(live.entry, defaults) };
-        },
-      },
-      update: {
-        summary: `Tune a ${w.what}.`,
-        handler: async (_req, input) => {
-          const { path, description, options, plugin_version: version, ...rest } = input;
-          const { config } = parseMountConfig(rest, table);
-          const mounts = services.unsealed.mounts;
-          const live = mounts.live(table, path);
-          // The version must be in the catalog now; the mount runs it from its next reload on, as in Vault.
-          const pinned = version ? await mounts.checkPluginVersion(table, live.entry.type, version) : undefined;
-          await mounts.tune(table, path, (entry) => {
-            const next = { ...entry.config, ...config };
-            checkLeaseTtls(next, services.maxLeaseTtl);
-            return {
-              ...entry,
-              config: next,
-              ...(typeof description === 'string' ? { description } : {}),
-              ...(options ? { options: { ...(entry.options ?? {}), ...parseOptions(options) } } : {}),
-              ...(pinned !== undefined ? { plugin_version: pinned } : {}),
-            };
-          });
-          return null;
-        },
-      },
-    },
     synopsis: `Tune the settings of a ${w.what}.`,
     description: 'TTLs are effective values on read (the system value where the mount sets none); a write changes only the fields given.',
-  });
+  };
+  const tune =
+    table === 'auth'
+      ? definePath({
+          ...tuneSpec,
+          fields: { ...tuneFields, user_lockout_config: USER_LOCKOUT_TUNE_FIELD },
+          operations: {
+            read: readTune,
+            update: { summary: `Tune a ${w.what}.`, handler: async (_req, { user_lockout_config, ...input }) => writeTune(input, user_lockout_config) },
+          },
+        })
+      : definePath({
+          ...tuneSpec,
+          fields: tuneFields,
+          operations: { read: readTune, update: { summary: `Tune a ${w.what}.`, handler: async (_req, input) => writeTune(input, undefined) } },
+        });
 
   return [list, single, tune];
 }

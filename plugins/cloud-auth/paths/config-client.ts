@@ -1,9 +1,9 @@
 /** `config/client`: credentials, endpoints and retries for provider calls, and the iam login header rules. */
-import { definePath, type AnyPathDefinition, type FieldSpecs, type FieldValues, type LogicalRequest, BadRequestError } from '../../../sdk/index.js';
+import { definePath, type AnyPathDefinition, type FieldSpecs, type FieldValues, type LogicalRequest, BadRequestError, givenValue } from '../../../sdk/index.js';
 import type { CloudAuthContext } from '../context.js';
 import { emptyClientConfig, readClientConfig, type ClientConfig } from '../client-config.js';
 import { STORAGE_KEYS, writeJson } from '../storage.js';
-import { canonicalHeaderKey, checkEndpoint, given } from '../input.js';
+import { canonicalHeaderKey, checkEndpoint } from '../input.js';
 
 const FIELDS = {
   access_key: { type: 'string', description: 'Access key for provider calls (describe instances, read IAM principals, assume STS roles).' },
@@ -79,7 +79,7 @@ export function configClientPath(ctx: CloudAuthContext): AnyPathDefinition {
     let changedClients = false;
     const strings = ['access_key', 'secret_key', 'endpoint', 'iam_endpoint', 'sts_endpoint', 'sts_region'] as const;
     for (const name of strings) {
-      const value = given(req, input[name], name, '');
+      const value = givenValue(req, input[name], name, '');
       if (value !== undefined && value !== next[name]) {
         next[name] = value;
         changedClients = true;
@@ -93,9 +93,9 @@ export function configClientPath(ctx: CloudAuthContext): AnyPathDefinition {
       changedClients = true;
     }
     if (input.use_sts_region_from_client !== undefined) next.use_sts_region_from_client = input.use_sts_region_from_client;
-    const serverId = given(req, input.iam_server_id_header_value, 'iam_server_id_header_value', '');
+    const serverId = givenValue(req, input.iam_server_id_header_value, 'iam_server_id_header_value', '');
     if (serverId !== undefined) next.iam_server_id_header_value = serverId;
-    const allowed = given(req, input.allowed_sts_header_values, 'allowed_sts_header_values', []);
+    const allowed = givenValue(req, input.allowed_sts_header_values, 'allowed_sts_header_values', []);
     if (allowed !== undefined) {
       const bad = allowed.find((name) => !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name));
       if (bad !== undefined) throw new BadRequestError(`invalid header name "${bad}" in allowed_sts_header_values`);

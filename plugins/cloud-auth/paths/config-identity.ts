@@ -1,5 +1,5 @@
 /** `config/identity`: the identity alias and the metadata fields of iam and ec2 logins. */
-import { definePath, type AnyPathDefinition, BadRequestError } from '../../../sdk/index.js';
+import { definePath, type AnyPathDefinition, BadRequestError, givenValue } from '../../../sdk/index.js';
 import type { CloudAuthContext } from '../context.js';
 import {
   EC2_ALIAS_VALUES,
@@ -12,7 +12,6 @@ import {
   type IdentityConfig,
 } from '../identity-config.js';
 import { STORAGE_KEYS, writeJson } from '../storage.js';
-import { given } from '../input.js';
 
 export function configIdentityPath(ctx: CloudAuthContext): AnyPathDefinition {
   return definePath({
@@ -60,9 +59,9 @@ export function configIdentityPath(ctx: CloudAuthContext): AnyPathDefinition {
             }
             next.ec2_alias = input.ec2_alias;
           }
-          const iamMetadata = given(req, input.iam_metadata, 'iam_metadata', []);
+          const iamMetadata = givenValue(req, input.iam_metadata, 'iam_metadata', []);
           if (iamMetadata !== undefined) next.iam_metadata = selection(iamMetadata, IAM_METADATA_FIELDS);
-          const ec2Metadata = given(req, input.ec2_metadata, 'ec2_metadata', []);
+          const ec2Metadata = givenValue(req, input.ec2_metadata, 'ec2_metadata', []);
           if (ec2Metadata !== undefined) next.ec2_metadata = selection(ec2Metadata, EC2_METADATA_FIELDS);
           if (next.iam_metadata === undefined) delete next.iam_metadata;
           if (next.ec2_metadata === undefined) delete next.ec2_metadata;

@@ -1,9 +1,8 @@
 /** `role/:role/tag`: create a role tag, the value an operator puts on an instance to narrow its ec2 logins. */
-import { definePath, type AnyPathDefinition, BadRequestError } from '../../../sdk/index.js';
+import { definePath, type AnyPathDefinition, BadRequestError, givenValue } from '../../../sdk/index.js';
 import type { CloudAuthContext } from '../context.js';
 import { readRole } from '../role.js';
 import { MAX_ROLE_TAG_LENGTH, createRoleTag, tagPolicies, tagPoliciesAllowed } from '../role-tag.js';
-import { given } from '../input.js';
 
 export function roleTagPath(ctx: CloudAuthContext): AnyPathDefinition {
   return definePath({
@@ -30,7 +29,7 @@ export function roleTagPath(ctx: CloudAuthContext): AnyPathDefinition {
           const disallowReauthentication = input.disallow_reauthentication ?? false;
           if (allowMigration && disallowReauthentication) throw new BadRequestError('cannot set both disallow_reauthentication and allow_instance_migration');
 
-          const requested = given(req, input.policies, 'policies', []);
+          const requested = givenValue(req, input.policies, 'policies', []);
           const policies = requested === undefined ? [] : tagPolicies(requested);
           const maxTtl = input.max_ttl ?? 0;
           const warnings: string[] = [];

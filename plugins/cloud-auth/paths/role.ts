@@ -1,7 +1,6 @@
 /** `role/:role` (create, read, update, delete) and `LIST role/` / `LIST roles/`. */
 import { randomUUID } from 'node:crypto';
-import { isIP } from 'node:net';
-import { definePath, listResponse, type AnyPathDefinition, type FieldSpecs, type FieldValues, type LogicalRequest, BadRequestError } from '../../../sdk/index.js';
+import { definePath, listResponse, type AnyPathDefinition, type FieldSpecs, type FieldValues, type LogicalRequest, BadRequestError, givenValue, applyTokenFields, defaultTokenSettings, LEGACY_TOKEN_FIELDS, TOKEN_FIELDS } from '../../../sdk/index.js';
 import type { CloudAuthContext } from '../context.js';
 import { ArnError, parseIamArn } from '../arn.js';
 import {
@@ -14,9 +13,7 @@ import {
   roleResponse,
   writeRole,
   type RoleEntry,
-  type RoleTokenType,
 } from '../role.js';
-import { given } from '../input.js';
 import { resolveUniqueId } from '../principals.js';
 import { isProviderError } from '../failures.js';
 
@@ -45,24 +42,14 @@ const FIELDS = {
   role_tag: { type: 'string', description: 'Key of the instance tag that holds a role tag (ec2 only); empty disables role tags.' },
   allow_instance_migration: { type: 'bool', description: 'Allow a newer pendingTime to replace the nonce check (ec2 only).' },
   disallow_reauthentication: { type: 'bool', description: 'One token per instance until its access-list entry is removed (ec2 only).' },
-  token_ttl: { type: 'duration', description: 'Incremental lifetime of tokens.' },
-  token_max_ttl: { type: 'duration', description: 'Maximum lifetime of tokens.' },
-  token_period: { type: 'duration', description: 'Tokens are periodic with this period.' },
-  token_explicit_max_ttl: { type: 'duration', description: 'Hard cap on token lifetime.' },
-  token_policies: list('Policies of tokens.'),
-  token_bound_cidrs: list('CIDR blocks logins and tokens are limited to.'),
-  token_no_default_policy: { type: 'bool', description: 'Do not add the default policy.' },
-  token_num_uses: { type: 'int', description: 'Uses of a token; 0 is unlimited.' },
-  token_type: { type: 'string', description: 'service, batch or default (the mount tune).' },
-  policies: list('Deprecated: use token_policies.'),
-  ttl: { type: 'duration', description: 'Deprecated: use token_ttl.', deprecated: true },
-  max_ttl: { type: 'duration', description: 'Deprecated: use token_max_ttl.', deprecated: true },
-  period: { type: 'duration', description: 'Deprecated: use token_period.', deprecated: true },
+  ...TOKEN_FIELDS,
+  policies: LEGACY_TOKEN_FIELDS.policies,
+  ttl: LEGACY_TOKEN_FIELDS.ttl,
+  max_ttl: LEGACY_TOKEN_FIELDS.max_ttl,
+  period: LEGACY_TOKEN_FIELDS.period,
 } as const satisfies FieldSpecs;
 
 type Input = FieldValues<typeof FIELDS>;
-
-const TOKEN_TYPES: readonly RoleTokenType[] = ['default', 'service', 'batch'];
 
 export function rolePaths(ctx: CloudAuthContext): AnyPathDefinition[] {
   const role = definePath({
@@ -127,15 +114,7 @@ function newRole(): RoleEntry {
     hmac_key: randomUUID(),
     allow_instance_migration: false,
     disallow_reauthentication: false,
-    token_ttl: 0,
-    token_max_ttl: 0,
-    token_period: 0,
-    token_explicit_max_ttl: 0,
-    token_policies: [],
-    token_bound_cidrs: [],
-    token_no_default_policy: false,
-    token_num_uses: 0,
-    token_type: 'default',
+    ...defaultTokenSettings(),
     legacy: {},
   };
 }
@@ -149,11 +128,11 @@ async function writeRoleRequest(ctx: CloudAuthContext, req: LogicalRequest, inpu
   };
 
   for (const field of BOUND_LIST_FIELDS) {
-    const value = given(req, input[field], field, []);
+    const value = givenValue(req, input[field], field, []);
     if (value !== undefined) role[field] = value;
   }
   // Writing the principal ARNs always re-resolves them: that is how a recreated principal is picked up.
-  if (given(req, input.bound_iam_principal_arn, 'bound_iam_principal_arn', []) !== undefined) role.bound_iam_principal_id = [];
+  if (givenValue(req, input.bound_iam_principal_arn, 'bound_iam_principal_arn', []) !== undefined) role.bound_iam_principal_id = [];
 
   const resolve = input.resolve_cloud_unique_ids ?? input.resolve_aws_unique_ids;
   if (resolve !== undefined) {
@@ -161,9 +140,9 @@ async function writeRoleRequest(ctx: CloudAuthContext, req: LogicalRequest, inpu
     role.resolve_cloud_unique_ids = resolve;
   }
 
-  const inferredType = given(req, input.inferred_entity_type, 'inferred_entity_type', '');
+  const inferredType = givenValue(req, input.inferred_entity_type, 'inferred_entity_type', '');
   if (inferredType !== undefined) role.inferred_entity_type = inferredType;
-  const inferredRegion = given(req, input.inferred_cloud_region ?? input.inferred_aws_region, 'inferred_cloud_region', '');
+  const inferredRegion = givenValue(req, input.inferred_cloud_region ?? input.inferred_aws_region, 'inferred_cloud_region', '');
   if (inferredRegion !== undefined) role.inferred_cloud_region = inferredRegion;
 
   if (input.auth_type !== undefined) {
@@ -189,9 +168,9 @@ async function writeRoleRequest(ctx: CloudAuthContext, req: LogicalRequest, inpu
     fail('cannot specify both disallow_reauthentication=true and allow_instance_migration=true');
   }
 
-  const warnings = applyTokenFields(ctx, req, input, role, fail);
+  const warnings = applyTokenFields(req, input, role, ctx.system.maxLeaseTtl());
 
-  const roleTag = given(req, input.role_tag, 'role_tag', '');
+  const roleTag = givenValue(req, input.role_tag, 'role_tag', '');
   if (roleTag !== undefined) {
     if (roleTag !== '' && role.auth_type !== 'ec2') fail('tried to enable role_tag when not using ec2 auth method');
     if (roleTag.length > 127) fail('length of role tag exceeds the EC2 key limit of 127 characters');
@@ -265,77 +244,4 @@ function checkBindings(role: RoleEntry, fail: (message: string) => never): void 
     binds++;
   }
   if (binds === 0) fail('at least one bound parameter should be specified on the role');
-}
-
-/** The token_* fields (and their deprecated names) with Vault's tokenutil rules; returns warnings. */
-function applyTokenFields(ctx: CloudAuthContext, req: LogicalRequest, input: Input, role: RoleEntry, fail: (message: string) => never): string[] {
-  const durations = [
-    ['token_ttl', 'ttl'],
-    ['token_max_ttl', 'max_ttl'],
-    ['token_period', 'period'],
-  ] as const;
-  for (const [current, legacy] of durations) {
-    const value = given(req, input[current], current, 0);
-    const old = given(req, input[legacy], legacy, 0);
-    if (value !== undefined) {
-      role[current] = value;
-      delete role.legacy[legacy];
-    } else if (old !== undefined) {
-      role[current] = old;
-      role.legacy[legacy] = old;
-    }
-  }
-  const explicitMax = given(req, input.token_explicit_max_ttl, 'token_explicit_max_ttl', 0);
-  if (explicitMax !== undefined) role.token_explicit_max_ttl = explicitMax;
-
-  const policies = given(req, input.token_policies, 'token_policies', []);
-  const legacyPolicies = given(req, input.policies, 'policies', []);
-  if (policies !== undefined) {
-    role.token_policies = policies;
-    delete role.legacy.policies;
-  } else if (legacyPolicies !== undefined) {
-    // The deprecated field is sanitised as Vault does: lower-case, trimmed, sorted, de-duplicated.
-    const clean = [...new Set(legacyPolicies.map((p) => p.trim().toLowerCase()).filter((p) => p !== ''))].sort();
-    role.token_policies = clean;
-    role.legacy.policies = clean;
-  }
-
-  const cidrs = given(req, input.token_bound_cidrs, 'token_bound_cidrs', []);
-  if (cidrs !== undefined) {
-    for (const cidr of cidrs) if (!validCidr(cidr)) fail(`invalid CIDR block "${cidr}" in token_bound_cidrs`);
-    role.token_bound_cidrs = cidrs;
-  }
-  if (input.token_no_default_policy !== undefined) role.token_no_default_policy = input.token_no_default_policy;
-  if (input.token_num_uses !== undefined) {
-    if (input.token_num_uses < 0) fail("'token_num_uses' cannot be negative");
-    role.token_num_uses = input.token_num_uses;
-  }
-  const tokenType = given(req, input.token_type, 'token_type', 'default');
-  if (tokenType !== undefined) {
-    if (!(TOKEN_TYPES as readonly string[]).includes(tokenType)) fail(`invalid 'token_type' value "${tokenType}"`);
-    role.token_type = tokenType as RoleTokenType;
-  }
-  if (role.token_type === 'batch') {
-    if (role.token_period !== 0) fail("'token_type' cannot be 'batch' when set to generate periodic tokens");
-    if (role.token_num_uses !== 0) fail("'token_type' cannot be 'batch' when set to generate tokens with limited use count");
-  }
-  if (role.token_max_ttl !== 0 && role.token_ttl > role.token_max_ttl) fail("'token_ttl' cannot be greater than 'token_max_ttl'");
-
-  const maxLease = ctx.system.maxLeaseTtl();
-  if (role.token_period > maxLease) fail(`period of "${role.token_period}s" is greater than the backend's maximum lease TTL of "${maxLease}s"`);
-  const warnings: string[] = [];
-  if (role.token_max_ttl > maxLease) {
-    warnings.push(`Given max ttl of ${role.token_max_ttl} seconds greater than current mount/system default of ${maxLease} seconds; max ttl will be capped at login time`);
-  }
-  return warnings;
-}
-
-function validCidr(value: string): boolean {
-  const [address, bits, ...rest] = value.split('/');
-  if (rest.length > 0 || !address) return false;
-  const family = isIP(address);
-  if (family === 0) return false;
-  if (bits === undefined) return true;
-  if (!/^\d+$/.test(bits)) return false;
-  return Number(bits) <= (family === 4 ? 32 : 128);
 }

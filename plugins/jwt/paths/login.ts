@@ -1,11 +1,10 @@
 /** `login`: log in with a signed JWT against a jwt role. */
-import { BadRequestError, definePath, type AnyPathDefinition, type FieldSpecs } from '../../../sdk/index.js';
+import { BadRequestError, checkLoginAddress, definePath, type AnyPathDefinition, type FieldSpecs } from '../../../sdk/index.js';
 import { acceptedAlgorithms } from '../config.js';
 import type { JwtAuthContext } from '../context.js';
 import { KeysUnavailableError, unavailable } from '../keys.js';
 import { loginResponse } from '../login-result.js';
 import { readRole } from '../role.js';
-import { checkLoginAddress } from '../token-fields.js';
 import { TokenInvalidError, audiencesOf, validateToken } from '../validate.js';
 
 const FIELDS = {

@@ -1,12 +1,11 @@
 /** `oidc/callback`: completes an OIDC login with the code the provider's redirect brought back. */
-import { BadRequestError, definePath, type AnyPathDefinition, type FieldSpecs } from '../../../sdk/index.js';
+import { BadRequestError, checkLoginAddress, definePath, type AnyPathDefinition, type FieldSpecs } from '../../../sdk/index.js';
 import { isOidcFlow } from '../config.js';
 import type { JwtAuthContext } from '../context.js';
 import { KeysUnavailableError, unavailable } from '../keys.js';
 import { loginResponse } from '../login-result.js';
 import { ExchangeError, checkIdToken, exchangeCode } from '../oidc-flow.js';
 import { readRole } from '../role.js';
-import { checkLoginAddress } from '../token-fields.js';
 import { TokenInvalidError } from '../validate.js';
 
 const FIELDS = {

@@ -9,11 +9,17 @@ import {
   type FieldSpecs,
   type FieldValues,
   type LogicalRequest,
+  LEGACY_TOKEN_FIELDS,
+  PLUGIN_TOKEN_FIELD_RULES,
+  TOKEN_FIELDS,
+  applyTokenFields,
+  defaultTokenSettings,
+  givenValue,
+  tokenSettingsResponse,
 } from '../../../sdk/index.js';
 import type { JwtAuthContext } from '../context.js';
 import { normalizeList } from '../claims.js';
 import { ROLE_STORAGE_VERSION, deleteRole, listRoles, readRole, writeRole, type BoundClaimsType, type JwtRole, type RoleType } from '../role.js';
-import { TOKEN_FIELDS, applyTokenFields, defaultTokenSettings, given, tokenSettingsResponse } from '../token-fields.js';
 
 const leeway = (description: string) => ({ type: 'string', description: `${description} In seconds or as a duration; 0 takes the default, -1 turns it off.` }) as const;
 
@@ -36,6 +42,9 @@ const FIELDS = {
   max_age: { type: 'duration', description: 'An OIDC login must come from a user who authenticated at the provider at most this long ago.' },
   callback_mode: { type: 'string', description: 'How the OIDC flow completes: client (the browser brings the code back; the only mode served here).' },
   ...TOKEN_FIELDS,
+  ...LEGACY_TOKEN_FIELDS,
+  // Hidden from help, as the other deprecated names are: Vault's plugin lists it as deprecated.
+  policies: { ...LEGACY_TOKEN_FIELDS.policies, deprecated: true },
 } as const satisfies FieldSpecs;
 
 type Input = FieldValues<typeof FIELDS>;
@@ -125,19 +134,19 @@ async function writeRoleRequest(ctx: JwtAuthContext, req: LogicalRequest, input:
   }
   const strings = ['bound_subject', 'user_claim', 'groups_claim'] as const;
   for (const field of strings) {
-    const value = given(req, input[field], field, '');
+    const value = givenValue(req, input[field], field, '');
     if (value !== undefined) role[field] = value;
   }
   const lists = ['bound_audiences', 'oidc_scopes', 'allowed_redirect_uris'] as const;
   for (const field of lists) {
-    const value = given(req, input[field], field, []);
+    const value = givenValue(req, input[field], field, []);
     if (value !== undefined) role[field] = value;
   }
   if (input.user_claim_json_pointer !== undefined) role.user_claim_json_pointer = input.user_claim_json_pointer;
-  const maxAge = given(req, input.max_age, 'max_age', 0);
+  const maxAge = givenValue(req, input.max_age, 'max_age', 0);
   if (maxAge !== undefined) role.max_age = maxAge;
   for (const field of ['expiration_leeway', 'not_before_leeway', 'clock_skew_leeway'] as const) {
-    const value = given(req, input[field], field, '0');
+    const value = givenValue(req, input[field], field, '0');
     if (value !== undefined) role[field] = signedSeconds(field, value);
   }
 
@@ -145,7 +154,7 @@ async function writeRoleRequest(ctx: JwtAuthContext, req: LogicalRequest, input:
     if (input.bound_claims_type !== 'string' && input.bound_claims_type !== 'glob') fail(`invalid 'bound_claims_type': ${input.bound_claims_type}`);
     role.bound_claims_type = input.bound_claims_type as BoundClaimsType;
   }
-  const boundClaims = given(req, input.bound_claims, 'bound_claims', {});
+  const boundClaims = givenValue(req, input.bound_claims, 'bound_claims', {});
   if (boundClaims !== undefined) role.bound_claims = boundClaims;
   for (const [claim, value] of Object.entries(role.bound_claims)) {
     const values = normalizeList(value);
@@ -155,7 +164,7 @@ async function writeRoleRequest(ctx: JwtAuthContext, req: LogicalRequest, input:
     }
   }
 
-  const mappings = given(req, input.claim_mappings, 'claim_mappings', {});
+  const mappings = givenValue(req, input.claim_mappings, 'claim_mappings', {});
   if (mappings !== undefined) {
     const targets = new Set<string>();
     for (const [claim, target] of Object.entries(mappings)) {
@@ -167,7 +176,9 @@ async function writeRoleRequest(ctx: JwtAuthContext, req: LogicalRequest, input:
     role.claim_mappings = mappings as Record<string, string>;
   }
 
-  const warnings = applyTokenFields(req, input, role.token, role.legacy, ctx.system.maxLeaseTtl());
+  const token = { ...role.token, legacy: role.legacy };
+  const warnings = applyTokenFields(req, input, token, ctx.system.maxLeaseTtl(), PLUGIN_TOKEN_FIELD_RULES);
+  ({ legacy: role.legacy, ...role.token } = token);
 
   if (role.user_claim === '') fail('a user claim must be defined on the role');
   if (role.role_type === 'oidc' && role.allowed_redirect_uris.length === 0) fail("'allowed_redirect_uris' must be set if 'role_type' is 'oidc' or unspecified.");
@@ -219,6 +230,6 @@ function roleResponse(role: JwtRole): Record<string, unknown> {
     max_age: role.max_age,
     callback_mode: 'client',
     verbose_oidc_logging: false,
-    ...tokenSettingsResponse(role.token, role.legacy),
+    ...tokenSettingsResponse({ ...role.token, legacy: role.legacy }),
   };
 }

@@ -1,13 +1,12 @@
 /** `login`: log in with a service account token against a role. */
 import { createPublicKey } from 'node:crypto';
-import { BadRequestError, PermissionDeniedError, UpstreamError, definePath, globMatch, type AnyPathDefinition, type FieldSpecs } from '../../../sdk/index.js';
+import { BadRequestError, PermissionDeniedError, UpstreamError, checkLoginAddress, definePath, globMatch, tokenAuth, type AnyPathDefinition, type FieldSpecs } from '../../../sdk/index.js';
 import { ApiServerUnavailableError, ReviewRefusedError, namespaceLabels, reviewToken, type ApiServer } from '../api-server.js';
 import { readConfig, type KubernetesConfig } from '../config.js';
 import type { KubernetesAuthContext } from '../context.js';
 import { parseSelector, selects } from '../namespace-selector.js';
 import { readRole, type KubernetesRole } from '../role.js';
 import { TokenRefusedError, readServiceAccount, type ServiceAccount } from '../service-account.js';
-import { checkLoginAddress, tokenAuth } from '../token-fields.js';
 
 const FIELDS = {
   role: { type: 'string', description: 'The role to log in against (required).' },

@@ -1,9 +1,23 @@
 /** `role/:name` (create, read, update, delete) and `LIST role/`. */
-import { BadRequestError, definePath, listResponse, type AnyPathDefinition, type FieldSpecs, type FieldValues, type LogicalRequest } from '../../../sdk/index.js';
+import {
+  BadRequestError,
+  LEGACY_TOKEN_FIELDS,
+  PLUGIN_TOKEN_FIELD_RULES,
+  TOKEN_FIELDS,
+  applyTokenFields,
+  defaultTokenSettings,
+  definePath,
+  givenValue,
+  listResponse,
+  tokenSettingsResponse,
+  type AnyPathDefinition,
+  type FieldSpecs,
+  type FieldValues,
+  type LogicalRequest,
+} from '../../../sdk/index.js';
 import type { KubernetesAuthContext } from '../context.js';
 import { parseSelector } from '../namespace-selector.js';
 import { ALIAS_NAME_SOURCES, ROLE_STORAGE_VERSION, deleteRole, listRoles, readRole, writeRole, type AliasNameSource, type KubernetesRole } from '../role.js';
-import { TOKEN_FIELDS, applyTokenFields, defaultTokenSettings, given, tokenSettingsResponse } from '../token-fields.js';
 
 const FIELDS = {
   name: { type: 'name', description: 'Name of the role (lower-cased).', required: true },
@@ -25,6 +39,9 @@ const FIELDS = {
     description: 'What names the entity alias: serviceaccount_uid (the default; a recreated account is a new identity) or serviceaccount_name (namespace/name).',
   },
   ...TOKEN_FIELDS,
+  ...LEGACY_TOKEN_FIELDS,
+  // Hidden from help, as the other deprecated names are: Vault's plugin lists it as deprecated.
+  policies: { ...LEGACY_TOKEN_FIELDS.policies, deprecated: true },
 } as const satisfies FieldSpecs;
 
 type Input = FieldValues<typeof FIELDS>;
@@ -86,16 +103,18 @@ async function writeRoleRequest(ctx: KubernetesAuthContext, req: LogicalRequest,
   const fail = (message: string): never => {
     throw new BadRequestError(message);
   };
-  const warnings = applyTokenFields(req, input, role.token, role.legacy, ctx.system.maxLeaseTtl());
+  const token = { ...role.token, legacy: role.legacy };
+  const warnings = applyTokenFields(req, input, token, ctx.system.maxLeaseTtl(), PLUGIN_TOKEN_FIELD_RULES);
+  ({ legacy: role.legacy, ...role.token } = token);
 
-  const names = given(req, input.bound_service_account_names, 'bound_service_account_names', []);
+  const names = givenValue(req, input.bound_service_account_names, 'bound_service_account_names', []);
   if (names !== undefined) role.bound_service_account_names = names;
   if (role.bound_service_account_names.length === 0) fail('"bound_service_account_names" can not be empty');
   if (role.bound_service_account_names.length > 1 && role.bound_service_account_names.includes('*')) fail('can not mix "*" with values');
 
-  const namespaces = given(req, input.bound_service_account_namespaces, 'bound_service_account_namespaces', []);
+  const namespaces = givenValue(req, input.bound_service_account_namespaces, 'bound_service_account_namespaces', []);
   if (namespaces !== undefined) role.bound_service_account_namespaces = namespaces;
-  const selector = given(req, input.bound_service_account_namespace_selector, 'bound_service_account_namespace_selector', '');
+  const selector = givenValue(req, input.bound_service_account_namespace_selector, 'bound_service_account_namespace_selector', '');
   if (selector !== undefined) role.bound_service_account_namespace_selector = selector;
   if (role.bound_service_account_namespaces.length === 0 && role.bound_service_account_namespace_selector === '') {
     fail('"bound_service_account_namespaces" can not be empty if "bound_service_account_namespace_selector" is not set');
@@ -109,9 +128,9 @@ async function writeRoleRequest(ctx: KubernetesAuthContext, req: LogicalRequest,
   }
   if (role.bound_service_account_namespaces.length > 1 && role.bound_service_account_namespaces.includes('*')) fail('can not mix "*" with values');
 
-  const audience = given(req, input.audience, 'audience', '');
+  const audience = givenValue(req, input.audience, 'audience', '');
   if (audience !== undefined) role.audience = audience;
-  const source = given(req, input.alias_name_source, 'alias_name_source', '');
+  const source = givenValue(req, input.alias_name_source, 'alias_name_source', '');
   if (source !== undefined) {
     const chosen = source === '' ? 'serviceaccount_uid' : source;
     if (!(ALIAS_NAME_SOURCES as readonly string[]).includes(chosen)) fail(`invalid alias_name_source, must be one of: ${ALIAS_NAME_SOURCES.join(', ')}`);
@@ -129,6 +148,6 @@ function roleResponse(role: KubernetesRole): Record<string, unknown> {
     bound_service_account_namespace_selector: role.bound_service_account_namespace_selector,
     ...(role.audience !== '' ? { audience: role.audience } : {}),
     alias_name_source: role.alias_name_source,
-    ...tokenSettingsResponse(role.token, role.legacy),
+    ...tokenSettingsResponse({ ...role.token, legacy: role.legacy }),
   };
 }

@@ -46,7 +46,8 @@ const TUNE_SECRET: ReadonlyArray<[string, unknown]> = [
   ['trim_request_trailing_slashes', true],
   ['user_lockout_config', { lockout_threshold: '5' }],
 ];
-const TUNE_AUTH = TUNE_SECRET.filter(([field]) => field !== 'allowed_managed_keys' && field !== 'delegated_auth_accessors');
+/** Auth mounts honour user_lockout_config (test/core/auth/lockout/user-lockout.test.ts). */
+const TUNE_AUTH = TUNE_SECRET.filter(([field]) => !['allowed_managed_keys', 'delegated_auth_accessors', 'user_lockout_config'].includes(field));
 
 const CATALOG_BODY = { sha256: '0'.repeat(64), command: 'refused.mjs' };
 

@@ -112,6 +112,12 @@ function world(options: { allowed?: boolean; audited?: boolean; fail?: unknown; 
     },
     logger: pino({ level: 'error' }, { write: (line: string) => void logged.push(line) }),
     inFlight: new InFlightRequests(),
+    lockout: {
+      guard: async (entry, user, login) => {
+        events.push(`lockout ${entry.accessor} ${user}`);
+        return login();
+      },
+    },
     ...(options.standby ? { standby: options.standby } : {}),
   };
   return { events, barrier, pipeline: new Pipeline(deps), logged };

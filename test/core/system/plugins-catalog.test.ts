@@ -44,8 +44,12 @@ describe('sys/plugins/catalog', function () {
     expect(res.status).to.equal(200);
     expect(res.body.data).to.include.keys('auth', 'secret', 'database', 'detailed');
     expect(res.body.data.secret).to.include.members(['transit', 'notes']);
-    expect(res.body.data.auth).to.include('cloud');
+    expect(res.body.data.auth).to.include.members(['cloud', 'approle', 'userpass']);
     expect(res.body.data.database).to.deep.equal([]);
+    for (const name of ['approle', 'userpass']) {
+      const builtin = res.body.data.detailed.find((p: { name: string; type: string }) => p.name === name && p.type === 'auth');
+      expect(builtin).to.deep.equal({ name, type: 'auth', version: 'v0.1.0+builtin', builtin: true, deprecation_status: 'supported' });
+    }
     const transit = res.body.data.detailed.find((p: { name: string }) => p.name === 'transit');
     expect(transit).to.deep.equal({ name: 'transit', type: 'secret', version: 'v0.1.0+builtin', builtin: true, deprecation_status: 'supported' });
     const read = await client.get('sys/plugins/catalog/secret/transit');
@@ -61,7 +65,7 @@ describe('sys/plugins/catalog', function () {
     // No unversioned entry and no built-in of that name.
     expect((await client.get('sys/plugins/catalog/secret/echo')).status).to.equal(404);
     expect((await client.list('sys/plugins/catalog/secret')).body.data.keys).to.include.members(['echo', 'transit']);
-    expect((await client.list('sys/plugins/catalog/auth')).body.data.keys).to.deep.equal(['aws', 'cloud', 'jwt', 'kubernetes', 'oidc']);
+    expect((await client.list('sys/plugins/catalog/auth')).body.data.keys).to.deep.equal(['approle', 'aws', 'cloud', 'jwt', 'kubernetes', 'oidc', 'userpass']);
     const detailed = (await client.get('sys/plugins/catalog')).body.data.detailed.filter((p: { name: string }) => p.name === 'echo');
     expect(detailed).to.deep.equal([
       { name: 'echo', type: 'secret', version: 'v1.0.0', builtin: false, sha256: sha1 },

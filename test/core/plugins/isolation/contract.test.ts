@@ -23,6 +23,8 @@ import { KV1_CONTRACT, KV2_CONTRACT } from '../../../fixtures/contract/kv.js';
 import { CLOUD_CONTRACT } from '../../../fixtures/contract/cloud.js';
 import { JWT_CONTRACT } from '../../../fixtures/contract/jwt.js';
 import { KUBERNETES_CONTRACT } from '../../../fixtures/contract/kubernetes.js';
+import { APPROLE_CONTRACT } from '../../../fixtures/contract/approle.js';
+import { USERPASS_CONTRACT } from '../../../fixtures/contract/userpass.js';
 import { BUILTIN_PLUGINS } from '../../../../core/plugins/builtin.js';
 import type { PluginManifest } from '../../../../sdk/index.js';
 
@@ -75,6 +77,8 @@ const CASES: readonly ContractCase[] = [
   { module: 'plugins/cloud-auth/backend.js', exportName: 'cloudAuthPlugin', ...CLOUD_CONTRACT },
   { module: 'plugins/jwt/backend.js', exportName: 'jwtAuthPlugin', ...JWT_CONTRACT },
   { module: 'plugins/kubernetes/backend.js', exportName: 'kubernetesAuthPlugin', ...KUBERNETES_CONTRACT },
+  { module: 'plugins/approle/backend.js', exportName: 'appRolePlugin', ...APPROLE_CONTRACT },
+  { module: 'plugins/userpass/backend.js', exportName: 'userpassPlugin', ...USERPASS_CONTRACT },
 ];
 
 const DIST = fileURLToPath(new URL('../../../../', import.meta.url));
