@@ -166,6 +166,13 @@ describe('the web UI sign-in page: userpass and OIDC (ui/pages/login.tsx)', func
     await signOut();
   });
 
+  it('shows the sign-in page on a callback address whose mount path is a malformed escape', async () => {
+    await page.goto(`${server.address}/ui/vault/auth/%E0%A4%A/oidc/callback?state=s&code=c`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await method().waitFor();
+    expect(pageErrors).to.deep.equal([]);
+  });
+
   it('broke no Content-Security-Policy rule and threw no page error', () => {
     expect(cspViolations).to.deep.equal([]);
     expect(pageErrors).to.deep.equal([]);

@@ -141,7 +141,13 @@ function OidcForm({ mount }: { mount: string }) {
 /** The mount of an OIDC callback route (`/ui/vault/auth/<mount>/oidc/callback`), or undefined for any other page. */
 export function oidcCallbackMount(pathname: string): string | undefined {
   const match = /^\/ui\/vault\/auth\/(.+)\/oidc\/callback$/.exec(pathname);
-  return match ? match[1]!.split('/').map(decodeURIComponent).join('/') : undefined;
+  if (!match) return undefined;
+  try {
+    return match[1]!.split('/').map(decodeURIComponent).join('/');
+  } catch {
+    // A malformed escape names no mount: the page is the sign-in page, as any other unknown page is.
+    return undefined;
+  }
 }
 
 /**
