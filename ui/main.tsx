@@ -10,7 +10,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, getToken, setToken, type Json } from './api.js';
 import { InitPage } from './pages/init.js';
 import { UnsealPage } from './pages/unseal.js';
-import { LoginPage } from './pages/login.js';
+import { LoginPage, OidcCallback, oidcCallbackMount } from './pages/login.js';
 import { Dashboard } from './pages/dashboard.js';
 import { SecretsEngines } from './pages/secrets-engines.js';
 import { TransitKeys } from './pages/transit-keys.js';
@@ -75,6 +75,8 @@ function App() {
   const [session, setSession] = useState<Session | null>(null);
   const [restoring, setRestoring] = useState(true);
   const [route, setRoute] = useState(currentRoute());
+  // An OIDC provider sends the browser back to /ui/vault/auth/<mount>/oidc/callback; read once, as the page puts its URL back to /ui/.
+  const [callbackMount, setCallbackMount] = useState(() => oidcCallbackMount(location.pathname));
 
   const refreshStatus = async () => {
     try {
@@ -119,19 +121,31 @@ function App() {
   if (!status.initialized) return <Shell><InitPage onDone={refreshStatus} /></Shell>;
   if (status.sealed) return <Shell><UnsealPage status={status} onStatus={setStatus} /></Shell>;
   if (!session) {
+    const onLogin = async (token: string) => {
+      try {
+        setSession(await openSession(token));
+      } catch (err) {
+        setToken(null);
+        throw err;
+      }
+    };
+    if (callbackMount !== undefined) {
+      return (
+        <Shell>
+          <OidcCallback
+            mount={callbackMount}
+            onLogin={async (token) => {
+              await onLogin(token);
+              setCallbackMount(undefined);
+            }}
+          />
+        </Shell>
+      );
+    }
     if (restoring && getToken()) return <Shell><p>Loading…</p></Shell>;
     return (
       <Shell>
-        <LoginPage
-          onLogin={async (token) => {
-            try {
-              setSession(await openSession(token));
-            } catch (err) {
-              setToken(null);
-              throw err;
-            }
-          }}
-        />
+        <LoginPage onLogin={onLogin} />
       </Shell>
     );
   }

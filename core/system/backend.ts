@@ -32,7 +32,7 @@ import {
   generateRootUpdatePath,
 } from './paths/generate-root.js';
 import { decodeTokenPath } from './paths/decode-token.js';
-import { internalUiMountsPath } from './paths/internal-ui-mounts.js';
+import { internalUiMountListPath, internalUiMountsPath } from './paths/internal-ui-mounts.js';
 import { storageSnapshotPaths } from './paths/storage-snapshot.js';
 import { storageSnapshotForcePaths } from './paths/storage-snapshot-force.js';
 import { metricsPath } from './paths/metrics.js';
@@ -70,6 +70,7 @@ export function createSystemBackend(services: SystemDeps): FrameworkBackend {
       ...auditPaths(() => services.audit),
       ...auditedHeaderPaths(() => services.audit.headers),
       openApiPath((authenticated) => services.openapi(authenticated)),
+      internalUiMountListPath(services),
       internalUiMountsPath(services),
       ...wrappingPaths(() => services.wrapping),
       ...toolPaths(),

@@ -76,7 +76,7 @@ describe('the web UI in a real browser (ui/)', function () {
     await page.getByLabel('Unseal key share').fill(keys[2]!);
     await page.getByRole('button', { name: 'Unseal' }).click();
 
-    // Signing in by keyboard alone: the heading has focus, Tab reaches the token field, Enter submits.
+    // Signing in by keyboard alone: the heading has focus, Tab reaches the method picker (Token chosen), Tab again the token field, Enter submits.
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await shot('04-login');
     await page.getByLabel('Token', { exact: true }).fill('not-a-token');
@@ -85,6 +85,8 @@ describe('the web UI in a real browser (ui/)', function () {
     expect(await page.getByRole('alert').textContent()).to.contain('permission denied');
     await page.getByLabel('Token', { exact: true }).fill('');
     await page.getByRole('heading', { name: 'Sign in' }).focus();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate<string>('document.activeElement.tagName')).to.equal('SELECT');
     await page.keyboard.press('Tab');
     await page.keyboard.type(rootToken);
     await page.keyboard.press('Enter');

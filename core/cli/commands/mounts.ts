@@ -72,7 +72,7 @@ function registerTable(program: Command, ctx: CliContext, name: 'secrets' | 'aut
     .option('--description <text>', 'a new description')
     .option('--audit-non-hmac-request-keys <keys>', 'request keys the audit log records without HMAC (comma-separated or repeated)', collect, [] as string[])
     .option('--audit-non-hmac-response-keys <keys>', 'response keys the audit log records without HMAC (comma-separated or repeated)', collect, [] as string[])
-    .option('--listing-visibility <value>', 'visibility in the unauthenticated mount listing: "" or hidden')
+    .option('--listing-visibility <value>', 'visibility in the unauthenticated mount listing (sys/internal/ui/mounts): unauth lists the mount for the UI\'s sign-in page; "" or hidden does not')
     .option('--passthrough-request-headers <headers>', 'request headers passed to the backend (comma-separated or repeated)', collect, [] as string[])
     .option('--options <k=v>', 'plugin option to set, merged into the existing ones (repeatable)', (value: string, previous: string[]) => [...previous, value], [] as string[])
     .option('--version <n>', 'the engine version to run, where an engine has several (kv: 1 to 2); sets options version=N')

@@ -1,5 +1,5 @@
 /**
- * `sys/internal/ui/mounts/:path`: which mount serves a path, with its type and options, for a token
+ * `sys/internal/ui/mounts`: the mounts a sign-in page or a token may see. `sys/internal/ui/mounts/:path`: which mount serves a path, with its type and options, for a token
  * that may use something in that mount. The vault CLI's `kv` commands ask it whether a mount is
  * kv version 1 or 2 and where the mount ends. Any token may ask (no policy needs to name this path,
  * as in Vault); one without access to the mount learns nothing, not even whether it exists. The
@@ -8,9 +8,47 @@
  */
 import { PermissionDeniedError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
-import { routePrefixOf } from '../../mounts/mount-entry.js';
+import { routePrefixOf, type MountTableName } from '../../mounts/mount-entry.js';
 import type { SystemDeps } from '../services.js';
 import { mountInfo } from './mount-config.js';
+
+/**
+ * `sys/internal/ui/mounts` (https://developer.hashicorp.com/vault/api-docs/system/internal-ui-mounts),
+ * served without a token as in Vault: the web UI's sign-in page offers the auth methods tuned with
+ * `listing_visibility="unauth"`. Without a usable token the answer holds only those mounts (of both
+ * tables, as Vault's), each with its type, description and options and nothing else (no accessor,
+ * no config); with a token, every mount that token may use something in, described in full. The
+ * work is one pass over the operator's mount tables, whatever the request says.
+ */
+export function internalUiMountListPath(services: SystemDeps) {
+  return definePath({
+    pattern: 'internal/ui/mounts',
+    fields: {},
+    unauthenticated: true,
+    operations: {
+      read: {
+        summary: 'List the mounts offered to the caller (without a token: those tuned listing_visibility="unauth").',
+        handler: async (req) => {
+          const acl = req.auth ? await services.authz.aclFor(req.auth) : undefined;
+          const listed = (table: MountTableName) => {
+            const out: Record<string, unknown> = {};
+            for (const entry of services.unsealed.mounts.entries(table)) {
+              const unauth = entry.config.listing_visibility === 'unauth';
+              if (acl && (unauth || acl.grantsUnder(routePrefixOf(entry)))) out[entry.path] = mountInfo(entry);
+              else if (unauth) out[entry.path] = { type: entry.type, description: entry.description, options: entry.options };
+            }
+            return out;
+          };
+          return { data: { secret: listed('secret'), auth: listed('auth') } };
+        },
+      },
+    },
+    synopsis: 'List the mounts a sign-in page or a token may see.',
+    description:
+      'Without a token: the mounts tuned with listing_visibility="unauth", each with its type, description and options. ' +
+      'With a token: every mount the token may use something in, described as sys/mounts and sys/auth describe it.',
+  });
+}
 
 export function internalUiMountsPath(services: SystemDeps) {
   return definePath({

@@ -15,7 +15,7 @@ export const MOUNT_CONFIG_FIELDS = {
   audit_non_hmac_response_keys: { type: 'comma-string-list', description: 'Response keys the audit log records without HMAC.' },
   listing_visibility: {
     type: 'string',
-    description: 'Visibility in the unauthenticated mount listing: "" or "hidden" (this server serves no such listing, so "unauth" is refused).',
+    description: 'Visibility in the unauthenticated mount listing (sys/internal/ui/mounts): "unauth" lists the mount there, for the web UI\'s sign-in page; "" or "hidden" does not.',
     allowedValues: ['', 'unauth', 'hidden'],
   },
   passthrough_request_headers: {
@@ -97,9 +97,6 @@ export function parseMountConfig(
   for (const header of (config.passthrough_request_headers as string[] | undefined) ?? []) {
     const token = TOKEN_HEADERS.get(header.toLowerCase());
     if (token) throw new BadRequestError(`passthrough_request_headers: ${token} carries the caller's token and is never passed to a backend`);
-  }
-  if (config.listing_visibility === 'unauth') {
-    throw new BadRequestError('config: listing_visibility "unauth" is not supported here: this server serves no unauthenticated mount listing (sys/internal/ui/mounts)');
   }
   return { config: config as Partial<MountConfig>, ...(pluginVersion !== undefined ? { pluginVersion: pluginVersion as string } : {}) };
 }

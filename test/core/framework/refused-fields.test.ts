@@ -274,14 +274,6 @@ describe('fields Vault defines that Keywarden does not honour', function () {
       expect((await root.post('sys/mounts/versioned/tune', { plugin_version: '0.1.0' })).status).to.equal(204);
     });
 
-    it('sys/mounts refuses listing_visibility "unauth": no unauthenticated mount listing is served', async () => {
-      const res = await root.post('sys/mounts/listed', { type: 'transit', config: { listing_visibility: 'unauth' } });
-      expect(res.status).to.equal(400);
-      expect(res.body.errors[0]).to.match(/^config: listing_visibility "unauth" is not supported here/);
-      expect((await root.post('sys/mounts/transit/tune', { listing_visibility: 'unauth' })).status).to.equal(400);
-      expect((await root.post('sys/mounts/listed', { type: 'transit', config: { listing_visibility: 'hidden' } })).status).to.equal(204);
-    });
-
     it('sys/health knows haunhealthycode and removedcode: status codes for states this server is never in', async () => {
       expect((await root.get('sys/health?haunhealthycode=abc')).status).to.equal(400);
       expect((await root.get('sys/health?removedcode=99')).status).to.equal(400);
