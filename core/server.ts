@@ -311,14 +311,17 @@ async function openStorage(config: ServerConfig, nodeId: string, logger: Logger)
   const storage = config.storage;
   if (storage.kind === 'inmem') return new MemoryStorage();
   if (storage.kind === 'postgresql') {
-    return PostgresStorage.open({
-      connectionUrl: storage.connectionUrl,
-      table: storage.table,
-      haEnabled: storage.haEnabled,
-      nodeId,
-      poolSize: storage.maxParallel,
-      onWarning: (message) => logger.warn(message),
-    });
+    return PostgresStorage.openWhenReachable(
+      {
+        connectionUrl: storage.connectionUrl,
+        table: storage.table,
+        haEnabled: storage.haEnabled,
+        nodeId,
+        poolSize: storage.maxParallel,
+        onWarning: (message) => logger.warn(message),
+      },
+      (reason, retryInMs) => logger.warn({ retry_in_ms: retryInMs }, `waiting for PostgreSQL: ${reason}`),
+    );
   }
   return LevelDbStorage.open(storage.path, { onWarning: (message) => logger.warn(message) });
 }

@@ -35,6 +35,14 @@ const EVERYTHING_CHANGED = '';
 /** A notification payload must stay under PostgreSQL's 8000-byte limit. */
 const NOTIFY_BYTES = 7000;
 const FEED_RETRY_MS = [100, 250, 500, 1000, 2000];
+/**
+ * How long one query may go unanswered before its caller gets a 503 (and its connection is
+ * dropped): a database that is paused or cut off mid-query must not hold requests, whatever the
+ * request deadline. Waits for a cluster-wide lock (`exclusive`) are not bounded by it.
+ */
+const QUERY_TIMEOUT_MS = 10_000;
+/** Delays between attempts to reach the database at start. */
+const OPEN_RETRY_MS = [500, 1000, 2000, 5000];
 
 /**
  * The PostgreSQL physical store: one table of path → value (values arrive barrier-encrypted, like
@@ -105,6 +113,25 @@ export class PostgresStorage implements SharedStorage {
       throw err instanceof UnavailableError || err instanceof BadRequestError ? err : unavailable('open', err);
     }
     return storage;
+  }
+
+  /**
+   * `open`, waiting for a database that cannot be reached yet (a node started before its
+   * database, or while it restarts): each failed attempt is told to `onWaiting` with the reason and
+   * the delay before the next, and attempts go on until one succeeds. A configuration mistake that
+   * waiting cannot mend (an invalid table name) fails at once.
+   */
+  static async openWhenReachable(options: PostgresOptions, onWaiting: (reason: string, retryInMs: number) => void): Promise<PostgresStorage> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await PostgresStorage.open(options);
+      } catch (err) {
+        if (!(err instanceof UnavailableError)) throw err;
+        const delay = OPEN_RETRY_MS[Math.min(attempt, OPEN_RETRY_MS.length - 1)]!;
+        onWaiting(err.message, delay);
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
   }
 
   onRemoteChange(listener: (change: { keys: readonly string[] } | { resync: true }) => void): void {
@@ -336,8 +363,10 @@ export class PostgresStorage implements SharedStorage {
     const feed = this.feed;
     if (!feed || this.feedDown !== undefined) throw this.feedUnavailable();
     try {
-      await feed.query('SELECT 1');
+      await feed.query(timed('SELECT 1', []));
     } catch (err) {
+      // A feed that does not answer may have missed changes too: it is dropped and reconnected.
+      this.feedLost(feed, reasonOf(err));
       throw unavailable('sync', err);
     }
   }
@@ -421,7 +450,7 @@ export class PostgresStorage implements SharedStorage {
   private async query<R extends pg.QueryResultRow>(what: string, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
     if (this.closed) throw new UnavailableError('storage is closed');
     try {
-      return await this.pool.query<R>(text, values);
+      return await this.pool.query<R>(timed(text, values));
     } catch (err) {
       throw unavailable(what, err);
     }
@@ -472,6 +501,12 @@ function statements(table: string) {
         note AS (SELECT pg_notify($5, m) FROM unnest($6::text[]) AS m WHERE EXISTS (SELECT 1 FROM lead))
       SELECT (SELECT count(*) FROM lead) AS lead, (SELECT count(*) FROM del) + (SELECT count(*) FROM ins) + (SELECT count(*) FROM note) AS n`,
   };
+}
+
+/** A query bounded by QUERY_TIMEOUT_MS (the driver reads `query_timeout` per query; its types do not list it). */
+function timed(text: string, values: unknown[]): pg.QueryConfig {
+  const config: pg.QueryConfig & { query_timeout: number } = { text, values, query_timeout: QUERY_TIMEOUT_MS };
+  return config;
 }
 
 /** `origin\nkey\nkey…` payloads, each under the size PostgreSQL accepts. */
