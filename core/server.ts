@@ -222,6 +222,8 @@ async function listenOn(host: Host, config: ListenerConfig, logger: Logger, ui: 
       : {}),
     ...(config.readHeaderTimeoutMs !== undefined ? { readHeaderTimeoutMs: config.readHeaderTimeoutMs } : {}),
     ...(config.readTimeoutMs !== undefined ? { readTimeoutMs: config.readTimeoutMs } : {}),
+    ...(config.idleTimeoutMs !== undefined ? { idleTimeoutMs: config.idleTimeoutMs } : {}),
+    ...(config.writeTimeoutMs !== undefined ? { writeTimeoutMs: config.writeTimeoutMs } : {}),
   });
 }
 
