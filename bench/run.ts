@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- NAME ...]`: runs every compiled `*.bench.js` in dist/bench (or those whose
+ * `npm run bench [-- NAME ... [-option value ...]]`: runs every compiled `*.bench.js` in dist/bench (or those whose
  * name contains NAME), one at a time, each in its own process so one cannot warm the other.
  */
 import { spawnSync } from 'node:child_process';
@@ -10,7 +10,15 @@ import { benchChartSvg, type BenchResult } from './lib/chart.js';
 import { RESULTS_DIR } from './lib/report.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const filters = process.argv.slice(2);
+// `-name value` pairs are options every benchmark is given (soak's `-duration 30m`); the other
+// arguments pick benchmarks by name.
+const filters: string[] = [];
+const options: string[] = [];
+for (let i = 2; i < process.argv.length; i++) {
+  const arg = process.argv[i]!;
+  if (arg.startsWith('-')) options.push(arg, process.argv[++i] ?? '');
+  else filters.push(arg);
+}
 const benches = readdirSync(here)
   .filter((f) => f.endsWith('.bench.js'))
   .filter((f) => filters.length === 0 || filters.some((name) => f.includes(name)))
@@ -25,7 +33,7 @@ let failed = 0;
 for (const bench of benches) {
   process.stdout.write(`\n## ${bench.replace(/\.bench\.js$/, '')}\n`);
   // --expose-gc: a benchmark may collect garbage inside the cell that made it (wasm-crypto does).
-  const result = spawnSync(process.execPath, ['--expose-gc', path.join(here, bench)], { stdio: 'inherit' });
+  const result = spawnSync(process.execPath, ['--expose-gc', path.join(here, bench), ...options], { stdio: 'inherit' });
   if (result.status !== 0) failed++;
 }
 // The chart shows the latest results of every benchmark, this run's and those of earlier runs.

@@ -222,6 +222,8 @@ async function listenOn(host: Host, config: ListenerConfig, logger: Logger, ui: 
       : {}),
     ...(config.readHeaderTimeoutMs !== undefined ? { readHeaderTimeoutMs: config.readHeaderTimeoutMs } : {}),
     ...(config.readTimeoutMs !== undefined ? { readTimeoutMs: config.readTimeoutMs } : {}),
+    ...(config.idleTimeoutMs !== undefined ? { idleTimeoutMs: config.idleTimeoutMs } : {}),
+    ...(config.writeTimeoutMs !== undefined ? { writeTimeoutMs: config.writeTimeoutMs } : {}),
   });
 }
 
@@ -311,14 +313,17 @@ async function openStorage(config: ServerConfig, nodeId: string, logger: Logger)
   const storage = config.storage;
   if (storage.kind === 'inmem') return new MemoryStorage();
   if (storage.kind === 'postgresql') {
-    return PostgresStorage.open({
-      connectionUrl: storage.connectionUrl,
-      table: storage.table,
-      haEnabled: storage.haEnabled,
-      nodeId,
-      poolSize: storage.maxParallel,
-      onWarning: (message) => logger.warn(message),
-    });
+    return PostgresStorage.openWhenReachable(
+      {
+        connectionUrl: storage.connectionUrl,
+        table: storage.table,
+        haEnabled: storage.haEnabled,
+        nodeId,
+        poolSize: storage.maxParallel,
+        onWarning: (message) => logger.warn(message),
+      },
+      (reason, retryInMs) => logger.warn({ retry_in_ms: retryInMs }, `waiting for PostgreSQL: ${reason}`),
+    );
   }
   return LevelDbStorage.open(storage.path, { onWarning: (message) => logger.warn(message) });
 }

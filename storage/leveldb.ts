@@ -1,3 +1,4 @@
+import { statfs } from 'node:fs/promises';
 import { Level, type KeyIterator } from 'level';
 import { UnavailableError } from '../core/errors.js';
 import { ensurePrivateDirectory } from '../core/private-files.js';
@@ -16,6 +17,11 @@ export class StorageLockedError extends UnavailableError {
 
 /** How many keys `list` pulls from LevelDB per round trip into native code. */
 const LIST_CHUNK = 256;
+/**
+ * Free space needed before writes resume after a full disk: reopening replays the log into a new
+ * table file and starts a new log, so room for two of LevelDB's 4 MiB write buffers.
+ */
+const RESUME_FREE_BYTES = 8 * 1024 * 1024;
 
 type Db = Level<string, Uint8Array>;
 
@@ -31,6 +37,16 @@ export interface LevelDbOptions {
  */
 export class LevelDbStorage implements PhysicalStorage {
   readonly kind = 'leveldb';
+
+  /**
+   * Why writes are refused: a write failed for want of space, and LevelDB's log may end in a
+   * partial record. Appending behind it could hide later records from the next recovery (its
+   * reader drops the rest of a block after a bad record), so the next write first reopens the
+   * store, which recovers the log and starts a new one.
+   */
+  private writeFault: string | undefined;
+  /** A reopen in progress (reads wait for it), or the reason the last one failed. */
+  private reopening: Promise<void> | undefined;
 
   private constructor(private readonly db: Db, readonly path: string) {}
 
@@ -55,6 +71,7 @@ export class LevelDbStorage implements PhysicalStorage {
   }
 
   async get(key: string): Promise<Uint8Array | undefined> {
+    await this.ready();
     try {
       return await this.db.get(key);
     } catch (err) {
@@ -64,19 +81,21 @@ export class LevelDbStorage implements PhysicalStorage {
 
   async put(key: string, value: Uint8Array): Promise<void> {
     validateOp({ type: 'put', key, value });
+    await this.writable();
     try {
       await this.db.put(key, value);
     } catch (err) {
-      throw this.failure('write', err);
+      throw this.writeFailure('write', err);
     }
   }
 
   async delete(key: string): Promise<void> {
     validateOp({ type: 'delete', key });
+    await this.writable();
     try {
       await this.db.del(key);
     } catch (err) {
-      throw this.failure('delete', err);
+      throw this.writeFailure('delete', err);
     }
   }
 
@@ -85,6 +104,7 @@ export class LevelDbStorage implements PhysicalStorage {
    * seeks past the folder's keys, so a folder with a million entries costs one step, not a million.
    */
   async list(prefix: string): Promise<string[]> {
+    await this.ready();
     const end = prefixEnd(prefix);
     const out: string[] = [];
     let it: KeyIterator<Db, string> | undefined;
@@ -117,6 +137,7 @@ export class LevelDbStorage implements PhysicalStorage {
   async batch(ops: readonly BatchOp[]): Promise<void> {
     for (const op of ops) validateOp(op);
     if (ops.length === 0) return;
+    await this.writable();
     try {
       await this.db.batch(
         ops.map((op) => (op.type === 'put'
@@ -124,7 +145,7 @@ export class LevelDbStorage implements PhysicalStorage {
           : { type: 'del' as const, key: op.key })),
       );
     } catch (err) {
-      throw this.failure('batch write', err);
+      throw this.writeFailure('batch write', err);
     }
   }
 
@@ -132,7 +153,9 @@ export class LevelDbStorage implements PhysicalStorage {
   entries(): AsyncIterable<StoredEntry> {
     const db = this.db;
     const failure = (err: unknown): UnavailableError => this.failure('read', err);
+    const ready = () => this.ready();
     return (async function* () {
+      await ready();
       const it = db.iterator();
       try {
         for (;;) {
@@ -157,6 +180,7 @@ export class LevelDbStorage implements PhysicalStorage {
    * native memory and written only once `entries` is exhausted.
    */
   async replaceAll(entries: AsyncIterable<StoredEntry>): Promise<number> {
+    await this.writable();
     const batch = this.db.batch();
     let written = 0;
     try {
@@ -179,7 +203,7 @@ export class LevelDbStorage implements PhysicalStorage {
     } catch (err) {
       await batch.close().catch(() => undefined);
       if (err instanceof UnavailableError || !isLevelError(err)) throw err;
-      throw this.failure('batch write', err);
+      throw this.writeFailure('batch write', err);
     }
     return written;
   }
@@ -192,10 +216,64 @@ export class LevelDbStorage implements PhysicalStorage {
     }
   }
 
+  /** Waits for a reopen in progress; reopens a store a failed reopen left closed. */
+  private async ready(): Promise<void> {
+    if (this.reopening) await this.reopening.catch(() => undefined);
+    if (this.db.status === 'closed' && this.writeFault !== undefined) await this.reopen();
+  }
+
+  /**
+   * Before a write: after a full disk, refuses while space is still short (reads go on meanwhile),
+   * then reopens the store once there is room, so the write goes to a fresh log.
+   */
+  private async writable(): Promise<void> {
+    await this.ready();
+    const fault = this.writeFault;
+    if (fault === undefined) return;
+    const free = await statfs(this.path).then((s) => s.bavail * s.bsize, () => 0);
+    if (free < RESUME_FREE_BYTES) throw refusedForSpace(fault);
+    await this.reopen();
+  }
+
+  private reopen(): Promise<void> {
+    this.reopening ??= (async () => {
+      try {
+        if (this.db.status === 'open') await this.db.close();
+        await this.db.open();
+        this.writeFault = undefined;
+      } catch (err) {
+        throw this.failure('reopen', err);
+      } finally {
+        this.reopening = undefined;
+      }
+    })();
+    return this.reopening;
+  }
+
+  /** A failed write: for want of space, writes are refused until there is room again. */
+  private writeFailure(what: string, err: unknown): UnavailableError {
+    if (!isNoSpace(err)) return this.failure(what, err);
+    this.writeFault = 'no space left on device';
+    return new UnavailableError(`storage ${what} failed: ${refusedForSpace(this.writeFault).message}`, { cause: err });
+  }
+
   /** A client may see an UnavailableError's message, so LevelDB's own text stays in `cause`. */
   private failure(what: string, err: unknown): UnavailableError {
     return new UnavailableError(`storage ${what} failed`, { cause: err });
   }
+}
+
+function refusedForSpace(fault: string): UnavailableError {
+  return new UnavailableError(`${fault} (the storage disk is full): the write was not applied; data already written is intact and reads go on; writes resume once space is freed`);
+}
+
+/** LevelDB reports ENOSPC as an I/O error whose text is strerror's. */
+function isNoSpace(err: unknown): boolean {
+  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 5; depth++) {
+    if ((e as { code?: unknown }).code === 'ENOSPC' || /no space left on device/i.test(messageOf(e))) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /** classic-level reports a held lock as LEVEL_LOCKED, usually wrapped in LEVEL_DATABASE_NOT_OPEN. */

@@ -1,31 +1,50 @@
+import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { UnavailableError } from '../core/errors.js';
-import { lockKeys, reasonOf } from './postgresql-shared.js';
+import { reasonOf } from './postgresql-shared.js';
 import type { HaLock, LeaderInfo, Leadership } from './storage.js';
 
-/** How often the leader proves its lock connection is alive, and how long one proof may take. */
-const HEARTBEAT_MS = 1000;
-const HEARTBEAT_TIMEOUT_MS = 3000;
+/**
+ * How long a leader's lease lasts without renewal, and how often the leader renews it. The lease
+ * bounds fail-over from a leader that stops without closing its connection (a frozen process, a
+ * host that hangs): its standbys take over once the lease has run out. A renewal every
+ * `renewMs` leaves a leader several chances before its lease lapses. OpenBao's PostgreSQL lock
+ * uses a 15 s TTL renewed every 5 s
+ * (https://github.com/openbao/openbao/blob/main/internal/physical/postgresql/postgresql.go);
+ * these are shorter because Keywarden's writes are fenced in the database itself (below), so a
+ * shorter lease costs no safety. See docs/deployment.md, "Faults".
+ */
+export interface LeaseTimes {
+  readonly leaseMs: number;
+  readonly renewMs: number;
+}
+export const DEFAULT_LEASE: LeaseTimes = { leaseMs: 10_000, renewMs: 2_000 };
+/** How long one renewal may take before the leader gives its connection (and the role) up. */
+const RENEW_TIMEOUT_MS = 3000;
 
 /**
- * The HA election over PostgreSQL: a session-level advisory lock, held on a connection of its own.
+ * The HA election over PostgreSQL: a lease in the `<table>_ha` row, renewed by the leader on a
+ * connection of its own.
  *
- * Why an advisory lock and not a lease row: PostgreSQL releases it the moment the holder's session
- * ends, so a leader killed with SIGKILL (its socket closed by the kernel) frees it at once, with no
- * lease to wait out. A leader that vanishes without closing its socket (a partition, a frozen host)
- * is caught by TCP keepalives the lock session turns on (idle 2 s, probe every 1 s, 3 probes): the
- * server ends the session and frees the lock within about 5 s. The leader, for its part, checks
- * its own lock connection every second and steps down when it fails.
+ * The row holds the leader, its lease's expiry (database time, so no two nodes' clocks are
+ * compared), the epoch (bumped at every change of leader) and the backend pid of the leader's
+ * lock connection. A standby takes the role when the lease has expired, or at once when the
+ * leader's session is gone (a leader killed with SIGKILL, or cut off: the server ends its session
+ * and the pid leaves `pg_stat_activity`). A frozen leader (SIGSTOP) keeps its session open — the
+ * kernel still answers TCP keepalives — so only the lease ends its role.
  *
- * Taking the lock bumps an epoch in the `<table>_ha` row; the data table's writes are fenced on it
- * (see PostgresStorage), so a deposed leader that has not yet noticed cannot write.
+ * Fencing: every write of the leader checks, in its own statement, that the row still carries its
+ * epoch and an unexpired lease (see PostgresStorage), under `FOR KEY SHARE`; taking the role locks
+ * the row `FOR UPDATE`, which waits for those writes and makes later ones see the new epoch. So a
+ * leader that wakes after its lease ran out cannot commit a single write, whether or not another
+ * node has taken over yet. Renewals do not conflict with writes (`FOR KEY SHARE` allows the
+ * non-key update of the expiry), so a long write does not starve the lease.
  */
 export class PostgresHaLock implements HaLock {
   private client: pg.Client | undefined;
   private connecting: Promise<pg.Client> | undefined;
-  private held: { epoch: number; timer: NodeJS.Timeout; lose: (reason: string) => void } | undefined;
+  private held: Held | undefined;
   private readonly leaderListeners: Array<() => void> = [];
-  private readonly keys: [number, number];
   private readonly haTable: string;
   private readonly leaderChannel: string;
   private closed = false;
@@ -33,11 +52,11 @@ export class PostgresHaLock implements HaLock {
   constructor(
     private readonly connectionUrl: string,
     table: string,
-    /** Tells the store which epoch to fence writes with (undefined: not the leader). */
-    private readonly setEpoch: (epoch: number | undefined) => void,
+    /** Tells the store which epoch to fence its writes with from now on. */
+    private readonly setEpoch: (epoch: number) => void,
     private readonly onWarning?: (message: string) => void,
+    private readonly times: LeaseTimes = DEFAULT_LEASE,
   ) {
-    this.keys = lockKeys(`keywarden ha ${table}`);
     this.haTable = `"${table}_ha"`;
     this.leaderChannel = `${table}_leader`;
   }
@@ -45,17 +64,28 @@ export class PostgresHaLock implements HaLock {
   async tryAcquire(self: { readonly nodeId: string; readonly apiAddr: string }): Promise<Leadership | undefined> {
     if (this.held) throw new Error('the HA lock is already held by this node');
     const client = await this.connection();
+    const sentAt = performance.now();
     try {
-      const got = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', this.keys);
-      if (!got.rows[0]?.ok) return undefined;
-      // Waits for writes still fenced under the old epoch (they hold the row FOR SHARE) to finish.
-      const row = await client.query<{ epoch: string }>(
-        `UPDATE ${this.haTable} SET epoch = epoch + 1, node_id = $1, api_addr = $2, since = now() WHERE name = 'leader' RETURNING epoch`,
-        [self.nodeId, self.apiAddr],
+      await client.query('BEGIN');
+      // FOR UPDATE waits for writes still fenced under the old epoch (they hold FOR KEY SHARE).
+      const row = await client.query<{ free: boolean }>(
+        `SELECT (h.expires <= now() OR h.holder_pid IS NULL OR h.holder_pid = pg_backend_pid()
+                 OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = h.holder_pid)) AS free
+           FROM ${this.haTable} h WHERE name = 'leader' FOR UPDATE`,
+      );
+      if (!row.rows[0]?.free) {
+        await client.query('ROLLBACK');
+        return undefined;
+      }
+      const taken = await client.query<{ epoch: string }>(
+        `UPDATE ${this.haTable} SET epoch = epoch + 1, node_id = $1, api_addr = $2, since = now(),
+                expires = now() + $3 * interval '1 millisecond', holder_pid = pg_backend_pid()
+          WHERE name = 'leader' RETURNING epoch`,
+        [self.nodeId, self.apiAddr, this.times.leaseMs],
       );
       await client.query('SELECT pg_notify($1, $2)', [this.leaderChannel, self.nodeId]);
-      const epoch = Number(row.rows[0]!.epoch);
-      return this.hold(client, epoch);
+      await client.query('COMMIT');
+      return this.hold(client, Number(taken.rows[0]!.epoch), sentAt);
     } catch (err) {
       throw this.failed(client, err);
     }
@@ -66,10 +96,8 @@ export class PostgresHaLock implements HaLock {
     try {
       const result = await client.query<{ node_id: string; api_addr: string; since: Date; held: boolean }>(
         `SELECT node_id, api_addr, since,
-                EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
-                          AND classid = $1::oid AND objid = $2::oid AND objsubid = 2) AS held
-           FROM ${this.haTable} WHERE name = 'leader'`,
-        [String(this.keys[0] >>> 0), String(this.keys[1] >>> 0)],
+                (expires > now() AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = h.holder_pid)) AS held
+           FROM ${this.haTable} h WHERE name = 'leader'`,
       );
       const row = result.rows[0];
       if (!row || !row.held || row.node_id === '') return undefined;
@@ -91,16 +119,12 @@ export class PostgresHaLock implements HaLock {
     await client?.end().catch(() => undefined);
   }
 
-  private hold(client: pg.Client, epoch: number): Leadership {
+  private hold(client: pg.Client, epoch: number, sentAt: number): Leadership {
     let lose!: (reason: string) => void;
     const lost = new Promise<string>((resolve) => (lose = resolve));
-    const timer = setInterval(() => {
-      const proof = client.query('SELECT 1');
-      const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('heartbeat timeout')), HEARTBEAT_TIMEOUT_MS).unref());
-      Promise.race([proof, timeout]).catch((err: unknown) => this.drop(client, `lock connection failed: ${reasonOf(err)}`));
-    }, HEARTBEAT_MS);
-    timer.unref();
-    this.held = { epoch, timer, lose };
+    const held: Held = { epoch, timer: setInterval(() => this.renew(client, held), this.times.renewMs), lose, validUntil: sentAt + this.times.leaseMs, renewing: false };
+    held.timer.unref();
+    this.held = held;
     this.setEpoch(epoch);
     return {
       epoch,
@@ -108,9 +132,53 @@ export class PostgresHaLock implements HaLock {
       release: async () => {
         if (this.held?.epoch !== epoch) return;
         this.lose('released');
-        await client.query('SELECT pg_advisory_unlock($1, $2)', this.keys).catch(() => this.drop(client, 'unlock failed'));
+        await client
+          .query(`UPDATE ${this.haTable} SET expires = now(), holder_pid = NULL WHERE name = 'leader' AND epoch = $1`, [epoch])
+          .catch(() => this.drop(client, 'release failed'));
       },
     };
+  }
+
+  /**
+   * One renewal. The lease is counted from when the renewal was sent (an earlier moment than the
+   * database's `now()`), so this node believes in its lease no longer than the database does; a
+   * node that finds its lease over (it was frozen, or the database was slow) steps down before
+   * asking.
+   */
+  private renew(client: pg.Client, held: Held): void {
+    if (this.held !== held || held.renewing) return;
+    const sentAt = performance.now();
+    if (sentAt > held.validUntil) {
+      this.onWarning?.('HA lease expired before it could be renewed; stepping down');
+      this.lose('lease expired');
+      return;
+    }
+    held.renewing = true;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('lease renewal timeout')), RENEW_TIMEOUT_MS);
+      timer.unref();
+    });
+    const renewal = client.query(
+      `UPDATE ${this.haTable} SET expires = now() + $2 * interval '1 millisecond'
+        WHERE name = 'leader' AND epoch = $1 AND expires > now() RETURNING epoch`,
+      [held.epoch, this.times.leaseMs],
+    );
+    Promise.race([renewal, timeout])
+      .then((result) => {
+        if (this.held !== held) return;
+        if (result.rowCount === 0) {
+          this.onWarning?.('HA lease lost: another node took over, or the lease ran out');
+          this.lose('another node took over');
+          return;
+        }
+        held.validUntil = sentAt + this.times.leaseMs;
+      })
+      .catch((err: unknown) => this.drop(client, `lease renewal failed: ${reasonOf(err)}`))
+      .finally(() => {
+        clearTimeout(timer);
+        held.renewing = false;
+      });
   }
 
   private lose(reason: string): void {
@@ -118,7 +186,8 @@ export class PostgresHaLock implements HaLock {
     if (!held) return;
     this.held = undefined;
     clearInterval(held.timer);
-    this.setEpoch(undefined);
+    // The store keeps fencing with the old epoch: a write already on its way when the role was
+    // lost must fail, not go out unfenced (a node that has led never writes as a standby).
     held.lose(reason);
   }
 
@@ -128,7 +197,7 @@ export class PostgresHaLock implements HaLock {
     return new UnavailableError(`HA lock: PostgreSQL ${reasonOf(err)}`, { cause: err });
   }
 
-  /** Forgets a broken connection; if it held the lock, leadership is lost (the server frees it). */
+  /** Forgets a broken connection; if it held the role, the role is lost (its session ends, so others take over at once). */
   private drop(client: pg.Client, reason: string): void {
     if (this.client !== client) return;
     this.client = undefined;
@@ -154,7 +223,7 @@ export class PostgresHaLock implements HaLock {
     });
     try {
       await client.connect();
-      // The server side of the keepalives: a vanished leader's session ends within ~5 s.
+      // The server side of the keepalives: the session of a leader whose host vanished ends within ~5 s.
       await client.query('SET tcp_keepalives_idle = 2');
       await client.query('SET tcp_keepalives_interval = 1');
       await client.query('SET tcp_keepalives_count = 3');
@@ -166,4 +235,13 @@ export class PostgresHaLock implements HaLock {
     this.client = client;
     return client;
   }
+}
+
+interface Held {
+  readonly epoch: number;
+  readonly timer: NodeJS.Timeout;
+  readonly lose: (reason: string) => void;
+  /** Until when (performance.now()) this node may believe it holds the lease. */
+  validUntil: number;
+  renewing: boolean;
 }

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { BadRequestError, NotActiveError, UnavailableError } from '../core/errors.js';
 import { prefixEnd, validateOp } from './keys.js';
-import { PostgresHaLock } from './postgresql-ha.js';
+import { DEFAULT_LEASE, PostgresHaLock, type LeaseTimes } from './postgresql-ha.js';
 import { lockKeys, reasonOf } from './postgresql-shared.js';
 import type { BatchOp, HaLock, SharedStorage, StoredEntry } from './storage.js';
 
@@ -20,6 +20,8 @@ export interface PostgresOptions {
   readonly connectTimeoutMs?: number;
   /** Told about connection trouble that no caller sees (the change feed). */
   readonly onWarning?: (message: string) => void;
+  /** The HA lease (postgresql-ha.ts); tests shorten it. */
+  readonly haLease?: LeaseTimes;
 }
 
 export const DEFAULT_TABLE = 'keywarden_store';
@@ -33,6 +35,14 @@ const EVERYTHING_CHANGED = '';
 /** A notification payload must stay under PostgreSQL's 8000-byte limit. */
 const NOTIFY_BYTES = 7000;
 const FEED_RETRY_MS = [100, 250, 500, 1000, 2000];
+/**
+ * How long one query may go unanswered before its caller gets a 503 (and its connection is
+ * dropped): a database that is paused or cut off mid-query must not hold requests, whatever the
+ * request deadline. Waits for a cluster-wide lock (`exclusive`) are not bounded by it.
+ */
+const QUERY_TIMEOUT_MS = 10_000;
+/** Delays between attempts to reach the database at start. */
+const OPEN_RETRY_MS = [500, 1000, 2000, 5000];
 
 /**
  * The PostgreSQL physical store: one table of path → value (values arrive barrier-encrypted, like
@@ -40,8 +50,9 @@ const FEED_RETRY_MS = [100, 250, 500, 1000, 2000];
  *
  * - Every write is one SQL statement (so one round trip and one implicit transaction): the rows,
  *   a `pg_notify` naming the changed keys (delivered to the other nodes on commit), and, when this
- *   node is the HA leader, a check under `FOR SHARE` that its leadership epoch is still the
- *   current one — a deposed leader's late writes fail instead of racing the new leader's.
+ *   node is the HA leader, a check under `FOR KEY SHARE` that its leadership epoch is still the
+ *   current one and its lease unexpired — a deposed or frozen leader's late writes fail instead
+ *   of racing the new leader's (postgresql-ha.ts).
  * - `list` walks the primary-key index one child at a time (a loose index scan in a recursive
  *   query), so a folder with a million entries below one child costs one probe, as with LevelDB.
  * - A dedicated connection LISTENs for the other nodes' changes; `sync()` is a round trip on that
@@ -55,7 +66,7 @@ export class PostgresStorage implements SharedStorage {
   private readonly channel: string;
   private readonly sql: ReturnType<typeof statements>;
   private readonly listeners: Array<(change: { keys: readonly string[] } | { resync: true }) => void> = [];
-  /** The leadership epoch writes are fenced with; undefined when not the HA leader. */
+  /** The leadership epoch writes are fenced with: the last one this node held; undefined if it never led. */
   private epoch: number | undefined;
   private feed: pg.Client | undefined;
   private feedDown: string | undefined = 'not connected';
@@ -73,7 +84,7 @@ export class PostgresStorage implements SharedStorage {
     this.table = options.table ?? DEFAULT_TABLE;
     this.channel = `${this.table}_changes`;
     this.sql = statements(this.table);
-    this.ha = options.haEnabled ? new PostgresHaLock(options.connectionUrl, this.table, (epoch) => (this.epoch = epoch), options.onWarning) : undefined;
+    this.ha = options.haEnabled ? new PostgresHaLock(options.connectionUrl, this.table, (epoch) => (this.epoch = epoch), options.onWarning, options.haLease) : undefined;
   }
 
   /**
@@ -102,6 +113,25 @@ export class PostgresStorage implements SharedStorage {
       throw err instanceof UnavailableError || err instanceof BadRequestError ? err : unavailable('open', err);
     }
     return storage;
+  }
+
+  /**
+   * `open`, waiting for a database that cannot be reached yet (a node started before its
+   * database, or while it restarts): each failed attempt is told to `onWaiting` with the reason and
+   * the delay before the next, and attempts go on until one succeeds. A configuration mistake that
+   * waiting cannot mend (an invalid table name) fails at once.
+   */
+  static async openWhenReachable(options: PostgresOptions, onWaiting: (reason: string, retryInMs: number) => void): Promise<PostgresStorage> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await PostgresStorage.open(options);
+      } catch (err) {
+        if (!(err instanceof UnavailableError)) throw err;
+        const delay = OPEN_RETRY_MS[Math.min(attempt, OPEN_RETRY_MS.length - 1)]!;
+        onWaiting(err.message, delay);
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
   }
 
   onRemoteChange(listener: (change: { keys: readonly string[] } | { resync: true }) => void): void {
@@ -168,7 +198,7 @@ export class PostgresStorage implements SharedStorage {
     ]);
     if (Number(result.rows[0]?.lead ?? 0) === 0) {
       // Only a fenced write can miss the leader row: another node has taken over.
-      throw new NotActiveError('this node is no longer the active node (another node took over)');
+      throw new NotActiveError('this node is no longer the active node (another node took over, or its lease ran out)');
     }
   }
 
@@ -235,8 +265,11 @@ export class PostgresStorage implements SharedStorage {
       };
       await run('BEGIN');
       inTransaction = true;
+      // The fence below holds the leader row until COMMIT: if this node freezes mid-transaction,
+      // the server ends the session once the lease would have run out, so a standby can take over.
+      await run(`SET LOCAL idle_in_transaction_session_timeout = ${(this.options.haLease ?? DEFAULT_LEASE).leaseMs}`);
       const lead = await run(this.sql.leadFence, [this.epoch ?? null]);
-      if (lead.rowCount === 0) throw new NotActiveError('this node is no longer the active node (another node took over)');
+      if (lead.rowCount === 0) throw new NotActiveError('this node is no longer the active node (another node took over, or its lease ran out)');
       await run(this.sql.deleteAll);
       let keys: string[] = [];
       let values: Buffer[] = [];
@@ -330,8 +363,10 @@ export class PostgresStorage implements SharedStorage {
     const feed = this.feed;
     if (!feed || this.feedDown !== undefined) throw this.feedUnavailable();
     try {
-      await feed.query('SELECT 1');
+      await feed.query(timed('SELECT 1', []));
     } catch (err) {
+      // A feed that does not answer may have missed changes too: it is dropped and reconnected.
+      this.feedLost(feed, reasonOf(err));
       throw unavailable('sync', err);
     }
   }
@@ -415,7 +450,7 @@ export class PostgresStorage implements SharedStorage {
   private async query<R extends pg.QueryResultRow>(what: string, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
     if (this.closed) throw new UnavailableError('storage is closed');
     try {
-      return await this.pool.query<R>(text, values);
+      return await this.pool.query<R>(timed(text, values));
     } catch (err) {
       throw unavailable(what, err);
     }
@@ -426,17 +461,21 @@ export class PostgresStorage implements SharedStorage {
 function statements(table: string) {
   const t = `"${table}"`;
   const ha = `"${table}_ha"`;
+  const fence = `($1::bigint IS NULL OR (epoch = $1 AND expires > now()))`;
   return {
     schema: [
       // COLLATE "C": byte order, the order every backend lists in, whatever the database's locale.
       `CREATE TABLE IF NOT EXISTS ${t} (path text COLLATE "C" PRIMARY KEY, value bytea NOT NULL)`,
       `CREATE TABLE IF NOT EXISTS ${ha} (name text PRIMARY KEY, epoch bigint NOT NULL, node_id text NOT NULL, api_addr text NOT NULL, since timestamptz NOT NULL)`,
       `INSERT INTO ${ha} (name, epoch, node_id, api_addr, since) VALUES ('leader', 0, '', '', now()) ON CONFLICT (name) DO NOTHING`,
+      // The lease (postgresql-ha.ts); added to tables made before it existed.
+      `ALTER TABLE ${ha} ADD COLUMN IF NOT EXISTS expires timestamptz NOT NULL DEFAULT '-infinity'`,
+      `ALTER TABLE ${ha} ADD COLUMN IF NOT EXISTS holder_pid integer`,
     ],
     get: `SELECT value FROM ${t} WHERE path = $1`,
     declareCursor: `DECLARE keywarden_snapshot NO SCROLL CURSOR FOR SELECT path, value FROM ${t} ORDER BY path`,
-    // $1 the fencing epoch (NULL: not fenced); no row when another node has taken over.
-    leadFence: `SELECT epoch FROM ${ha} WHERE name = 'leader' AND ($1::bigint IS NULL OR epoch = $1) FOR SHARE`,
+    // $1 the fencing epoch (NULL: not fenced); no row when another node has taken over or the lease ran out.
+    leadFence: `SELECT epoch FROM ${ha} WHERE name = 'leader' AND ${fence} FOR KEY SHARE`,
     deleteAll: `DELETE FROM ${t}`,
     insertMany: `INSERT INTO ${t} (path, value) SELECT p, v FROM unnest($1::text[], $2::bytea[]) AS u(p, v)`,
     // From the first key at or after the prefix, each step jumps past the child just found: past
@@ -454,7 +493,7 @@ function statements(table: string) {
       SELECT k FROM walk WHERE k IS NOT NULL`,
     // $1 the fencing epoch (NULL: not fenced), $2 keys to delete, $3/$4 keys and values to put,
     // $5 the channel, $6 the notification payloads. `lead` is 0 when the fence failed.
-    write: `WITH lead AS (SELECT epoch FROM ${ha} WHERE name = 'leader' AND ($1::bigint IS NULL OR epoch = $1) FOR SHARE),
+    write: `WITH lead AS (SELECT epoch FROM ${ha} WHERE name = 'leader' AND ${fence} FOR KEY SHARE),
         del AS (DELETE FROM ${t} WHERE path = ANY($2::text[]) AND EXISTS (SELECT 1 FROM lead) RETURNING 1),
         ins AS (INSERT INTO ${t} (path, value) SELECT p, v FROM unnest($3::text[], $4::bytea[]) AS u(p, v)
                  WHERE EXISTS (SELECT 1 FROM lead)
@@ -462,6 +501,12 @@ function statements(table: string) {
         note AS (SELECT pg_notify($5, m) FROM unnest($6::text[]) AS m WHERE EXISTS (SELECT 1 FROM lead))
       SELECT (SELECT count(*) FROM lead) AS lead, (SELECT count(*) FROM del) + (SELECT count(*) FROM ins) + (SELECT count(*) FROM note) AS n`,
   };
+}
+
+/** A query bounded by QUERY_TIMEOUT_MS (the driver reads `query_timeout` per query; its types do not list it). */
+function timed(text: string, values: unknown[]): pg.QueryConfig {
+  const config: pg.QueryConfig & { query_timeout: number } = { text, values, query_timeout: QUERY_TIMEOUT_MS };
+  return config;
 }
 
 /** `origin\nkey\nkey…` payloads, each under the size PostgreSQL accepts. */

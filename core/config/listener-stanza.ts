@@ -13,7 +13,7 @@ import {
 const LISTENER_KEYS = [
   'address', 'tls_disable', 'tls_cert_file', 'tls_key_file', 'tls_min_version', 'tls_client_ca_file',
   'tls_require_and_verify_client_cert', 'tls_disable_client_certs', 'max_request_size', 'max_unauthenticated_request_size',
-  'http_read_header_timeout', 'http_read_timeout', 'telemetry', 'disable_unauthed_generate_root_endpoints',
+  'http_read_header_timeout', 'http_read_timeout', 'http_idle_timeout', 'http_write_timeout', 'telemetry', 'disable_unauthed_generate_root_endpoints',
 ] as const;
 
 type ListenerKey = (typeof LISTENER_KEYS)[number];
@@ -37,6 +37,8 @@ export function readListener(block: LabeledBlock, source: SourceFile): ListenerC
   if (readHeaderTimeoutMs !== undefined && readTimeoutMs !== undefined && readTimeoutMs > 0 && readHeaderTimeoutMs > readTimeoutMs) {
     fail(at('http_read_header_timeout'), 'http_read_header_timeout cannot be greater than http_read_timeout');
   }
+  const idleTimeoutMs = read('http_idle_timeout', durationMillis);
+  const writeTimeoutMs = read('http_write_timeout', durationMillis);
   const maxRequestSize = read('max_request_size', integer);
   const maxUnauthenticated = read('max_unauthenticated_request_size', integer);
   if (maxUnauthenticated !== undefined && maxUnauthenticated < 0) {
@@ -55,6 +57,8 @@ export function readListener(block: LabeledBlock, source: SourceFile): ListenerC
     // Only when configured: the listener owns the defaults.
     ...(readHeaderTimeoutMs !== undefined ? { readHeaderTimeoutMs } : {}),
     ...(readTimeoutMs !== undefined ? { readTimeoutMs } : {}),
+    ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
+    ...(writeTimeoutMs !== undefined ? { writeTimeoutMs } : {}),
   };
 }
 

@@ -76,6 +76,8 @@ function listener(config: ListenerConfig): Record<string, unknown> {
       ...(config.maxUnauthenticatedRequestSize !== undefined ? { max_unauthenticated_request_size: config.maxUnauthenticatedRequestSize } : {}),
       ...(config.readHeaderTimeoutMs !== undefined ? { http_read_header_timeout: config.readHeaderTimeoutMs / 1000 } : {}),
       ...(config.readTimeoutMs !== undefined ? { http_read_timeout: config.readTimeoutMs / 1000 } : {}),
+      ...(config.idleTimeoutMs !== undefined ? { http_idle_timeout: config.idleTimeoutMs / 1000 } : {}),
+      ...(config.writeTimeoutMs !== undefined ? { http_write_timeout: config.writeTimeoutMs / 1000 } : {}),
       telemetry: { unauthenticated_metrics_access: config.unauthenticatedMetricsAccess ?? false },
     },
   };

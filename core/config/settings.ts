@@ -39,6 +39,10 @@ export interface ListenerConfig {
   readonly readHeaderTimeoutMs?: number;
   /** Milliseconds a client may take to send a whole request, body included (0: no limit; default 30 s). */
   readonly readTimeoutMs?: number;
+  /** Milliseconds a keep-alive connection may wait for its next request (default 5 min; 0: the read timeout). */
+  readonly idleTimeoutMs?: number;
+  /** Milliseconds from a request's arrival until its response is written (0, the default: no limit). */
+  readonly writeTimeoutMs?: number;
   /**
    * `disable_unauthed_generate_root_endpoints` (OpenBao's name and place): refuse Vault's
    * unauthenticated `sys/generate-root/*`, leaving the token-authenticated `sys/generate-root-token/*`.

@@ -17,6 +17,10 @@ export interface ListenerOptions {
   readonly readHeaderTimeoutMs?: number;
   /** Time for a client to send a whole request, headers and body, ms (Vault's http_read_timeout); 0 = none. */
   readonly readTimeoutMs?: number;
+  /** Time a keep-alive connection may wait for its next request, ms (Vault's http_idle_timeout); 0 = Node's default. */
+  readonly idleTimeoutMs?: number;
+  /** Time from a request's arrival until its response is written, ms (Vault's http_write_timeout); 0 = none. */
+  readonly writeTimeoutMs?: number;
   /** The oldest TLS version accepted; Node's default (TLS 1.2) otherwise. */
   readonly tlsMinVersion?: 'TLSv1.2' | 'TLSv1.3';
   /**
@@ -36,6 +40,9 @@ export const CLOSE_GRACE_MS = 2_000;
 
 export const DEFAULT_READ_HEADER_TIMEOUT_MS = 10_000;
 export const DEFAULT_READ_TIMEOUT_MS = 30_000;
+/** Vault's defaults (https://developer.hashicorp.com/vault/docs/configuration/listener/tcp). */
+export const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
+export const DEFAULT_WRITE_TIMEOUT_MS = 0;
 
 export interface Listener {
   /** `http://127.0.0.1:8200` or `https://…`. */
@@ -64,7 +71,7 @@ export async function listen(app: Koa, options: ListenerOptions): Promise<Listen
   const handle = app.callback();
   const httpServer = http.createServer(
     {
-      keepAliveTimeout: 5_000,
+      keepAliveTimeout: idleTimeoutOf(options, requestTimeout, headersTimeout),
       headersTimeout,
       requestTimeout,
       // Node checks the timeouts on this interval (30 s by default), so it bounds how late a slow client is cut.
@@ -82,6 +89,7 @@ export async function listen(app: Koa, options: ListenerOptions): Promise<Listen
     inFlight.add(res);
     res.on('close', () => inFlight.delete(res));
   });
+  enforceWriteTimeout(httpServer, options.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS);
   // Node starts tracking connections for those timeouts (and for closeIdleConnections) when the
   // server emits 'listening'. This one never listens itself (sockets arrive through 'connection'),
   // so it is told here; without it a client sending headers or a body byte by byte is never cut off.
@@ -148,6 +156,29 @@ export async function listen(app: Koa, options: ListenerOptions): Promise<Listen
       tlsFiles = files;
     },
   };
+}
+
+/**
+ * `http_idle_timeout`, Node's `keepAliveTimeout`. As in Vault: when it is 0 the read timeout is
+ * used, and when that is 0 too the header timeout (0 there as well: idle connections stay open).
+ */
+function idleTimeoutOf(options: ListenerOptions, readTimeoutMs: number, readHeaderTimeoutMs: number): number {
+  const idle = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  return idle > 0 ? idle : readTimeoutMs > 0 ? readTimeoutMs : readHeaderTimeoutMs;
+}
+
+/**
+ * `http_write_timeout`, as Go's `WriteTimeout` that Vault's listener sets: a response not fully
+ * written this long after its request arrived (a slow handler, or a client that does not read)
+ * has its connection closed, so it holds no socket or memory past that.
+ */
+function enforceWriteTimeout(httpServer: http.Server, timeoutMs: number): void {
+  if (timeoutMs <= 0) return;
+  httpServer.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    const timer = setTimeout(() => res.socket?.destroy(), timeoutMs);
+    timer.unref();
+    res.on('close', () => clearTimeout(timer));
+  });
 }
 
 /** Node's parser errors that have their own status; any other malformed request is a 400. */

@@ -27,16 +27,14 @@ export class AuthenticateStage {
   /**
    * Whether the client token is one `authenticate` would admit from this address, audited nowhere:
    * the HTTP layer asks it before reading a body (body-allowance.ts), so that a request without a
-   * usable token costs no more than its head.
+   * usable token costs no more than its head. Rejects when the token cannot be looked up (the
+   * storage is unavailable): that is not a verdict on the token.
    */
   usable(id: string | undefined, remoteAddress: string): boolean | Promise<boolean> {
     if (!id || this.barrier.sealed) return false;
     const cached = this.tokens.lookupCached(id);
     if (cached) return admits(cached, remoteAddress);
-    return this.tokens.lookup(id).then(
-      (token) => token !== undefined && admits(token, remoteAddress),
-      () => false,
-    );
+    return this.tokens.lookup(id).then((token) => token !== undefined && admits(token, remoteAddress));
   }
 
   authenticate(request: ReadRequest, route: Route, audit: RequestAudit): Caller | Promise<Caller> {

@@ -49,6 +49,10 @@ export class BodyAllowanceStage {
     const address = typeof vouched === 'string' ? vouched : head.remoteAddress;
     const usable = this.authentication.usable(tokenOf(head), address);
     const refused: BodyAllowance = unauthenticated === false ? 'none' : 'unauthenticated';
-    return usable instanceof Promise ? usable.then((ok) => (ok ? 'authenticated' : refused)) : usable ? 'authenticated' : refused;
+    // A token that could not be looked up (the storage is down) is sized as a request without one:
+    // the pipeline then answers 503, and a forwarded request keeps the bytes its MAC covers.
+    return usable instanceof Promise
+      ? usable.then((ok) => (ok ? 'authenticated' : refused), () => 'unauthenticated')
+      : usable ? 'authenticated' : refused;
   }
 }

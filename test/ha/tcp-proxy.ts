@@ -1,10 +1,16 @@
-/** A TCP proxy a test can cut and restore, to take the database away from one node only. */
+/** A TCP proxy a test can cut, pause and restore, to take the database away from one node only. */
 import net from 'node:net';
 import { freePort } from '../helpers/net.js';
 
+interface Pair {
+  readonly client: net.Socket;
+  readonly upstream: net.Socket;
+}
+
 export class TcpProxy {
   private server: net.Server | undefined;
-  private readonly sockets = new Set<net.Socket>();
+  private readonly pairs = new Set<Pair>();
+  private paused = false;
 
   private constructor(
     readonly port: number,
@@ -21,9 +27,27 @@ export class TcpProxy {
   async cut(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    for (const socket of this.sockets) socket.destroy();
-    this.sockets.clear();
+    for (const { client, upstream } of this.pairs) {
+      client.destroy();
+      upstream.destroy();
+    }
+    this.pairs.clear();
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /**
+   * Stops relaying bytes both ways while every connection stays open (the kernel still answers
+   * TCP keepalives): to each side the other looks frozen, as a process stopped with SIGSTOP does.
+   */
+  pause(): void {
+    this.paused = true;
+    for (const pair of this.pairs) stopRelay(pair);
+  }
+
+  /** Relays the bytes held back by `pause`, and new ones, again. */
+  resume(): void {
+    this.paused = false;
+    for (const pair of this.pairs) relay(pair);
   }
 
   /** Accepts connections again, on the same port. */
@@ -31,18 +55,17 @@ export class TcpProxy {
     if (this.server) return;
     const server = net.createServer((client) => {
       const upstream = net.connect(this.target.port, this.target.host);
-      this.sockets.add(client);
-      this.sockets.add(upstream);
+      const pair = { client, upstream };
+      this.pairs.add(pair);
       const drop = () => {
         client.destroy();
         upstream.destroy();
-        this.sockets.delete(client);
-        this.sockets.delete(upstream);
+        this.pairs.delete(pair);
       };
       client.on('error', drop).on('close', drop);
       upstream.on('error', drop).on('close', drop);
-      client.pipe(upstream);
-      upstream.pipe(client);
+      if (this.paused) stopRelay(pair);
+      else relay(pair);
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -54,4 +77,18 @@ export class TcpProxy {
   async close(): Promise<void> {
     await this.cut();
   }
+}
+
+function relay({ client, upstream }: Pair): void {
+  client.pipe(upstream);
+  upstream.pipe(client);
+  client.resume();
+  upstream.resume();
+}
+
+function stopRelay({ client, upstream }: Pair): void {
+  client.unpipe(upstream);
+  upstream.unpipe(client);
+  client.pause();
+  upstream.pause();
 }

@@ -11,6 +11,8 @@ import { request } from '../../helpers/http.js';
 import { LevelDbStorage } from '../../../storage/leveldb.js';
 import { canChown, expectPrivateTree, octal, openUp } from '../../helpers/files.js';
 import { createTestCa, tlsRequest } from '../../helpers/tls.js';
+import { createTestDatabase } from '../../helpers/postgres.js';
+import { TcpProxy } from '../../ha/tcp-proxy.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../bin/keywarden.js');
 
@@ -193,24 +195,40 @@ describe('keywarden server (process)', function () {
     }
   });
 
-  it('fails to start with a clear one-line error when the PostgreSQL database cannot be reached, never printing the password', async () => {
+  it('waits for a PostgreSQL database it cannot reach, saying why in a log line without the password, and serves once it is reachable', async function () {
+    this.timeout(60_000);
     const dir = await tempDir();
+    const database = new URL(await createTestDatabase());
+    const proxy = await TcpProxy.start({ host: database.hostname, port: Number(database.port) });
+    await proxy.cut();
+    let proc: Running | undefined;
     try {
+      const viaProxy = new URL(database.toString());
+      viaProxy.port = String(proxy.port);
       const config = path.join(dir.path, 'config.json');
       await writeFile(
         config,
         JSON.stringify({
-          storage: { postgresql: { connection_url: 'postgres://kw:hunter2@127.0.0.1:1/kw', ha_enabled: true } },
+          storage: { postgresql: { connection_url: viaProxy.toString(), ha_enabled: true } },
           api_addr: 'http://127.0.0.1:8299',
           listener: { tcp: { address: '127.0.0.1:0', tls_disable: true } },
         }),
       );
-      const proc = run(['server', '-config', config], dir.path);
-      expect(await proc.exited).to.equal(1);
-      expect(proc.output()).to.contain('PostgreSQL refused the connection (is the database running?)');
-      expect(proc.output()).to.not.match(/\n\s+at /);
-      expect(proc.output()).to.not.contain('hunter2');
+      const running = run(['server', '-config', config], dir.path);
+      proc = running;
+      await waitFor(() => running.output().split('waiting for PostgreSQL').length > 2 || running.child.exitCode !== null, 'two attempts to reach the database');
+      expect(running.child.exitCode, running.output()).to.equal(null);
+      expect(running.output()).to.contain('PostgreSQL refused the connection (is the database running?)');
+      expect(running.output()).to.not.match(/\n\s+at /);
+      expect(running.output()).to.not.contain(database.password);
+      expect(running.output()).to.not.contain('"msg":"listening"');
+      await proxy.restore();
+      const address = await listeningAddress(running);
+      expect((await request(address, 'GET', '/v1/sys/health')).status, 'serving (not yet initialized)').to.equal(501);
     } finally {
+      proc?.child.kill('SIGKILL');
+      await proc?.exited;
+      await proxy.close();
       await dir.remove();
     }
   });

@@ -463,7 +463,7 @@ describe('server configuration', () => {
     it('names the file within the directory that holds a problem', () => {
       write('a.hcl', 'storage "inmem" {}\n');
       const bad = write('b.hcl', 'listener "tcp" {\n  tls_disable = true\n  adress = "x"\n}\n');
-      expect(loadRefusal(dir)).to.equal(`${bad}:3: listener.tcp.adress: unknown key; expected one of address, tls_disable, tls_cert_file, tls_key_file, tls_min_version, tls_client_ca_file, tls_require_and_verify_client_cert, tls_disable_client_certs, max_request_size, max_unauthenticated_request_size, http_read_header_timeout, http_read_timeout, telemetry, disable_unauthed_generate_root_endpoints`);
+      expect(loadRefusal(dir)).to.equal(`${bad}:3: listener.tcp.adress: unknown key; expected one of address, tls_disable, tls_cert_file, tls_key_file, tls_min_version, tls_client_ca_file, tls_require_and_verify_client_cert, tls_disable_client_certs, max_request_size, max_unauthenticated_request_size, http_read_header_timeout, http_read_timeout, http_idle_timeout, http_write_timeout, telemetry, disable_unauthed_generate_root_endpoints`);
     });
 
     it('refuses a directory without configuration files', () => {

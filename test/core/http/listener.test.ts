@@ -88,6 +88,56 @@ describe('listener', function () {
     });
   });
 
+  describe('idle and write timeouts', () => {
+    /** A raw keep-alive connection that has had one request answered. */
+    async function servedConnection(port: number): Promise<{ socket: net.Socket; closed: Promise<void> }> {
+      const socket = net.connect(port, '127.0.0.1');
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      socket.on('error', () => undefined);
+      const answered = new Promise<string>((resolve) => socket.once('data', (chunk: Buffer) => resolve(chunk.toString())));
+      socket.write('GET /fast HTTP/1.1\r\nHost: x\r\n\r\n');
+      expect(await answered).to.match(/^HTTP\/1\.1 200 /);
+      return { socket, closed };
+    }
+
+    it('closes a keep-alive connection that waits longer than http_idle_timeout for its next request, and only that one', async () => {
+      const { app } = slowApp();
+      const short = await listen(app, { host: '127.0.0.1', port: 0, idleTimeoutMs: 200 });
+      const usual = await listen(app, { host: '127.0.0.1', port: 0 });
+      const kept = await servedConnection(usual.port);
+      try {
+        const idle = await servedConnection(short.port);
+        await idle.closed;
+        expect(kept.socket.destroyed, 'a connection under the default idle timeout (5 min) stays open').to.equal(false);
+        const again = new Promise<string>((resolve) => kept.socket.once('data', (chunk: Buffer) => resolve(chunk.toString())));
+        kept.socket.write('GET /fast HTTP/1.1\r\nHost: x\r\n\r\n');
+        expect(await again).to.match(/^HTTP\/1\.1 200 /);
+      } finally {
+        kept.socket.destroy();
+        await short.close();
+        await usual.close();
+      }
+    });
+
+    it('cuts the connection of a response not written within http_write_timeout, and leaves quick ones alone', async () => {
+      const { app, entered, release } = slowApp();
+      const listener = await listen(app, { host: '127.0.0.1', port: 0, writeTimeoutMs: 300 });
+      try {
+        const quick = await servedConnection(listener.port);
+        quick.socket.destroy();
+        const answer = get(listener.port, false).then(
+          () => 'answered',
+          (err: NodeJS.ErrnoException) => err.code,
+        );
+        await entered;
+        expect(await answer).to.equal('ECONNRESET');
+      } finally {
+        release();
+        await listener.close();
+      }
+    });
+  });
+
   describe('TLS', () => {
     let dir: { path: string; remove: () => Promise<void> };
     let ca: TestCa;
