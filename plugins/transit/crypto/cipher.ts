@@ -13,12 +13,13 @@
  * is ciphertext ‖ tag. Convergent versions 2 and 3 derive the nonce from the plaintext:
  * HMAC-SHA-256 keyed with the context (v2) or with 32 more bytes of the HKDF output (v3).
  */
-import { constants, createCipheriv, createDecipheriv, createHmac, privateDecrypt, publicEncrypt, type CipherGCMTypes, type KeyObject } from 'node:crypto';
+import { constants, createCipheriv, createHmac, privateDecrypt, publicEncrypt, type CipherGCMTypes, type KeyObject } from 'node:crypto';
 import { nextTurn } from '../../../sdk/index.js';
 import { WasmCrypto } from '../../../sdk/crypto.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';
 import { decodeBase64, encodeBase64, encodeBase64Batch } from './base64.js';
+import { chachaCipher, chachaDecipher } from './chacha.js';
 import { ItemError } from './item-error.js';
 import { MISSING_CONTEXT, counterModeKdf } from './derive.js';
 
@@ -55,6 +56,19 @@ export const NONCE_NOT_ALLOWED = 'provided nonce not allowed for this key';
 const CONVERGENT_NONCE_LENGTH = 'base64-decoded nonce must be 12 bytes long when using convergent encryption with this key';
 const PREFIX = 'vault:v';
 const NONCE_BYTES = 12;
+
+/** The nonce length of the key's cipher: 12 bytes, or XChaCha20-Poly1305's 24. */
+function nonceBytesOf(policy: KeyPolicy): number {
+  return policy.info.nonceBytes ?? NONCE_BYTES;
+}
+
+/** `count` random nonces for the key's cipher, views into one block from the CSPRNG. */
+function randomNoncesFor(policy: KeyPolicy, count: number): Buffer[] {
+  const size = nonceBytesOf(policy);
+  if (size === NONCE_BYTES) return WasmCrypto.randomNonces(count);
+  const block = WasmCrypto.randomNonceBlock((count * size) / NONCE_BYTES);
+  return Array.from({ length: count }, (_, k) => block.subarray(k * size, (k + 1) * size));
+}
 /** Bytes of HKDF output after the cipher key that key the convergent v3 nonce HMAC. */
 const NONCE_KEY_BYTES = 32;
 /** OAEP with SHA-256: 2 × 32 + 2 bytes of overhead; PKCS#1 v1.5: 11. */
@@ -259,16 +273,17 @@ export async function encryptLarge(wasm: WasmCrypto, policy: KeyPolicy, item: En
 
   const { plaintext, aad } = item;
   let nonce: Uint8Array;
-  if (work.convergent === 0) nonce = WasmCrypto.randomNonceBlock(1);
+  const nonceBytes = nonceBytesOf(policy);
+  if (work.convergent === 0) nonce = randomNoncesFor(policy, 1)[0]!;
   else if (work.convergent === 1) nonce = item.nonce!;
-  else nonce = (await hmacInTurns(work.nonceKey!, plaintext)).subarray(0, NONCE_BYTES);
+  else nonce = (await hmacInTurns(work.nonceKey!, plaintext)).subarray(0, nonceBytes);
   const cipher =
     family === 'chacha'
-      ? createCipheriv('chacha20-poly1305', work.key!, nonce, { authTagLength: 16 })
+      ? chachaCipher(work.key!, nonce)
       : createCipheriv(`aes-${work.key!.length * 8}-gcm` as CipherGCMTypes, work.key!, nonce);
   if (aad?.length) cipher.setAAD(aad, { plaintextLength: plaintext.length });
 
-  // Version 1 keeps the nonce out of the payload; a 12-byte nonce is four whole base64 quanta.
+  // Version 1 keeps the nonce out of the payload; a 12- or 24-byte nonce is whole base64 quanta.
   const texts = [versionPrefix(work.version.version), work.convergent === 1 ? '' : encodeBase64(nonce)];
   for (let at = 0; at < plaintext.length; at += TURN_BYTES) {
     if (at > 0) await nextTurn();
@@ -329,7 +344,7 @@ function sealOther(wasm: WasmCrypto, policy: KeyPolicy, work: readonly Work[], i
     else derivedAt.push(k);
   });
   if (randomCount > 0) {
-    const random = WasmCrypto.randomNonces(randomCount);
+    const random = randomNoncesFor(policy, randomCount);
     let r = 0;
     work.forEach((w, k) => {
       if (w.convergent === 0) nonces[k] = random[r++]!;
@@ -341,7 +356,7 @@ function sealOther(wasm: WasmCrypto, policy: KeyPolicy, work: readonly Work[], i
       derivedAt.map((k) => work[k]!.nonceKey!),
       derivedAt.map((k) => items[work[k]!.index]!.plaintext),
     );
-    derivedAt.forEach((k, j) => (nonces[k] = sums[j]!.subarray(0, NONCE_BYTES)));
+    derivedAt.forEach((k, j) => (nonces[k] = sums[j]!.subarray(0, nonceBytesOf(policy))));
   }
 
   const sealed = seal(wasm, policy, work, nonces, items);
@@ -391,9 +406,10 @@ function decryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly D
   const work: Work[] = [];
   const nonces: Uint8Array[] = [];
   const bodies: Uint8Array[] = [];
+  const nonceBytes = nonceBytesOf(policy);
   for (const w of derived) {
     const payload = w.payload!;
-    if (payload.length < NONCE_BYTES) {
+    if (payload.length < nonceBytes) {
       results[w.index] = new ItemError(SHORT_CIPHERTEXT);
       continue;
     }
@@ -406,8 +422,8 @@ function decryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly D
       nonces.push(nonce);
       bodies.push(payload);
     } else {
-      nonces.push(payload.subarray(0, NONCE_BYTES));
-      bodies.push(payload.subarray(NONCE_BYTES));
+      nonces.push(payload.subarray(0, nonceBytes));
+      bodies.push(payload.subarray(nonceBytes));
     }
     work.push(w);
   }
@@ -502,7 +518,7 @@ function seal(wasm: WasmCrypto, policy: KeyPolicy, work: readonly Work[], nonces
   if (policy.info.family === 'chacha') {
     return work.map((w, k) => {
       const item = items[w.index]!;
-      const cipher = createCipheriv('chacha20-poly1305', w.key!, nonces[k]!, { authTagLength: 16 });
+      const cipher = chachaCipher(w.key!, nonces[k]!);
       if (item.aad?.length) cipher.setAAD(item.aad, { plaintextLength: item.plaintext.length });
       const body = cipher.update(item.plaintext);
       cipher.final();
@@ -537,7 +553,7 @@ function open(
       const body = bodies[k]!;
       if (body.length < 16) return null;
       const aad = items[w.index]!.aad;
-      const decipher = createDecipheriv('chacha20-poly1305', w.key!, nonces[k]!, { authTagLength: 16 });
+      const decipher = chachaDecipher(w.key!, nonces[k]!);
       decipher.setAuthTag(body.subarray(body.length - 16));
       if (aad?.length) decipher.setAAD(aad, { plaintextLength: body.length - 16 });
       const plain = decipher.update(body.subarray(0, body.length - 16));

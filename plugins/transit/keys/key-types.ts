@@ -1,7 +1,10 @@
 /**
  * The key types transit offers and what each supports. `vaultId` is Vault's numeric key type as it
  * appears in backups: the `KeyType` numbering of Vault's keysutil, hmac = 11
- * (https://github.com/hashicorp/vault/blob/main/sdk/helper/keysutil/policy.go).
+ * (https://github.com/hashicorp/vault/blob/main/sdk/helper/keysutil/policy.go). OpenBao numbers
+ * from the same list without Vault's managed keys, so its hmac is 10 and its xchacha20-poly1305 11
+ * (https://github.com/openbao/openbao/blob/main/sdk/helper/keysutil/policy.go): 11 is taken by
+ * Vault's hmac, so xchacha20-poly1305 backups carry XCHACHA_BACKUP_ID, a number neither uses.
  */
 import { BadRequestError } from '../../../sdk/index.js';
 
@@ -9,6 +12,7 @@ export type KeyType =
   | 'aes128-gcm96'
   | 'aes256-gcm96'
   | 'chacha20-poly1305'
+  | 'xchacha20-poly1305'
   | 'ed25519'
   | 'ecdsa-p256'
   | 'ecdsa-p384'
@@ -30,11 +34,16 @@ export interface KeyTypeInfo {
   readonly family: 'aes-gcm' | 'chacha' | 'ed25519' | 'ecdsa' | 'rsa' | 'hmac';
   /** Symmetric key length in bytes (AES, ChaCha). */
   readonly keyBytes?: number;
+  /** Nonce length in bytes of a symmetric cipher: 12, or 24 for XChaCha20-Poly1305. */
+  readonly nonceBytes?: number;
   readonly curve?: 'P-256' | 'P-384' | 'P-521';
   readonly rsaBits?: number;
 }
 
 const t = (info: KeyTypeInfo) => info;
+
+/** The backup type number of xchacha20-poly1305 keys (see above). */
+export const XCHACHA_BACKUP_ID = 1011;
 
 export const KEY_TYPES: Readonly<Record<KeyType, KeyTypeInfo>> = {
   'aes256-gcm96': t({ name: 'aes256-gcm96', vaultId: 0, encryption: true, decryption: true, signing: false, derivation: true, aead: true, family: 'aes-gcm', keyBytes: 32 }),
@@ -47,6 +56,7 @@ export const KEY_TYPES: Readonly<Record<KeyType, KeyTypeInfo>> = {
   'ecdsa-p521': t({ name: 'ecdsa-p521', vaultId: 7, encryption: false, decryption: false, signing: true, derivation: false, aead: false, family: 'ecdsa', curve: 'P-521' }),
   'aes128-gcm96': t({ name: 'aes128-gcm96', vaultId: 8, encryption: true, decryption: true, signing: false, derivation: true, aead: true, family: 'aes-gcm', keyBytes: 16 }),
   'rsa-3072': t({ name: 'rsa-3072', vaultId: 9, encryption: true, decryption: true, signing: true, derivation: false, aead: false, family: 'rsa', rsaBits: 3072 }),
+  'xchacha20-poly1305': t({ name: 'xchacha20-poly1305', vaultId: XCHACHA_BACKUP_ID, encryption: true, decryption: true, signing: false, derivation: true, aead: true, family: 'chacha', keyBytes: 32, nonceBytes: 24 }),
   hmac: t({ name: 'hmac', vaultId: 11, encryption: false, decryption: false, signing: false, derivation: false, aead: false, family: 'hmac' }),
 };
 

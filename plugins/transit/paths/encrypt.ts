@@ -48,7 +48,7 @@ const ENCRYPT_FIELDS = {
   type: {
     type: 'string',
     description:
-      'On upsert, the type of key to create: aes256-gcm96 (the default), aes128-gcm96, chacha20-poly1305, rsa-2048, rsa-3072 or ' +
+      'On upsert, the type of key to create: aes256-gcm96 (the default), aes128-gcm96, chacha20-poly1305, xchacha20-poly1305, rsa-2048, rsa-3072 or ' +
       'rsa-4096. Batch items may name it instead of the request.',
   },
   convergent_encryption: {

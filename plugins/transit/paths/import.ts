@@ -225,7 +225,8 @@ async function readMaterial(ctx: TransitContext, info: KeyTypeInfo, fields: KeyF
   }
 }
 
-function importedVersion(info: KeyTypeInfo, version: number, now: Date, material: ImportedMaterial): KeyVersion {
+/** Version `version` of an imported key (or one derive-key makes) from its material. */
+export function importedVersion(info: KeyTypeInfo, version: number, now: Date, material: ImportedMaterial): KeyVersion {
   return {
     version,
     ...(material.key ? { key: material.key } : {}),

@@ -1,9 +1,10 @@
-/** export, byok-export, backup, restore, wrapping_key, import, import_version, csr and set-certificate paths. */
+/** export, byok-export, backup, restore, wrapping_key, import, import_version, derive-key, csr and set-certificate paths. */
 import type { AnyPathDefinition } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { backupPath } from './backup.js';
 import { byokExportPath } from './byok-export.js';
 import { csrPath } from './csr.js';
+import { deriveKeyPath } from './derive-key.js';
 import { exportPath } from './export.js';
 import { importPaths } from './import.js';
 import { restorePath } from './restore.js';
@@ -18,6 +19,7 @@ export function lifecyclePaths(ctx: TransitContext): AnyPathDefinition[] {
     restorePath(ctx),
     wrappingKeyPath(ctx),
     ...importPaths(ctx),
+    deriveKeyPath(ctx),
     csrPath(ctx),
     setCertificatePath(ctx),
   ];

@@ -80,6 +80,7 @@ describe('transit BYOK', function () {
       { type: 'aes128-gcm96', material: () => randomBytes(16) },
       { type: 'aes256-gcm96', material: () => randomBytes(32) },
       { type: 'chacha20-poly1305', material: () => randomBytes(32) },
+      { type: 'xchacha20-poly1305', material: () => randomBytes(32) },
       { type: 'hmac', material: () => randomBytes(48) },
       { type: 'rsa-2048', material: () => pkcs8(rsa2048.privateKey) },
       { type: 'ecdsa-p256', material: () => pkcs8(p256.privateKey) },
@@ -97,7 +98,7 @@ describe('transit BYOK', function () {
         if (type === 'hmac') {
           expect(read.key_size).to.equal(48);
           expect((await ok(h.read(`export/hmac-key/imp-${type}/1`))).keys['1']).to.equal(b64(bytes));
-        } else if (type.startsWith('aes') || type.startsWith('chacha')) {
+        } else if (type.startsWith('aes') || type.includes('chacha')) {
           expect((await ok(h.read(`export/encryption-key/imp-${type}/1`))).keys['1']).to.equal(b64(bytes));
         } else {
           const imported = createPrivateKey({ key: bytes, format: 'der', type: 'pkcs8' });
@@ -378,7 +379,7 @@ describe('transit BYOK', function () {
     }
 
     it('moves symmetric keys (all versions): B decrypts A\'s ciphertexts of every version', async () => {
-      for (const type of ['aes128-gcm96', 'aes256-gcm96', 'chacha20-poly1305']) {
+      for (const type of ['aes128-gcm96', 'aes256-gcm96', 'chacha20-poly1305', 'xchacha20-poly1305']) {
         const name = `sym-${type}`;
         await ok(a.write(`keys/${name}`, { type, exportable: true }));
         const v1 = await encrypted(a, name, `${type} one`);

@@ -6,6 +6,7 @@
  */
 import { expect } from 'chai';
 import { constants, createCipheriv, createDecipheriv, createHmac, hkdfSync, privateDecrypt, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
+import { xchacha20poly1305 } from '@noble/ciphers/chacha.js';
 import forge from 'node-forge';
 import { KeyStore } from '../../../plugins/transit/keys/key-store.js';
 import type { KeyPolicy } from '../../../plugins/transit/keys/key-policy.js';
@@ -35,17 +36,26 @@ function unwrap(ciphertext: string): { version: number; payload: Buffer } {
   return { version: Number(m[1]), payload: Buffer.from(m[2]!, 'base64') };
 }
 
-type Aead = 'aes-128-gcm' | 'aes-256-gcm' | 'chacha20-poly1305';
-const AEAD_OF: Record<string, Aead> = { 'aes128-gcm96': 'aes-128-gcm', 'aes256-gcm96': 'aes-256-gcm', 'chacha20-poly1305': 'chacha20-poly1305' };
-const KEY_BYTES: Record<string, number> = { 'aes128-gcm96': 16, 'aes256-gcm96': 32, 'chacha20-poly1305': 32 };
+type Aead = 'aes-128-gcm' | 'aes-256-gcm' | 'chacha20-poly1305' | 'xchacha20-poly1305';
+const AEAD_OF: Record<string, Aead> = {
+  'aes128-gcm96': 'aes-128-gcm',
+  'aes256-gcm96': 'aes-256-gcm',
+  'chacha20-poly1305': 'chacha20-poly1305',
+  'xchacha20-poly1305': 'xchacha20-poly1305',
+};
+const KEY_BYTES: Record<string, number> = { 'aes128-gcm96': 16, 'aes256-gcm96': 32, 'chacha20-poly1305': 32, 'xchacha20-poly1305': 32 };
+const NONCE_BYTES: Record<string, number> = { 'aes128-gcm96': 12, 'aes256-gcm96': 12, 'chacha20-poly1305': 12, 'xchacha20-poly1305': 24 };
 
+/** XChaCha20-Poly1305 by a second implementation: @noble/ciphers' own, not the HChaCha20 + OpenSSL composition transit uses. */
 function seal(alg: Aead, key: Buffer, nonce: Buffer, plaintext: Buffer, aad?: Buffer): Buffer {
+  if (alg === 'xchacha20-poly1305') return Buffer.from(xchacha20poly1305(key, nonce, aad).encrypt(plaintext));
   const cipher = alg === 'chacha20-poly1305' ? createCipheriv(alg, key, nonce, { authTagLength: 16 }) : createCipheriv(alg, key, nonce);
   if (aad) cipher.setAAD(aad, { plaintextLength: plaintext.length });
   return Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
 }
 
 function open(alg: Aead, key: Buffer, nonce: Buffer, sealed: Buffer, aad?: Buffer): Buffer {
+  if (alg === 'xchacha20-poly1305') return Buffer.from(xchacha20poly1305(key, nonce, aad).decrypt(sealed));
   const decipher = alg === 'chacha20-poly1305' ? createDecipheriv(alg, key, nonce, { authTagLength: 16 }) : createDecipheriv(alg, key, nonce);
   decipher.setAuthTag(sealed.subarray(sealed.length - 16));
   if (aad) decipher.setAAD(aad, { plaintextLength: sealed.length - 16 });
@@ -73,8 +83,9 @@ describe('transit ciphertext format', () => {
     h = await TransitHarness.create();
   });
 
-  for (const type of ['aes128-gcm96', 'aes256-gcm96', 'chacha20-poly1305']) {
+  for (const type of ['aes128-gcm96', 'aes256-gcm96', 'chacha20-poly1305', 'xchacha20-poly1305']) {
     const alg = AEAD_OF[type]!;
+    const n = NONCE_BYTES[type]!;
 
     describe(type, () => {
       it('ciphertexts made here are nonce ‖ ciphertext ‖ tag under the stored key, with the associated data', async () => {
@@ -86,9 +97,9 @@ describe('transit ciphertext format', () => {
         results.forEach((result, i) => {
           const { version, payload } = unwrap(result.ciphertext);
           expect(version).to.equal(1);
-          expect(payload).to.have.length(12 + SIZES[i]! + 16);
+          expect(payload).to.have.length(n + SIZES[i]! + 16);
           const aad = items[i]!.associated_data ? Buffer.from(items[i]!.associated_data!, 'base64') : undefined;
-          expect(open(alg, key, payload.subarray(0, 12), payload.subarray(12), aad).toString('base64')).to.equal(items[i]!.plaintext);
+          expect(open(alg, key, payload.subarray(0, n), payload.subarray(n), aad).toString('base64')).to.equal(items[i]!.plaintext);
         });
       });
 
@@ -97,7 +108,7 @@ describe('transit ciphertext format', () => {
         const key = keyOf(await stored(h, 'k'));
         const plaintexts = SIZES.map((size) => randomBytes(size));
         const batch = plaintexts.map((plaintext, i) => {
-          const nonce = randomBytes(12);
+          const nonce = randomBytes(n);
           const aad = i % 3 === 0 ? Buffer.from(`ad${i}`) : undefined;
           return { ciphertext: `vault:v1:${b64(Buffer.concat([nonce, seal(alg, key, nonce, plaintext, aad)]))}`, associated_data: aad && b64(aad) };
         });
@@ -117,9 +128,9 @@ describe('transit ciphertext format', () => {
         batchResults(res).forEach((result, i) => {
           const key = hkdf(master, contexts[i]!, KEY_BYTES[type]!);
           const { payload } = unwrap(result.ciphertext);
-          expect(open(alg, key, payload.subarray(0, 12), payload.subarray(12)).toString()).to.equal(`secret ${i}`);
+          expect(open(alg, key, payload.subarray(0, n), payload.subarray(n)).toString()).to.equal(`secret ${i}`);
         });
-        const nonce = randomBytes(12);
+        const nonce = randomBytes(n);
         const theirs = `vault:v1:${b64(Buffer.concat([nonce, seal(alg, hkdf(master, contexts[1]!, KEY_BYTES[type]!), nonce, Buffer.from('from outside'))]))}`;
         const opened = await h.write('decrypt/d', { ciphertext: theirs, context: b64(contexts[1]!) });
         expect(Buffer.from(opened.data.plaintext, 'base64').toString()).to.equal('from outside');
@@ -137,7 +148,7 @@ describe('transit ciphertext format', () => {
         const key = derived.subarray(0, KEY_BYTES[type]!);
         const nonceKey = derived.subarray(KEY_BYTES[type]!);
         batchResults(res).forEach((result, i) => {
-          const nonce = createHmac('sha256', nonceKey).update(plaintexts[i]!).digest().subarray(0, 12);
+          const nonce = createHmac('sha256', nonceKey).update(plaintexts[i]!).digest().subarray(0, n);
           expect(result.ciphertext).to.equal(`vault:v1:${b64(Buffer.concat([nonce, seal(alg, key, nonce, plaintexts[i]!)]))}`);
         });
       });

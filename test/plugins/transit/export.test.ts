@@ -34,7 +34,7 @@ describe('transit export', function () {
 
   before(async () => {
     h = await TransitHarness.create();
-    for (const type of ['aes128-gcm96', 'aes256-gcm96', 'chacha20-poly1305', 'rsa-2048', 'ecdsa-p256', 'ecdsa-p384', 'ecdsa-p521', 'ed25519']) {
+    for (const type of ['aes128-gcm96', 'aes256-gcm96', 'chacha20-poly1305', 'xchacha20-poly1305', 'rsa-2048', 'ecdsa-p256', 'ecdsa-p384', 'ecdsa-p521', 'ed25519']) {
       await ok(h.write(`keys/${type}`, { type, exportable: true }));
     }
     await ok(h.write('keys/hmac', { type: 'hmac', key_size: 64, exportable: true }));
@@ -186,7 +186,7 @@ describe('transit export', function () {
     const wrap = (material: Buffer) => wrapKeyMaterial(wrappingB, material, 'sha256').toString('base64');
 
     it('private form, symmetric: B decrypts what A encrypted', async () => {
-      for (const type of ['aes128-gcm96', 'aes256-gcm96', 'chacha20-poly1305']) {
+      for (const type of ['aes128-gcm96', 'aes256-gcm96', 'chacha20-poly1305', 'xchacha20-poly1305']) {
         const key = Buffer.from((await exported(h, `encryption-key/${type}/1`))['1']!, 'base64');
         await ok(b.write(`keys/${type}/import`, { type, ciphertext: wrap(key) }), 204);
         const ciphertext = (await ok(h.write(`encrypt/${type}`, { plaintext: b64(`moved ${type}`) }))).ciphertext;
