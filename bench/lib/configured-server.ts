@@ -24,7 +24,8 @@ export interface ConfiguredServer {
 export async function startConfiguredServer(extra: Record<string, unknown> = {}): Promise<ConfiguredServer> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'keywarden-bench-'));
   const config = {
-    listener: { tcp: { address: '127.0.0.1:0', tls_disable: true } },
+    // The benchmarks' 1,000-item batches carry 2,001 strings, over max_request_json_strings' default (1,000).
+    listener: { tcp: { address: '127.0.0.1:0', tls_disable: true, max_request_json_strings: -1 } },
     storage: { leveldb: { path: 'data' } },
     log_level: 'info',
     ...extra,
