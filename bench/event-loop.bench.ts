@@ -8,7 +8,12 @@
  * Then two bodies sent without a token by a load generator in a process of its own
  * (lib/body-load.ts), while this process asks for health back to back, p99 and max: 20 MB of
  * `{"a":["x",…]}` to a path that needs a token, with a file audit device on; and 28 MB of
- * `pgp_keys` to `sys/init`.
+ * `pgp_keys` to `sys/init`. And issue #36's target: health p99 and max while another process
+ * (lib/mixed-load.ts) runs 100,000-item batches, 30 MB single operations and 20 MB bodies
+ * without a token back to back against a server with a file audit device.
+ *
+ * This build's servers raise the listener's JSON limits (RAISED_LIMITS) so they take the
+ * 100,000-item batches and 30 MB items.
  *
  * With BENCH_BASELINE=<directory of another built checkout> (a git worktree of an older commit,
  * built with tsc), every cell also runs against a server of that build, interleaved with this
@@ -37,6 +42,9 @@ const SMALL_BATCH = 1000;
 const ITEM_BYTES = 64;
 /** A 30 MB request body: one plaintext, base64, under the 32 MiB request limit. */
 const BIG_BODY_CHARS = 30 * 1000 * 1000;
+/** Seconds per round of the mixed load: each of its requests runs at least once. */
+const MIXED_DURATION_S = Number(process.env.BENCH_MIXED_DURATION ?? 20);
+const MIXED_CASE = 'mixed: 100,000-item batches, 30 MB encrypt/decrypt/rewrap/hmac/hash, 20 MB bodies without a token; file audit device on (other process)';
 
 interface Target {
   readonly server: BenchServer;
@@ -90,6 +98,59 @@ async function healthP99(target: Target, body: string, seconds: number): Promise
 }
 
 const LOADER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lib/body-load.js');
+const MIXED_LOADER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lib/mixed-load.js');
+
+/**
+ * Health latencies while another process runs issue #36's large requests back to back
+ * (lib/mixed-load.ts): 100,000-item batches, 30 MB encrypt, decrypt, rewrap, HMAC and hash, and
+ * 20 MB bodies without a token.
+ */
+async function healthUnderMixedLoad(target: Target, seconds: number): Promise<number[]> {
+  const loader = spawn(process.execPath, [MIXED_LOADER, target.server.address, target.server.token], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  loader.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  // Ready once it has made its 30 MB ciphertext; an error before then ends it.
+  await new Promise<void>((resolve, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`the mixed load generator exited (${code}) before it was ready`));
+    const onData = () => {
+      if (!out.includes('ready\n')) return;
+      loader.stdout!.off('data', onData);
+      loader.off('exit', onExit);
+      resolve();
+    };
+    loader.stdout!.on('data', onData);
+    loader.once('exit', onExit);
+  });
+  const latencies: number[] = [];
+  const until = performance.now() + seconds * 1000;
+  while (performance.now() < until) {
+    const started = performance.now();
+    await send(target, target.probe, 'GET', 'sys/health');
+    latencies.push(performance.now() - started);
+  }
+  const exited = new Promise<void>((resolve) => loader.once('exit', () => resolve()));
+  loader.kill('SIGTERM');
+  await exited;
+  const report = JSON.parse(out.slice(out.indexOf('ready\n') + 'ready\n'.length).trim() || '{}') as { sent?: Record<string, number>; unexpected?: string[] };
+  if (report.unexpected?.length) throw new Error(`mixed load: unexpected answers: ${report.unexpected.join('; ')}`);
+  mixedSent.push(report.sent ?? {});
+  return latencies.sort((a, b) => a - b);
+}
+
+/** What each round of the mixed load sent, for the report. */
+const mixedSent: Record<string, number>[] = [];
+
+/**
+ * The measured build's listener: Vault's and OpenBao's JSON limits raised so that 100,000-item
+ * batches and 30 MB items are taken (a baseline build from before those limits takes them as it is).
+ */
+const RAISED_LIMITS = {
+  address: '127.0.0.1:0',
+  tls_disable: true,
+  max_json_array_element_count: 200_000,
+  max_request_json_strings: -1,
+  max_json_string_value_length: 32 * 1024 * 1024,
+};
 
 /** Health latencies while another process sends a large body without a token, over and over. */
 async function healthUnderUpload(target: Target, urlPath: string, bytes: number, shape: 'strings' | 'pgp', seconds: number): Promise<number[]> {
@@ -143,8 +204,9 @@ function batchBody(items: number): string {
   return JSON.stringify({ batch_input: Array.from({ length: items }, () => ({ plaintext: randomBytes(ITEM_BYTES).toString('base64') })) });
 }
 
+/** A baseline build: its dev server. This build: a configured server with the JSON limits raised (RAISED_LIMITS). */
 async function startTarget(root?: string): Promise<Target> {
-  const server = await startBenchServer(root);
+  const server = root ? await startBenchServer(root) : { ...(await startConfiguredServer({ listener: { tcp: RAISED_LIMITS } })), startupMs: 0 };
   await server.request('POST', 'transit/keys/bench');
   return { server, work: new http.Agent({ keepAlive: true, maxSockets: 1 }), probe: new http.Agent({ keepAlive: true, maxSockets: 1 }) };
 }
@@ -160,7 +222,7 @@ async function startAuditedTarget(dir: string, root?: string): Promise<Target> {
     await target.server.request('PUT', 'sys/audit/file', { type: 'file', options: { file_path: path.join(dir, `audit-${target.server.child.pid}.log`) } });
     return target;
   }
-  const configured = await startConfiguredServer({ audit: [{ file: { file: { options: { file_path: path.join(dir, 'audit.log') } } } }] });
+  const configured = await startConfiguredServer({ listener: { tcp: RAISED_LIMITS }, audit: [{ file: { file: { options: { file_path: path.join(dir, 'audit.log') } } } }] });
   await configured.request('POST', 'transit/keys/bench');
   return { server: { ...configured, startupMs: 0 }, ...agents() };
 }
@@ -184,7 +246,7 @@ async function main(): Promise<void> {
     const audited: Record<string, Target> = {};
     for (const name of names) audited[name] = await startAuditedTarget(auditDir, name === 'before' ? BASELINE : undefined);
     // Each upload cell reports its p99; the worst single latency of its rounds is kept beside it.
-    const worst: Record<string, Record<string, number>> = { unauth: {}, pgp: {} };
+    const worst: Record<string, Record<string, number>> = { unauth: {}, pgp: {}, mixed: {} };
     const uploadCells = (which: 'unauth' | 'pgp') => (seconds: number) =>
       Object.fromEntries(
         names.map((name) => [
@@ -199,10 +261,25 @@ async function main(): Promise<void> {
           },
         ]),
       );
+    const mixedCells = (seconds: number) =>
+      Object.fromEntries(
+        names.map((name) => [
+          name,
+          async () => {
+            const latencies = await healthUnderMixedLoad(audited[name]!, seconds);
+            worst.mixed![name] = Math.max(worst.mixed![name] ?? 0, latencies[latencies.length - 1]!);
+            return p99(latencies);
+          },
+        ]),
+      );
+    const loadBefore = os.loadavg();
     const uploads = {
       unauth: await interleaved(uploadCells('unauth'), DURATION_S),
       pgp: await interleaved(uploadCells('pgp'), DURATION_S),
+      // Long enough for every request of the mixed load to run at least once per round.
+      mixed: await interleaved(mixedCells, Math.max(DURATION_S, MIXED_DURATION_S)),
     };
+    const loadAfter = os.loadavg();
     for (const target of Object.values(audited)) {
       target.work.destroy();
       target.probe.destroy();
@@ -243,11 +320,15 @@ async function main(): Promise<void> {
         maxRow('20 MB body without a token, file audit device on (other process)', worst.unauth!),
         row('28 MB pgp_keys to sys/init, no token (other process)', 'health p99 ms (worst round)', uploads.pgp, true),
         maxRow('28 MB pgp_keys to sys/init, no token (other process)', worst.pgp!),
+        row(MIXED_CASE, 'health p99 ms (worst round)', uploads.mixed, true),
+        maxRow(MIXED_CASE, worst.mixed!),
       ],
       [
-        `${DURATION_S} s per cell after a ${WARM_UP_S} s warm-up, ${ROUNDS} interleaved rounds; one server process per build (dev mode, LevelDB) on this machine. ` +
+        `${DURATION_S} s per cell after a ${WARM_UP_S} s warm-up, ${ROUNDS} interleaved rounds; one server process per build on this machine (LevelDB; a baseline build in dev mode, this build from a configuration file with the JSON limits raised). ` +
           'Health is asked back to back by a second connection while the large requests run back to back on the first; ' +
           (BASELINE ? `"before" is the build in ${BASELINE}.` : 'set BENCH_BASELINE to a built older checkout for before/after columns.'),
+        `Load average (1, 5, 15 min) ${loadBefore.map((l) => l.toFixed(2)).join(', ')} before the body cells, ${loadAfter.map((l) => l.toFixed(2)).join(', ')} after; ${os.cpus().length} cores.`,
+        `Mixed load per round (requests sent; the 1 s warm-up sends none): ${mixedSent.filter((sent) => Object.keys(sent).length > 0).map((sent) => Object.entries(sent).map(([what, n]) => `${what} ${n}`).join(', ')).join(' | ')}. Target (issue #36): health p99 < 25 ms, max < 50 ms.`,
       ],
     );
   } finally {

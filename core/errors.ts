@@ -147,6 +147,16 @@ export const NotActiveError = createError('NotActiveError', 'KW_NOT_ACTIVE', 503
   expose: true,
 });
 export type NotActiveError = InstanceType<typeof NotActiveError>;
+/**
+ * 504: the request ran past its listener's `max_request_duration`. Vault's text (its handlers see
+ * Go's context error) comes first; Vault answers it with a 500, which hides that a setting, not a
+ * fault, ended the request.
+ */
+export const DeadlineExceededError = createError('DeadlineExceededError', 'KW_DEADLINE_EXCEEDED', 504, {
+  message: 'context deadline exceeded',
+  expose: true,
+});
+export type DeadlineExceededError = InstanceType<typeof DeadlineExceededError>;
 /** 502: the cloud provider or another upstream answered with an error we cannot attribute to the user. */
 export const UpstreamError = createError('UpstreamError', 'KW_UPSTREAM', 502, { expose: true });
 export type UpstreamError = InstanceType<typeof UpstreamError>;

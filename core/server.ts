@@ -205,6 +205,8 @@ async function listenOn(host: Host, config: ListenerConfig, logger: Logger, ui: 
   const app = createApp(host, {
     maxRequestSize: config.maxRequestSize,
     ...(config.maxUnauthenticatedRequestSize !== undefined ? { maxUnauthenticatedRequestSize: config.maxUnauthenticatedRequestSize } : {}),
+    ...(config.jsonLimits ? { jsonLimits: config.jsonLimits } : {}),
+    ...(config.maxRequestDurationMs !== undefined ? { maxRequestDurationMs: config.maxRequestDurationMs } : {}),
     logger,
     ...(ui ? { ui } : {}),
     ...(config.unauthenticatedMetricsAccess ? { unauthenticatedMetrics: true } : {}),

@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { DEFAULT_MAX_REQUEST_SIZE } from '../http/body.js';
+import { DEFAULT_JSON_LIMITS, type JsonLimits } from '../http/json-limits.js';
 import type { ListenerConfig, ListenerTls } from './settings.js';
 import {
   boolean, durationMillis, fail, fieldsOf, integer, nonEmptyString, singleBody, string, tlsVersion, ConfigError,
@@ -14,9 +15,15 @@ const LISTENER_KEYS = [
   'address', 'tls_disable', 'tls_cert_file', 'tls_key_file', 'tls_min_version', 'tls_client_ca_file',
   'tls_require_and_verify_client_cert', 'tls_disable_client_certs', 'max_request_size', 'max_unauthenticated_request_size',
   'http_read_header_timeout', 'http_read_timeout', 'http_idle_timeout', 'http_write_timeout', 'telemetry', 'disable_unauthed_generate_root_endpoints',
+  'max_json_depth', 'max_json_string_value_length', 'max_json_object_entry_count', 'max_json_array_element_count',
+  'max_request_json_strings', 'max_request_duration',
 ] as const;
 
 type ListenerKey = (typeof LISTENER_KEYS)[number];
+
+const JSON_LIMIT_KEYS: readonly ListenerKey[] = [
+  'max_json_depth', 'max_json_string_value_length', 'max_json_object_entry_count', 'max_json_array_element_count', 'max_request_json_strings',
+];
 
 export function readListener(block: LabeledBlock, source: SourceFile): ListenerConfig {
   if (block.label === 'unix') fail(block.where, 'unix socket listeners are not supported; use listener "tcp"');
@@ -44,6 +51,9 @@ export function readListener(block: LabeledBlock, source: SourceFile): ListenerC
   if (maxUnauthenticated !== undefined && maxUnauthenticated < 0) {
     fail(at('max_unauthenticated_request_size'), 'max_unauthenticated_request_size cannot be negative: what a request without a token may send is always bounded (0 means the default, 1 MiB)');
   }
+  const jsonLimits = readJsonLimits(read, at);
+  const maxRequestDurationMs = read('max_request_duration', durationMillis);
+  if (maxRequestDurationMs !== undefined && maxRequestDurationMs < 0) fail(at('max_request_duration'), 'max_request_duration cannot be negative (0 means the default, 90s)');
   const tls = readListenerTls(read, at, block.where, source);
   const disableUnauthedGenerateRoot = read('disable_unauthed_generate_root_endpoints', boolean);
   return {
@@ -54,11 +64,36 @@ export function readListener(block: LabeledBlock, source: SourceFile): ListenerC
     // 0 means the default, as in Vault; a negative size turns the limit off.
     maxRequestSize: maxRequestSize === undefined || maxRequestSize === 0 ? DEFAULT_MAX_REQUEST_SIZE : maxRequestSize,
     ...(maxUnauthenticated ? { maxUnauthenticatedRequestSize: maxUnauthenticated } : {}),
+    // Only when configured, as the timeouts: the HTTP layer owns the defaults.
+    ...(JSON_LIMIT_KEYS.some((key) => fields.has(key)) ? { jsonLimits } : {}),
     // Only when configured: the listener owns the defaults.
     ...(readHeaderTimeoutMs !== undefined ? { readHeaderTimeoutMs } : {}),
     ...(readTimeoutMs !== undefined ? { readTimeoutMs } : {}),
     ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
     ...(writeTimeoutMs !== undefined ? { writeTimeoutMs } : {}),
+    // 0 means the default, as in Vault.
+    ...(maxRequestDurationMs ? { maxRequestDurationMs } : {}),
+  };
+}
+
+/**
+ * The JSON limits (json-limits.ts); 0 or absent means the default, as in Vault. Vault's four
+ * cannot be turned off (they keep a body from exhausting the stack or the audit log);
+ * `max_request_json_strings` below 0 turns it off, as in OpenBao.
+ */
+function readJsonLimits(read: <T>(key: ListenerKey, reader: Reader<T>) => T | undefined, at: (key: ListenerKey) => Where): JsonLimits {
+  const bounded = (key: ListenerKey, fallback: number): number => {
+    const value = read(key, integer);
+    if (value !== undefined && value < 0) fail(at(key), `${key} cannot be negative: it bounds what one request costs the server (0 means the default, ${fallback})`);
+    return value || fallback;
+  };
+  const strings = read('max_request_json_strings', integer);
+  return {
+    depth: bounded('max_json_depth', DEFAULT_JSON_LIMITS.depth),
+    stringLength: bounded('max_json_string_value_length', DEFAULT_JSON_LIMITS.stringLength),
+    objectEntries: bounded('max_json_object_entry_count', DEFAULT_JSON_LIMITS.objectEntries),
+    arrayElements: bounded('max_json_array_element_count', DEFAULT_JSON_LIMITS.arrayElements),
+    strings: strings === undefined || strings === 0 ? DEFAULT_JSON_LIMITS.strings : strings < 0 ? -1 : strings,
   };
 }
 

@@ -74,10 +74,20 @@ function listener(config: ListenerConfig): Record<string, unknown> {
         : {}),
       max_request_size: config.maxRequestSize,
       ...(config.maxUnauthenticatedRequestSize !== undefined ? { max_unauthenticated_request_size: config.maxUnauthenticatedRequestSize } : {}),
+      ...(config.jsonLimits
+        ? {
+            max_json_depth: config.jsonLimits.depth,
+            max_json_string_value_length: config.jsonLimits.stringLength,
+            max_json_object_entry_count: config.jsonLimits.objectEntries,
+            max_json_array_element_count: config.jsonLimits.arrayElements,
+            max_request_json_strings: config.jsonLimits.strings,
+          }
+        : {}),
       ...(config.readHeaderTimeoutMs !== undefined ? { http_read_header_timeout: config.readHeaderTimeoutMs / 1000 } : {}),
       ...(config.readTimeoutMs !== undefined ? { http_read_timeout: config.readTimeoutMs / 1000 } : {}),
       ...(config.idleTimeoutMs !== undefined ? { http_idle_timeout: config.idleTimeoutMs / 1000 } : {}),
       ...(config.writeTimeoutMs !== undefined ? { http_write_timeout: config.writeTimeoutMs / 1000 } : {}),
+      ...(config.maxRequestDurationMs !== undefined ? { max_request_duration: config.maxRequestDurationMs / 1000 } : {}),
       telemetry: { unauthenticated_metrics_access: config.unauthenticatedMetricsAccess ?? false },
     },
   };

@@ -4,6 +4,7 @@
  */
 import type { AuditConfig } from '../audit/rules.js';
 import type { UserLockoutStanzas } from '../auth/lockout/settings.js';
+import type { JsonLimits } from '../http/json-limits.js';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
 
@@ -35,6 +36,8 @@ export interface ListenerConfig {
    * only when configured (the HTTP layer's default is 1 MiB, never more than maxRequestSize).
    */
   readonly maxUnauthenticatedRequestSize?: number;
+  /** `max_json_*` and `max_request_json_strings`, defaults filled in; absent: the HTTP layer's defaults. */
+  readonly jsonLimits?: JsonLimits;
   /** Milliseconds a client may take to send a request's headers (0: no limit; default 10 s). */
   readonly readHeaderTimeoutMs?: number;
   /** Milliseconds a client may take to send a whole request, body included (0: no limit; default 30 s). */
@@ -43,6 +46,8 @@ export interface ListenerConfig {
   readonly idleTimeoutMs?: number;
   /** Milliseconds from a request's arrival until its response is written (0, the default: no limit). */
   readonly writeTimeoutMs?: number;
+  /** `max_request_duration` in milliseconds: a request's deadline (core/pipeline/deadline.ts; default 90 s). */
+  readonly maxRequestDurationMs?: number;
   /**
    * `disable_unauthed_generate_root_endpoints` (OpenBao's name and place): refuse Vault's
    * unauthenticated `sys/generate-root/*`, leaving the token-authenticated `sys/generate-root-token/*`.

@@ -52,6 +52,11 @@ export interface RequestTarget {
   readonly mount: MountRef;
   readonly clientToken?: string;
   readonly auth?: RequestCaller;
+  /**
+   * Aborted when the request's deadline (the listener's `max_request_duration`) passes: the client
+   * has had its 504 and `storage` refuses every call. A long loop may stop early on it.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** The request a handler runs with: authorized, its operation final; frozen by the pipeline. */

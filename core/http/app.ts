@@ -12,6 +12,7 @@ import type { BodyAllowance, Host, HostResponse } from '../host.js';
 import { BadRequestError, httpStatusOf, publicMessageOf } from '../errors.js';
 import { DEFAULT_MAX_REQUEST_SIZE, DEFAULT_MAX_UNAUTHENTICATED_REQUEST_SIZE, parseBody, readBody, type BodyLimit } from './body.js';
 import { jsonBody } from './json-pieces.js';
+import { DEFAULT_JSON_LIMITS, type JsonLimits } from './json-limits.js';
 import { listedMethod, ListVerbStream } from './list-method.js';
 import { FORWARDED_MAC } from '../ha/forward.js';
 import type { UiFiles } from './ui.js';
@@ -21,6 +22,10 @@ export interface AppOptions {
   readonly maxRequestSize?: number;
   /** Bytes of a body to a path that needs no token (body-allowance.ts); never more than maxRequestSize. */
   readonly maxUnauthenticatedRequestSize?: number;
+  /** The listener's limits on a JSON body's shape (json-limits.ts). */
+  readonly jsonLimits?: JsonLimits;
+  /** The listener's `max_request_duration`, milliseconds (core/pipeline/deadline.ts). */
+  readonly maxRequestDurationMs?: number;
   readonly logger: Logger;
   /** The web UI, served at `/ui/` (with `/` redirected there) when the configuration turns it on. */
   readonly ui?: UiFiles;
@@ -49,6 +54,7 @@ export function createApp(host: AppHost, options: AppOptions): Koa {
     unauthenticated: { bytes: unauthenticatedLimit, setting: 'max_unauthenticated_request_size' },
   };
   const unauthenticatedMetrics = options.unauthenticatedMetrics === true;
+  const jsonLimits = options.jsonLimits ?? DEFAULT_JSON_LIMITS;
 
   app.use((ctx, next) => {
     // The request log line is built only when debug logging is on (it parses the URL and times the request).
@@ -83,7 +89,7 @@ export function createApp(host: AppHost, options: AppOptions): Koa {
         if (allowance === 'none') unread = true;
         else raw = await readBody(ctx.req, limits[allowance]);
       }
-      const body = raw === undefined ? undefined : parseBody(raw, ctx.get('content-type'));
+      const body = raw === undefined ? undefined : parseBody(raw, ctx.get('content-type'), jsonLimits);
       const query: Record<string, string> = {};
       if (ctx.querystring !== '') {
         for (const [key, value] of Object.entries(ctx.query)) {
@@ -102,6 +108,7 @@ export function createApp(host: AppHost, options: AppOptions): Koa {
         rawBody: ctx.headers[FORWARDED_MAC] === undefined ? undefined : raw,
         bodyStream: streamed ? ctx.req : undefined,
         unauthenticatedMetrics,
+        ...(options.maxRequestDurationMs !== undefined ? { maxDurationMs: options.maxRequestDurationMs } : {}),
       });
     } catch (err) {
       response = { status: httpStatusOf(err), body: { errors: [publicMessageOf(err)] } };

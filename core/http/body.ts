@@ -6,6 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import { BadRequestError, PayloadTooLargeError, errorMessage } from '../errors.js';
 import { keepExactText, scanJson } from '../framework/exact-json.js';
+import { checkJsonLimits, DEFAULT_JSON_LIMITS, type JsonLimits } from './json-limits.js';
 
 export const DEFAULT_MAX_REQUEST_SIZE = 32 * 1024 * 1024;
 /**
@@ -68,7 +69,11 @@ function tooLarge(bound: BodyLimit): PayloadTooLargeError {
   return new PayloadTooLargeError(`http: request body too large: over ${bound.bytes} bytes, the listener's ${bound.setting} ${who}`.trimEnd());
 }
 
-export function parseBody(raw: Buffer, contentType: string | undefined): unknown {
+/**
+ * JSON unless the body is a form that does not start with `{` or `[`. A JSON body is held to the
+ * listener's limits before it is parsed (json-limits.ts).
+ */
+export function parseBody(raw: Buffer, contentType: string | undefined, limits: JsonLimits = DEFAULT_JSON_LIMITS): unknown {
   const text = raw.toString('utf8').trim();
   if (text === '') return undefined;
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
@@ -80,21 +85,13 @@ export function parseBody(raw: Buffer, contentType: string | undefined): unknown
     }
     return form;
   }
+  checkJsonLimits(raw, limits);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text) as unknown;
   } catch (err) {
     throw new BadRequestError(`failed to parse JSON input: ${errorMessage(err)}`);
   }
-  // One pass outside the strings: too deep a nesting is refused, and a number JSON.parse changed is kept for a backend that keeps every digit.
-  const scan = scanJson(text, MAX_JSON_DEPTH);
-  if (scan.tooDeep) throw new BadRequestError(`failed to parse JSON input: nested deeper than ${MAX_JSON_DEPTH} levels`);
-  return scan.inexact && parsed !== null && typeof parsed === 'object' ? keepExactText(parsed, text) : parsed;
+  // A number JSON.parse changed is kept for a backend that keeps every digit.
+  return parsed !== null && typeof parsed === 'object' && scanJson(text).inexact ? keepExactText(parsed, text) : parsed;
 }
-
-/**
- * No request needs more than a few levels, and code that walks a value recursively (the audit
- * entry's HMAC pass, serializers) overflows the stack a few thousand levels down, which would turn
- * a malformed body into a 5xx. Go's decoder, which Vault uses, stops at 10000.
- */
-export const MAX_JSON_DEPTH = 500;

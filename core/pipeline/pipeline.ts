@@ -27,6 +27,7 @@ import { WrapStage, type AnswerWrapper, type Wrapped } from './wrap.js';
 import { Admission } from './admission.js';
 import { RunningRequest, type InFlightRequests } from './in-flight.js';
 import { MeasureStage, type RequestMetrics } from './measure.js';
+import { DEFAULT_MAX_REQUEST_DURATION_MS, RequestDeadline } from './deadline.js';
 import { BodyAllowanceStage, type BodyAllowance, type RequestHead } from './body-allowance.js';
 import type { HostRequest, HostResponse, ReadRequest, Route, SealState } from './types.js';
 
@@ -149,6 +150,8 @@ export class Pipeline {
     checkHeaders(request);
     const route = this.routes.route(request.path, http.unauthenticatedMetrics === true);
     running.route = route;
+    // A restore's length is the upload's, which http_read_timeout bounds; stopped part way it would leave half a store.
+    const deadline = http.bodyStream ? undefined : new RequestDeadline(http.maxDurationMs ?? DEFAULT_MAX_REQUEST_DURATION_MS);
     try {
       const audit = this.audit.begin(request, route);
       let caller = this.authentication.authenticate(request, route, audit);
@@ -157,8 +160,8 @@ export class Pipeline {
       this.wrapping.check(request, route);
 
       const who = caller ? callerOf(caller) : undefined;
-      let prepared = route.backend.prepare(this.target(request, route, who));
-      if (prepared instanceof Promise) prepared = await prepared;
+      let prepared = route.backend.prepare(this.target(request, route, who, deadline));
+      if (prepared instanceof Promise) prepared = await (deadline ? deadline.race(prepared) : prepared);
       running.operation = prepared.operation;
       audit.operation = prepared.operation;
       let authorized = route.unauthenticated ? this.authorization.authorizeSudo(request, caller, prepared) : this.authorization.authorize(request, caller!, prepared, audit);
@@ -167,7 +170,10 @@ export class Pipeline {
 
       let response: LogicalResponse | null;
       try {
-        const execute = () => route.backend.execute(this.logical(request, route, prepared.operation, who, authorized.sudo), prepared);
+        const execute = () => {
+          const work = route.backend.execute(this.logical(request, route, prepared.operation, who, authorized.sudo, deadline), prepared);
+          return deadline ? deadline.race(work) : work;
+        };
         const user = prepared.lockoutUser;
         response = user === undefined ? await execute() : await this.lockout.run(route, user, execute);
         if (response?.auth) response = await this.login.mint(route, request.path, response);
@@ -194,23 +200,36 @@ export class Pipeline {
       if (audit.recording) await audit.succeeded(wrapped.info ? { warnings: response?.warnings ?? [] } : response, wrapped.info);
       return wrapped.answer;
     } finally {
+      deadline?.clear();
       route.release();
     }
   }
 
   /** The request as `prepare` sees it: before authorization, the operation as asked. */
-  private target(request: ReadRequest, route: Route, who: RequestCaller | undefined): RequestTarget {
+  private target(request: ReadRequest, route: Route, who: RequestCaller | undefined, deadline: RequestDeadline | undefined): RequestTarget {
     const live = route.live;
     return {
       id: request.id,
       operation: request.operation,
       path: route.relative,
       data: request.data,
-      storage: live ? live.storage : this.systemStorage,
+      storage: this.storageOf(route, deadline),
       mount: live ? live.ref : SYSTEM_MOUNT,
       clientToken: request.clientToken,
       auth: who,
+      ...(deadline ? { signal: deadline.signal } : {}),
     };
+  }
+
+  /**
+   * A mount's storage, refusing every call once the request's deadline passed. The sys backend's
+   * is not cut off: its handlers change core state in steps that belong together (a mount table
+   * and its entries), so one past its deadline finishes its work after the 504 has gone out.
+   */
+  private storageOf(route: Route, deadline: RequestDeadline | undefined): Storage {
+    const live = route.live;
+    if (!live) return this.systemStorage;
+    return deadline ? deadline.guard(live.storage) : live.storage;
   }
 
   /**
@@ -218,14 +237,14 @@ export class Pipeline {
    * mount, its storage view, the final operation, the caller with its sudo decision (every field
    * present, so every request has one shape).
    */
-  private logical(request: ReadRequest, route: Route, operation: Operation, who: RequestCaller | undefined, sudo: boolean): LogicalRequest {
+  private logical(request: ReadRequest, route: Route, operation: Operation, who: RequestCaller | undefined, sudo: boolean, deadline: RequestDeadline | undefined): LogicalRequest {
     const live = route.live;
     return Object.freeze({
       id: request.id,
       operation,
       path: route.relative,
       data: request.data,
-      storage: live ? live.storage : this.systemStorage,
+      storage: this.storageOf(route, deadline),
       mount: live ? live.ref : SYSTEM_MOUNT,
       clientToken: request.clientToken,
       auth: who ? Object.freeze({ ...who, sudo }) : undefined,
@@ -233,6 +252,7 @@ export class Pipeline {
       connection: { remoteAddress: request.http.remoteAddress },
       wrapTtl: request.wrapTtl,
       bodyStream: request.http.bodyStream,
+      signal: deadline?.signal,
     });
   }
 }

@@ -33,6 +33,8 @@ export interface HostRequest {
   readonly bodyStream?: AsyncIterable<Uint8Array>;
   /** The listener serves `sys/metrics` without a token (`telemetry { unauthenticated_metrics_access }`). */
   readonly unauthenticatedMetrics?: boolean;
+  /** The listener's `max_request_duration` in milliseconds (deadline.ts); its default when absent. */
+  readonly maxDurationMs?: number;
 }
 
 export interface HostResponse {

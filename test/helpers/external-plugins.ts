@@ -127,7 +127,7 @@ const info = definePath({
 });
 const fail = definePath({
   pattern: 'fail/:how',
-  fields: { how: { type: 'string', description: 'throw, crash, exit, memory or block.', required: true } },
+  fields: { how: { type: 'string', description: 'throw, crash, exit, memory, block or hang.', required: true } },
   operations: { read: { summary: 'Fail on purpose.', handler: async (req, input) => {
     switch (input.how) {
       case 'throw': throw new Error('a handler error with a detail the client must not see');
@@ -135,6 +135,7 @@ const fail = definePath({
       case 'exit': process.exit(3);
       case 'memory': { const hog = []; for (;;) hog.push(new Array(1e5).fill(hog.length)); }
       case 'block': for (;;) {}
+      case 'hang': return new Promise(() => {});
       default: return { data: { how: input.how } };
     }
   } } },

@@ -11,6 +11,7 @@ import type { Clock } from '../../core/clock.js';
 import type { IsolationLimits } from '../../core/plugins/isolation/isolated-backend.js';
 import type { UserLockoutStanzas } from '../../core/auth/lockout/settings.js';
 import { TestClient } from './http.js';
+import { DEFAULT_JSON_LIMITS, type JsonLimits } from '../../core/http/json-limits.js';
 
 export interface TestServerOptions {
   /** A LevelDB directory; in-memory storage when omitted. */
@@ -18,6 +19,10 @@ export interface TestServerOptions {
   readonly plugins?: readonly unknown[];
   readonly pluginDirectory?: string;
   readonly maxRequestSize?: number;
+  /** The listener's `max_json_*` and `max_request_json_strings`; unset ones keep their defaults. */
+  readonly jsonLimits?: Partial<JsonLimits>;
+  /** The listener's `max_request_duration`, milliseconds. */
+  readonly maxRequestDurationMs?: number;
   readonly periodicIntervalMs?: number;
   readonly clock?: Clock;
   /** Limits of external plugins' workers. */
@@ -51,7 +56,14 @@ export class ManualClock implements Clock {
 
 export function testConfig(options: TestServerOptions = {}): ServerConfig {
   return {
-    listeners: [{ address: '127.0.0.1:0', maxRequestSize: options.maxRequestSize ?? 32 * 1024 * 1024 }],
+    listeners: [
+      {
+        address: '127.0.0.1:0',
+        maxRequestSize: options.maxRequestSize ?? 32 * 1024 * 1024,
+        ...(options.jsonLimits ? { jsonLimits: { ...DEFAULT_JSON_LIMITS, ...options.jsonLimits } } : {}),
+        ...(options.maxRequestDurationMs !== undefined ? { maxRequestDurationMs: options.maxRequestDurationMs } : {}),
+      },
+    ],
     storage: options.leveldbPath ? { kind: 'leveldb', path: options.leveldbPath } : { kind: 'inmem' },
     defaultLeaseTtl: 768 * 3600,
     maxLeaseTtl: 768 * 3600,

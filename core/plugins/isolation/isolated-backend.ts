@@ -113,13 +113,13 @@ export class IsolatedBackend implements Backend {
   }
 
   async prepare(target: RequestTarget): Promise<PreparedRequest> {
-    const result = (await this.call({ method: 'prepare', target: wireTargetOf(target), system: this.options.system() })) as Extract<CallResult, { method: 'prepare' }>;
+    const result = (await this.call({ method: 'prepare', target: wireTargetOf(target), system: this.options.system() }, target.signal)) as Extract<CallResult, { method: 'prepare' }>;
     return this.checkPrepared(target, result.prepared);
   }
 
   async execute(request: LogicalRequest, prepared: PreparedRequest): Promise<LogicalResponse | null> {
     const call: HostCall = { method: 'execute', request: wireOf(request, this.options.mount()), prepared, system: this.options.system() };
-    return fromWireValue(((await this.call(call)) as Extract<CallResult, { method: 'execute' }>).response) as LogicalResponse | null;
+    return fromWireValue(((await this.call(call, request.signal)) as Extract<CallResult, { method: 'execute' }>).response) as LogicalResponse | null;
   }
 
   /**
@@ -193,8 +193,26 @@ export class IsolatedBackend implements Backend {
     return best?.help;
   }
 
-  private async call(call: HostCall): Promise<CallResult> {
-    return this.callOn(await this.live(), call);
+  /**
+   * A call for a request, whose deadline (`signal`) the process is held to: a process still working
+   * on a request once its deadline passed is killed, and the next request starts a new one. It may
+   * be stuck in a promise that never settles, which the watchdog cannot see (its event loop still
+   * answers pings); its other requests fail with the 503 of a crash.
+   */
+  private async call(call: HostCall, signal?: AbortSignal): Promise<CallResult> {
+    const running = await this.live();
+    if (!signal) return this.callOn(running, call);
+    signal.throwIfAborted();
+    const overdue = (): void => {
+      this.options.logger.warn({ plugin: this.options.entry.name }, 'plugin ignored a request deadline; restarting its process');
+      running.kill('ignored a request deadline (the listener\'s max_request_duration)');
+    };
+    signal.addEventListener('abort', overdue, { once: true });
+    try {
+      return await this.callOn(running, call);
+    } finally {
+      signal.removeEventListener('abort', overdue);
+    }
   }
 
   private callOn(running: PluginProcess, call: HostCall): Promise<CallResult> {

@@ -175,6 +175,9 @@ export class PluginProcess {
         this.relayLog(message.line);
         return;
       case 'storage':
+        // A process killed (past a request's deadline, or by the watchdog) writes nothing more,
+        // whatever was still on its way through the channel.
+        if (this.dead) return;
         void this.serveStorage(message.id, message.request);
         return;
       case 'result': {

@@ -3,38 +3,9 @@
  * encoders of single values and of batches.
  */
 import { nextTurn, decodeBase64 } from '../../../sdk/index.js';
-import { BASE64_INVALID, bufferView, encodeRuns } from '../../../sdk/crypto.js';
+import { bufferView, decodeBase64InTurns, encodeRuns, isLongText } from '../../../sdk/crypto.js';
 
-export { decodeBase64 };
-
-/** Characters decodeBase64InTurns decodes between turns of the event loop (a whole number of quanta): a few milliseconds' work. */
-const TURN_CHARS = 2 * 1024 * 1024;
-
-/** Whether `value` is a text decodeBase64InTurns would cut into pieces. */
-export function isLongText(value: unknown): value is string {
-  return typeof value === 'string' && value.length > TURN_CHARS;
-}
-
-/**
- * decodeBase64 of a long text (a plaintext of megabytes), in pieces of TURN_CHARS with a turn of
- * the event loop after each: checking and decoding tens of megabytes of base64 in one go would hold
- * every other client up (bench/README.md, "Large requests"). Only well-formed text is decoded in
- * pieces; text with newlines, and text with an error to report, go to decodeBase64 whole.
- */
-export async function decodeBase64InTurns(value: string, field: string): Promise<Buffer> {
-  if (value.length % 4 !== 0) return decodeBase64(value, field);
-  const padding = value.endsWith('==') ? 2 : value.endsWith('=') ? 1 : 0;
-  const out = Buffer.allocUnsafe((value.length / 4) * 3 - padding);
-  let written = 0;
-  for (let at = 0; at < value.length; at += TURN_CHARS) {
-    if (at > 0) await nextTurn();
-    const piece = value.slice(at, at + TURN_CHARS);
-    const pad = piece.indexOf('=');
-    if (BASE64_INVALID.test(piece) || (pad >= 0 && at + pad < value.length - padding)) return decodeBase64(value, field);
-    written += out.write(piece, written, 'base64');
-  }
-  return out;
-}
+export { decodeBase64, decodeBase64InTurns, isLongText };
 
 /**
  * The strict decoding (decodeBase64) of each of many texts, into one Buffer with one native write
@@ -69,6 +40,28 @@ export function decodeBase64Each(texts: readonly unknown[]): (Buffer | undefined
 }
 
 const EQUALS = 61;
+
+/** Bytes encodeBase64InTurns encodes between turns of the event loop (a multiple of 3, so the pieces join up): a few milliseconds' work. */
+const TURN_BYTES = 1536 * 1024;
+
+/** Whether encodeBase64InTurns would cut `bytes` into pieces. */
+export function isLongBytes(bytes: Uint8Array): boolean {
+  return bytes.length > TURN_BYTES;
+}
+
+/**
+ * encodeBase64 of megabytes (a large plaintext decrypted), TURN_BYTES at a time with a turn of
+ * the event loop after each: encoding 30 MB in one go held every other client up.
+ */
+export async function encodeBase64InTurns(bytes: Uint8Array): Promise<string> {
+  const view = bytes instanceof Buffer ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const pieces: string[] = [];
+  for (let at = 0; at < view.length; at += TURN_BYTES) {
+    if (at > 0) await nextTurn();
+    pieces.push(view.toString('base64', at, Math.min(at + TURN_BYTES, view.length)));
+  }
+  return pieces.join('');
+}
 
 /** Standard base64 with padding. A Buffer is encoded as it is: wrapping it in a new view costs more than the encoding of a small item. */
 export function encodeBase64(bytes: Uint8Array): string {

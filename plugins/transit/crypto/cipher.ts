@@ -13,15 +13,16 @@
  * is ciphertext ‖ tag. Convergent versions 2 and 3 derive the nonce from the plaintext:
  * HMAC-SHA-256 keyed with the context (v2) or with 32 more bytes of the HKDF output (v3).
  */
-import { constants, createCipheriv, createHmac, privateDecrypt, publicEncrypt, type CipherGCMTypes, type KeyObject } from 'node:crypto';
+import { constants, createCipheriv, createDecipheriv, privateDecrypt, publicEncrypt, type CipherGCMTypes, type KeyObject } from 'node:crypto';
 import { nextTurn } from '../../../sdk/index.js';
 import { WasmCrypto } from '../../../sdk/crypto.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';
-import { decodeBase64, encodeBase64, encodeBase64Batch } from './base64.js';
+import { decodeBase64, decodeBase64InTurns, encodeBase64, encodeBase64Batch } from './base64.js';
 import { chachaCipher, chachaDecipher } from './chacha.js';
 import { ItemError } from './item-error.js';
 import { MISSING_CONTEXT, counterModeKdf } from './derive.js';
+import { hmacInTurns } from './hmac.js';
 
 /** RSA encryption paddings (`padding_scheme`): OAEP with SHA-256 (the default) and PKCS #1 v1.5. */
 export const RSA_PADDING_SCHEMES = ['oaep', 'pkcs1v15'] as const;
@@ -276,7 +277,7 @@ export async function encryptLarge(wasm: WasmCrypto, policy: KeyPolicy, item: En
   const nonceBytes = nonceBytesOf(policy);
   if (work.convergent === 0) nonce = randomNoncesFor(policy, 1)[0]!;
   else if (work.convergent === 1) nonce = item.nonce!;
-  else nonce = (await hmacInTurns(work.nonceKey!, plaintext)).subarray(0, nonceBytes);
+  else nonce = (await hmacInTurns('sha2-256', work.nonceKey!, plaintext)).subarray(0, nonceBytes);
   const cipher =
     family === 'chacha'
       ? chachaCipher(work.key!, nonce)
@@ -298,14 +299,60 @@ export async function encryptLarge(wasm: WasmCrypto, policy: KeyPolicy, item: En
   return { ciphertext: texts.join(''), keyVersion: work.version.version };
 }
 
-/** HMAC-SHA-256 of `data`, TURN_BYTES at a time with a turn of the event loop after each. */
-async function hmacInTurns(key: Uint8Array, data: Uint8Array): Promise<Buffer> {
-  const hmac = createHmac('sha256', key);
-  for (let at = 0; at < data.length; at += TURN_BYTES) {
+/** Bytes of the AES-GCM and ChaCha20-Poly1305 tag at the end of a payload. */
+const TAG_BYTES = 16;
+
+/** Characters of a ciphertext above which decryptLarge opens it in pieces: the base64 of TURN_BYTES. */
+const LARGE_CIPHERTEXT_CHARS = (TURN_BYTES / 3) * 4;
+
+/** Whether decryptLarge would open `item` in pieces. */
+export function isLargeCiphertext(item: DecryptItem): boolean {
+  return item.ciphertext.length > LARGE_CIPHERTEXT_CHARS;
+}
+
+/**
+ * Decrypts one item with a ciphertext of megabytes: the plaintext or error decryptBatch would
+ * give, with the same checks in the same order, but the payload decoded and opened TURN_BYTES at
+ * a time with a turn of the event loop after each, as encryptLarge seals. The plaintext is
+ * released only once the tag has verified; a forged one is wiped. Keys without a symmetric cipher
+ * go to decryptBatch.
+ */
+export async function decryptLarge(wasm: WasmCrypto, policy: KeyPolicy, item: DecryptItem): Promise<Buffer | ItemError> {
+  const family = policy.info.family;
+  if (!policy.info.decryption || (family !== 'aes-gcm' && family !== 'chacha')) return decryptBatch(wasm, policy, [item])[0]!;
+  const parsed = parseCiphertext(item.ciphertext);
+  let decoded: Buffer | undefined;
+  if (!(parsed instanceof ItemError)) decoded = await decodeBase64InTurns(parsed.payload, 'ciphertext').catch(() => undefined);
+  const results: (Buffer | ItemError)[] = [];
+  const { work, nonces, bodies } = decryptionWork(wasm, policy, [item], results, () => {
+    if (decoded === undefined) throw new Error(UNDECODABLE_CIPHERTEXT);
+    return decoded;
+  });
+  if (work.length === 0) return results[0]!;
+
+  const key = work[0]!.key!;
+  const body = bodies[0]!;
+  if (body.length < TAG_BYTES) return authenticationFailure(policy);
+  const sealed = body.length - TAG_BYTES;
+  const decipher =
+    family === 'chacha'
+      ? chachaDecipher(key, nonces[0]!)
+      : createDecipheriv(`aes-${key.length * 8}-gcm` as CipherGCMTypes, key, nonces[0]!);
+  decipher.setAuthTag(body.subarray(sealed));
+  if (item.aad?.length) decipher.setAAD(item.aad, { plaintextLength: sealed });
+  const plaintext = Buffer.allocUnsafe(sealed);
+  let written = 0;
+  for (let at = 0; at < sealed; at += TURN_BYTES) {
     if (at > 0) await nextTurn();
-    hmac.update(data.subarray(at, at + TURN_BYTES));
+    written += decipher.update(body.subarray(at, Math.min(at + TURN_BYTES, sealed))).copy(plaintext, written);
   }
-  return hmac.digest();
+  try {
+    decipher.final();
+  } catch {
+    plaintext.fill(0);
+    return authenticationFailure(policy);
+  }
+  return plaintext;
 }
 
 /**
@@ -367,6 +414,29 @@ function sealOther(wasm: WasmCrypto, policy: KeyPolicy, work: readonly Work[], i
 }
 
 function decryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly DecryptItem[], results: (Buffer | ItemError)[]): void {
+  const { work, nonces, bodies } = decryptionWork(wasm, policy, items, results, (text) => decodeBase64(text, 'ciphertext'));
+  if (work.length === 0) return;
+
+  const opened = open(wasm, policy, work, nonces, bodies, items);
+  const failure = authenticationFailure(policy);
+  work.forEach((w, k) => (results[w.index] = opened[k] ?? failure));
+}
+
+function authenticationFailure(policy: KeyPolicy): ItemError {
+  return new ItemError(policy.info.family === 'chacha' ? 'chacha20poly1305: message authentication failed' : GCM_AUTHENTICATION_FAILED);
+}
+
+/**
+ * The items of a symmetric decryption that can be opened, each with its key, nonce and sealed
+ * body; the others are failed in `results`. `decode` turns an item's base64 payload into bytes.
+ */
+function decryptionWork(
+  wasm: WasmCrypto,
+  policy: KeyPolicy,
+  items: readonly DecryptItem[],
+  results: (Buffer | ItemError)[],
+  decode: (payload: string) => Buffer,
+): { work: Work[]; nonces: Uint8Array[]; bodies: Uint8Array[] } {
   const pending: Work[] = [];
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!;
@@ -393,7 +463,7 @@ function decryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly D
     }
     let payload: Buffer;
     try {
-      payload = decodeBase64(parsed.payload, 'ciphertext');
+      payload = decode(parsed.payload);
     } catch {
       results[i] = new ItemError(UNDECODABLE_CIPHERTEXT);
       continue;
@@ -427,11 +497,7 @@ function decryptSymmetric(wasm: WasmCrypto, policy: KeyPolicy, items: readonly D
     }
     work.push(w);
   }
-  if (work.length === 0) return;
-
-  const opened = open(wasm, policy, work, nonces, bodies, items);
-  const failure = new ItemError(policy.info.family === 'chacha' ? 'chacha20poly1305: message authentication failed' : GCM_AUTHENTICATION_FAILED);
-  work.forEach((w, k) => (results[w.index] = opened[k] ?? failure));
+  return { work, nonces, bodies };
 }
 
 /**

@@ -1,14 +1,14 @@
 /** `decrypt/:name`: decrypt a ciphertext or a batch (https://developer.hashicorp.com/vault/api-docs/secret/transit#decrypt-data; docs/transit.md, "Batches"). */
 import { BadRequestError, definePath, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
-import { encodeBase64 } from '../crypto/base64.js';
+import { encodeBase64, encodeBase64InTurns, isLongBytes } from '../crypto/base64.js';
 import { ItemError, logItemFailures, onlyResult } from '../crypto/item-error.js';
 import { inSlices } from '../crypto/slices.js';
 import { cipherCost, readCost, textLength } from '../crypto/costs.js';
 import { admitInSlices, batchItems, checkAssociatedData, paddingScheme, parseCiphertextItem, requireConsistentContext, type ParsedCiphertextItem } from '../crypto/items.js';
 import type { ResultFields } from '../crypto/json-writer.js';
 import { batchAnswer } from '../crypto/batch-answer.js';
-import { RSA_PADDING_SCHEMES, decryptBatch, decryptOne, type DecryptItem } from '../crypto/cipher.js';
+import { RSA_PADDING_SCHEMES, decryptBatch, decryptLarge, decryptOne, isLargeCiphertext, type DecryptItem } from '../crypto/cipher.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 
 const DECRYPT_FIELDS = {
@@ -93,13 +93,15 @@ async function decryptOnly(ctx: TransitContext, input: DecryptInput): Promise<Lo
   const policy = ctx.keys.cached(input.name) ?? (await ctx.keys.get(input.name));
   if (!policy) throw new BadRequestError('encryption key not found');
 
-  const result = openOnly(ctx, policy, parsed);
+  let result = openOnly(ctx, policy, parsed);
+  if (result instanceof Promise) result = await result;
   if (result instanceof ItemError) logItemFailures(ctx.logger, policy.name, [result]);
-  return { data: PLAINTEXT_FIELDS.plain(encodeBase64(onlyResult(result))) };
+  const plaintext = onlyResult(result);
+  return { data: PLAINTEXT_FIELDS.plain(isLongBytes(plaintext) ? await encodeBase64InTurns(plaintext) : encodeBase64(plaintext)) };
 }
 
-/** The item of a single-item request, admitted and opened. */
-function openOnly(ctx: TransitContext, policy: KeyPolicy, parsed: ParsedCiphertextItem | ItemError): Buffer | ItemError {
+/** The item of a single-item request, admitted and opened: a ciphertext of megabytes in pieces (decryptLarge). */
+function openOnly(ctx: TransitContext, policy: KeyPolicy, parsed: ParsedCiphertextItem | ItemError): Buffer | ItemError | Promise<Buffer | ItemError> {
   if (parsed instanceof ItemError) return parsed;
   let request: DecryptItem;
   try {
@@ -107,7 +109,7 @@ function openOnly(ctx: TransitContext, policy: KeyPolicy, parsed: ParsedCipherte
   } catch (err) {
     return ItemError.of(err);
   }
-  return decryptOne(ctx.wasm, policy, request);
+  return isLargeCiphertext(request) ? decryptLarge(ctx.wasm, policy, request) : decryptOne(ctx.wasm, policy, request);
 }
 
 /** A parsed item checked against the key (padding scheme, associated data); `paddingField` names its padding_scheme in errors. */

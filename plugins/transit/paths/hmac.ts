@@ -7,13 +7,14 @@
  */
 import { BadRequestError, definePath, type FieldSpecs, type FieldValues, type LogicalRequest } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
-import { decodeBase64 } from '../crypto/base64.js';
+import { decodeBase64, decodeBase64InTurns, isLongText } from '../crypto/base64.js';
 import { answerEntries, inSlices } from '../crypto/slices.js';
 import { macCost } from '../crypto/costs.js';
 import {
   computeHmacs,
   formatHmac,
   hmacEquals,
+  hmacInTurns,
   hmacKeyOf,
   isHmacAlgorithm,
   parseHmac,
@@ -82,6 +83,8 @@ async function hmacHandler(ctx: TransitContext, req: LogicalRequest, input: Hmac
   if (!batch && items[0]!.input === undefined) throw new BadRequestError('missing input for HMAC');
 
   const key = hmacKeyOf(policy, version);
+  const only = items[0]!.input;
+  if (!batch && isLongText(only)) return { data: { hmac: formatHmac(version.version, await hmacInTurns(algorithm, key, await decodeBase64InTurns(only, 'input'))) } };
   // Awaited only when to come (several slices), so a single item's answer costs no await.
   const computing = inSlices(items, MAC_COST, (slice) => {
     const decoded = runItems(slice, (item) => {

@@ -4,12 +4,13 @@
  */
 import { BadRequestError, definePath, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
+import type { KeyPolicy } from '../keys/key-policy.js';
 import { ItemError, logItemFailures, onlyResult } from '../crypto/item-error.js';
 import { inSlices } from '../crypto/slices.js';
 import { readCost, rewrapCost, textLength } from '../crypto/costs.js';
 import { admitInSlices, admitItems, batchItems, checkAssociatedData, itemField, paddingScheme, parseCiphertextItem, requireConsistentContext, type BatchItem, type ParsedCiphertextItem } from '../crypto/items.js';
 import { batchAnswer, CIPHERTEXT_FIELDS } from '../crypto/batch-answer.js';
-import { RSA_PADDING_SCHEMES, NONCE_NOT_ALLOWED, decryptBatch, encryptBatch, nonceAllowed, type PaddingScheme, type DecryptItem, type Encrypted, type EncryptItem } from '../crypto/cipher.js';
+import { RSA_PADDING_SCHEMES, NONCE_NOT_ALLOWED, decryptBatch, decryptLarge, encryptBatch, encryptLarge, isLargeCiphertext, nonceAllowed, type PaddingScheme, type DecryptItem, type Encrypted, type EncryptItem } from '../crypto/cipher.js';
 
 const REWRAP_FIELDS = {
   name: { type: 'name', description: 'Name of the key.', required: true },
@@ -95,6 +96,7 @@ async function rewrap(ctx: TransitContext, input: RewrapInput): Promise<LogicalR
       };
     },
     (items) => {
+      if (!batch && items.length === 1 && isLargeCiphertext(items[0]!)) return rewrapLarge(ctx, policy, items[0]!).then((result) => [result]);
       // Both steps run on the whole slice; its plaintexts live only between them. Items that fail
       // to open fail alone; the rest are encrypted again.
       const opened = decryptBatch(ctx.wasm, policy, items);
@@ -112,6 +114,17 @@ async function rewrap(ctx: TransitContext, input: RewrapInput): Promise<LogicalR
 
   if (!batch) return { data: CIPHERTEXT_FIELDS.plain(onlyResult(results[0]!)) };
   return batchAnswer(raw, results, input.reference, CIPHERTEXT_FIELDS, {}, [], input.partial_failure_response_code);
+}
+
+/** One ciphertext of megabytes: opened and sealed again in pieces (decryptLarge, encryptLarge); its plaintext is wiped after. */
+async function rewrapLarge(ctx: TransitContext, policy: KeyPolicy, item: RewrapItem): Promise<Encrypted | ItemError> {
+  const plaintext = await decryptLarge(ctx.wasm, policy, item);
+  if (plaintext instanceof ItemError) return plaintext;
+  try {
+    return await encryptLarge(ctx.wasm, policy, { plaintext, context: item.context, nonce: item.nonce, aad: item.aad, keyVersion: item.keyVersion, padding: item.encryptPadding });
+  } finally {
+    plaintext.fill(0);
+  }
 }
 
 const REWRAP_SYNOPSIS = 'Rewrap a ciphertext or a batch of ciphertexts with the latest version of a named key.';

@@ -24,7 +24,8 @@ describe('socket audit device', function () {
 
   beforeEach(async () => {
     dir = await tempDir();
-    server = await startUnsealedServer({ audit: auditTo([]) });
+    // The listener takes the 24 MB string below (max_json_string_value_length).
+    server = await startUnsealedServer({ audit: auditTo([]), jsonLimits: { stringLength: 32 * 1024 * 1024 } });
     expect((await server.client.post('sys/mounts/notes', { type: 'notes' })).status).to.equal(204);
   });
   afterEach(async () => {

@@ -76,6 +76,31 @@ describe('server configuration', () => {
       );
     });
 
+    it('reads the JSON limits with Vault\'s and OpenBao\'s names, 0 as the default, the rest left to their defaults', () => {
+      const limits = (tcp: Record<string, unknown>) => parseConfig(minimal({ listener: { tcp: { tls_disable: true, ...tcp } } }), BASE).listeners[0]!.jsonLimits;
+      expect(limits({})).to.equal(undefined);
+      expect(limits({ max_json_depth: 50, max_json_string_value_length: '33554432', max_json_object_entry_count: 0, max_json_array_element_count: 100_000, max_request_json_strings: -1 })).to.deep.equal({
+        depth: 50,
+        stringLength: 32 * 1024 * 1024,
+        objectEntries: 10_000,
+        arrayElements: 100_000,
+        strings: -1,
+      });
+      expect(limits({ max_request_json_strings: 0 })).to.deep.equal({ depth: 500, stringLength: 1024 * 1024, objectEntries: 10_000, arrayElements: 10_000, strings: 100_000 });
+    });
+
+    it('refuses a negative JSON limit of Vault\'s: those cannot be turned off', () => {
+      for (const key of ['max_json_depth', 'max_json_string_value_length', 'max_json_object_entry_count', 'max_json_array_element_count']) {
+        expect(refusal(minimal({ listener: { tcp: { tls_disable: true, [key]: -1 } } }))).to.match(inline(`listener.tcp.${key}`, `${key} cannot be negative`));
+      }
+    });
+
+    it('reads max_request_duration as a duration, 0 as the default, and refuses a negative one', () => {
+      const duration = (max_request_duration: unknown) => parseConfig(minimal({ listener: { tcp: { tls_disable: true, max_request_duration } } }), BASE).listeners[0]!.maxRequestDurationMs;
+      expect([duration('2m'), duration(30), duration(0), duration('0s')]).to.deep.equal([120_000, 30_000, undefined, undefined]);
+      expect(refusal(minimal({ listener: { tcp: { tls_disable: true, max_request_duration: '-5s' } } }))).to.match(inline('listener.tcp.max_request_duration', ''));
+    });
+
     it('requires a listener block', () => {
       expect(refusal({ storage: { inmem: {} } })).to.equal('(configuration): listener: a listener "tcp" { … } block is required');
     });
@@ -463,7 +488,7 @@ describe('server configuration', () => {
     it('names the file within the directory that holds a problem', () => {
       write('a.hcl', 'storage "inmem" {}\n');
       const bad = write('b.hcl', 'listener "tcp" {\n  tls_disable = true\n  adress = "x"\n}\n');
-      expect(loadRefusal(dir)).to.equal(`${bad}:3: listener.tcp.adress: unknown key; expected one of address, tls_disable, tls_cert_file, tls_key_file, tls_min_version, tls_client_ca_file, tls_require_and_verify_client_cert, tls_disable_client_certs, max_request_size, max_unauthenticated_request_size, http_read_header_timeout, http_read_timeout, http_idle_timeout, http_write_timeout, telemetry, disable_unauthed_generate_root_endpoints`);
+      expect(loadRefusal(dir)).to.equal(`${bad}:3: listener.tcp.adress: unknown key; expected one of address, tls_disable, tls_cert_file, tls_key_file, tls_min_version, tls_client_ca_file, tls_require_and_verify_client_cert, tls_disable_client_certs, max_request_size, max_unauthenticated_request_size, http_read_header_timeout, http_read_timeout, http_idle_timeout, http_write_timeout, telemetry, disable_unauthed_generate_root_endpoints, max_json_depth, max_json_string_value_length, max_json_object_entry_count, max_json_array_element_count, max_request_json_strings, max_request_duration`);
     });
 
     it('refuses a directory without configuration files', () => {

@@ -83,7 +83,8 @@ describe('body allowance: the work a request without a token can cause is bounde
     let auditFile: string;
     before(async () => {
       dir = await tempDir();
-      server = await startUnsealedServer({ plugins: [notesPlugin, greeterPlugin], audit: API_AUDIT });
+      // The listener takes strings of megabytes (max_json_string_value_length): the large body below is one.
+      server = await startUnsealedServer({ plugins: [notesPlugin, greeterPlugin], audit: API_AUDIT, jsonLimits: { stringLength: 32 * MB } });
       auditFile = path.join(dir.path, 'audit.log');
       await server.host.audit.enable('file', { type: 'file', options: { file_path: auditFile } });
       await server.client.post('sys/mounts/notes', { type: 'notes' });

@@ -5,7 +5,7 @@
  * time (turnsDuring).
  */
 import { expect } from 'chai';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { encryptBatch, encryptLarge } from '../../../plugins/transit/crypto/cipher.js';
 import { KeyStore } from '../../../plugins/transit/keys/key-store.js';
 import { turnsDuring } from '../../helpers/event-loop.js';
@@ -130,6 +130,54 @@ describe('transit and the event loop', function () {
       const { result, turns } = await turnsDuring(() => encryptLarge(wasm, policy, item));
       expect(turns).to.be.at.least(4);
       expect(result).to.deep.equal(encryptBatch(wasm, policy, [item])[0]);
+    });
+
+    for (const type of ['aes256-gcm96', 'chacha20-poly1305']) {
+      it(`is decrypted and rewrapped (${type}) in pieces with turns of the event loop between them, with the answers of one go`, async () => {
+        await h.write('keys/k', { type });
+        const encrypted = await h.write('encrypt/k', { plaintext: b64(plaintext), associated_data: b64('header') });
+        const ciphertext = encrypted.data.ciphertext as string;
+        const decrypted = await turnsDuring(() => h.write('decrypt/k', { ciphertext, associated_data: b64('header') }));
+        expect(decrypted.result.status, decrypted.result.error).to.equal(200);
+        expect(decrypted.turns).to.be.at.least(4);
+        expect(decrypted.result.data.plaintext).to.equal(b64(plaintext));
+        await h.write('keys/k/rotate', {});
+        const rewrapped = await turnsDuring(() => h.write('rewrap/k', { ciphertext, associated_data: b64('header') }));
+        expect(rewrapped.result.status, rewrapped.result.error).to.equal(200);
+        expect(rewrapped.turns).to.be.at.least(4);
+        expect(rewrapped.result.data).to.include({ key_version: 2 });
+        expect((rewrapped.result.data.ciphertext as string).startsWith('vault:v2:')).to.equal(true);
+        expect((await h.write('decrypt/k', { ciphertext: rewrapped.result.data.ciphertext, associated_data: b64('header') })).data.plaintext).to.equal(b64(plaintext));
+      });
+    }
+
+    it('whose ciphertext was tampered with fails authentication in pieces as it does in one go, and gives no plaintext', async () => {
+      await h.write('keys/k');
+      const ciphertext = (await h.write('encrypt/k', { plaintext: b64(plaintext) })).data.ciphertext as string;
+      const cut = ciphertext.length - 40;
+      const tampered = ciphertext.slice(0, cut) + (ciphertext[cut] === 'A' ? 'B' : 'A') + ciphertext.slice(cut + 1);
+      const res = await h.write('decrypt/k', { ciphertext: tampered });
+      expect(res.status).to.equal(400);
+      expect(res.error).to.equal('cipher: message authentication failed');
+      const rewrap = await h.write('rewrap/k', { ciphertext: tampered });
+      expect(rewrap.status).to.equal(400);
+      expect(rewrap.error).to.equal('cipher: message authentication failed');
+    });
+
+    it('is HMACed and hashed in pieces with turns of the event loop between them, with the sums of one go', async () => {
+      await h.write('keys/k');
+      const input = b64(plaintext);
+      const small = b64(plaintext.subarray(0, 1000));
+      const hmac = await turnsDuring(() => h.write('hmac/k/sha2-512', { input }));
+      expect(hmac.result.status, hmac.result.error).to.equal(200);
+      expect(hmac.turns).to.be.at.least(4);
+      const verified = await h.write('verify/k/sha2-512', { input, hmac: hmac.result.data.hmac });
+      expect(verified.data.valid).to.equal(true);
+      expect((await h.write('hmac/k/sha2-512', { input: small })).data.hmac).to.not.equal(hmac.result.data.hmac);
+      const hash = await turnsDuring(() => h.write('hash/sha3-256', { input }));
+      expect(hash.result.status, hash.result.error).to.equal(200);
+      expect(hash.turns).to.be.at.least(4);
+      expect(hash.result.data.sum).to.equal(createHash('sha3-256').update(plaintext).digest('hex'));
     });
 
     it('with malformed base64 is refused with the message a short one gets', async () => {

@@ -239,6 +239,21 @@ const oddBody: fc.Arbitrary<{ body: string; contentType?: string }> = fc.oneof(
   fc.constantFrom('<xml/>', '---\na: 1\n', '\x00\x01\x02').map((body) => ({ body, contentType: 'text/plain' })),
 );
 
+/**
+ * Bytes that are not text: random bytes (invalid UTF-8 among them), or a JSON body with raw bytes
+ * spliced in, sent as JSON, as octet-stream, or with no Content-Type (which the server reads as JSON).
+ */
+const binaryBody: fc.Arbitrary<{ body: Buffer; contentType?: string }> = fc
+  .tuple(
+    fc.oneof(
+      fc.uint8Array({ minLength: 1, maxLength: 2048 }).map((bytes) => Buffer.from(bytes)),
+      fc.uint8Array({ minLength: 1, maxLength: 64 }).map((bytes) => Buffer.concat([Buffer.from('{"plaintext":"'), Buffer.from(bytes), Buffer.from('"}')])),
+      fc.constantFrom(Buffer.from([0xff, 0xfe, 0x7b, 0x7d]), Buffer.from([0xc3, 0x28]), Buffer.from('{"a":"\ud800"}'), Buffer.from([0x1f, 0x8b, 0x08, 0x00])),
+    ),
+    fc.constantFrom<string | undefined>('application/json', 'application/octet-stream', undefined),
+  )
+  .map(([body, contentType]) => ({ body, ...(contentType ? { contentType } : {}) }));
+
 const EXTRA_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '', ' ', 'a.b', 'a/b', '$ref', '\u0000', 'Ω'];
 
 function extraFields(): fc.Arbitrary<Record<string, unknown>> {
@@ -278,14 +293,14 @@ export function requestsFor(path: PathModel, op: OperationModel, known: KnownVal
   );
   const target = `${op.method} ${path.template}`;
   const bodyMethod = op.method === 'POST' || op.method === 'PATCH';
-  const build = (mode: string, method: string, segs: Record<string, string>, data: unknown, extra: { contentType?: string; rawBody?: string; token?: string | null } = {}): FuzzCase => {
+  const build = (mode: string, method: string, segs: Record<string, string>, data: unknown, extra: { contentType?: string; rawBody?: string | Buffer; token?: string | null; noContentType?: boolean } = {}): FuzzCase => {
     let url = `/v1${fillPath(path.template, segs)}`;
     const headers: Record<string, string> = {};
     if (extra.token !== null) headers['X-Vault-Token'] = extra.token ?? FUZZER_TOKEN;
-    let body: string | undefined;
+    let body: string | Buffer | undefined;
     if (bodyMethod || extra.rawBody !== undefined) {
       body = extra.rawBody ?? serialize(data);
-      headers['Content-Type'] = extra.contentType ?? (method === 'PATCH' ? 'application/merge-patch+json' : 'application/json');
+      if (!extra.noContentType) headers['Content-Type'] = extra.contentType ?? (method === 'PATCH' ? 'application/merge-patch+json' : 'application/json');
     } else if (data && typeof data === 'object' && Object.keys(data).length > 0) {
       url += `?${Object.entries(data).map(([k, v]) => `${encodeQuery(k)}=${encodeQuery(typeof v === 'string' ? v : serialize(v))}`).join('&')}`;
     }
@@ -309,6 +324,12 @@ export function requestsFor(path: PathModel, op: OperationModel, known: KnownVal
       }),
     },
     { weight: 2, arbitrary: oddBody.chain((b) => segments.map((s) => build('odd body', method === 'GET' || method === 'LIST' ? 'POST' : method, s, undefined, { rawBody: b.body, ...(b.contentType ? { contentType: b.contentType } : {}) }))) },
+    {
+      weight: 1,
+      arbitrary: binaryBody.chain((b) =>
+        segments.map((s) => build('binary body', method === 'GET' || method === 'LIST' ? 'POST' : method, s, undefined, { rawBody: b.body, ...(b.contentType ? { contentType: b.contentType } : { noContentType: true }) })),
+      ),
+    },
     {
       weight: 1,
       arbitrary: fc.tuple(segments, fc.constantFrom('PUT', 'GET', 'LIST', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE', 'PATCH', 'PROPFIND')).map(([s, m]) =>
