@@ -162,7 +162,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     await logFirstSteps(host.seal, listeners[0]!.address, ui !== undefined, logger);
     // In the background, as Vault does: sys/seal-status answers while the seal is unreachable.
     if (autoSeal) host.seal.startAutoUnseal();
-    const selfInit = autoSeal && config.initialize ? startSelfInit(host, config.initialize, logger) : undefined;
+    const selfInit = autoSeal && config.initialize ? startSelfInit(host, config.initialize, config.apiAddr, logger) : undefined;
     let closing: Promise<void> | undefined;
     return {
       address: listeners[0]!.address,
@@ -196,8 +196,13 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 }
 
 /** Self-initialization in the background: sys/seal-status answers meanwhile. Its failure is logged. */
-function startSelfInit(host: Host, blocks: NonNullable<ServerConfig['initialize']>, logger: Logger): Promise<SelfInitOutcome | 'failed'> {
-  return selfInitialize(blocks, { seal: host.seal, handle: (request) => host.handle(request), log: logger }).catch((err: unknown) => {
+function startSelfInit(host: Host, blocks: NonNullable<ServerConfig['initialize']>, apiAddr: string | undefined, logger: Logger): Promise<SelfInitOutcome | 'failed'> {
+  const { ha } = host;
+  // Active here, or elsewhere: a leader record naming this node while it is still promoting itself does not count.
+  const activeNodeKnown = ha
+    ? async () => ha.state === 'active' || ![undefined, '', apiAddr].includes((await ha.leaderStatus()).leaderAddress)
+    : undefined;
+  return selfInitialize(blocks, { seal: host.seal, handle: (request) => host.handle(request), log: logger, ...(activeNodeKnown ? { activeNodeKnown } : {}) }).catch((err: unknown) => {
     logger.error({ err: errorMessage(err) }, 'self-init: the store could not be initialized; it stays uninitialized, and the next start tries again');
     return 'failed' as const;
   });

@@ -13,6 +13,7 @@
  * the operator finishes by hand with recovery shares and root generation (docs/deployment.md).
  */
 import { readFile } from 'node:fs/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { AlreadyInitializedError, errorMessage } from '../errors.js';
 import type { SelfInitBlock, SelfInitRequest, SelfInitOperation } from '../config/settings.js';
 import type { HostRequest, HostResponse } from '../pipeline/types.js';
@@ -29,9 +30,16 @@ export interface SelfInitDeps {
     isInitialized(): Promise<boolean>;
     initializeAuto(recoveryShares: number, recoveryThreshold: number): Promise<{ readonly rootToken: string }>;
     status(): Promise<{ readonly sealed: boolean }>;
+    /** Auto-unseal attempts, in the background. */
+    startAutoUnseal(): void;
   };
   /** The request pipeline every client's request goes through. */
   handle(request: HostRequest): Promise<HostResponse>;
+  /**
+   * With HA: whether some node is active. Right after init the cluster elects one, and until then
+   * every request answers 503.
+   */
+  readonly activeNodeKnown?: () => Promise<boolean>;
   readonly log: SelfInitLog;
   readonly env?: NodeJS.ProcessEnv;
 }
@@ -67,6 +75,8 @@ export async function selfInitialize(blocks: readonly SelfInitBlock[], deps: Sel
   } catch (err) {
     if (!(err instanceof AlreadyInitializedError)) throw err;
     log.info({}, 'self-init: another node initialized the store first; the initialize stanzas run there');
+    // This node's attempt at start found the store uninitialized: it unseals now that it is.
+    deps.seal.startAutoUnseal();
     return 'skipped';
   }
   log.info({ stanzas: blocks.length }, 'self-init: the store is initialized; running the initialize stanzas');
@@ -75,6 +85,9 @@ export async function selfInitialize(blocks: readonly SelfInitBlock[], deps: Sel
     return 'stopped';
   }
   try {
+    if (deps.activeNodeKnown && !(await waitFor(deps.activeNodeKnown))) {
+      log.warn({}, 'self-init: no node became active yet; running the requests all the same');
+    }
     for (const block of blocks) {
       for (const request of block.requests) {
         const failure = await run(request, rootToken, deps);
@@ -96,6 +109,18 @@ export async function selfInitialize(blocks: readonly SelfInitBlock[], deps: Sel
   } finally {
     await revoke(rootToken, deps);
   }
+}
+
+/** How long the run waits for an active node (HA). An election takes a few lock polls. */
+const ACTIVE_NODE_WAIT_MS = 60_000;
+const ACTIVE_NODE_POLL_MS = 100;
+
+async function waitFor(done: () => Promise<boolean>): Promise<boolean> {
+  for (let waited = 0; waited < ACTIVE_NODE_WAIT_MS; waited += ACTIVE_NODE_POLL_MS) {
+    if (await done()) return true;
+    await delay(ACTIVE_NODE_POLL_MS);
+  }
+  return done();
 }
 
 /** Runs one request; answers undefined on success, else why it failed. */
