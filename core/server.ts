@@ -30,6 +30,7 @@ import { logFirstSteps } from './first-contact.js';
 import { errorMessage } from './errors.js';
 import { createAutoSeal } from './seal/auto-seals.js';
 import type { Backoff } from './seal/auto-unseal.js';
+import { selfInitialize, type SelfInitOutcome } from './seal/self-init.js';
 
 export interface StartOptions {
   readonly config: ServerConfig;
@@ -65,6 +66,8 @@ export interface RunningServer {
   readonly logger: Logger;
   /** Dev mode only: the root token. */
   readonly rootToken?: string;
+  /** With `initialize` stanzas: the self-initialization run at start (core/seal/self-init.ts); never rejects. */
+  readonly selfInit?: Promise<SelfInitOutcome | 'failed'>;
   /**
    * What SIGHUP does: takes from `config` (the files read again) what applies without a restart,
    * the log level, the listeners' certificate, key and client CA files and the audit settings
@@ -159,6 +162,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     await logFirstSteps(host.seal, listeners[0]!.address, ui !== undefined, logger);
     // In the background, as Vault does: sys/seal-status answers while the seal is unreachable.
     if (autoSeal) host.seal.startAutoUnseal();
+    const selfInit = autoSeal && config.initialize ? startSelfInit(host, config.initialize, config.apiAddr, logger) : undefined;
     let closing: Promise<void> | undefined;
     return {
       address: listeners[0]!.address,
@@ -166,10 +170,13 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       host,
       logger,
       ...(rootToken ? { rootToken } : {}),
+      ...(selfInit ? { selfInit } : {}),
       reload: (next) => reload(next, { config, listeners, host, logger }),
       close: (drainTimeoutMs = CLOSE_GRACE_MS) =>
         (closing ??= (async () => {
           logger.info({ drain_timeout_ms: drainTimeoutMs }, 'shutdown: no longer accepting connections; waiting for requests in flight');
+          // Its requests and the revocation of its root token finish first.
+          await selfInit;
           const cut = (await Promise.all(listeners.map((l) => l.drain(drainTimeoutMs)))).reduce((a, b) => a + b, 0);
           if (cut > 0) logger.warn({ connections: cut }, 'shutdown: cut the connections still busy at the drain timeout');
           else logger.info('shutdown: requests in flight finished');
@@ -186,6 +193,19 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     await physical.close();
     throw err;
   }
+}
+
+/** Self-initialization in the background: sys/seal-status answers meanwhile. Its failure is logged. */
+function startSelfInit(host: Host, blocks: NonNullable<ServerConfig['initialize']>, apiAddr: string | undefined, logger: Logger): Promise<SelfInitOutcome | 'failed'> {
+  const { ha } = host;
+  // Active here, or elsewhere: a leader record naming this node while it is still promoting itself does not count.
+  const activeNodeKnown = ha
+    ? async () => ha.state === 'active' || ![undefined, '', apiAddr].includes((await ha.leaderStatus()).leaderAddress)
+    : undefined;
+  return selfInitialize(blocks, { seal: host.seal, handle: (request) => host.handle(request), log: logger, ...(activeNodeKnown ? { activeNodeKnown } : {}) }).catch((err: unknown) => {
+    logger.error({ err: errorMessage(err) }, 'self-init: the store could not be initialized; it stays uninitialized, and the next start tries again');
+    return 'failed' as const;
+  });
 }
 
 /**
@@ -297,6 +317,7 @@ const RESTART_ONLY: Readonly<Record<Exclude<keyof ServerConfig, 'logLevel' | 'au
   telemetry: 'telemetry',
   userLockout: 'user_lockout',
   seal: 'seal',
+  initialize: 'initialize',
 };
 
 function restartOnlyChanges(current: ServerConfig, next: ServerConfig): string[] {

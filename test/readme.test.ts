@@ -24,6 +24,18 @@ const TOUR_DIR = path.join(ROOT, 'tour');
 /** How a machine reaches the npm registry: extra CAs (a proxy that inspects TLS), a proxy. */
 const NETWORK_VARIABLES = /^(?:NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|(?:HTTPS?|NO|ALL)_PROXY)$/i;
 
+/** Whether nothing accepts connections on 127.0.0.1:port. */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
+}
+
 /** The ```sh blocks between two headings. */
 function shellBlocks(readme: string, from: string, to: string): string[] {
   const section = readme.slice(readme.indexOf(from), readme.indexOf(to));
@@ -245,6 +257,42 @@ describe('README', function () {
         await rm(TOUR_DIR, { recursive: true, force: true });
         await other.dev.stop();
         await other.dir.remove();
+      }
+    });
+  });
+
+  describe('auto-unseal with a second Keywarden', function () {
+    const SEAL_TOUR_DIR = path.join(ROOT, 'seal-tour');
+
+    it('runs as written: the node is initialized with recovery shares, killed with SIGKILL, and restarts unsealed by the transit seal; its last step stops both servers', async function () {
+      this.timeout(300_000);
+      const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
+      const blocks = shellBlocks(readme, '## Auto-unseal with a second Keywarden', '## Web UI');
+      expect(blocks).to.have.length(3);
+      expect(existsSync(SEAL_TOUR_DIR), `${SEAL_TOUR_DIR} exists, left by running the section by hand: stop what it started and remove it`).to.equal(false);
+      // Two free ports in a row: the transit server's, and the node's after it.
+      let port = await freePort();
+      while (!(await portFree(port + 1))) port = await freePort();
+      const home = await tempDir('keywarden-seal-tour-home-');
+      const run = new ProcessGroup('bash', ['-c', ['set -euo pipefail', ...blocks].join('\n')], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH, HOME: home.path, npm_config_update_notifier: 'false', SEAL_TOUR_PORT: String(port) },
+      });
+      try {
+        if (!(await run.waitExit(280_000))) throw new Error(`the section did not finish in time:\n${run.output()}`);
+        const out = run.output();
+        expect(run.exitCode(), out).to.equal(0);
+        expect(out).to.match(/^3$/m);
+        expect(out).to.match(/^Seal Type\s+transit$/m);
+        expect(out).to.match(/^Sealed\s+false$/m);
+        expect(out).to.match(/^Total Shares\s+3$/m);
+        // The section never unseals by hand: the second start after the SIGKILL unsealed itself.
+        expect(blocks.join('\n')).to.not.contain('operator unseal');
+        expect(await run.waitEmpty(20_000), 'still running after the last step').to.deep.equal([]);
+      } finally {
+        await run.stop();
+        await rm(SEAL_TOUR_DIR, { recursive: true, force: true });
+        await home.remove();
       }
     });
   });

@@ -82,12 +82,13 @@ const REFUSED_TELEMETRY_KEYS: Readonly<Record<string, string>> = {
 };
 
 /**
- * Blocks that repeat at the top level, each read on its own (`audit`, `plugin` and `user_lockout`
- * stanzas by audit-stanza.ts, plugin-stanza.ts and user-lockout-stanza.ts).
+ * Blocks that repeat at the top level, each read on its own (`audit`, `plugin`, `user_lockout` and
+ * `initialize` stanzas by audit-stanza.ts, plugin-stanza.ts, user-lockout-stanza.ts and
+ * initialize-stanza.ts).
  */
-const REPEATED_BLOCKS = ['listener', 'audit', 'plugin', 'user_lockout'];
+const REPEATED_BLOCKS = ['listener', 'audit', 'plugin', 'user_lockout', 'initialize'];
 
-/** Reads one parsed document, all but its `audit`, `plugin` and `user_lockout` stanzas. */
+/** Reads one parsed document, all but its `audit`, `plugin`, `user_lockout` and `initialize` stanzas. */
 export function readConfigDocument(doc: HclObject, source: SourceFile): FileSettings {
   const fields = fieldsOf(doc.items.filter((item) => !REPEATED_BLOCKS.includes(item.key)), '', source, TOP_LEVEL_KEYS, REFUSED_KEYS);
   const read = <T>(key: (typeof TOP_LEVEL_KEYS)[number], reader: Reader<T | undefined>): Setting<T> | undefined => {

@@ -12,8 +12,9 @@ import { readConfigDocument, type FileSettings } from './config-file.js';
 import { ConfigError, fail, type Setting, type SourceFile } from './config-values.js';
 import { readAuditStanzas } from './audit-stanza.js';
 import { readPluginStanzas, type PluginBlock } from './plugin-stanza.js';
-import type { ListenerConfig, PluginSettings, ServerConfig, StorageConfig } from './settings.js';
+import type { ListenerConfig, PluginSettings, SelfInitBlock, ServerConfig, StorageConfig } from './settings.js';
 import { readUserLockoutStanzas, type UserLockoutStanza } from './user-lockout-stanza.js';
+import { checkInitializeNames, readInitializeStanzas } from './initialize-stanza.js';
 import type { UserLockoutStanzas } from '../auth/lockout/settings.js';
 import { checkDeviceOptions } from '../audit/device-types.js';
 import { BadRequestError } from '../errors.js';
@@ -25,11 +26,12 @@ export { splitAddress } from './listener-stanza.js';
 export type { CloudAuthConfig, ListenerConfig, ListenerTls, LogLevel, ServerConfig, StorageConfig, TelemetryConfig } from './settings.js';
 export { DEFAULT_PROMETHEUS_RETENTION_MS, DEFAULT_TELEMETRY } from './settings.js';
 
-/** One file's settings and its `audit`, `plugin` and `user_lockout` stanzas. */
+/** One file's settings and its `audit`, `plugin`, `user_lockout` and `initialize` stanzas. */
 interface FileContents extends FileSettings {
   readonly auditDevices: readonly Setting<DeclaredAuditDevice>[];
   readonly pluginBlocks: readonly Setting<PluginBlock>[];
   readonly userLockouts: readonly Setting<UserLockoutStanza>[];
+  readonly initializeBlocks: readonly Setting<SelfInitBlock>[];
 }
 
 const DEFAULT_TTL = 768 * 3600;
@@ -89,6 +91,7 @@ function parseConfigText(text: string, source: SourceFile, syntax: HclSyntax | u
       auditDevices: readAuditStanzas(doc, source),
       pluginBlocks: readPluginStanzas(doc, source),
       userLockouts: readUserLockoutStanzas(doc, source),
+      initializeBlocks: readInitializeStanzas(doc, source),
     };
   } catch (err) {
     if (err instanceof HclSyntaxError) throw new ConfigError(`${source.name}:${err.line}:${err.column}: ${err.detail}`);
@@ -106,6 +109,8 @@ function mergeSettings(files: readonly FileContents[]): FileContents {
     auditDevices: [...a.auditDevices, ...b.auditDevices],
     pluginBlocks: [...a.pluginBlocks, ...b.pluginBlocks],
     userLockouts: [...a.userLockouts, ...b.userLockouts],
+    // In the files' order, as OpenBao runs them.
+    initializeBlocks: [...a.initializeBlocks, ...b.initializeBlocks],
     storage: b.storage ?? a.storage,
     apiAddr: b.apiAddr ?? a.apiAddr,
     clusterName: b.clusterName ?? a.clusterName,
@@ -209,7 +214,20 @@ function finishConfig(settings: FileContents, source: string): ServerConfig {
     audit: auditConfig(settings),
     ...(settings.userLockouts.length > 0 ? { userLockout: userLockoutStanzas(settings.userLockouts) } : {}),
     ...(settings.seal ? { seal: settings.seal.value } : {}),
+    ...optional('initialize', initializeBlocks(settings)),
   };
+}
+
+/**
+ * The `initialize` stanzas, checked across files. They need an auto seal, as in OpenBao: the
+ * store initializes itself with nobody to hand shares to.
+ */
+function initializeBlocks(settings: FileContents): readonly SelfInitBlock[] | undefined {
+  const blocks = settings.initializeBlocks;
+  if (blocks.length === 0) return undefined;
+  checkInitializeNames(blocks);
+  if (!settings.seal) fail(blocks[0]!.where, 'self-initialization needs an auto seal: add a seal stanza (seal "static", seal "transit")');
+  return blocks.map((block) => block.value);
 }
 
 /** The stanzas by type; a type's stanza in a later file replaces an earlier file's, field by field. */

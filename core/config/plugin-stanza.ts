@@ -56,7 +56,8 @@ function plainObject(body: HclObject, where: Where, source: SourceFile): Record<
   return out;
 }
 
-function plainValue(value: HclValue, where: Where, source: SourceFile): unknown {
+/** A value as plain JSON: strings, numbers, booleans, null, lists and objects (each key once). */
+export function plainValue(value: HclValue, where: Where, source: SourceFile): unknown {
   switch (value.kind) {
     case 'string':
     case 'number':

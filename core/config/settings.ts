@@ -147,6 +147,29 @@ export interface ServerConfig {
   readonly userLockout?: UserLockoutStanzas;
   /** The `seal` stanza: an auto seal wraps the root key; absent, Shamir shares unseal. */
   readonly seal?: SealStanza;
+  /** The `initialize` stanzas, in order: run once, on the first start of an auto-sealed store. */
+  readonly initialize?: readonly SelfInitBlock[];
+}
+
+/** An ACL operation a self-initialization request performs. */
+export type SelfInitOperation = 'create' | 'read' | 'update' | 'patch' | 'delete' | 'list';
+
+/** One `request "<name>" { … }` of an `initialize` stanza. */
+export interface SelfInitRequest {
+  readonly name: string;
+  readonly operation: SelfInitOperation;
+  /** The API path after `/v1/`. */
+  readonly path: string;
+  /** Plain JSON; a string `env://NAME` or `file://PATH` (absolute) is resolved when the request runs. */
+  readonly data?: Readonly<Record<string, unknown>>;
+  readonly allowFailure: boolean;
+  /** `file:line`, for the log. */
+  readonly declaredAt: string;
+}
+
+export interface SelfInitBlock {
+  readonly name: string;
+  readonly requests: readonly SelfInitRequest[];
 }
 
 /** Where a static seal's key comes from: an environment variable, a file, or the value itself. */

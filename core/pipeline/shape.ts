@@ -9,7 +9,7 @@ import type { HostResponse } from './types.js';
  * Routes whose `data` keys are also copied to the top level of the body: a legacy Vault behaviour
  * clients read (hvac's sys.list_mounted_secrets_engines, node-vault's mounts()).
  */
-const TOP_LEVEL_DATA_ROUTES = [/^sys\/mounts(\/|$)/, /^sys\/auth(\/|$)/, /^sys\/key-status$/, /^sys\/rotate$/, /^sys\/remount$/, /^sys\/policy(\/|$)/, /^sys\/capabilities/, /^sys\/audit/, /^sys\/rekey\/backup$/];
+const TOP_LEVEL_DATA_ROUTES = [/^sys\/mounts(\/|$)/, /^sys\/auth(\/|$)/, /^sys\/key-status$/, /^sys\/rotate$/, /^sys\/remount$/, /^sys\/policy(\/|$)/, /^sys\/capabilities/, /^sys\/audit/, /^sys\/rekey\/(recovery-key-)?backup$/];
 
 export function shape(id: string, path: string, operation: Operation, response: LogicalResponse | null): HostResponse {
   if (response?.raw) {

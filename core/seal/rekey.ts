@@ -4,7 +4,11 @@
  * under the unseal key changes. With verification, the new shares must be handed back (a threshold
  * of them) before they take effect, so shares lost on the way out never lock the server.
  *
- * One rekey at a time, held in memory on the node that runs it; sealing forgets it.
+ * The recovery key of an auto seal is rekeyed the same way (`sys/rekey-recovery-key/*`, over
+ * recovery.ts); when it has no shares yet (OpenBao's recovery_shares = 0), starting the rekey
+ * answers the new shares at once, since there is nobody to ask.
+ *
+ * One rekey at a time per key, held in memory on the node that runs it; sealing forgets it.
  */
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { BadRequestError } from '../errors.js';
@@ -69,8 +73,9 @@ interface Verification {
 
 /** New shares made and handed out, waiting to be confirmed before they replace the current ones. */
 interface Pending {
-  readonly rootKey: Buffer;
-  readonly unsealKey: Buffer;
+  /** What the current key opened (`SealKeys.open`). */
+  readonly opened: Buffer;
+  readonly newKey: Buffer;
   readonly scheme: ShareScheme;
   verification: Verification;
 }
@@ -113,13 +118,16 @@ export class Rekey {
     };
   }
 
-  /** `PUT sys/rekey/init`: starts a rekey with a fresh nonce. */
-  start(request: RekeyRequest): Promise<void> {
+  /**
+   * `PUT sys/rekey/init`: starts a rekey with a fresh nonce. When the key has no shares yet (a
+   * recovery key initialized with none), the new shares are answered at once.
+   */
+  start(request: RekeyRequest): Promise<RekeyResult | undefined> {
     return this.queue.run(() => this.startNow(request));
   }
 
   /** The state and the counts are checked before any key is parsed: parsing is the costly part. */
-  private async startNow(request: RekeyRequest): Promise<void> {
+  private async startNow(request: RekeyRequest): Promise<RekeyResult | undefined> {
     if (request.backup && request.pgpKeys.length === 0) {
       throw new BadRequestError('cannot request a backup of the new keys without providing PGP keys for encryption');
     }
@@ -129,7 +137,15 @@ export class Rekey {
     const config = await this.seal.config();
     if (this.attempt) throw new BadRequestError('rekey already in progress');
     const recipients = await readRecipients(request.pgpKeys, 'pgp_keys');
-    this.attempt = { nonce: randomUUID(), request, recipients, quorum: new ShareQuorum(config.secret_threshold) };
+    const attempt: Attempt = { nonce: randomUUID(), request, recipients, quorum: new ShareQuorum(config.secret_threshold) };
+    this.attempt = attempt;
+    if (config.secret_shares > 0) return undefined;
+    try {
+      return await this.issue(attempt, Buffer.alloc(0));
+    } catch (err) {
+      this.forget();
+      throw err;
+    }
   }
 
   /**
@@ -150,14 +166,26 @@ export class Rekey {
     if (attempt.quorum.holds(share)) throw new BadRequestError('given key has already been provided during this rekey operation');
     const currentKey = attempt.quorum.add(share);
     if (!currentKey) return undefined;
-
-    let rootKey: Buffer | undefined;
-    let unsealKey: Buffer | undefined;
+    let opened: Buffer;
     try {
-      rootKey = await this.seal.openRootKey(currentKey);
+      opened = await this.seal.open(currentKey);
+    } finally {
+      zeroize(currentKey);
+    }
+    return this.issue(attempt, opened);
+  }
+
+  /**
+   * Makes the new key and its shares, once the current key is proven (`opened` is what proving it
+   * answered; this zeroizes it). Without verification the new key takes effect at once.
+   */
+  private async issue(attempt: Attempt, opened: Buffer): Promise<RekeyResult> {
+    let kept: Buffer | undefined = opened;
+    let newKey: Buffer | undefined;
+    try {
       const { request, recipients } = attempt;
-      unsealKey = randomBytes(32);
-      const split = splitUnsealKey(unsealKey, request.shares, request.threshold);
+      newKey = randomBytes(32);
+      const split = splitUnsealKey(newKey, request.shares, request.threshold);
       const pgp = recipients.length > 0;
       const keys = pgp ? await encryptShares(split.keys, recipients) : split.keys;
       // Only their holders' private keys open the shares from here on.
@@ -167,18 +195,17 @@ export class Rekey {
 
       if (request.requireVerification) {
         const verification = { nonce: randomUUID(), quorum: new ShareQuorum(request.threshold) };
-        attempt.pending = { rootKey, unsealKey, scheme: split.scheme, verification };
-        rootKey = undefined;
-        unsealKey = undefined;
+        attempt.pending = { opened: kept, newKey, scheme: split.scheme, verification };
+        kept = undefined;
+        newKey = undefined;
         return result(attempt, keys, fingerprints, verification.nonce);
       }
-      await this.seal.rewrapRootKey(rootKey, unsealKey, split.scheme);
+      await this.seal.replace(kept, newKey, split.scheme);
       this.attempt = undefined;
       return result(attempt, keys, fingerprints, '');
     } finally {
-      zeroize(currentKey);
-      zeroize(rootKey);
-      zeroize(unsealKey);
+      zeroize(kept);
+      zeroize(newKey);
     }
   }
 
@@ -214,11 +241,11 @@ export class Rekey {
     const recovered = pending.verification.quorum.add(share);
     if (!recovered) return undefined;
     try {
-      if (recovered.length !== pending.unsealKey.length || !timingSafeEqual(recovered, pending.unsealKey)) {
+      if (recovered.length !== pending.newKey.length || !timingSafeEqual(recovered, pending.newKey)) {
         pending.verification = { nonce: randomUUID(), quorum: new ShareQuorum(attempt.request.threshold) };
         throw new BadRequestError('rekey verification failed; incorrect key shares supplied');
       }
-      await this.seal.rewrapRootKey(pending.rootKey, pending.unsealKey, pending.scheme);
+      await this.seal.replace(pending.opened, pending.newKey, pending.scheme);
     } finally {
       zeroize(recovered);
     }
@@ -255,8 +282,8 @@ export class Rekey {
     attempt.quorum.clear();
     if (attempt.pending) {
       attempt.pending.verification.quorum.clear();
-      zeroize(attempt.pending.rootKey);
-      zeroize(attempt.pending.unsealKey);
+      zeroize(attempt.pending.opened);
+      zeroize(attempt.pending.newKey);
     }
     this.attempt = undefined;
   }

@@ -1,8 +1,9 @@
 /**
  * Root token generation (`sys/generate-root-token/*`, and Vault's unauthenticated
- * `sys/generate-root/*`): a threshold of unseal key shares mints a new root token, handed back
+ * `sys/generate-root/*`): a threshold of key shares mints a new root token, handed back
  * encoded with a one-time password or encrypted to a PGP key, so the shares' holders who submit the
- * last share never see it in clear.
+ * last share never see it in clear. The shares are the unseal key's with a Shamir seal and the
+ * recovery key's with an auto seal, as in Vault (https://developer.hashicorp.com/vault/docs/concepts/seal#recovery-key).
  *
  * One attempt at a time, held in memory on the node that runs it; both endpoint families share it,
  * and sealing forgets it. The attempt's nonce is what lets a caller add to it or cancel it; a
@@ -27,6 +28,10 @@ import type { SealKeys } from './seal-keys.js';
  * nobody cancels it.
  */
 export const ATTEMPT_LIFETIME_MS = 60 * 60 * 1000;
+
+const NO_RECOVERY_SHARES =
+  'there are no recovery key shares to authorize root generation: the store was initialized with recovery_shares = 0; ' +
+  'create them first with a token (sys/rekey-recovery-key/init)';
 
 /** Mints and (if encoding fails) revokes root tokens; the host's token store. */
 export interface RootTokens {
@@ -55,7 +60,7 @@ export interface RootGenerationProgress {
 
 /**
  * What lets a caller cancel an attempt besides its token: the attempt's nonce, or one of the current
- * unseal key shares (its holder is one of the people the attempt is for).
+ * key shares (its holder is one of the people the attempt is for).
  */
 export type CancelProof = { readonly nonce: string } | { readonly share: string };
 
@@ -101,6 +106,8 @@ export class RootGeneration {
       if (options.otp && options.pgpKey) throw new BadRequestError('give either otp or pgp_key, not both');
       if (options.otp !== undefined) requireUsableOtp(options.otp);
       const config = await this.seal.config();
+      // OpenBao's auto seal initialized with recovery_shares = 0: nobody holds a share yet.
+      if (config.secret_shares === 0) throw new BadRequestError(NO_RECOVERY_SHARES);
       if (this.current()) throw new BadRequestError('root generation already in progress');
       const recipient = options.pgpKey ? await readRecipient(options.pgpKey, 'pgp_key') : undefined;
       const generatedOtp = options.otp === undefined && recipient === undefined ? generateOtp() : '';
@@ -116,7 +123,7 @@ export class RootGeneration {
     });
   }
 
-  /** One unseal key share for the attempt the nonce names; the last one mints the token. */
+  /** One key share for the attempt the nonce names; the last one mints the token. */
   update(encodedKey: string, nonce: string): Promise<RootGenerationProgress> {
     return this.queue.run(async () => {
       const attempt = this.current();
@@ -131,7 +138,7 @@ export class RootGeneration {
       const unsealKey = attempt.quorum.add(share);
       if (!unsealKey) return { progress: attempt.quorum.progress, required, complete: false, encodedToken: '', pgpFingerprint };
       try {
-        zeroize(await this.seal.openRootKey(unsealKey));
+        zeroize(await this.seal.open(unsealKey));
       } finally {
         zeroize(unsealKey);
       }

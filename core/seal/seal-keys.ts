@@ -1,7 +1,7 @@
 /**
  * What the seal (seal-manager.ts), rekey (rekey.ts) and root generation (root-generation.ts) share:
- * the stored seal configuration (Shamir's or an auto seal's), and the operations on the root key
- * that rekey and root generation are given by the seal manager.
+ * the stored seal configuration (Shamir's or an auto seal's), and the key shares that rekey and
+ * root generation are given by the seal manager.
  */
 import type { AutoSealType } from './auto-seal.js';
 import type { ShareScheme } from './shares.js';
@@ -31,18 +31,34 @@ export interface KeyBackup {
 }
 
 /**
- * What rekey and root generation need from the seal, on an unsealed server: the current scheme,
- * proof that a recovered unseal key is the real one, and replacing it.
+ * The key shares that authorize rekey and root generation on an unsealed server: the unseal key's
+ * with a Shamir seal, the recovery key's with an auto seal (recovery.ts). Both are checked and
+ * replaced the same way; only what the recovered key proves differs (it opens the root key, or it
+ * matches the stored recovery key's verifier).
  */
 export interface SealKeys {
   /**
-   * The current seal configuration. @throws SealedError while sealed; BadRequestError with an auto
-   * seal, which has no unseal key shares.
+   * The current shares' scheme. @throws SealedError while sealed; BadRequestError when this kind
+   * of share does not exist with the store's seal.
    */
-  config(): Promise<ShamirSealConfig>;
-  /** Opens the stored root key with `unsealKey` (the caller zeroizes it). @throws BadRequestError for a wrong key. */
-  openRootKey(unsealKey: Buffer): Promise<Buffer>;
-  /** Stores `rootKey` under `unsealKey` and `scheme` as the seal configuration, together. */
-  rewrapRootKey(rootKey: Buffer, unsealKey: Buffer, scheme: ShareScheme): Promise<void>;
+  config(): Promise<ShareScheme>;
+  /**
+   * Proves that `key`, combined from shares, is the current one, and answers what `replace` needs
+   * (the root key for an unseal key; nothing for a recovery key). The caller zeroizes both.
+   * @throws BadRequestError for a wrong key.
+   */
+  open(key: Buffer): Promise<Buffer>;
+  /** Makes `newKey`, split by `scheme`, the current key, in one write. */
+  replace(opened: Buffer, newKey: Buffer, scheme: ShareScheme): Promise<void>;
   writeKeyBackup(backup: KeyBackup): Promise<void>;
+}
+
+/** Keys that are `pick`'s answer at each call: the shares the store's seal has at the time. */
+export function eitherKeys(pick: () => Promise<SealKeys>): SealKeys {
+  return {
+    config: async () => (await pick()).config(),
+    open: async (key) => (await pick()).open(key),
+    replace: async (opened, newKey, scheme) => (await pick()).replace(opened, newKey, scheme),
+    writeKeyBackup: async (backup) => (await pick()).writeKeyBackup(backup),
+  };
 }

@@ -3,8 +3,9 @@
  * split into shares and never stored; the root key, stored encrypted under the unseal key; the
  * barrier's keyring, encrypted under the root key. With an auto seal (auto-seal.ts) there is no
  * unseal key: the seal wraps the root key itself, and the node unseals itself (auto-unseal.ts).
- * Rekey (rekey.ts) and root token generation (root-generation.ts) work on the Shamir keys through
- * `SealKeys` (seal-keys.ts).
+ * Rekey (rekey.ts) and root token generation (root-generation.ts) work on key shares through
+ * `SealKeys` (seal-keys.ts): the unseal key's with Shamir, the recovery key's (recovery.ts) with an
+ * auto seal.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AlreadyInitializedError, BadRequestError, IntegrityError, SealedError } from '../errors.js';
@@ -14,7 +15,8 @@ import type { Storage } from '../../storage/storage.js';
 import { gcmOpen, gcmSeal, zeroize } from '../../storage/aead.js';
 import { acceptShare, ShareQuorum, splitUnsealKey, validateShamirConfig, type ShareScheme } from './shares.js';
 import { Rekey } from './rekey.js';
-import type { KeyBackup, SealConfig, SealKeys, ShamirSealConfig } from './seal-keys.js';
+import { eitherKeys, type KeyBackup, type SealConfig, type SealKeys, type ShamirSealConfig } from './seal-keys.js';
+import { RecoveryKeys } from './recovery.js';
 import { RootGeneration } from './root-generation.js';
 import { SerialQueue } from './serial.js';
 import type { AutoSeal, AutoSealType } from './auto-seal.js';
@@ -41,7 +43,7 @@ export interface SealStatus {
   n: number;
   progress: number;
   nonce: string;
-  /** An auto seal: the shares operators hold (none yet) are recovery shares, not unseal shares. */
+  /** An auto seal: the shares operators hold (t and n) are recovery shares, not unseal shares. */
   recoverySeal: boolean;
   /** Why the last auto-unseal attempt failed, while the node stays sealed. */
   sealError?: string;
@@ -50,6 +52,12 @@ export interface SealStatus {
 export interface InitResult {
   /** The shares (or, with one share, the unseal key itself). */
   readonly keys: Buffer[];
+  readonly rootToken: string;
+}
+
+/** `sys/init` with an auto seal: the recovery shares (none with recovery_shares = 0). */
+export interface AutoInitResult {
+  readonly recoveryKeys: Buffer[];
   readonly rootToken: string;
 }
 
@@ -88,6 +96,9 @@ export class SealManager {
   /** With an auto seal: the node unsealing itself (auto-unseal.ts). */
   private readonly autoUnsealer: AutoUnsealer | undefined;
   readonly rekey: Rekey;
+  /** With an auto seal: the recovery key's shares, and their rekey (`sys/rekey-recovery-key/*`). */
+  readonly recovery: RecoveryKeys;
+  readonly recoveryRekey: Rekey;
   readonly rootGeneration: RootGeneration;
 
   constructor(
@@ -97,12 +108,17 @@ export class SealManager {
   ) {
     const keys: SealKeys = {
       config: () => this.unsealedConfig(),
-      openRootKey: (unsealKey) => this.openRootKey(unsealKey),
-      rewrapRootKey: (rootKey, unsealKey, scheme) => this.rewrapRootKey(rootKey, unsealKey, scheme),
+      open: (unsealKey) => this.openRootKey(unsealKey),
+      replace: (rootKey, unsealKey, scheme) => this.rewrapRootKey(rootKey, unsealKey, scheme),
       writeKeyBackup: (backup) => this.physical.put(KEYS.keyBackup, Buffer.from(JSON.stringify(backup), 'utf8')),
     };
     this.rekey = new Rekey(keys);
-    this.rootGeneration = new RootGeneration(keys, { create: () => deps.createRootToken(), revoke: (token) => deps.revokeRootToken(token) }, deps.clock);
+    const autoSealed = async () => ((await this.loadConfig())?.type ?? 'shamir') !== 'shamir';
+    this.recovery = new RecoveryKeys(physical, barrier, autoSealed);
+    this.recoveryRekey = new Rekey(this.recovery);
+    // As Vault: root generation takes whichever shares the store's seal has.
+    const authorizing = eitherKeys(async () => ((await autoSealed()) ? this.recovery : keys));
+    this.rootGeneration = new RootGeneration(authorizing, { create: () => deps.createRootToken(), revoke: (token) => deps.revokeRootToken(token) }, deps.clock);
     if (deps.autoSeal) {
       this.autoUnsealer = new AutoUnsealer(
         deps.autoSeal,
@@ -136,7 +152,9 @@ export class SealManager {
     if (this.barrier.sealed) throw new SealedError();
     const config = await this.loadConfig();
     if (!config) throw new BadRequestError('Vault is not initialized');
-    if (config.type !== 'shamir') throw new BadRequestError(`the ${config.type} seal holds the root key: there are no unseal key shares (recovery keys are not supported yet)`);
+    if (config.type !== 'shamir') {
+      throw new BadRequestError(`the ${config.type} seal wraps the root key: there are no unseal key shares to rekey; the recovery key's shares are rekeyed at sys/rekey-recovery-key`);
+    }
     return config;
   }
 
@@ -162,14 +180,15 @@ export class SealManager {
     // A sealed node re-reads, so that operators unsealing it see the current t and n.
     const config = await this.loadConfig(sealed && !this.unsealing);
     const type = config?.type ?? this.deps.autoSeal?.type ?? 'shamir';
-    // Vault's t and n for an auto seal are its recovery shares': none yet.
     const shamir = type === 'shamir';
+    // Vault's t and n for an auto seal are its recovery shares'.
+    const shares = shamir ? config : config && (await this.recovery.stored());
     return {
       type,
       initialized: config !== undefined,
       sealed,
-      t: shamir ? (config?.secret_threshold ?? 0) : 0,
-      n: shamir ? (config?.secret_shares ?? 0) : 0,
+      t: shares?.secret_threshold ?? 0,
+      n: shares?.secret_shares ?? 0,
       progress: sealed ? (this.unsealing?.quorum.progress ?? 0) : 0,
       nonce: sealed ? (this.unsealing?.nonce ?? '') : '',
       recoverySeal: !shamir,
@@ -196,32 +215,43 @@ export class SealManager {
   }
 
   /**
-   * `sys/init` with an auto seal: the root key is wrapped by the seal and stored, and the node
-   * unseals itself with it at once, as Vault does. Returns the root token; there are no shares.
+   * `sys/init` with an auto seal: the root key is wrapped by the seal and stored, a recovery key is
+   * split into `recoveryShares` (recovery.ts; none with 0, as OpenBao allows), and the node unseals
+   * itself at once, as Vault does. The caller has validated the recovery counts.
    * @throws UnavailableError when the seal cannot wrap (nothing is stored then).
    */
-  async initializeAuto(): Promise<{ readonly rootToken: string }> {
+  async initializeAuto(recoveryShares = 0, recoveryThreshold = 0): Promise<AutoInitResult> {
     const seal = this.deps.autoSeal;
     if (!seal) throw new BadRequestError('there is no seal stanza: initialize with secret_shares and secret_threshold');
     const { clusterLock } = this.deps;
+    let recoveryKeys: Buffer[] = [];
     const init = () =>
-      this.initializeNow(async (rootKey) => ({
-        keys: [],
-        config: { type: seal.type, secret_shares: 1, secret_threshold: 1, stored_shares: 1 },
-        stored: encodeWrapped(await seal.wrap(rootKey, aad(KEYS.rootKeyUnderUnsealKey))),
-      }));
+      this.initializeNow(
+        async (rootKey) => ({
+          keys: [],
+          config: { type: seal.type, secret_shares: 1, secret_threshold: 1, stored_shares: 1 },
+          stored: encodeWrapped(await seal.wrap(rootKey, aad(KEYS.rootKeyUnderUnsealKey))),
+        }),
+        async () => {
+          recoveryKeys = await this.recovery.create(recoveryShares, recoveryThreshold);
+        },
+      );
     const { rootToken } = await (clusterLock ? clusterLock('init', init) : init());
     await this.autoUnsealer!.unsealAfterInit();
-    return { rootToken };
+    return { rootToken, recoveryKeys };
   }
 
   /**
    * Creates the keyring under a new root key and the root token, with the root key stored as
    * `protect` makes it (under an unseal key, or wrapped by the auto seal). `protect` runs first: a
-   * seal that cannot be reached leaves nothing behind. The seal configuration is written last, so
-   * that its presence means "initialized".
+   * seal that cannot be reached leaves nothing behind. `whileOpen` runs with the barrier briefly
+   * unsealed (the recovery key's verifier is derived from the keyring). The seal configuration is
+   * written last, so that its presence means "initialized".
    */
-  private initializeNow(protect: (rootKey: Buffer) => Promise<{ keys: Buffer[]; config: SealConfig; stored: Buffer }>): Promise<InitResult> {
+  private initializeNow(
+    protect: (rootKey: Buffer) => Promise<{ keys: Buffer[]; config: SealConfig; stored: Buffer }>,
+    whileOpen: () => Promise<void> = async () => undefined,
+  ): Promise<InitResult> {
     return this.queue.run(async () => {
       if (await this.isInitialized()) throw new AlreadyInitializedError();
       // A crash during an earlier init may have left a keyring without a seal config: start over.
@@ -235,6 +265,7 @@ export class SealManager {
         let rootToken: string;
         try {
           rootToken = await this.deps.createRootToken();
+          await whileOpen();
         } finally {
           this.barrier.seal();
         }
@@ -343,6 +374,7 @@ export class SealManager {
   storeReplaced(): void {
     this.config = undefined;
     this.rekey.forget();
+    this.recoveryRekey.forget();
     this.rootGeneration.forget();
   }
 
@@ -357,6 +389,7 @@ export class SealManager {
         this.barrier.seal();
         this.clearUnsealing();
         this.rekey.forget();
+        this.recoveryRekey.forget();
         this.rootGeneration.forget();
       }
     });

@@ -118,11 +118,19 @@ export class ShareQuorum {
   }
 }
 
+/** The request fields a share count and threshold came in, for the messages that name them. */
+export interface ShareFields {
+  readonly shares: string;
+  readonly threshold: string;
+}
+
+const SECRET_FIELDS: ShareFields = { shares: 'secret_shares', threshold: 'secret_threshold' };
+
 /** Vault's rules for shares and threshold. */
-export function validateShamirConfig(shares: number, threshold: number): void {
-  if (!Number.isInteger(shares) || shares < 1) throw new BadRequestError('secret_shares must be at least 1');
-  if (!Number.isInteger(threshold) || threshold < 1) throw new BadRequestError('secret_threshold must be at least 1');
-  if (shares > 255) throw new BadRequestError('secret_shares must be at most 255');
-  if (threshold > shares) throw new BadRequestError('secret_threshold cannot be larger than secret_shares');
-  if (shares > 1 && threshold < 2) throw new BadRequestError('secret_threshold must be greater than one for multiple shares');
+export function validateShamirConfig(shares: number, threshold: number, fields: ShareFields = SECRET_FIELDS): void {
+  if (!Number.isInteger(shares) || shares < 1) throw new BadRequestError(`${fields.shares} must be at least 1`);
+  if (!Number.isInteger(threshold) || threshold < 1) throw new BadRequestError(`${fields.threshold} must be at least 1`);
+  if (shares > 255) throw new BadRequestError(`${fields.shares} must be at most 255`);
+  if (threshold > shares) throw new BadRequestError(`${fields.threshold} cannot be larger than ${fields.shares}`);
+  if (shares > 1 && threshold < 2) throw new BadRequestError(`${fields.threshold} must be greater than one for multiple shares`);
 }

@@ -24,7 +24,7 @@ import { auditedHeaderPaths } from './paths/config-auditing-request-headers.js';
 import { openApiPath } from './paths/openapi.js';
 import { wrappingPaths } from './paths/wrapping.js';
 import { toolPaths } from './paths/tools.js';
-import { rekeyBackupPath, rekeyInitPath, rekeyUpdatePath, rekeyVerifyPath } from './paths/rekey.js';
+import { RECOVERY_KEYS, rekeyBackupPath, rekeyInitPath, rekeyUpdatePath, rekeyVerifyPath } from './paths/rekey.js';
 import {
   generateRootAttemptPath,
   generateRootTokenAttemptPath,
@@ -78,6 +78,10 @@ export function createSystemBackend(services: SystemDeps): FrameworkBackend {
       rekeyUpdatePath(services),
       rekeyVerifyPath(services),
       rekeyBackupPath(services),
+      rekeyInitPath(services, RECOVERY_KEYS),
+      rekeyUpdatePath(services, RECOVERY_KEYS),
+      rekeyVerifyPath(services, RECOVERY_KEYS),
+      rekeyBackupPath(services, RECOVERY_KEYS),
       generateRootTokenAttemptPath(services),
       generateRootTokenUpdatePath(services),
       generateRootAttemptPath(services),

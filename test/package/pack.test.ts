@@ -134,10 +134,10 @@ describe('the npm package', function () {
     const paths = packed.files.map((f) => f.path);
     expect(paths).to.include.members(['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'bin/keywarden.js', 'build/wasm/keywarden.wasm', 'dist/core/cli/main.js', 'dist/core/server.js', 'dist/sdk/index.js', 'dist/sdk/index.d.ts', 'dist/sdk/crypto.js', 'dist/sdk/crypto.d.ts']);
     expect(paths).to.include('build/ui/index.html');
-    expect(paths).to.include.members(['docs/deployment.md', 'examples/systemd/keywarden.service', 'examples/memo-plugin/index.js']);
+    expect(paths).to.include.members(['docs/deployment.md', 'examples/systemd/keywarden.service', 'examples/memo-plugin/index.js', 'examples/self-init/keywarden.hcl']);
     // The tour's stand-in provider runs on the test fixtures, which do not ship: it stays in the clone.
     const shipped =
-      /^(?:package\.json|README\.md|LICENSE|CHANGELOG\.md|bin\/keywarden\.js|build\/wasm\/keywarden\.wasm|build\/ui\/(?:index\.html|assets\/main-[A-Z0-9]+\.(?:js|css))(?:\.br|\.gz)?|dist\/(?:core|plugins|sdk|storage|wasm)\/.+\.(?:js|d\.ts)|docs\/[\w-]+\.md|docs\/images\/[\w-]+\.(?:png|svg)|examples\/systemd\/[\w.-]+|examples\/memo-plugin\/(?:README\.md|index\.js|package\.json))$/;
+      /^(?:package\.json|README\.md|LICENSE|CHANGELOG\.md|bin\/keywarden\.js|build\/wasm\/keywarden\.wasm|build\/ui\/(?:index\.html|assets\/main-[A-Z0-9]+\.(?:js|css))(?:\.br|\.gz)?|dist\/(?:core|plugins|sdk|storage|wasm)\/.+\.(?:js|d\.ts)|docs\/[\w-]+\.md|docs\/images\/[\w-]+\.(?:png|svg)|examples\/systemd\/[\w.-]+|examples\/memo-plugin\/(?:README\.md|index\.js|package\.json)|examples\/self-init\/keywarden\.hcl)$/;
     expect(paths.filter((p) => !shipped.test(p)), 'files that should not ship').to.deep.equal([]);
     console.log(`      packed ${(packed.size / 1024).toFixed(0)} kB, unpacked ${(packed.unpackedSize / 1024).toFixed(0)} kB, ${paths.length} files`);
   });

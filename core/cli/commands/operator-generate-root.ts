@@ -40,8 +40,8 @@ export function registerOperatorGenerateRoot(operator: Command, ctx: CliContext)
   withClientOptions(
     operator
       .command('generate-root')
-      .description('Generate a new root token from a threshold of unseal key shares')
-      .argument('[key]', 'an unseal key share ("-" reads standard input; prompted for when omitted)'),
+      .description('Generate a new root token from a threshold of unseal key shares (recovery key shares with an auto seal)')
+      .argument('[key]', 'an unseal or recovery key share ("-" reads standard input; prompted for when omitted)'),
   )
     .option('--init', 'start a root token generation (with -otp or -pgp-key; an OTP is generated otherwise)')
     .option('--cancel', 'cancel the attempt (without a token with sudo on it, -nonce or a current key share as the argument is required)')

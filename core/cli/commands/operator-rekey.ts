@@ -1,4 +1,7 @@
-/** `operator rekey`: new unseal key shares from a threshold of the current ones, as `vault operator rekey`. */
+/**
+ * `operator rekey`: new unseal key shares from a threshold of the current ones, as `vault operator
+ * rekey`; with `-target=recovery`, new recovery key shares (sys/rekey-recovery-key/*).
+ */
 import type { Command } from 'commander';
 import { UsageError, type ApiClient } from '../client.js';
 import { clientFor, formatOf, withClientOptions, type CliContext, type GlobalOptions } from '../context.js';
@@ -17,6 +20,34 @@ interface RekeyOptions extends GlobalOptions {
   readonly backupRetrieve?: boolean;
   readonly backupDelete?: boolean;
   readonly nonce?: string;
+  readonly target: string;
+}
+
+/** The endpoints of each `-target`, as vault's CLI calls them. */
+interface Paths {
+  readonly init: string;
+  readonly update: string;
+  readonly verify: string;
+  readonly backup: string;
+  /** What the shares are called in messages. */
+  readonly keys: string;
+}
+
+const TARGETS: Readonly<Record<string, Paths>> = {
+  barrier: { init: 'sys/rekey/init', update: 'sys/rekey/update', verify: 'sys/rekey/verify', backup: 'sys/rekey/backup', keys: 'unseal' },
+  recovery: {
+    init: 'sys/rekey-recovery-key/init',
+    update: 'sys/rekey-recovery-key/update',
+    verify: 'sys/rekey-recovery-key/verify',
+    backup: 'sys/rekey/recovery-key-backup',
+    keys: 'recovery',
+  },
+};
+
+function pathsOf(target: string): Paths {
+  const paths = TARGETS[target];
+  if (!paths) throw new UsageError(`-target must be "barrier" or "recovery", not "${target}"`);
+  return paths;
 }
 
 type Body = Record<string, any>;
@@ -25,8 +56,8 @@ export function registerOperatorRekey(operator: Command, ctx: CliContext): void 
   withClientOptions(
     operator
       .command('rekey')
-      .description('Generate new unseal key shares (-init, then a threshold of current shares); needs a token')
-      .argument('[key]', 'a current unseal key share ("-" reads standard input; prompted for when omitted)'),
+      .description('Generate new unseal (or, with -target=recovery, recovery) key shares (-init, then a threshold of current shares); needs a token')
+      .argument('[key]', 'a current key share ("-" reads standard input; prompted for when omitted)'),
   )
     .option('--init', 'start a rekey (with -key-shares, -key-threshold, -pgp-keys, -backup, -verify)')
     .option('--cancel', 'cancel the rekey (with -verify: restart the verification only)')
@@ -39,41 +70,43 @@ export function registerOperatorRekey(operator: Command, ctx: CliContext): void 
     .option('--backup-retrieve', 'show the backed-up encrypted shares')
     .option('--backup-delete', 'delete the backed-up encrypted shares')
     .option('--nonce <nonce>', 'the nonce of the rekey (or, with -verify, of the verification)')
+    .option('--target <target>', '"barrier" for the unseal key shares, "recovery" for the recovery key shares of an auto seal', 'barrier')
     .action(async (key: string | undefined, opts: RekeyOptions) => {
+      const paths = pathsOf(opts.target);
       const client = await clientFor(ctx, opts);
       const format = formatOf(opts);
       const out = (text: string) => ctx.io.out(text);
       if (opts.backupDelete) {
-        await client.delete('sys/rekey/backup');
+        await client.delete(paths.backup);
         return out('Success! Deleted stored keys (if they existed)\n');
       }
-      if (opts.backupRetrieve) return out(render(format, (await client.read('sys/rekey/backup')).body));
+      if (opts.backupRetrieve) return out(render(format, (await client.read(paths.backup)).body));
       if (opts.cancel) {
-        if (opts.verify) return out(statusText(format, (await client.delete('sys/rekey/verify')).body, true));
-        await client.request('DELETE', 'sys/rekey/init', opts.nonce ? { nonce: opts.nonce } : undefined);
+        if (opts.verify) return out(statusText(format, (await client.delete(paths.verify)).body, true));
+        await client.request('DELETE', paths.init, opts.nonce ? { nonce: opts.nonce } : undefined);
         return out('Success! Canceled rekeying (if it was started)\n');
       }
-      if (opts.init) return init(client, format, opts, ctx);
-      const statusPath = opts.verify ? 'sys/rekey/verify' : 'sys/rekey/init';
+      if (opts.init) return init(client, format, opts, ctx, paths);
+      const statusPath = opts.verify ? paths.verify : paths.init;
       const status = (await client.read(statusPath)).body as Body;
       if (opts.status) return out(statusText(format, status, opts.verify ?? false));
 
-      if (!status.started) throw new UsageError('No rekey is in progress. Start one with "keywarden operator rekey -init".');
+      if (!status.started) throw new UsageError(`No rekey is in progress. Start one with "keywarden operator rekey -init${opts.target === 'recovery' ? ' -target=recovery' : ''}".`);
       const share = await shareToSubmit(ctx.io, key, opts.nonce, status.nonce ?? '');
-      const res = (await client.write(opts.verify ? 'sys/rekey/verify' : 'sys/rekey/update', share)).body as Body;
+      const res = (await client.write(opts.verify ? paths.verify : paths.update, share)).body as Body;
       if (!res.complete) return out(statusText(format, res, opts.verify ?? false));
       if (opts.verify) return out(format === 'json' ? json(res) : 'Rekey verification successful.\n');
-      out(format === 'json' ? json(res) : keysText(res, status));
-      if (format === 'table' && res.verification_required) out(statusText(format, (await client.read('sys/rekey/verify')).body, true));
+      out(format === 'json' ? json(res) : keysText(res, status, paths));
+      if (format === 'table' && res.verification_required) out(statusText(format, (await client.read(paths.verify)).body, true));
     });
 }
 
-async function init(client: ApiClient, format: OutputFormat, opts: RekeyOptions, ctx: CliContext): Promise<void> {
+async function init(client: ApiClient, format: OutputFormat, opts: RekeyOptions, ctx: CliContext, paths: Paths): Promise<void> {
   const shares = Number(opts.keyShares);
   const threshold = Number(opts.keyThreshold);
   if (!Number.isInteger(shares) || !Number.isInteger(threshold)) throw new UsageError('-key-shares and -key-threshold must be integers');
   const pgpKeys = opts.pgpKeys ? await readPublicKeyFiles(opts.pgpKeys) : [];
-  const res = await client.write('sys/rekey/init', {
+  const res = await client.write(paths.init, {
     secret_shares: shares,
     secret_threshold: threshold,
     ...(pgpKeys.length > 0 ? { pgp_keys: pgpKeys } : {}),
@@ -82,6 +115,11 @@ async function init(client: ApiClient, format: OutputFormat, opts: RekeyOptions,
   });
   if (format === 'table' && pgpKeys.length === 0) {
     ctx.io.err('WARNING! If you lose the new keys after they are returned, there is no recovery. Consider -pgp-keys (and -backup) to protect them.\n\n');
+  }
+  // A recovery key that had no shares: the new ones come back at once (OpenBao's behaviour).
+  if (res.body.complete === true) {
+    ctx.io.out(format === 'json' ? json(res.body) : keysText(res.body as Body, { n: shares, t: threshold }, paths));
+    return;
   }
   ctx.io.out(statusText(format, res.body, false));
 }
@@ -115,17 +153,19 @@ function statusText(format: OutputFormat, status: Body, verification: boolean): 
   return table(rows);
 }
 
-function keysText(res: Body, status: Body): string {
+function keysText(res: Body, status: Body, paths: Paths): string {
   const keys: string[] = res.keys_base64 ?? res.keys ?? [];
   const fingerprints: string[] = res.pgp_fingerprints ?? [];
   const lines = keys.map((k, i) => (fingerprints.length > 0 ? `Key ${i + 1} fingerprint: ${fingerprints[i]}; value: ${k}` : `Key ${i + 1}: ${k}`));
   let text = `\n${lines.join('\n')}\n\nOperation nonce: ${res.nonce}\n`;
   if (fingerprints.length > 0 && res.backup) {
-    text += '\nThe encrypted unseal keys are backed up to "core/unseal-keys-backup" in the storage backend. Remove them with "keywarden operator rekey -backup-delete".\n';
+    const where = paths.keys === 'recovery' ? 'core/recovery-keys-backup' : 'core/unseal-keys-backup';
+    const flag = paths.keys === 'recovery' ? ' -target=recovery' : '';
+    text += `\nThe encrypted ${paths.keys} keys are backed up to "${where}" in the storage backend. Remove them with "keywarden operator rekey -backup-delete${flag}".\n`;
   }
   text += res.verification_required
-    ? `\nA new key was created, split into ${status.n} key shares with a threshold of ${status.t}. It is NOT in use until a threshold of these shares is verified ("keywarden operator rekey -verify -nonce=${res.verification_nonce} <share>"); until then the current shares stay valid.\n\n`
-    : `\nRekeyed with ${status.n} key shares and a key threshold of ${status.t}. Distribute the shares above securely: at least ${status.t} of them are needed to unseal from now on.\n`;
+    ? `\nA new key was created, split into ${status.n} key shares with a threshold of ${status.t}. It is NOT in use until a threshold of these shares is verified ("keywarden operator rekey -verify${paths.keys === 'recovery' ? ' -target=recovery' : ''} -nonce=${res.verification_nonce} <share>"); until then the current shares stay valid.\n\n`
+    : `\nRekeyed with ${status.n} key shares and a key threshold of ${status.t}. Distribute the shares above securely: at least ${status.t} of them are needed to ${paths.keys === 'recovery' ? 'authorize root generation and recovery rekey' : 'unseal'} from now on.\n`;
   return text;
 }
 

@@ -58,15 +58,70 @@ async function printSealStatus(ctx: CliContext, opts: GlobalOptions, client: Api
   ctx.io.out(renderData(formatOf(opts), sealStatusOutput(seal, leader), () => table(sealRows(seal, leader))));
 }
 
+interface InitOptions extends GlobalOptions {
+  keyShares: string;
+  keyThreshold: string;
+  pgpKeys?: string;
+  rootTokenPgpKey?: string;
+  recoveryShares: string;
+  recoveryThreshold: string;
+  recoveryPgpKeys?: string;
+}
+
+/** `operator init` against a server with an auto seal: recovery key shares instead of unseal key shares, as vault's. */
+async function initAuto(ctx: CliContext, opts: InitOptions, client: ApiClient, type: string, rootKey: string | undefined): Promise<void> {
+  const shares = Number(opts.recoveryShares);
+  const threshold = Number(opts.recoveryThreshold);
+  if (!Number.isInteger(shares) || !Number.isInteger(threshold)) throw new UsageError('-recovery-shares and -recovery-threshold must be integers');
+  const pgpKeys = opts.recoveryPgpKeys ? await readPublicKeyFiles(opts.recoveryPgpKeys) : [];
+  if (pgpKeys.length > 0 && pgpKeys.length !== shares) {
+    throw new UsageError(`-recovery-pgp-keys names ${pgpKeys.length} keys: it needs one for each of the ${shares} recovery key shares`);
+  }
+  // -recovery-shares=0 alone means none at all (OpenBao's fix: https://github.com/openbao/openbao/pull/1754).
+  const t = shares === 0 ? 0 : threshold;
+  const request = {
+    recovery_shares: shares,
+    recovery_threshold: t,
+    ...(pgpKeys.length > 0 ? { recovery_pgp_keys: pgpKeys } : {}),
+    ...(rootKey ? { root_token_pgp_key: rootKey } : {}),
+  };
+  const res = await attempt('Error initializing', () => client.write('sys/init', request));
+  const body = res.body as { recovery_keys?: string[]; recovery_keys_base64?: string[]; root_token: string };
+  const keysB64 = body.recovery_keys_base64 ?? [];
+  const output = {
+    unseal_keys_b64: [],
+    unseal_keys_hex: [],
+    unseal_shares: 1,
+    unseal_threshold: 1,
+    recovery_keys_b64: keysB64,
+    recovery_keys_hex: body.recovery_keys ?? [],
+    recovery_keys_shares: shares,
+    recovery_keys_threshold: t,
+    root_token: body.root_token,
+  };
+  const text = () =>
+    (keysB64.length > 0 ? `${keysB64.map((k, i) => `Recovery Key ${i + 1}: ${k}`).join('\n')}\n\n` : '') +
+    `Initial Root Token: ${body.root_token}\n\n` +
+    `The server is initialized with the ${type} seal: it unseals itself at every start, and there are no unseal key shares to keep.\n` +
+    (shares > 0
+      ? `\nThe recovery key is split into ${shares} key shares with a key threshold of ${t}. Recovery shares authorize root token ` +
+        'generation and recovery rekey; they cannot unseal or decrypt anything: if the seal is lost, so is the data.\n'
+      : '\nThere are no recovery key shares: create them with "keywarden operator rekey -init -target=recovery" (needs a token with sudo) before you need them.\n');
+  ctx.io.out(renderData(formatOf(opts), output, text));
+}
+
 export function registerOperator(program: Command, ctx: CliContext, setExit: (code: number) => void): void {
   const operator = commandGroup(program, 'operator', 'Operate the server: init, unseal, seal, step-down, rotate');
 
-  withClientOptions(operator.command('init').description('Initialize the server: create the unseal key shares and the root token'))
+  withClientOptions(operator.command('init').description('Initialize the server: create the unseal key shares (or, with an auto seal, the recovery key shares) and the root token'))
     .option('--key-shares <n>', 'number of key shares', '5')
     .option('--key-threshold <n>', 'number of shares needed to unseal', '3')
     .option('--pgp-keys <files>', 'comma-separated OpenPGP public key files, one per share: each share is encrypted to its key')
     .option('--root-token-pgp-key <file>', 'OpenPGP public key file: the root token is encrypted to it')
-    .action(async (opts: GlobalOptions & { keyShares: string; keyThreshold: string; pgpKeys?: string; rootTokenPgpKey?: string }) => {
+    .option('--recovery-shares <n>', 'with an auto seal: number of recovery key shares (0: none until "operator rekey -init -target=recovery")', '5')
+    .option('--recovery-threshold <n>', 'with an auto seal: number of recovery shares needed to authorize root generation and recovery rekey', '3')
+    .option('--recovery-pgp-keys <files>', 'with an auto seal: comma-separated OpenPGP public key files, one per recovery share')
+    .action(async (opts: InitOptions) => {
       const shares = Number(opts.keyShares);
       const threshold = Number(opts.keyThreshold);
       if (!Number.isInteger(shares) || !Number.isInteger(threshold)) throw new UsageError('-key-shares and -key-threshold must be integers');
@@ -77,31 +132,10 @@ export function registerOperator(program: Command, ctx: CliContext, setExit: (co
       const client = await clientFor(ctx, opts);
       const status = (await attempt('Error initializing', () => client.read('sys/seal-status'))).body as Json;
       if (status.recovery_seal === true) {
-        if (pgpKeys.length > 0) throw new UsageError(`-pgp-keys does not apply: the ${String(status.type)} seal wraps the root key, there are no unseal key shares`);
-        const res = await attempt('Error initializing', () => client.write('sys/init', rootKey ? { root_token_pgp_key: rootKey } : {}));
-        const body = res.body as { root_token: string };
-        const output = {
-          unseal_keys_b64: [],
-          unseal_keys_hex: [],
-          unseal_shares: 1,
-          unseal_threshold: 1,
-          recovery_keys_b64: [],
-          recovery_keys_hex: [],
-          recovery_keys_shares: 0,
-          recovery_keys_threshold: 0,
-          root_token: body.root_token,
-        };
-        ctx.io.out(
-          renderData(
-            formatOf(opts),
-            output,
-            () =>
-              `Initial Root Token: ${body.root_token}\n\n` +
-              `The server is initialized with the ${String(status.type)} seal: it unseals itself at every start, and there are no key shares to keep.\n`,
-          ),
-        );
-        return;
+        if (pgpKeys.length > 0) throw new UsageError(`-pgp-keys does not apply: the ${String(status.type)} seal wraps the root key, there are no unseal key shares (see -recovery-pgp-keys)`);
+        return initAuto(ctx, opts, client, String(status.type), rootKey);
       }
+      if (opts.recoveryPgpKeys) throw new UsageError('-recovery-pgp-keys applies only with an auto seal: this server has a Shamir seal');
       const request = {
         secret_shares: shares,
         secret_threshold: threshold,

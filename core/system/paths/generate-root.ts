@@ -10,6 +10,7 @@
  *   sudo on the path (as hvac's tests cancel: with the root token, no nonce). An attempt expires
  *   an hour after it started or last took a share. The listener option
  *   `disable_unauthed_generate_root_endpoints` turns the family off.
+ * With an auto seal the shares are the recovery key's (core/seal/recovery.ts), as in Vault.
  */
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import { definePath } from '../../framework/index.js';
@@ -30,13 +31,13 @@ const unauthedAttemptFields = {
   ...attemptFields,
   key: {
     type: 'string',
-    description: 'DELETE: one of the current unseal key shares (hex or base64), instead of the nonce: its holder may cancel the attempt.',
+    description: 'DELETE: one of the current unseal (or, with an auto seal, recovery) key shares (hex or base64), instead of the nonce: its holder may cancel the attempt.',
     sensitive: true,
   },
 } as const;
 
 const updateFields = {
-  key: { type: 'string', description: 'One unseal key share, hex or base64.', sensitive: true },
+  key: { type: 'string', description: 'One unseal key share (a recovery key share with an auto seal), hex or base64.', sensitive: true },
   nonce: { type: 'string', description: 'The nonce of the attempt.' },
 } as const;
 

@@ -177,13 +177,14 @@ describe('auto-unseal: a production server with a seal stanza unseals itself', f
       await expectMarker(right, token);
     });
 
-    it('keywarden operator init initializes it without shares and prints the root token', async () => {
+    it('keywarden operator init initializes it without unseal shares, with 5 recovery shares as vault, and prints the root token', async () => {
       const client = await node.start({ static: { current_key_id: 'k1', current_key: `file://${keyFile('k1')}` } });
       const run = await runCli(['operator', 'init', '-format=json'], { VAULT_ADDR: client.baseUrl, HOME: dir.path });
       expect(run.code, run.stderr).to.equal(0);
       const out = JSON.parse(run.stdout) as Record<string, unknown>;
-      expect(out).to.include({ unseal_shares: 1, recovery_keys_shares: 0 });
+      expect(out).to.include({ unseal_shares: 1, recovery_keys_shares: 5, recovery_keys_threshold: 3 });
       expect(out.unseal_keys_b64).to.deep.equal([]);
+      expect(out.recovery_keys_b64).to.have.length(5);
       expect((await client.get('sys/seal-status')).body).to.include({ initialized: true, sealed: false });
       await writeMarker(client, out.root_token as string);
       await expectMarker(client, out.root_token as string);
@@ -194,9 +195,6 @@ describe('auto-unseal: a production server with a seal stanza unseals itself', f
       const shamir = await client.put('sys/init', { secret_shares: 3, secret_threshold: 2 });
       expect(shamir.status).to.equal(400);
       expect(shamir.body.errors[0]).to.equal('parameters secret_shares,secret_threshold not applicable to seal type static');
-      const recovery = await client.put('sys/init', { recovery_shares: 5, recovery_threshold: 3 });
-      expect(recovery.status).to.equal(400);
-      expect(recovery.body.errors[0]).to.match(/^parameters recovery_shares,recovery_threshold: recovery keys are not supported yet/);
       expect((await client.get('sys/init')).body.initialized).to.equal(false);
     });
   });
