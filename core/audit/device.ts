@@ -66,9 +66,9 @@ export function parseCommonOptions(options: Readonly<Record<string, string>>, ow
   };
 }
 
-/** One entry as the line a device writes: the prefix, the JSON object, a newline. */
-export function serializeEntry(entry: AuditEntry, settings: DeviceSettings): string {
-  return `${settings.prefix}${entryJson(entry)}\n`;
+/** One entry as the line a device writes, as UTF-8: `head` (a syslog header), the prefix, the JSON object, a newline. */
+export function serializeEntry(entry: AuditEntry, settings: DeviceSettings, head = ''): Buffer {
+  return Buffer.from(`${head}${settings.prefix}${entryJson(entry)}\n`, 'utf8');
 }
 
 /** Go's ParseBool vocabulary, as Vault parses these options; "" means the default. */

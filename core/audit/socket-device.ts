@@ -58,7 +58,7 @@ export class SocketAuditDevice implements AuditDevice {
   write(entry: AuditEntry): Promise<void> {
     let line: Buffer;
     try {
-      line = Buffer.from(serializeEntry(entry, this.settings), 'utf8');
+      line = serializeEntry(entry, this.settings);
     } catch (err) {
       return Promise.reject(err);
     }

@@ -86,7 +86,7 @@ export class SyslogAuditDevice implements AuditDevice {
   write(entry: AuditEntry): Promise<void> {
     let message: Buffer;
     try {
-      message = Buffer.from(`<${this.priority}>${stamp(new Date())} ${this.tag}[${process.pid}]: ${serializeEntry(entry, this.settings)}`, 'utf8');
+      message = serializeEntry(entry, this.settings, `<${this.priority}>${stamp(new Date())} ${this.tag}[${process.pid}]: `);
     } catch (err) {
       return Promise.reject(err);
     }
