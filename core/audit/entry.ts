@@ -287,6 +287,19 @@ function withoutEmpty<T extends object>(fields: T): T {
 }
 
 /**
+ * Hashed data's JSON text, with its UTF-8 bytes made once on first use: a request's data appears
+ * in both of its entries, and a batch's is the bulk of them, so it is encoded once and the lines
+ * carry the same bytes.
+ */
+export class EncodedJson extends JsonText {
+  private encoded: Buffer | undefined;
+
+  get bytes(): Buffer {
+    return (this.encoded ??= Buffer.from(this.text, 'utf8'));
+  }
+}
+
+/**
  * An entry's JSON text, as `JSON.stringify` writes the same entry with its hashed data in place:
  * members in order, undefined ones left out. The hashed data goes in as the text it already is.
  */
@@ -299,4 +312,42 @@ export function entryJson(value: unknown): string {
     out += `${out.length > 1 ? ',' : ''}${JSON.stringify(key)}:${entryJson(member)}`;
   }
   return `${out}}`;
+}
+
+/**
+ * The UTF-8 of `head`, the entry's JSON text (as `entryJson` writes it) and `tail`, in parts: the
+ * text around hashed data encoded here, the hashed data's own bytes (EncodedJson) as they are, so
+ * a large body is neither encoded again nor copied into the line.
+ */
+export function entryBytes(entry: AuditEntry, head: string, tail: string): Buffer[] {
+  const parts: Buffer[] = [];
+  const text = { pending: head };
+  writeParts(entry, parts, text);
+  parts.push(Buffer.from(text.pending + tail, 'utf8'));
+  return parts;
+}
+
+/** Hashed data shorter than this (UTF-16 code units) goes into the text around it: a Buffer of its own costs more than it saves. */
+const OWN_PART_CHARS = 4096;
+
+function writeParts(value: unknown, parts: Buffer[], text: { pending: string }): void {
+  if (value instanceof EncodedJson && value.text.length >= OWN_PART_CHARS) {
+    if (text.pending !== '') parts.push(Buffer.from(text.pending, 'utf8'));
+    parts.push(value.bytes);
+    text.pending = '';
+    return;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof JsonText) {
+    text.pending += entryJson(value);
+    return;
+  }
+  let first = true;
+  text.pending += '{';
+  for (const [key, member] of Object.entries(value)) {
+    if (member === undefined) continue;
+    text.pending += `${first ? '' : ','}${JSON.stringify(key)}:`;
+    first = false;
+    writeParts(member, parts, text);
+  }
+  text.pending += '}';
 }

@@ -72,7 +72,7 @@ export class FileAuditDevice implements AuditDevice {
   }
 
   write(entry: AuditEntry): Promise<void> {
-    let line: Buffer;
+    let line: Buffer[];
     try {
       line = serializeEntry(entry, this.settings);
     } catch (err) {

@@ -17,8 +17,9 @@ import { SerialQueue } from '../seal/serial.js';
 const MAX_BATCH_BYTES = 8 * 1024 * 1024;
 
 /**
- * Writes a batch's lines, in order, resolving once the sink took every byte. With `lineByLine`, it
- * may instead resolve with each line's failure (undefined for a line written).
+ * Writes a batch's lines (every line's parts, in order), resolving once the sink took every byte.
+ * With `lineByLine`, where each line is one Buffer, it may instead resolve with each line's
+ * failure (undefined for a line written).
  */
 export type Flush = (lines: readonly Buffer[], bytes: number) => Promise<void | readonly (Error | undefined)[]>;
 
@@ -39,12 +40,19 @@ export class GroupCommit {
     private readonly lineByLine = false,
   ) {}
 
-  /** Queues `line` for the next write; resolves once that write succeeded, rejects with its error. */
-  append(line: Buffer): Promise<void> {
+  /**
+   * Queues `line` (its parts, in order; a part may be shared with other lines) for the next write;
+   * resolves once that write succeeded, rejects with its error. Line by line, a line is one Buffer.
+   */
+  append(line: Buffer | readonly Buffer[]): Promise<void> {
+    const parts = Buffer.isBuffer(line) ? [line] : line;
+    let size = 0;
+    for (const part of parts) size += part.length;
     let batch = this.open;
-    if (!batch || (batch.bytes > 0 && batch.bytes + line.length > MAX_BATCH_BYTES)) batch = this.startBatch();
-    const index = batch.lines.push(line) - 1;
-    batch.bytes += line.length;
+    if (!batch || (batch.bytes > 0 && batch.bytes + size > MAX_BATCH_BYTES)) batch = this.startBatch();
+    const index = batch.lines.length;
+    for (const part of parts) batch.lines.push(part);
+    batch.bytes += size;
     // A whole write's outcome is every line's: its promise as it is.
     if (!this.lineByLine) return batch.written as Promise<void>;
     return batch.written.then((failures) => {
