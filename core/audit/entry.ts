@@ -273,7 +273,8 @@ function hashAccessor(accessor: string | undefined, format: EntryFormat): string
 /** Go's `omitempty` as Vault's entry structs use it: unset, empty and zero fields are left out. */
 function withoutEmpty<T extends object>(fields: T): T {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(fields) as [string, unknown][]) {
+  for (const key in fields) {
+    const value: unknown = fields[key];
     if (value === undefined || value === null || value === '' || value === 0) continue;
     if (value instanceof JsonText) {
       if (value.text !== '{}') out[key] = value;
@@ -345,9 +346,24 @@ function writeParts(value: unknown, parts: Buffer[], text: { pending: string }):
   text.pending += '{';
   for (const [key, member] of Object.entries(value)) {
     if (member === undefined) continue;
-    text.pending += `${first ? '' : ','}${JSON.stringify(key)}:`;
+    text.pending += `${first ? '' : ','}${memberName(key)}`;
     first = false;
     writeParts(member, parts, text);
   }
   text.pending += '}';
+}
+
+/** `"name":` for the names of an entry's own fields, made once; other keys (metadata, headers) as they come. */
+const MEMBER_NAMES = new Map(
+  [
+    'time', 'type', 'auth', 'request', 'response', 'error', 'client_token', 'accessor', 'display_name', 'policies',
+    'token_policies', 'metadata', 'entity_id', 'token_type', 'token_ttl', 'token_issue_time', 'policy_results', 'allowed',
+    'granting_policies', 'id', 'operation', 'mount_point', 'mount_type', 'mount_accessor', 'client_token_accessor', 'path',
+    'data', 'remote_address', 'remote_port', 'headers', 'warnings', 'wrap_info', 'token', 'ttl', 'creation_time',
+    'creation_path', 'wrapped_accessor',
+  ].map((name) => [name, `${JSON.stringify(name)}:`]),
+);
+
+function memberName(key: string): string {
+  return MEMBER_NAMES.get(key) ?? `${JSON.stringify(key)}:`;
 }
