@@ -418,6 +418,83 @@ export class WasmCrypto {
     return results;
   }
 
+  /**
+   * HMAC-SHA-256 under one key of many messages laid back to back in `data` (message i ends at byte
+   * `ends[i]`, and starts where message i − 1 ended), as the digests back to back (32 bytes each).
+   * For callers that hold the messages as one encoding (the audit log's strings): one copy into the
+   * arena and one kernel call per arena's worth, with no Buffer in or out per message. A message
+   * longer than the dispatch rule's limit is hashed by node:crypto, as `hmacBatch` does.
+   */
+  hmacSha256Packed(key: Uint8Array, data: Uint8Array, ends: ArrayLike<number>): Buffer {
+    const n = ends.length;
+    const size = 32;
+    const digests = Buffer.allocUnsafe(n * size);
+    if (n === 0) return digests;
+    const rule = DISPATCH_RULES['hmac-sha256'];
+    const a = this.arena;
+    // Key, scratch and alignment, as hmacBatch reserves them for a shared key.
+    const fixed = 128 + align16(key.length) + 512;
+    let fast = 0;
+    let start = 0;
+    while (start < n) {
+      // The messages [start, end) whose bytes, table entries and digests fit the arena (at least one).
+      const from = start === 0 ? 0 : ends[start - 1]!;
+      let end = start;
+      let used = fixed;
+      while (end < n) {
+        const length = ends[end]! - (end === 0 ? 0 : ends[end - 1]!);
+        const cost = Entry.SIZE + length + size;
+        if (end > start && used + cost > a.capacity) break;
+        used += cost;
+        end++;
+      }
+      const count = end - start;
+      const to = ends[end - 1]!;
+      const table = a.base;
+      a.ensure(table + used);
+      const u32 = a.u32;
+      const input = table + count * Entry.SIZE;
+      a.put(input, data.subarray(from, to));
+      const keyAtArena = align16(input + (to - from));
+      a.put(keyAtArena, key);
+      const out = align16(keyAtArena + key.length);
+      let rows = 0;
+      for (let i = start; i < end; i++) {
+        const begin = i === 0 ? 0 : ends[i - 1]!;
+        const length = ends[i]! - begin;
+        if (length > rule.maxItemBytes) {
+          nodeHmac('sha256', key, data.subarray(begin, ends[i]!)).copy(digests, i * size);
+          continue;
+        }
+        const e = (table >>> 2) + rows * 8;
+        u32[e + Entry.IN] = input + (begin - from);
+        u32[e + Entry.IN_LEN] = length;
+        u32[e + Entry.OUT] = out + (i - start) * size;
+        u32[e + Entry.A] = keyAtArena;
+        u32[e + Entry.A_LEN] = key.length;
+        rows++;
+      }
+      if (rows > 0) {
+        this.kernels.hmacBatch(HASHES.sha256.id, table, rows, 1, align16(out + count * size));
+        a.refresh();
+        // Every message's slot, the node:crypto ones' included, was laid out in order: copy the
+        // kernel's digests out around those.
+        if (rows === count) digests.set(a.u8.subarray(out, out + count * size), start * size);
+        else {
+          for (let i = start; i < end; i++) {
+            const length = ends[i]! - (i === 0 ? 0 : ends[i - 1]!);
+            if (length <= rule.maxItemBytes) digests.set(a.u8.subarray(out + (i - start) * size, out + (i - start + 1) * size), i * size);
+          }
+        }
+      }
+      fast += rows;
+      a.wipe(table, table + used);
+      start = end;
+    }
+    this.tally('hmac', 'wasm', fast, n - fast);
+    return digests;
+  }
+
   /** Digest of every input with `alg`. */
   hashBatch(alg: HashAlgorithm, inputs: readonly Uint8Array[], options: BatchOptions = {}): Buffer[] {
     const { id, size } = HASHES[alg];

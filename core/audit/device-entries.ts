@@ -12,6 +12,7 @@ import {
   type AuditEntry,
   type AuditResponseInput,
   type EntryFormat,
+  EncodedJson,
 } from './entry.js';
 import { hashToJsonSliced } from './hash-structure.js';
 import { AuditHmac, type HmacKernel } from './salt.js';
@@ -110,8 +111,8 @@ function hashedText(text: string | undefined | Promise<string | undefined>): Jso
   return jsonText(text);
 }
 
-/** Text `entryJson` writes as it is; anything else that reads the entry gets it parsed. */
+/** Text (and its bytes) a line carries as it is; anything else that reads the entry gets it parsed. */
 function jsonText(text: string | undefined): JsonText {
   const json = text ?? 'null';
-  return new JsonText(json, () => JSON.parse(json));
+  return new EncodedJson(json, () => JSON.parse(json));
 }

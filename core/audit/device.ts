@@ -4,7 +4,7 @@
  */
 import { BadRequestError } from '../errors.js';
 import { CoercionError, parseBool } from '../framework/fields.js';
-import { entryJson, type AuditEntry } from './entry.js';
+import { entryBytes, type AuditEntry } from './entry.js';
 import { PREFIX_REFUSED, type DeviceContext } from './rules.js';
 
 export interface AuditDevice {
@@ -66,9 +66,18 @@ export function parseCommonOptions(options: Readonly<Record<string, string>>, ow
   };
 }
 
-/** One entry as the line a device writes: the prefix, the JSON object, a newline. */
-export function serializeEntry(entry: AuditEntry, settings: DeviceSettings): string {
-  return `${settings.prefix}${entryJson(entry)}\n`;
+/**
+ * One entry as the line a device writes, as UTF-8 in parts (a large body's hashed data is its own
+ * part, encoded once for both of a request's entries): `head` (a syslog header), the prefix, the
+ * JSON object, a newline.
+ */
+export function serializeEntry(entry: AuditEntry, settings: DeviceSettings, head = ''): Buffer[] {
+  return entryBytes(entry, `${head}${settings.prefix}`, '\n');
+}
+
+/** A line in one Buffer, for a sink that sends each entry alone (a datagram). */
+export function oneBuffer(parts: readonly Buffer[]): Buffer {
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
 }
 
 /** Go's ParseBool vocabulary, as Vault parses these options; "" means the default. */

@@ -273,7 +273,8 @@ function hashAccessor(accessor: string | undefined, format: EntryFormat): string
 /** Go's `omitempty` as Vault's entry structs use it: unset, empty and zero fields are left out. */
 function withoutEmpty<T extends object>(fields: T): T {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(fields) as [string, unknown][]) {
+  for (const key in fields) {
+    const value: unknown = fields[key];
     if (value === undefined || value === null || value === '' || value === 0) continue;
     if (value instanceof JsonText) {
       if (value.text !== '{}') out[key] = value;
@@ -284,6 +285,19 @@ function withoutEmpty<T extends object>(fields: T): T {
     out[key] = value;
   }
   return out as T;
+}
+
+/**
+ * Hashed data's JSON text, with its UTF-8 bytes made once on first use: a request's data appears
+ * in both of its entries, and a batch's is the bulk of them, so it is encoded once and the lines
+ * carry the same bytes.
+ */
+export class EncodedJson extends JsonText {
+  private encoded: Buffer | undefined;
+
+  get bytes(): Buffer {
+    return (this.encoded ??= Buffer.from(this.text, 'utf8'));
+  }
 }
 
 /**
@@ -299,4 +313,57 @@ export function entryJson(value: unknown): string {
     out += `${out.length > 1 ? ',' : ''}${JSON.stringify(key)}:${entryJson(member)}`;
   }
   return `${out}}`;
+}
+
+/**
+ * The UTF-8 of `head`, the entry's JSON text (as `entryJson` writes it) and `tail`, in parts: the
+ * text around hashed data encoded here, the hashed data's own bytes (EncodedJson) as they are, so
+ * a large body is neither encoded again nor copied into the line.
+ */
+export function entryBytes(entry: AuditEntry, head: string, tail: string): Buffer[] {
+  const parts: Buffer[] = [];
+  const text = { pending: head };
+  writeParts(entry, parts, text);
+  parts.push(Buffer.from(text.pending + tail, 'utf8'));
+  return parts;
+}
+
+/** Hashed data shorter than this (UTF-16 code units) goes into the text around it: a Buffer of its own costs more than it saves. */
+const OWN_PART_CHARS = 4096;
+
+function writeParts(value: unknown, parts: Buffer[], text: { pending: string }): void {
+  if (value instanceof EncodedJson && value.text.length >= OWN_PART_CHARS) {
+    if (text.pending !== '') parts.push(Buffer.from(text.pending, 'utf8'));
+    parts.push(value.bytes);
+    text.pending = '';
+    return;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof JsonText) {
+    text.pending += entryJson(value);
+    return;
+  }
+  let first = true;
+  text.pending += '{';
+  for (const [key, member] of Object.entries(value)) {
+    if (member === undefined) continue;
+    text.pending += `${first ? '' : ','}${memberName(key)}`;
+    first = false;
+    writeParts(member, parts, text);
+  }
+  text.pending += '}';
+}
+
+/** `"name":` for the names of an entry's own fields, made once; other keys (metadata, headers) as they come. */
+const MEMBER_NAMES = new Map(
+  [
+    'time', 'type', 'auth', 'request', 'response', 'error', 'client_token', 'accessor', 'display_name', 'policies',
+    'token_policies', 'metadata', 'entity_id', 'token_type', 'token_ttl', 'token_issue_time', 'policy_results', 'allowed',
+    'granting_policies', 'id', 'operation', 'mount_point', 'mount_type', 'mount_accessor', 'client_token_accessor', 'path',
+    'data', 'remote_address', 'remote_port', 'headers', 'warnings', 'wrap_info', 'token', 'ttl', 'creation_time',
+    'creation_path', 'wrapped_accessor',
+  ].map((name) => [name, `${JSON.stringify(name)}:`]),
+);
+
+function memberName(key: string): string {
+  return MEMBER_NAMES.get(key) ?? `${JSON.stringify(key)}:`;
 }

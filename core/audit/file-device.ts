@@ -45,7 +45,7 @@ const CONFIG_OPEN_FLAGS = O_WRONLY | O_APPEND;
 export class FileAuditDevice implements AuditDevice {
   private handle: FileHandle | undefined;
   private closed = false;
-  private readonly commits = new GroupCommit((text) => this.flush(text));
+  private readonly commits = new GroupCommit((lines) => this.flush(lines));
 
   /**
    * @param mode permission bits for the file; 0 leaves an existing file's mode alone (Vault's
@@ -72,7 +72,7 @@ export class FileAuditDevice implements AuditDevice {
   }
 
   write(entry: AuditEntry): Promise<void> {
-    let line: string;
+    let line: Buffer[];
     try {
       line = serializeEntry(entry, this.settings);
     } catch (err) {
@@ -82,18 +82,18 @@ export class FileAuditDevice implements AuditDevice {
   }
 
   /** One group commit's lines, all at once. */
-  private async flush(text: string): Promise<void> {
+  private async flush(lines: readonly Buffer[]): Promise<void> {
     if (this.closed) throw new Error('audit device is closed');
     switch (this.target.kind) {
       case 'discard':
         return;
       case 'stdout':
-        return writeStdout(Buffer.from(text, 'utf8'));
+        return writeStdout(lines);
       case 'file':
         // A file that could not be opened (at load, or by a failed reopen) is retried on every
         // write, so logging resumes by itself once the path is usable again.
         this.handle ??= await this.openFile(this.target.path);
-        return writeAll(this.handle, Buffer.from(text, 'utf8'));
+        return writeAll(this.handle, lines);
     }
   }
 
@@ -210,17 +210,26 @@ function octal(mode: number): string {
   return `0${mode.toString(8).padStart(3, '0')}`;
 }
 
-async function writeAll(handle: FileHandle, data: Buffer): Promise<void> {
-  let offset = 0;
-  while (offset < data.length) {
-    const { bytesWritten } = await handle.write(data, offset, data.length - offset);
-    offset += bytesWritten;
+/** Writes `lines` with gathered writes (writev), going on after a short one from the first byte not written. */
+async function writeAll(handle: FileHandle, lines: readonly Buffer[]): Promise<void> {
+  let rest = lines;
+  for (;;) {
+    let { bytesWritten } = await handle.writev(rest as Buffer[]);
+    let done = 0;
+    while (done < rest.length && bytesWritten >= rest[done]!.length) bytesWritten -= rest[done++]!.length;
+    if (done === rest.length) return;
+    rest = [rest[done]!.subarray(bytesWritten), ...rest.slice(done + 1)];
   }
 }
 
-function writeStdout(data: Buffer): Promise<void> {
+/** The lines in one corked write: the stream hands them to the OS together. */
+function writeStdout(lines: readonly Buffer[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    process.stdout.write(data, (err) => (err ? reject(err) : resolve()));
+    const stdout = process.stdout;
+    stdout.cork();
+    for (let i = 0; i < lines.length - 1; i++) stdout.write(lines[i]!);
+    stdout.write(lines[lines.length - 1]!, (err) => (err ? reject(err) : resolve()));
+    stdout.uncork();
   });
 }
 

@@ -10,6 +10,8 @@
 import type { Hmac } from 'node:crypto';
 import { setImmediate as turn } from 'node:timers/promises';
 import { AuditHmac } from './salt.js';
+import { JsonText } from '../framework/json-text.js';
+import { TextScan, type ScanOutput } from './text-scan.js';
 
 /** How long one slice of the pass may run before the event loop gets a turn, in ms. */
 const SLICE_MS = 4;
@@ -49,8 +51,12 @@ export function hashStructure(value: unknown, hmac: AuditHmac | undefined, nonHm
   return text === undefined ? undefined : JSON.parse(text);
 }
 
-/** A container being written: an array's items or an object's keys, and the next one to write. */
+/**
+ * A container being written: an array's items or an object's keys, and the next one to write; or
+ * a JsonText being read from its text (text-scan.ts).
+ */
 interface Frame {
+  readonly scan?: { readonly reading: TextScan; readonly source: JsonText; readonly mark: Mark };
   readonly items: readonly unknown[] | undefined;
   readonly object: Readonly<Record<string, unknown>> | undefined;
   readonly keys: readonly string[] | undefined;
@@ -61,7 +67,14 @@ interface Frame {
   wrote: boolean;
 }
 
-class HashPass {
+/** Where the pass's output stood, to go back to when a JsonText's scan gives up. */
+interface Mark {
+  readonly text: string;
+  readonly pieces: number;
+  readonly strings: number;
+}
+
+class HashPass implements ScanOutput {
   private readonly skip: ReadonlySet<string>;
   /** The containers whose children are still being written, innermost last. */
   private readonly stack: Frame[] = [];
@@ -124,6 +137,18 @@ class HashPass {
     while (stack.length > 0) {
       if (++count % CHECK_EVERY === 0 && this.sliceUsed()) return false;
       const frame = stack[stack.length - 1]!;
+      if (frame.scan) {
+        const done = frame.scan.reading.run(() => this.sliceUsed());
+        if (done === false) return false;
+        stack.pop();
+        if (done === undefined) {
+          // The text cannot give the walk's rendering: the plain value is walked instead.
+          this.rollback(frame.scan.mark);
+          const plain = jsonValue(frame.scan.source.toJSON());
+          this.write(omitted(plain) ? null : plain, frame.key);
+        }
+        continue;
+      }
       if (frame.items) {
         if (frame.next === frame.items.length) {
           this.text += ']';
@@ -154,17 +179,40 @@ class HashPass {
     return true;
   }
 
+  raw(text: string): void {
+    this.text += text;
+  }
+
+  /** A string value: its hash, or itself under a key the mount exempts (and on a device that logs raw). */
+  string(value: string, key: string | undefined): void {
+    const hmac = this.hmac;
+    if (hmac && !(key !== undefined && this.skip.has(key))) {
+      // The hash goes between the quotes; it is hex after its prefix, so it needs no escaping.
+      if (value === '') {
+        this.text += `"${hmac.emptyHash}"`;
+        return;
+      }
+      this.pieces.push(this.text + '"');
+      this.strings.push(value);
+      this.text = '"';
+    } else {
+      this.text += JSON.stringify(value);
+    }
+  }
+
+  private rollback(mark: Mark): void {
+    this.text = mark.text;
+    this.pieces.length = mark.pieces;
+    this.strings.length = mark.strings;
+  }
+
   /** Writes `node` (as jsonValue left it): scalars at once; a container is opened and its children written by `walk`. */
   private write(node: unknown, key: string | undefined): void {
     if (typeof node === 'string') {
-      if (this.hmac && !(key !== undefined && this.skip.has(key))) {
-        // The hash goes between the quotes; it is hex after its prefix, so it needs no escaping.
-        this.pieces.push(this.text + '"');
-        this.strings.push(node);
-        this.text = '"';
-      } else {
-        this.text += JSON.stringify(node);
-      }
+      this.string(node, key);
+    } else if (node instanceof JsonText) {
+      const mark = { text: this.text, pieces: this.pieces.length, strings: this.strings.length };
+      this.stack.push({ scan: { reading: new TextScan(node.text, key, this), source: node, mark }, items: undefined, object: undefined, keys: undefined, key, next: 0, wrote: false });
     } else if (typeof node === 'number') {
       this.text += Number.isFinite(node) ? String(node) : 'null';
     } else if (node === null || typeof node === 'boolean') {
@@ -217,9 +265,12 @@ class HashPass {
   }
 }
 
-/** What JSON writes for `node`: bytes as base64, an object's toJSON() (a Date's ISO text); anything else as it is. */
+/**
+ * What JSON writes for `node`: bytes as base64, an object's toJSON() (a Date's ISO text); anything
+ * else as it is. A JsonText stays itself: its text is read rather than its plain value made.
+ */
 function jsonValue(node: unknown): unknown {
-  if (node === null || typeof node !== 'object') return node;
+  if (node === null || typeof node !== 'object' || node instanceof JsonText) return node;
   if (node instanceof Uint8Array) return Buffer.from(node.buffer, node.byteOffset, node.byteLength).toString('base64');
   const json = (node as { toJSON?: () => unknown }).toJSON;
   return typeof json === 'function' ? json.call(node) : node;

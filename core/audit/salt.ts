@@ -19,11 +19,12 @@ export function identifiedHmac(salt: string, value: string): string {
 }
 
 /**
- * A batch HMAC-SHA256 kernel (the WASM core's `hmacBatch`): the key's pads are made once and every
- * input hashed in one call, far cheaper per value than a node:crypto Hmac object each.
+ * A batch HMAC-SHA256 kernel (the WASM core's `hmacSha256Packed`): the key's pads are made once
+ * and every message, laid back to back in one buffer, hashed in one call; the digests come back
+ * back to back. Far cheaper per value than a node:crypto Hmac object each.
  */
 export interface HmacKernel {
-  hmacBatch(alg: 'sha256', key: Uint8Array, inputs: readonly Uint8Array[]): Uint8Array[];
+  hmacSha256Packed(key: Uint8Array, data: Uint8Array, ends: ArrayLike<number>): Buffer;
 }
 
 /**
@@ -41,12 +42,16 @@ export class AuditHmac {
    */
   private readonly keyObject: KeyObject;
 
+  /** The HMAC of the empty string, made once: a batch's results carry an empty `reference` each. */
+  readonly emptyHash: string;
+
   constructor(
     salt: string,
     private readonly kernel?: HmacKernel,
   ) {
     this.key = Buffer.from(salt, 'utf8');
     this.keyObject = createSecretKey(this.key);
+    this.emptyHash = this.one('');
   }
 
   one(value: string): string {
@@ -55,12 +60,26 @@ export class AuditHmac {
 
   many(values: readonly string[]): string[] {
     if (!this.kernel || values.length < KERNEL_MIN_VALUES) return values.map((value) => this.one(value));
-    const digests = this.kernel.hmacBatch('sha256', this.key, encodeEach(values));
-    // One hex conversion for all of them, cut into each value's 64 digits.
-    const hex = Buffer.concat(digests).toString('hex');
+    const hex = this.manyHex(values);
     const out = new Array<string>(values.length);
     for (let i = 0; i < values.length; i++) out[i] = HMAC_PREFIX + hex.slice(i * 64, i * 64 + 64);
     return out;
+  }
+
+  /**
+   * The hex digests of `values`, back to back (64 digits each), through the batch kernel: the
+   * values encoded as one buffer, hashed in one call, written out as one hex string.
+   */
+  manyHex(values: readonly string[]): string {
+    const joined = values.join('');
+    const bytes = Buffer.from(joined, 'utf8');
+    const ends = new Uint32Array(values.length);
+    let at = 0;
+    // All in ASCII (base64 plaintexts and ciphertexts, tokens): each value's bytes are its characters.
+    const ascii = bytes.length === joined.length;
+    for (let i = 0; i < values.length; i++) ends[i] = at += ascii ? values[i]!.length : Buffer.byteLength(values[i]!, 'utf8');
+    if (!this.kernel) throw new Error('no batch HMAC kernel');
+    return this.kernel.hmacSha256Packed(this.key, bytes, ends).toString('hex');
   }
 
   /**
@@ -88,22 +107,4 @@ export class AuditHmac {
   static identified(hmac: Hmac): string {
     return HMAC_PREFIX + hmac.digest('hex');
   }
-}
-
-/**
- * Each value's UTF-8 bytes. Values all in ASCII (base64 plaintexts and ciphertexts, tokens) are
- * encoded in one go and cut into views, one allocation instead of one per value.
- */
-function encodeEach(values: readonly string[]): Uint8Array[] {
-  const joined = values.join('');
-  const bytes = Buffer.from(joined, 'utf8');
-  if (bytes.length !== joined.length) return values.map((value) => Buffer.from(value, 'utf8'));
-  const out = new Array<Uint8Array>(values.length);
-  let at = 0;
-  for (let i = 0; i < values.length; i++) {
-    const end = at + values[i]!.length;
-    out[i] = bytes.subarray(at, end);
-    at = end;
-  }
-  return out;
 }

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { BadRequestError } from '../errors.js';
 import { CoercionError, parseDurationExact } from '../framework/fields.js';
 import type { AuditEntry } from './entry.js';
-import { parseCommonOptions, serializeEntry, type AuditDevice, type DeviceSettings } from './device.js';
+import { oneBuffer, parseCommonOptions, serializeEntry, type AuditDevice, type DeviceSettings } from './device.js';
 import { SocketSink, type SocketEndpoint } from './socket-sink.js';
 import { checkApiSocketTarget, hostPort, type DeviceContext } from './rules.js';
 
@@ -58,7 +58,7 @@ export class SocketAuditDevice implements AuditDevice {
   write(entry: AuditEntry): Promise<void> {
     let line: Buffer;
     try {
-      line = Buffer.from(serializeEntry(entry, this.settings), 'utf8');
+      line = oneBuffer(serializeEntry(entry, this.settings));
     } catch (err) {
       return Promise.reject(err);
     }

@@ -2,12 +2,15 @@
  * A connection to a log collector that audit devices write through: TCP, UDP or a unix stream
  * socket, connected lazily and again whenever the peer went away.
  *
+ * Entries go out by group commit (group-commit.ts), as the file device's do: those that arrive
+ * while a write is in flight are written together next, in order. Over a stream that is one
+ * gathered write of all of them; over datagrams (UDP, a syslog daemon's unix socket) each entry
+ * stays its own datagram, as the protocol frames them, sent one after another, and fails alone.
+ *
  * Every attempt (connecting when needed, then handing the bytes to the OS) is bounded by one
- * timeout, so a collector that stops reading or never answers costs a request at most two
+ * timeout, so a collector that stops reading or never answers costs a write at most two
  * timeouts (the attempt and one retry on a fresh connection, as Vault's socket device retries
- * once) and never blocks the event loop. Writes on one connection are not queued behind each other
- * here: the socket keeps their order, and concurrent requests do not wait for each other's
- * timeouts.
+ * once) and never blocks the event loop; entries queued behind a stalled write wait for it.
  *
  * What "written" means is what the OS accepted: a stream socket's bytes in the kernel's buffer,
  * a datagram sent. Like any TCP client, an entry written just as the peer closes can be accepted
@@ -16,6 +19,7 @@
 import { createSocket, type Socket as DatagramSocket } from 'node:dgram';
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { errorCode } from './file-device.js';
+import { GroupCommit } from './group-commit.js';
 
 /** Where a sink connects. */
 export type SocketEndpoint =
@@ -26,7 +30,12 @@ export type SocketEndpoint =
 export interface Connection {
   /** False once the peer closed it or an error was seen: the next write reconnects. */
   readonly usable: boolean;
-  send(data: Buffer): Promise<void>;
+  /**
+   * Hands `lines` to the OS in order. A stream sends them in one gathered write and rejects when it
+   * fails; a datagram connection sends each as its own datagram and resolves with each line's
+   * failure (undefined for one sent), or undefined when every one was sent.
+   */
+  send(lines: readonly Buffer[]): Promise<void | readonly (Error | undefined)[]>;
   /** Lets writes already handed over reach the peer (for at most `ms`), then closes. */
   finish(ms: number): Promise<void>;
   /** Closes at once; writes not yet flushed fail. */
@@ -37,6 +46,7 @@ export class SocketSink {
   private current: Connection | undefined;
   private connecting: Promise<Connection> | undefined;
   private closed = false;
+  private readonly commits = new GroupCommit((lines) => this.writeLines(lines), true);
 
   /**
    * @param connect opens a new connection (given the attempt's abort signal); the syslog device
@@ -60,52 +70,71 @@ export class SocketSink {
     await this.bounded((signal) => this.connection(signal));
   }
 
-  /** Writes `data`, reconnecting and trying once more when the first attempt fails. */
-  async write(data: Buffer): Promise<void> {
-    let first: unknown;
-    try {
-      return await this.attempt(data);
-    } catch (err) {
-      first = err;
-    }
-    try {
-      await this.attempt(data);
-    } catch (second) {
-      throw new Error(`${this.label}: ${describe(first)}; again after reconnecting: ${describe(second)}`);
-    }
+  /** Writes one entry (with those queued beside it); resolves once the OS took it, rejects when it did not. */
+  write(line: Buffer): Promise<void> {
+    return this.commits.append(line);
   }
 
-  /** Drops the connection and opens a new one (SIGHUP: a collector that moved is found again). */
-  async reopen(): Promise<void> {
-    const old = this.current;
-    this.current = undefined;
-    await old?.finish(this.timeoutMs);
-    await this.open();
+  /** Drops the connection and opens a new one (SIGHUP: a collector that moved is found again), after the entries queued before. */
+  reopen(): Promise<void> {
+    return this.commits.run(async () => {
+      const old = this.current;
+      this.current = undefined;
+      await old?.finish(this.timeoutMs);
+      await this.open();
+    });
   }
 
-  /** Refuses later writes; entries already written are flushed first (bounded by the timeout). */
-  async close(): Promise<void> {
-    this.closed = true;
-    const connection = this.current;
-    this.current = undefined;
-    await connection?.finish(this.timeoutMs);
+  /** Refuses later writes; entries queued before are written first (bounded by the timeout). */
+  close(): Promise<void> {
+    return this.commits.run(async () => {
+      this.closed = true;
+      const connection = this.current;
+      this.current = undefined;
+      await connection?.finish(this.timeoutMs);
+    });
   }
 
-  private async attempt(data: Buffer): Promise<void> {
+  /**
+   * One group commit's lines, reconnecting and trying once more those the first attempt did not
+   * write; resolves with each line's failure, or undefined when all were written.
+   */
+  private async writeLines(lines: readonly Buffer[]): Promise<void | readonly (Error | undefined)[]> {
+    const first = await this.attempt(lines);
+    if (!first) return undefined;
+    const again: number[] = [];
+    for (let i = 0; i < lines.length; i++) if (first[i] !== undefined) again.push(i);
+    const second = await this.attempt(again.map((i) => lines[i]!));
+    if (!second) return undefined;
+    const failures = new Array<Error | undefined>(lines.length);
+    let failed = false;
+    again.forEach((i, k) => {
+      if (second[k] === undefined) return;
+      failures[i] = new Error(`${this.label}: ${describe(first[i])}; again after reconnecting: ${describe(second[k])}`);
+      failed = true;
+    });
+    return failed ? failures : undefined;
+  }
+
+  /** Sends `lines` once; resolves with each line's failure (all of them the same when the attempt failed whole), or undefined. */
+  private async attempt(lines: readonly Buffer[]): Promise<readonly (Error | undefined)[] | undefined> {
     let used: Connection | undefined;
+    let failures: readonly (Error | undefined)[] | undefined;
     try {
-      await this.bounded(async (signal) => {
+      failures = await this.bounded(async (signal) => {
         used = await this.connection(signal);
-        // Connected only after the attempt had already failed: sending now would duplicate the retry's entry.
+        // Connected only after the attempt had already failed: sending now would duplicate the retry's entries.
         signal.throwIfAborted();
-        await used.send(data);
+        return (await used.send(lines)) ?? undefined;
       });
     } catch (err) {
-      // The connection this attempt used is suspect (timed out mid-write, reset): the retry and
-      // later writes start on a new one. A newer connection another write opened meanwhile is kept.
-      if (used && used === this.current) this.drop();
-      throw err;
+      const failure = err instanceof Error ? err : new Error(describe(err));
+      failures = lines.map(() => failure);
     }
+    // The connection this attempt used is suspect (timed out mid-write, reset): the retry and
+    // later writes start on a new one. A newer connection another write opened meanwhile is kept.
+    if (failures && used && used === this.current) this.drop();
+    return failures;
   }
 
   /** The open connection, or a new one; concurrent writes share one connection attempt. */
@@ -214,9 +243,14 @@ class StreamConnection implements Connection {
     return !this.broken && !this.socket.destroyed && this.socket.writable;
   }
 
-  send(data: Buffer): Promise<void> {
+  /** Corked, so the socket hands every line to the OS in one gathered write. */
+  send(lines: readonly Buffer[]): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.socket.write(data, (err) => (err ? reject(new Error(errorCode(err))) : resolve()));
+      const socket = this.socket;
+      socket.cork();
+      for (let i = 0; i < lines.length - 1; i++) socket.write(lines[i]!);
+      socket.write(lines[lines.length - 1]!, (err) => (err ? reject(new Error(errorCode(err))) : resolve()));
+      socket.uncork();
     });
   }
 
@@ -287,11 +321,11 @@ class DatagramConnection implements Connection {
     this.close();
   }
 
-  /** One entry, one datagram: an entry larger than a datagram can carry fails with EMSGSIZE. */
-  send(data: Buffer): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.socket.send(data, (err) => (err ? reject(new Error(errorCode(err))) : resolve()));
-    });
+  /** One entry, one datagram: an entry larger than a datagram can carry fails with EMSGSIZE, alone. */
+  send(lines: readonly Buffer[]): Promise<void | readonly (Error | undefined)[]> {
+    return eachSent(lines, (line) => new Promise<void>((resolve, reject) => {
+      this.socket.send(line, (err) => (err ? reject(new Error(errorCode(err))) : resolve()));
+    }));
   }
 
   close(): void {
@@ -303,6 +337,16 @@ class DatagramConnection implements Connection {
       // Already closed by an error: nothing left to release.
     }
   }
+}
+
+/**
+ * Sends every line as its own datagram, in order (each send is queued behind the one before), and
+ * resolves with each one's failure, or undefined when all were sent.
+ */
+export async function eachSent(lines: readonly Buffer[], sendOne: (line: Buffer) => Promise<void>): Promise<void | readonly (Error | undefined)[]> {
+  const results = await Promise.allSettled(lines.map(sendOne));
+  if (results.every((r) => r.status === 'fulfilled')) return undefined;
+  return results.map((r) => (r.status === 'fulfilled' ? undefined : r.reason instanceof Error ? r.reason : new Error(describe(r.reason))));
 }
 
 function describe(err: unknown): string {

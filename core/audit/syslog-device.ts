@@ -21,7 +21,7 @@
 import path from 'node:path';
 import { BadRequestError } from '../errors.js';
 import type { AuditEntry } from './entry.js';
-import { parseCommonOptions, serializeEntry, type AuditDevice, type DeviceSettings } from './device.js';
+import { oneBuffer, parseCommonOptions, serializeEntry, type AuditDevice, type DeviceSettings } from './device.js';
 import { openConnection, SocketSink, type Connection } from './socket-sink.js';
 import { DatagramUnavailableError, openUnixDatagram } from './unix-datagram.js';
 import type { DeviceContext } from './rules.js';
@@ -86,7 +86,7 @@ export class SyslogAuditDevice implements AuditDevice {
   write(entry: AuditEntry): Promise<void> {
     let message: Buffer;
     try {
-      message = Buffer.from(`<${this.priority}>${stamp(new Date())} ${this.tag}[${process.pid}]: ${serializeEntry(entry, this.settings)}`, 'utf8');
+      message = oneBuffer(serializeEntry(entry, this.settings, `<${this.priority}>${stamp(new Date())} ${this.tag}[${process.pid}]: `));
     } catch (err) {
       return Promise.reject(err);
     }

@@ -11,7 +11,7 @@
  */
 import { getSystemErrorName } from 'node:util';
 import type { UnixDgramSocket } from 'unix-dgram';
-import type { Connection } from './socket-sink.js';
+import { eachSent, type Connection } from './socket-sink.js';
 
 /** The module could not be loaded (not installed, or its native part did not build). */
 export class DatagramUnavailableError extends Error {}
@@ -86,9 +86,14 @@ class UnixDatagramConnection implements Connection {
    * One entry, one datagram. While the daemon's queue is full the datagram waits (the sink's
    * timeout bounds that) until the socket turns writable. Fails with ECONNREFUSED once the
    * daemon's socket is gone (a restarted daemon binds a new one, reached by reconnecting), and
-   * EMSGSIZE for an entry larger than the socket's send buffer.
+   * EMSGSIZE for an entry larger than the socket's send buffer: that entry alone, the entries
+   * queued behind it are still sent.
    */
-  send(data: Buffer): Promise<void> {
+  send(lines: readonly Buffer[]): Promise<void | readonly (Error | undefined)[]> {
+    return eachSent(lines, (line) => this.sendOne(line));
+  }
+
+  private sendOne(data: Buffer): Promise<void> {
     if (this.broken) return Promise.reject(new Error('ENOTCONN'));
     return new Promise((resolve, reject) => {
       this.pending.push({ data, resolve, reject });
@@ -123,9 +128,13 @@ class UnixDatagramConnection implements Connection {
         this.socket.once('writable', () => this.flush());
         return;
       }
-      if (failure) return this.fail(failure);
       this.pending.shift();
-      next.resolve();
+      if (!failure) next.resolve();
+      else if (failure.message === 'EMSGSIZE') next.reject(failure);
+      else {
+        next.reject(failure);
+        return this.fail(failure);
+      }
     }
   }
 

@@ -94,10 +94,27 @@ describe('wasm crypto core: arena', function () {
     expect(sealedWasm.map((c) => c.toString('hex'))).to.deep.equal(items.map((it, i) => nodeGcmSeal(keys[i]!, it.nonce, it.plaintext).toString('hex')));
   });
 
+  it('HMACs messages laid back to back in one buffer as node:crypto does, at every length and across arena chunks', async function () {
+    const small = await WasmCrypto.load({ arenaBytes: 64 * 1024, warmUp: false });
+    const key = Buffer.from('5d3c6a9e-8f7b-4c1d-9e2a-0b1c2d3e4f50', 'utf8');
+    // Empty messages, block edges, the dispatch limit either side, and enough to need several chunks.
+    const lengths = [0, 1, 55, 56, 63, 64, 88, 133, 767, 768, 769, 5000, ...Array.from({ length: 900 }, (_, i) => (i * 37) % 300)];
+    const messages = lengths.map((length, i) => Buffer.alloc(length, i & 0xff));
+    const ends: number[] = [];
+    let at = 0;
+    for (const m of messages) ends.push((at += m.length));
+    const digests = small.hmacSha256Packed(key, Buffer.concat(messages), ends);
+    expect(digests.length).to.equal(32 * messages.length);
+    const expected = messages.map((m) => createHmac('sha256', key).update(m).digest('hex'));
+    expect(messages.map((_, i) => digests.subarray(32 * i, 32 * i + 32).toString('hex'))).to.deep.equal(expected);
+    expect(small.hmacSha256Packed(key, Buffer.alloc(0), []).length).to.equal(0);
+  });
+
   it('zeroes every byte a batch used in linear memory', async function () {
     const core = await WasmCrypto.load({ arenaBytes: 1024 * 1024, warmUp: false });
     const secret = new Uint8Array(48).fill(0xa5);
     core.hmacBatch('sha256', secret, [secret, secret], { path: 'wasm' });
+    core.hmacSha256Packed(secret, Buffer.concat([secret, secret]), [48, 96]);
     core.gcmEncryptBatch(secret.subarray(0, 32), [{ nonce: secret.subarray(0, 12), plaintext: secret }], { path: 'hybrid' });
     core.gcmEncryptBatch([secret.subarray(0, 32)], [{ nonce: secret.subarray(0, 12), plaintext: secret }], { path: 'wasm' });
     core.hkdfSha256Batch(secret, [secret], 64, secret, { path: 'wasm' });

@@ -1,5 +1,8 @@
 import { expect } from 'chai';
 import {
+  EncodedJson,
+  entryBytes,
+  entryJson,
   formatRequestEntry,
   formatResponseEntry,
   hashStructure,
@@ -301,5 +304,19 @@ describe('audit entries', () => {
   it('a request entry with no request data and no auth still carries id, operation and path', () => {
     const input: AuditInput = { request: { id: 'only', operation: 'delete', path: 'sys/audit/file' } };
     expect(formatRequestEntry(input, format(), TIME).request).to.deep.equal({ id: 'only', operation: 'delete', path: 'sys/audit/file' });
+  });
+  describe('lines in parts', () => {
+    it('carries a large hashed body as one part, encoded once, in both of a request\'s lines, the bytes those of its JSON text', () => {
+      const text = JSON.stringify({ batch_input: Array.from({ length: 200 }, (_, i) => ({ plaintext: hashed(`p${i}`) })) });
+      const data = new EncodedJson(text, () => JSON.parse(text));
+      const request = formatRequestEntry(sampleInput(), format(), TIME, { requestData: data });
+      const response = formatResponseEntry(sampleInput(), format(), TIME, { requestData: data });
+      const requestLine = entryBytes(request, 'kw ', '\n');
+      const responseLine = entryBytes(response, '', '\n');
+      expect(requestLine.filter((part) => part === data.bytes)).to.have.length(1);
+      expect(responseLine.filter((part) => part === data.bytes)).to.have.length(1);
+      expect(Buffer.concat(requestLine).toString('utf8')).to.equal(`kw ${entryJson(request)}\n`);
+      expect(Buffer.concat(responseLine).toString('utf8')).to.equal(`${entryJson(response)}\n`);
+    });
   });
 });

@@ -3,11 +3,18 @@ import { GroupCommit } from '../../../core/audit/group-commit.js';
 import { caught } from './helpers.js';
 
 /** A sink whose writes the test finishes by hand, recording what each write carried. */
-function heldSink() {
-  const writes: Array<{ text: string; lines: number; finish: (err?: Error) => void }> = [];
-  const flush = (text: string, lines: number) =>
-    new Promise<void>((resolve, reject) => writes.push({ text, lines, finish: (err) => (err ? reject(err) : resolve()) }));
-  return { writes, commits: new GroupCommit(flush) };
+function heldSink(lineByLine = false) {
+  const writes: Array<{ text: string; lines: number; finish: (err?: Error | (Error | undefined)[]) => void }> = [];
+  const flush = (lines: readonly Buffer[]) =>
+    new Promise<void | (Error | undefined)[]>((resolve, reject) =>
+      writes.push({
+        text: Buffer.concat(lines).toString('utf8'),
+        lines: lines.length,
+        finish: (err) => (err instanceof Error ? reject(err) : resolve(err)),
+      }),
+    );
+  const commits = new GroupCommit(flush, lineByLine);
+  return { writes, commits, append: (line: string) => commits.append(Buffer.from(line, 'utf8')) };
 }
 
 /** Lets queued promise callbacks run (no timers: only the microtask and immediate queues). */
@@ -15,11 +22,11 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('audit group commit', () => {
   it('writes the lines that arrive while a write is in flight together in the next write, in order', async () => {
-    const { writes, commits } = heldSink();
-    const first = commits.append('a\n');
+    const { writes, append } = heldSink();
+    const first = append('a\n');
     await settle();
     expect(writes.map((w) => w.text)).to.deep.equal(['a\n']);
-    const later = ['b\n', 'c\n', 'd\n'].map((line) => commits.append(line));
+    const later = ['b\n', 'c\n', 'd\n'].map(append);
     await settle();
     expect(writes).to.have.length(1, 'nothing else is written while the first write is in flight');
     writes[0]!.finish();
@@ -31,9 +38,9 @@ describe('audit group commit', () => {
   });
 
   it('answers a line only once the write that carries it succeeded', async () => {
-    const { writes, commits } = heldSink();
+    const { writes, append } = heldSink();
     let done = false;
-    const line = commits.append('a\n').then(() => (done = true));
+    const line = append('a\n').then(() => (done = true));
     await settle();
     expect(done).to.equal(false);
     writes[0]!.finish();
@@ -42,28 +49,42 @@ describe('audit group commit', () => {
   });
 
   it('fails every line of a failed write, and only those; later lines are written again', async () => {
-    const { writes, commits } = heldSink();
-    const first = commits.append('a\n');
+    const { writes, append } = heldSink();
+    const first = append('a\n');
     await settle();
-    const batch = ['b\n', 'c\n', 'd\n'].map((line) => commits.append(line));
+    const batch = ['b\n', 'c\n', 'd\n'].map(append);
     writes[0]!.finish();
     await first;
     await settle();
     writes[1]!.finish(new Error('ENOSPC'));
     for (const failed of batch) expect((await caught(failed)).message).to.equal('ENOSPC');
-    const after = commits.append('e\n');
+    const after = append('e\n');
     await settle();
     expect(writes[2]!.text).to.equal('e\n');
     writes[2]!.finish();
     await after;
   });
 
+  it('fails only the lines a sink that sends them one by one reports as failed', async () => {
+    const { writes, append } = heldSink(true);
+    const first = append('a\n');
+    await settle();
+    const batch = ['b\n', 'too big\n', 'd\n'].map(append);
+    writes[0]!.finish();
+    await first;
+    await settle();
+    writes[1]!.finish([undefined, new Error('EMSGSIZE'), undefined]);
+    await batch[0];
+    expect((await caught(batch[1]!)).message).to.equal('EMSGSIZE');
+    await batch[2];
+  });
+
   it('runs a control step after the lines appended before it and before those appended after it', async () => {
-    const { writes, commits } = heldSink();
+    const { writes, commits, append } = heldSink();
     const order: string[] = [];
-    const before = commits.append('before\n').then(() => order.push('before'));
+    const before = append('before\n').then(() => order.push('before'));
     const step = commits.run(async () => void order.push('reopen'));
-    const after = commits.append('after\n').then(() => order.push('after'));
+    const after = append('after\n').then(() => order.push('after'));
     await settle();
     writes[0]!.finish();
     await Promise.all([before, step]);
@@ -75,11 +96,11 @@ describe('audit group commit', () => {
   });
 
   it('starts a new write rather than grow one past its bound, keeping the order', async () => {
-    const { writes, commits } = heldSink();
+    const { writes, append } = heldSink();
     const big = 'x'.repeat(5 * 1024 * 1024) + '\n';
-    const first = commits.append('a\n');
+    const first = append('a\n');
     await settle();
-    const rest = [big, big, 'z\n'].map((line) => commits.append(line));
+    const rest = [big, big, 'z\n'].map(append);
     writes[0]!.finish();
     await first;
     await settle();

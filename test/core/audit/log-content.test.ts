@@ -6,6 +6,8 @@ import { AuditBroker, AuditMemo } from '../../../core/audit/broker.js';
 import { DEFAULT_AUDIT_RULES } from '../../../core/audit/rules.js';
 import type { AuditResponseInput } from '../../../core/audit/entry.js';
 import { MemoryStorage } from '../../../storage/memory.js';
+import { JsonText } from '../../../core/framework/json-text.js';
+import { WasmCrypto } from '../../../wasm/index.js';
 import { expectedHmac, tempDir } from './helpers.js';
 import { API_AUDIT, startUnsealedServer, tempDir as serverTempDir } from '../../helpers/server.js';
 
@@ -133,6 +135,39 @@ describe('audit log content', () => {
       },
     ];
     expect(await readFile(file, 'utf8')).to.equal(expected.map((e) => JSON.stringify(e) + '\n').join(''));
+  });
+
+  it('writes a batch\'s entries byte for byte through the WASM batch HMAC, its results read from the JSON text transit answers with', async () => {
+    const batchBroker = new AuditBroker(storage, silent, clock, { ...DEFAULT_AUDIT_RULES, unsafeAllowApiAuditCreation: true }, await WasmCrypto.load());
+    try {
+      const file = join(dir, 'batch.log');
+      await batchBroker.enable('batch', { type: 'file', options: { file_path: file } });
+      const plaintexts = Array.from({ length: 40 }, (_, i) => Buffer.from(`item ${i} ü`).toString('base64'));
+      const results = plaintexts.map((_, i) => ({ ciphertext: `vault:v1:c${i}`, key_version: 1, reference: i % 2 ? `ref-${i}` : '' }));
+      const text = `[${results.map((r) => `{"ciphertext":"${r.ciphertext}","key_version":1,"reference":"${r.reference}"}`).join(',')}]`;
+      const batch: AuditResponseInput = {
+        request: { id: 'req-b', operation: 'update', path: 'transit/encrypt/app', data: { batch_input: plaintexts.map((plaintext) => ({ plaintext })) }, clientToken: 'hvs.root' },
+        response: { data: { batch_results: new JsonText(text, () => JSON.parse(text)) } },
+      };
+      const memo = new AuditMemo();
+      await batchBroker.logRequest(batch, memo);
+      await batchBroker.logResponse(batch, memo);
+      const h = (value: string) => expectedHmac(salt, value);
+      const salt = await saltOf('batch/');
+      const request = { id: 'req-b', operation: 'update', client_token: h('hvs.root'), path: 'transit/encrypt/app', data: { batch_input: plaintexts.map((p) => ({ plaintext: h(p) })) } };
+      const expected = [
+        { time: '2024-05-01T00:00:00.000Z', type: 'request', request },
+        {
+          time: '2024-05-01T00:00:00.000Z',
+          type: 'response',
+          request,
+          response: { data: { batch_results: results.map((r) => ({ ciphertext: h(r.ciphertext), key_version: 1, reference: h(r.reference) })) } },
+        },
+      ];
+      expect(await readFile(file, 'utf8')).to.equal(expected.map((e) => JSON.stringify(e) + '\n').join(''));
+    } finally {
+      await batchBroker.close();
+    }
   });
 
   it('writes a raw device\'s entries with its prefix and every value as it is', async () => {

@@ -174,7 +174,7 @@ describe('syslog audit device', function () {
       try {
         const connection = await connectFirst([socketPath, daemonPath], new AbortController().signal);
         try {
-          await connection.send(Buffer.from('<14>hello\n'));
+          await connection.send([Buffer.from('<14>hello\n')]);
           await daemon.waitFor((lines) => lines.includes('<14>hello'));
           expect(collector.connections).to.equal(0);
         } finally {
@@ -194,7 +194,7 @@ describe('syslog audit device', function () {
       await mkdir(aDirectory);
       const connection = await connectFirst([missing, notASocket, aDirectory, socketPath], new AbortController().signal);
       try {
-        await connection.send(Buffer.from('<14>hello\n'));
+        await connection.send([Buffer.from('<14>hello\n')]);
         await collector.waitFor((lines) => lines.includes('<14>hello'));
       } finally {
         connection.close();
