@@ -41,6 +41,7 @@ import { inFlightReqPath } from './paths/in-flight-req.js';
 import { configStatePath } from './paths/config-state.js';
 import { loggerPaths } from './paths/loggers.js';
 import { lockedUserPaths } from './paths/locked-users.js';
+import { leasePaths } from './paths/leases.js';
 
 export function createSystemBackend(services: SystemDeps): FrameworkBackend {
   const migrations = new MountMigrations();
@@ -91,6 +92,7 @@ export function createSystemBackend(services: SystemDeps): FrameworkBackend {
       configStatePath(services),
       ...loggerPaths(services),
       ...lockedUserPaths(services),
+      ...leasePaths(services),
     ],
   });
 }
