@@ -22,6 +22,7 @@ import { SealManager } from './seal/seal-manager.js';
 import type { AutoSeal } from './seal/auto-seal.js';
 import type { Backoff } from './seal/auto-unseal.js';
 import { TokenStore } from './auth/token-store.js';
+import { Quotas } from './quotas/quotas.js';
 import { PolicyStore } from './auth/policy-store.js';
 import { TokenAcls } from './auth/token-acls.js';
 import { IdentityStore } from './auth/identity/identity-store.js';
@@ -90,6 +91,8 @@ export class Host {
   readonly barrier: Barrier;
   readonly seal: SealManager;
   readonly tokens: TokenStore;
+  /** Rate-limit quotas (sys/quotas/*). */
+  readonly quotas: Quotas;
   readonly policies: PolicyStore;
   readonly identity: IdentityStore;
   readonly audit: AuditBroker;
@@ -126,6 +129,7 @@ export class Host {
     });
     this.barrier = new Barrier(this.metrics.enabled ? timedStorage(options.physical, this.metrics) : options.physical, { clock });
     this.tokens = new TokenStore(this.barrier, clock);
+    this.quotas = new Quotas(this.barrier);
     this.policies = new PolicyStore(this.barrier);
     this.identity = new IdentityStore(this.barrier, clock);
     this.auditConfig = options.config.audit ?? DEFAULT_AUDIT_CONFIG;
@@ -183,6 +187,7 @@ export class Host {
       exclusive: (work) => this.pipeline.exclusive(work),
       unload: () => this.state.unload(),
       load: async () => {
+        this.quotas.reset();
         await this.state.load();
         // The active node of a cluster makes sure the token store's keys exist, as on promotion.
         if (this.ha) await this.tokens.ensureSecrets();
@@ -220,6 +225,7 @@ export class Host {
       logLevels: this.logLevels,
       diskPaths: [...new Set([process.cwd(), ...(options.config.storage.kind === 'leveldb' ? [options.config.storage.path] : [])])],
       lockout,
+      quotas: this.quotas,
     };
     this.system = createSystemBackend(services);
 
@@ -234,6 +240,7 @@ export class Host {
         audit: this.audit,
         policies: this.policies,
         tokens: this.tokens,
+        quotas: this.quotas,
         system: this.system,
         logger: this.logger,
         activated: () => this.declareAuditDevices(),
@@ -254,6 +261,12 @@ export class Host {
       inFlight,
       ...(this.metrics.enabled ? { metrics: this.metrics } : {}),
       lockout,
+      quotas: {
+        quotas: this.quotas,
+        unsealed: this.state,
+        ...(this.metrics.enabled ? { metrics: this.metrics } : {}),
+        now: () => clock.now().getTime(),
+      },
     });
 
     this.periodic = new PeriodicWork(
@@ -340,6 +353,7 @@ export class Host {
     } finally {
       // Whatever failed above, the backends are torn down: their cleanup is where they forget what
       // they hold in memory (transit's key schedules in the WASM core).
+      this.quotas.reset();
       await this.state.unload();
     }
     this.logger.info('sealed');

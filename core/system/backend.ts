@@ -42,6 +42,7 @@ import { configStatePath } from './paths/config-state.js';
 import { loggerPaths } from './paths/loggers.js';
 import { lockedUserPaths } from './paths/locked-users.js';
 import { leasePaths } from './paths/leases.js';
+import { quotaPaths } from './paths/quotas.js';
 
 export function createSystemBackend(services: SystemDeps): FrameworkBackend {
   const migrations = new MountMigrations();
@@ -93,6 +94,7 @@ export function createSystemBackend(services: SystemDeps): FrameworkBackend {
       ...loggerPaths(services),
       ...lockedUserPaths(services),
       ...leasePaths(services),
+      ...quotaPaths(services),
     ],
   });
 }
