@@ -39,6 +39,7 @@ import { PeriodicWork } from './periodic-work.js';
 import type { HostRequest, HostResponse } from './pipeline/types.js';
 import type { BodyAllowance, RequestHead } from './pipeline/body-allowance.js';
 import { VERSION } from './version.js';
+import { recordVersion } from './system/version-history.js';
 import { Snapshots } from './snapshot/snapshots.js';
 import { Metrics } from './metrics/metrics.js';
 import { timedStorage } from './metrics/timed-storage.js';
@@ -111,6 +112,7 @@ export class Host {
   private readonly standby: StandbyStrategy | undefined;
   private readonly logger: Logger;
   private readonly periodic: PeriodicWork;
+  private readonly clock: Clock;
   /** The configuration's audit settings; SIGHUP replaces them (reconfigureAudit). */
   private auditConfig: AuditConfig;
   /** The directories no audit file may be written to: where plugins run from, and the data. */
@@ -119,6 +121,7 @@ export class Host {
   constructor(options: HostOptions) {
     this.logger = options.logger;
     const clock = options.clock ?? systemClock;
+    this.clock = clock;
     this.registry = options.registry;
     const defaults = { defaultLeaseTtl: options.defaultLeaseTtl ?? DEFAULT_TTL, maxLeaseTtl: options.maxLeaseTtl ?? DEFAULT_TTL };
     this.metrics = new Metrics(options.config.telemetry ?? DEFAULT_TELEMETRY, {
@@ -226,6 +229,7 @@ export class Host {
       diskPaths: [...new Set([process.cwd(), ...(options.config.storage.kind === 'leveldb' ? [options.config.storage.path] : [])])],
       lockout,
       quotas: this.quotas,
+      identity: this.identity,
     };
     this.system = createSystemBackend(services);
 
@@ -243,7 +247,10 @@ export class Host {
         quotas: this.quotas,
         system: this.system,
         logger: this.logger,
-        activated: () => this.declareAuditDevices(),
+        activated: async () => {
+          await this.declareAuditDevices();
+          await recordVersion(this.barrier, VERSION, clock.now());
+        },
       });
     }
 
@@ -326,6 +333,7 @@ export class Host {
       await this.state.load();
       try {
         await this.declareAuditDevices();
+        await recordVersion(this.barrier, VERSION, this.clock.now());
       } catch (err) {
         this.logger.error({ err: errorMessage(err) }, 'unseal: the audit devices of the configuration could not be applied; sealed again');
         // The seal manager seals the barrier again; what was loaded goes with it.
