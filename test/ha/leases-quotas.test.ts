@@ -59,6 +59,11 @@ describe('HA cluster on PostgreSQL (2 nodes): leases and quotas', function () {
       for (let i = 0; i < 3; i++) statuses.push((await node.client.get('notes/n', { localAddress: '127.0.0.9' })).status);
       expect(statuses, node.name).to.deep.equal([200, 200, 429]);
     }
+    // A write sent to the standby runs on the active node: counted there, its headers relayed to the client.
+    expect((await standby.client.post('sys/quotas/config', { enable_rate_limit_response_headers: true })).status).to.equal(204);
+    const written2 = await standby.client.post('notes/w', { text: 'y' }, { localAddress: '127.0.0.10' });
+    expect(written2.status, written2.text).to.equal(204);
+    expect(written2.headers).to.include({ 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '1' });
     expect((await active.client.delete('sys/quotas/rate-limit/notes')).status).to.equal(204);
     expect((await standby.client.get('notes/n', { localAddress: '127.0.0.9' })).status, 'the rule is gone on the standby too').to.equal(200);
   });
