@@ -150,6 +150,31 @@ async function againstUserFloor(server: BenchServer, baseline: BenchServer | und
   }
 }
 
+/**
+ * What a rate-limit quota that does not apply costs a request: single-item encrypt on one server,
+ * in interleaved rounds with a quota on another mount (the floor) and with none (docs/quotas.md).
+ */
+async function quotaCost(server: BenchServer): Promise<Row> {
+  const body = JSON.stringify({ plaintext: randomBytes(64).toString('base64') });
+  const cell = (quota: boolean) => async (seconds: number) => {
+    if (quota) await server.request('POST', 'sys/quotas/rate-limit/unrelated', { path: 'floor/', rate: 1000 });
+    else await server.request('DELETE', 'sys/quotas/rate-limit/unrelated');
+    return itemsPerSecond(server, 'transit/encrypt/bench', body, 1, seconds);
+  };
+  const m = await interleaved((seconds) => ({ with: () => cell(true)(seconds), without: () => cell(false)(seconds) }), DURATION_S);
+  await server.request('DELETE', 'sys/quotas/rate-limit/unrelated');
+  return {
+    operation: 'encrypt, requests/s: with a rate-limit quota on another mount / with none',
+    batch: '1 × 64 B',
+    'keywarden items/s': m.with!.best,
+    'naive items/s': m.without!.best,
+    'echo floor items/s': '',
+    'vs naive': m.with!.best / m.without!.best,
+    'vs echo': '',
+    'ranges (keywarden, naive, echo)': `${rangeText(m.with!)}, ${rangeText(m.without!)}`,
+  };
+}
+
 /** A server with the floor mount and the key every cell uses; `root` is the checkout whose build runs (default this one). */
 async function startTarget(root?: string): Promise<BenchServer> {
   const server = await startBenchServer(root, root ? process.env.BENCH_BASELINE_NODE : undefined);
@@ -198,12 +223,15 @@ async function main(): Promise<void> {
       if (dec.before) rows.push(baselineRow('decrypt', shape, dec.ours!, dec.before));
     }
     rows.push(...(await againstUserFloor(server, baseline)));
+    rows.push(await quotaCost(server));
     report('transit-http', rows, [
       `${CONNECTIONS} connections, ${DURATION_S} s per cell after a ${WARM_UP_S} s warm-up, best of ${ROUNDS} interleaved rounds (the range beside it), ` +
         'one server process (dev mode, LevelDB) on this machine; vs naive > 1 means faster than per-item createCipheriv; ' +
         'vs echo is the share of the no-crypto ceiling reached.',
       'The "parsing client" rows: the same batch encrypt read and JSON-parsed by the client, against a naive koa server outside ' +
         'our pipeline (per-item createCipheriv; targets: ≥ 4×) and its no-crypto twin (target: ≥ 0.5), interleaved in this run.',
+      'The quota row: the same server with a rate-limit quota on another mount (first column) and without one (second column), ' +
+        'interleaved; "vs naive" is their ratio (1 means no measurable cost).',
       ...(BASELINE ? [`Rows "this build / the build in …": the figure of this build, then that of the build in ${BASELINE} (in the naive column), interleaved in the same rounds; "vs naive" is their ratio.`] : []),
     ]);
   } finally {

@@ -22,6 +22,7 @@ import { SealManager } from './seal/seal-manager.js';
 import type { AutoSeal } from './seal/auto-seal.js';
 import type { Backoff } from './seal/auto-unseal.js';
 import { TokenStore } from './auth/token-store.js';
+import { Quotas } from './quotas/quotas.js';
 import { PolicyStore } from './auth/policy-store.js';
 import { TokenAcls } from './auth/token-acls.js';
 import { IdentityStore } from './auth/identity/identity-store.js';
@@ -38,6 +39,7 @@ import { PeriodicWork } from './periodic-work.js';
 import type { HostRequest, HostResponse } from './pipeline/types.js';
 import type { BodyAllowance, RequestHead } from './pipeline/body-allowance.js';
 import { VERSION } from './version.js';
+import { recordVersion } from './system/version-history.js';
 import { Snapshots } from './snapshot/snapshots.js';
 import { Metrics } from './metrics/metrics.js';
 import { timedStorage } from './metrics/timed-storage.js';
@@ -90,6 +92,8 @@ export class Host {
   readonly barrier: Barrier;
   readonly seal: SealManager;
   readonly tokens: TokenStore;
+  /** Rate-limit quotas (sys/quotas/*). */
+  readonly quotas: Quotas;
   readonly policies: PolicyStore;
   readonly identity: IdentityStore;
   readonly audit: AuditBroker;
@@ -108,6 +112,7 @@ export class Host {
   private readonly standby: StandbyStrategy | undefined;
   private readonly logger: Logger;
   private readonly periodic: PeriodicWork;
+  private readonly clock: Clock;
   /** The configuration's audit settings; SIGHUP replaces them (reconfigureAudit). */
   private auditConfig: AuditConfig;
   /** The directories no audit file may be written to: where plugins run from, and the data. */
@@ -116,6 +121,7 @@ export class Host {
   constructor(options: HostOptions) {
     this.logger = options.logger;
     const clock = options.clock ?? systemClock;
+    this.clock = clock;
     this.registry = options.registry;
     const defaults = { defaultLeaseTtl: options.defaultLeaseTtl ?? DEFAULT_TTL, maxLeaseTtl: options.maxLeaseTtl ?? DEFAULT_TTL };
     this.metrics = new Metrics(options.config.telemetry ?? DEFAULT_TELEMETRY, {
@@ -126,6 +132,7 @@ export class Host {
     });
     this.barrier = new Barrier(this.metrics.enabled ? timedStorage(options.physical, this.metrics) : options.physical, { clock });
     this.tokens = new TokenStore(this.barrier, clock);
+    this.quotas = new Quotas(this.barrier);
     this.policies = new PolicyStore(this.barrier);
     this.identity = new IdentityStore(this.barrier, clock);
     this.auditConfig = options.config.audit ?? DEFAULT_AUDIT_CONFIG;
@@ -183,6 +190,7 @@ export class Host {
       exclusive: (work) => this.pipeline.exclusive(work),
       unload: () => this.state.unload(),
       load: async () => {
+        this.quotas.reset();
         await this.state.load();
         // The active node of a cluster makes sure the token store's keys exist, as on promotion.
         if (this.ha) await this.tokens.ensureSecrets();
@@ -220,6 +228,8 @@ export class Host {
       logLevels: this.logLevels,
       diskPaths: [...new Set([process.cwd(), ...(options.config.storage.kind === 'leveldb' ? [options.config.storage.path] : [])])],
       lockout,
+      quotas: this.quotas,
+      identity: this.identity,
     };
     this.system = createSystemBackend(services);
 
@@ -234,9 +244,13 @@ export class Host {
         audit: this.audit,
         policies: this.policies,
         tokens: this.tokens,
+        quotas: this.quotas,
         system: this.system,
         logger: this.logger,
-        activated: () => this.declareAuditDevices(),
+        activated: async () => {
+          await this.declareAuditDevices();
+          await recordVersion(this.barrier, VERSION, clock.now());
+        },
       });
     }
 
@@ -254,6 +268,12 @@ export class Host {
       inFlight,
       ...(this.metrics.enabled ? { metrics: this.metrics } : {}),
       lockout,
+      quotas: {
+        quotas: this.quotas,
+        unsealed: this.state,
+        ...(this.metrics.enabled ? { metrics: this.metrics } : {}),
+        now: () => clock.now().getTime(),
+      },
     });
 
     this.periodic = new PeriodicWork(
@@ -313,6 +333,7 @@ export class Host {
       await this.state.load();
       try {
         await this.declareAuditDevices();
+        await recordVersion(this.barrier, VERSION, this.clock.now());
       } catch (err) {
         this.logger.error({ err: errorMessage(err) }, 'unseal: the audit devices of the configuration could not be applied; sealed again');
         // The seal manager seals the barrier again; what was loaded goes with it.
@@ -340,6 +361,7 @@ export class Host {
     } finally {
       // Whatever failed above, the backends are torn down: their cleanup is where they forget what
       // they hold in memory (transit's key schedules in the WASM core).
+      this.quotas.reset();
       await this.state.unload();
     }
     this.logger.info('sealed');

@@ -23,7 +23,8 @@ import { parseCommonOptions, serializeEntry, type AuditDevice, type DeviceSettin
 import { GroupCommit } from './group-commit.js';
 import { checkFileLocation, checkFileMode, FORBIDDEN_MODE_BITS, type DeviceContext } from './rules.js';
 
-export const FILE_DEVICE_OPTIONS = ['file_path', 'mode'] as const;
+/** `path` is the older name of `file_path`, which Vault still reads when `file_path` is absent. */
+export const FILE_DEVICE_OPTIONS = ['file_path', 'path', 'mode'] as const;
 
 /** Where the lines go. */
 export type FileTarget =
@@ -61,7 +62,10 @@ export class FileAuditDevice implements AuditDevice {
   /** Validates the `file` device's options (400 naming the bad one); the device is not opened yet. */
   static fromOptions(options: Readonly<Record<string, string>>, context: DeviceContext): FileAuditDevice {
     const settings = parseCommonOptions(options, FILE_DEVICE_OPTIONS, context);
-    return new FileAuditDevice(settings, parseTarget(options.file_path), parseMode(options.mode), context);
+    if (options.file_path !== undefined && options.path !== undefined && options.file_path !== options.path) {
+      throw new BadRequestError('audit device options "file_path" and "path" (its older name) differ: give one');
+    }
+    return new FileAuditDevice(settings, parseTarget(options.file_path ?? options.path), parseMode(options.mode), context);
   }
 
   open(): Promise<void> {

@@ -184,6 +184,37 @@ export class TokenStore {
     return { hash, entry };
   }
 
+  /**
+   * The live service token stored under a salted hash (a lease id names one), or undefined. An
+   * expired one is revoked on the way, as `lookup` does.
+   */
+  async lookupHash(hash: string): Promise<{ hash: string; entry: TokenEntry } | undefined> {
+    if (!/^[0-9a-f]{64}$/.test(hash)) return undefined;
+    const entry = await this.records.read(hash);
+    if (!entry) return undefined;
+    if (entry.expireTime !== 0 && entry.expireTime <= this.now()) {
+      await this.revokeTree(hash);
+      return undefined;
+    }
+    return { hash, entry };
+  }
+
+  /**
+   * Every stored service token, read one at a time (expired ones not yet swept included: callers
+   * check the expiry). A scan: the callers are operator actions (listing leases, revoking a prefix).
+   */
+  async *stored(): AsyncGenerator<{ hash: string; entry: TokenEntry }> {
+    for (const hash of await this.storage.list(KEYS.idPrefix)) {
+      const entry = await this.records.read(hash);
+      if (entry) yield { hash, entry };
+    }
+  }
+
+  /** How many service tokens are stored (expired ones not swept yet included). */
+  async countStored(): Promise<number> {
+    return (await this.storage.list(KEYS.idPrefix)).length;
+  }
+
   /** Every live accessor. */
   async listAccessors(): Promise<string[]> {
     const out: string[] = [];

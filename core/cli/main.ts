@@ -18,6 +18,7 @@ import { registerMounts } from './commands/mounts.js';
 import { registerAudit } from './commands/audit.js';
 import { registerPolicy } from './commands/policy.js';
 import { registerToken } from './commands/token.js';
+import { registerLease } from './commands/lease.js';
 import { registerLogin } from './commands/login.js';
 import { registerUnwrap } from './commands/unwrap.js';
 import { registerPathHelp } from './commands/path-help.js';
@@ -64,6 +65,7 @@ export async function main(argv: readonly string[], io: Io = processIo(), env: N
   registerAudit(program, ctx);
   registerPolicy(program, ctx);
   registerToken(program, ctx);
+  registerLease(program, ctx);
   registerLogin(program, ctx);
   registerUnwrap(program, ctx);
   registerPathHelp(program, ctx);

@@ -53,8 +53,9 @@ function readStanza(type: string, rawPath: string, body: HclObject, where: Where
   const options = fields.get('options');
   const read = options ? readOptions(options.value, options.where, source) : {};
   // Relative like every other path of the file: against the file's directory, not the server's.
-  if (type === 'file' && read.file_path !== undefined && read.file_path !== '' && !NOT_A_FILE.includes(read.file_path)) {
-    read.file_path = path.resolve(source.dir, read.file_path);
+  for (const name of ['file_path', 'path'] as const) {
+    const given = read[name];
+    if (type === 'file' && given !== undefined && given !== '' && !NOT_A_FILE.includes(given)) read[name] = path.resolve(source.dir, given);
   }
   return {
     value: {

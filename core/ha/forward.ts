@@ -104,7 +104,8 @@ export function forwardRequest(apiAddr: string, request: HostRequest, signer: Fo
               parsed = { errors: ['the active node answered with a body that is not JSON'] };
             }
           }
-          resolve({ status: res.statusCode ?? 502, ...(parsed !== undefined ? { body: parsed } : {}) });
+          const relayed = relayedHeaders(res.headers);
+          resolve({ status: res.statusCode ?? 502, ...(parsed !== undefined ? { body: parsed } : {}), ...(relayed ? { headers: relayed } : {}) });
         });
       },
     );
@@ -112,6 +113,23 @@ export function forwardRequest(apiAddr: string, request: HostRequest, signer: Fo
     req.on('error', (err: NodeJS.ErrnoException) => reject(new Error(err.code === 'ECONNREFUSED' ? `connection to ${base.host} refused` : err.message)));
     req.end(signed.body);
   });
+}
+
+/** Answer headers the client reads from a forwarded answer as from any other: a rate-limit quota's (core/pipeline/quota.ts). */
+const RELAYED_HEADERS: Readonly<Record<string, string>> = {
+  'x-ratelimit-limit': 'X-Ratelimit-Limit',
+  'x-ratelimit-remaining': 'X-Ratelimit-Remaining',
+  'x-ratelimit-reset': 'X-Ratelimit-Reset',
+  'retry-after': 'Retry-After',
+};
+
+function relayedHeaders(headers: http.IncomingHttpHeaders): Record<string, string> | undefined {
+  let out: Record<string, string> | undefined;
+  for (const [lower, name] of Object.entries(RELAYED_HEADERS)) {
+    const value = headers[lower];
+    if (typeof value === 'string') (out ??= {})[name] = value;
+  }
+  return out;
 }
 
 /** The request a standby sends to the active node for `request`, with its forwarding headers. */

@@ -11,6 +11,7 @@ import { AUDIT_TABLE_KEY } from '../audit/broker.js';
 import { AUDITED_HEADERS_KEY } from '../audit/request-headers.js';
 import type { PolicyStore } from '../auth/policy-store.js';
 import type { TokenStore } from '../auth/token-store.js';
+import type { Quotas } from '../quotas/quotas.js';
 import { CLUSTER_INFO_KEY, type HostState } from '../host-state.js';
 import { MOUNT_TABLE_KEYS } from '../mounts/mount-table.js';
 import type { HaManager } from './ha-manager.js';
@@ -25,6 +26,8 @@ export interface RemoteChangeDeps {
   readonly audit: AuditBroker;
   readonly policies: PolicyStore;
   readonly tokens: TokenStore;
+  /** Rate-limit quota rules: read again after another node changes them. */
+  readonly quotas?: Pick<Quotas, 'remoteChanged' | 'reset'>;
   readonly ha: HaManager;
   readonly logger: Logger;
 }
@@ -51,6 +54,7 @@ export class RemoteChanges {
       return;
     }
     if ('resync' in change) {
+      this.deps.quotas?.reset();
       this.track(state.resync());
       return;
     }
@@ -64,6 +68,7 @@ export class RemoteChanges {
       else if (key === CLUSTER_INFO_KEY) this.track(state.reloadCluster());
       else if (key.startsWith('sys/policy/')) policies.remoteChanged(key);
       else if (key.startsWith('sys/token/')) tokens.remoteChanged(key);
+      else if (key.startsWith('sys/quotas/')) this.deps.quotas?.remoteChanged(key);
       else {
         const inMount = /^(?:logical|auth)\/([^/]+)\/(.*)$/.exec(key);
         if (inMount) table.byUuid(inMount[1]!)?.backend?.invalidate?.(inMount[2]!);

@@ -164,6 +164,7 @@ function send(ctx: Koa.Context, response: HostResponse): void | Promise<void> {
   ctx.set('Cache-Control', 'no-store');
   // Every answer is data, never a page: a browser must not guess otherwise (the UI is served apart).
   ctx.set('X-Content-Type-Options', 'nosniff');
+  if (response.headers) ctx.set(response.headers);
   if (response.binary) {
     ctx.set('Content-Type', 'application/octet-stream');
     if (ctx.method === 'HEAD') {

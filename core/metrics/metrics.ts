@@ -52,6 +52,7 @@ export class Metrics {
   private readonly transitOps = new FastCounter('keywarden_transit_operations_total', 'Transit requests answered (a batch counts once), by operation and key type.');
   private readonly transitBatch = new FastHistogram('keywarden_transit_batch_items', 'Items per transit request (1 without batch_input), by operation.', BATCH_BUCKETS);
   private readonly logins = new FastCounter('keywarden_logins_total', 'Logins to auth methods, by method (mount type), mount and result.');
+  private readonly quotaRefusals = new FastCounter('keywarden_quota_rate_limit_violations_total', 'Requests refused by a rate-limit quota on this node, by quota name.');
   private readonly storage = new FastHistogram('keywarden_storage_operation_duration_seconds', 'Physical storage operations under the barrier, by backend and operation.', STORAGE_BUCKETS);
   private readonly cells = new Map<string, Map<string, RequestCell>>();
   private readonly transitSeries = new Map<string, Map<string, { op: CounterSeries; batch: HistogramSeries }>>();
@@ -64,7 +65,7 @@ export class Metrics {
     const registers = [this.registry];
     if (!telemetry.disableHostname) this.registry.setDefaultLabels({ host: os.hostname() });
 
-    const direct = [this.requests, this.durations, this.transitOps, this.transitBatch, this.logins, this.storage];
+    const direct = [this.requests, this.durations, this.transitOps, this.transitBatch, this.logins, this.quotaRefusals, this.storage];
     this.retention = new Retention(direct, telemetry.prometheusRetentionMs);
     if (!this.enabled) return;
 
@@ -129,6 +130,11 @@ export class Metrics {
   /** One login attempt on an auth method (rare next to requests: looked up by label set). */
   login(method: string, mount: string, success: boolean): void {
     FastCounter.inc(this.logins.series({ method, mount, result: success ? 'success' : 'failure' }));
+  }
+
+  /** A request refused by the rate-limit quota `name`. */
+  quotaRefused(name: string): void {
+    if (this.enabled) FastCounter.inc(this.quotaRefusals.series({ name }));
   }
 
   /** One transit request: its operation, the key's type ("none" for keyless: hash, random) and batch size. */

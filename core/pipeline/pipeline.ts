@@ -29,6 +29,7 @@ import { RunningRequest, type InFlightRequests } from './in-flight.js';
 import { MeasureStage, type RequestMetrics } from './measure.js';
 import { DEFAULT_MAX_REQUEST_DURATION_MS, RequestDeadline } from './deadline.js';
 import { BodyAllowanceStage, type BodyAllowance, type RequestHead } from './body-allowance.js';
+import { QuotaStage, type QuotaStageDeps } from './quota.js';
 import type { HostRequest, HostResponse, ReadRequest, Route, SealState } from './types.js';
 
 /**
@@ -63,6 +64,8 @@ export interface PipelineDeps {
   readonly metrics?: RequestMetrics;
   /** User lockout of logins (core/auth/lockout/user-lockout.ts). */
   readonly lockout: LoginGuard;
+  /** Rate-limit quotas (core/quotas/); without them no request is limited. */
+  readonly quotas?: Pick<QuotaStageDeps, 'quotas' | 'unsealed' | 'metrics' | 'now'>;
 }
 
 const SYSTEM_MOUNT = Object.freeze({ path: 'sys/', type: 'system', accessor: 'system', uuid: 'system' });
@@ -81,6 +84,7 @@ export class Pipeline {
   private readonly system: Backend;
   private readonly inFlight: InFlightRequests;
   private readonly measure: MeasureStage | undefined;
+  private readonly quota: QuotaStage | undefined;
   private readonly logger: Logger;
   /** The sys backend's storage: the barrier under `sys/`. */
   private readonly systemStorage: StorageView;
@@ -98,6 +102,7 @@ export class Pipeline {
     this.system = deps.system;
     this.inFlight = deps.inFlight;
     this.measure = deps.metrics ? new MeasureStage(deps.metrics) : undefined;
+    this.quota = deps.quotas ? new QuotaStage({ ...deps.quotas, barrier: deps.barrier, audit: deps.audit, logger: deps.logger }) : undefined;
     this.logger = deps.logger;
     this.systemStorage = new StorageView(deps.barrier, 'sys/');
   }
@@ -110,7 +115,8 @@ export class Pipeline {
     this.inFlight.add(running);
     let response: HostResponse;
     try {
-      response = this.standby ? await this.standby.run(http, (request) => this.run(running, request)) : await this.run(running, http);
+      const local = (request: HostRequest) => (this.quota ? this.quota.guard(request, (admitted) => this.run(running, admitted)) : this.run(running, request));
+      response = this.standby ? await this.standby.run(http, local) : await local(http);
     } catch (err) {
       const status = httpStatusOf(err);
       if (status >= 500) {

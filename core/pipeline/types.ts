@@ -45,6 +45,8 @@ export interface HostResponse {
   readonly binary?: AsyncIterable<Uint8Array>;
   /** A body that is not JSON (sys/metrics in the Prometheus format): sent as it is, with this type. */
   readonly contentType?: string;
+  /** Headers to send with the answer (a rate-limit quota's X-Ratelimit-* and Retry-After). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** The request after the read stage: its operation, checked path, data and client token. */

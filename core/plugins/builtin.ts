@@ -2,12 +2,12 @@
 import type { PluginManifest } from './plugin.js';
 import { transitPlugin } from '../../plugins/transit/backend.js';
 import { awsAuthPlugin, cloudAuthPlugin } from '../../plugins/cloud-auth/backend.js';
-import { kvPlugin } from '../../plugins/kv/backend.js';
+import { genericPlugin, kvPlugin } from '../../plugins/kv/backend.js';
 import { jwtAuthPlugin, oidcAuthPlugin } from '../../plugins/jwt/backend.js';
 import { kubernetesAuthPlugin } from '../../plugins/kubernetes/backend.js';
 import { userpassPlugin } from '../../plugins/userpass/backend.js';
 import { appRolePlugin } from '../../plugins/approle/backend.js';
 
 export const BUILTIN_PLUGINS: readonly PluginManifest[] = [
-  transitPlugin, cloudAuthPlugin, awsAuthPlugin, kvPlugin, jwtAuthPlugin, oidcAuthPlugin, kubernetesAuthPlugin, userpassPlugin, appRolePlugin,
+  transitPlugin, cloudAuthPlugin, awsAuthPlugin, kvPlugin, genericPlugin, jwtAuthPlugin, oidcAuthPlugin, kubernetesAuthPlugin, userpassPlugin, appRolePlugin,
 ];

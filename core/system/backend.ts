@@ -27,6 +27,7 @@ import { toolPaths } from './paths/tools.js';
 import { RECOVERY_KEYS, rekeyBackupPath, rekeyInitPath, rekeyUpdatePath, rekeyVerifyPath } from './paths/rekey.js';
 import {
   generateRootAttemptPath,
+  generateRootLegacyPath,
   generateRootTokenAttemptPath,
   generateRootTokenUpdatePath,
   generateRootUpdatePath,
@@ -41,6 +42,13 @@ import { inFlightReqPath } from './paths/in-flight-req.js';
 import { configStatePath } from './paths/config-state.js';
 import { loggerPaths } from './paths/loggers.js';
 import { lockedUserPaths } from './paths/locked-users.js';
+import { leasePaths } from './paths/leases.js';
+import { quotaPaths } from './paths/quotas.js';
+import { outOfScopePaths } from './paths/out-of-scope.js';
+import { versionHistoryPath } from './paths/version-history.js';
+import { counterPaths } from './paths/counters.js';
+import { resultantAclPath } from './paths/resultant-acl.js';
+import { featureFlagPaths } from './paths/feature-flags.js';
 
 export function createSystemBackend(services: SystemDeps): FrameworkBackend {
   const migrations = new MountMigrations();
@@ -85,6 +93,7 @@ export function createSystemBackend(services: SystemDeps): FrameworkBackend {
       generateRootTokenAttemptPath(services),
       generateRootTokenUpdatePath(services),
       generateRootAttemptPath(services),
+      generateRootLegacyPath(services),
       generateRootUpdatePath(services),
       decodeTokenPath(),
       ...storageSnapshotPaths(services),
@@ -95,6 +104,13 @@ export function createSystemBackend(services: SystemDeps): FrameworkBackend {
       configStatePath(services),
       ...loggerPaths(services),
       ...lockedUserPaths(services),
+      ...leasePaths(services),
+      ...quotaPaths(services),
+      ...outOfScopePaths(),
+      versionHistoryPath(services),
+      ...counterPaths(services),
+      resultantAclPath(services),
+      ...featureFlagPaths(),
     ],
   });
 }

@@ -16,6 +16,8 @@ import type { InFlightRequests } from '../pipeline/in-flight.js';
 import type { LogLevels } from '../log-levels.js';
 import type { Unsealed } from '../unsealed.js';
 import type { UserLockout } from '../auth/lockout/user-lockout.js';
+import type { Quotas } from '../quotas/quotas.js';
+import type { IdentityStore } from '../auth/identity/identity-store.js';
 
 /** Tokens and policies, for the sys paths that report or change them. */
 export interface AuthzDeps {
@@ -68,4 +70,8 @@ export interface SystemDeps {
   readonly diskPaths: readonly string[];
   /** User lockout of logins (sys/locked-users). */
   readonly lockout: UserLockout;
+  /** Rate-limit quotas (sys/quotas/*). */
+  readonly quotas: Quotas;
+  /** Entities (sys/internal/counters/entities). */
+  readonly identity: Pick<IdentityStore, 'listEntities'>;
 }

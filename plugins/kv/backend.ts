@@ -50,3 +50,13 @@ export const kvPlugin: PluginManifest = {
   description: "Vault's key/value secrets engine: plain (version 1) or versioned (version 2).",
   factory: createKvBackend,
 };
+
+/**
+ * `generic`: the type name Vault's key/value store had before `kv`, which Vault still mounts (as
+ * version 1) and older clients and tests still send.
+ */
+export const genericPlugin: PluginManifest = {
+  ...kvPlugin,
+  name: 'generic',
+  description: "The key/value secrets engine under its older type name \"generic\" (kv version 1 unless options.version=2).",
+};

@@ -122,7 +122,8 @@ export function authBlock(id: string, entry: TokenEntry): Record<string, unknown
   };
 }
 
-function rfc3339(seconds: number): string {
+/** Seconds since the epoch as Vault prints a time: RFC 3339 in UTC, without zero fractions. */
+export function rfc3339(seconds: number): string {
   return new Date(seconds * 1000).toISOString().replace(/\.000Z$/, 'Z');
 }
 

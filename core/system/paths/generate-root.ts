@@ -260,3 +260,13 @@ export function generateRootUpdatePath(services: SystemDeps) {
     description: 'As sys/generate-root-token/update, without a token and with bare JSON answers (encoded_token and encoded_root_token).',
   });
 }
+
+/** `sys/generate-root`: the older spelling of `sys/generate-root/attempt` that Vault still serves. */
+export function generateRootLegacyPath(services: SystemDeps) {
+  return {
+    ...generateRootAttemptPath(services),
+    pattern: 'generate-root',
+    synopsis: 'The older spelling of sys/generate-root/attempt.',
+    description: 'Answers as sys/generate-root/attempt does: read, start and cancel a root generation without a token.',
+  };
+}

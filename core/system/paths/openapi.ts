@@ -14,6 +14,11 @@ export function openApiPath(document: (authenticated: boolean) => Promise<Record
         summary: 'The OpenAPI document.',
         handler: async (req) => ({ raw: { status: 200, body: await document(req.auth !== undefined) } }),
       },
+      // Vault answers POST the same (with the generic_mount_paths option, refused above).
+      update: {
+        summary: 'The OpenAPI document.',
+        handler: async (req) => ({ raw: { status: 200, body: await document(req.auth !== undefined) } }),
+      },
     },
     synopsis: 'Generate an OpenAPI 3 document of the API.',
     description: 'Every path of the sys backend and of each mount, with its fields and operations. Without a valid token only the unauthenticated paths are listed.',

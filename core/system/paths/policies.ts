@@ -21,21 +21,20 @@ export function policyPaths(getStore: () => PolicyStore): AnyPathDefinition[] {
     const result = await getStore().set(name, policyText(text));
     return result.renamed ? { warnings: [`policy name was converted from "${name}" to "${result.name}"`] } : null;
   };
+  const legacyList = async () => {
+    const names = [...(await getStore().list()), 'root'];
+    return { data: { keys: names, policies: names } };
+  };
   return [
     definePath({
-      pattern: 'policy',
+      pattern: 'policy/',
       fields: {},
       operations: {
-        read: {
-          summary: 'List policies.',
-          handler: async () => {
-            const names = [...(await getStore().list()), 'root'];
-            return { data: { keys: names, policies: names } };
-          },
-        },
+        read: { summary: 'List policies.', handler: async () => legacyList() },
+        list: { summary: 'List policies.', handler: async () => legacyList() },
       },
       synopsis: 'List the ACL policies.',
-      description: 'Both keys and policies hold the names; root is included.',
+      description: 'GET or LIST; both keys and policies hold the names; root is included.',
     }),
     definePath({
       pattern: 'policy/:name',

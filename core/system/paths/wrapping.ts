@@ -27,13 +27,12 @@ export function wrappingPaths(wrapper: () => ResponseWrapper) {
           summary: 'Wrap the request body in a new wrapping token.',
           handler: async (req) => {
             if (req.wrapTtl === undefined) throw new BadRequestError('wrapping requires a TTL: set the X-Vault-Wrap-TTL header');
-            if (Object.keys(req.data).length === 0) throw new BadRequestError('missing data to wrap');
             return { data: { ...req.data } };
           },
         },
       },
       synopsis: 'Wrap data in a single-use token.',
-      description: 'Answers the body as data, wrapped for the TTL in X-Vault-Wrap-TTL: the client gets only wrap_info.',
+      description: 'Answers the body as data, wrapped for the TTL in X-Vault-Wrap-TTL: the client gets only wrap_info. An empty body wraps an empty object, as in Vault.',
     }),
     definePath({
       pattern: 'wrapping/unwrap',
