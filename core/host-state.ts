@@ -11,6 +11,7 @@ import type { AuditBroker } from './audit/broker.js';
 import type { IdentityStore } from './auth/identity/identity-store.js';
 import { createIdentityBackend } from './auth/identity/backend.js';
 import { identityPolicies } from './auth/identity/resolve.js';
+import { OidcStore } from './auth/identity/oidc/oidc-store.js';
 import type { PolicyStore } from './auth/policy-store.js';
 import type { TokenStore } from './auth/token-store.js';
 import { createTokenBackend } from './auth/token/backend.js';
@@ -46,6 +47,8 @@ export interface HostStateDeps {
   readonly policies: PolicyStore;
   readonly identity: IdentityStore;
   readonly audit: AuditBroker;
+  /** The configuration's api_addr: identity tokens' issuer when identity/oidc/config names none. */
+  readonly apiAddr?: string;
   /** The name a new cluster gets (Vault's cluster_name); a cluster keeps the name it was given first. */
   readonly clusterName?: string;
 }
@@ -172,10 +175,13 @@ export class HostState implements Unsealed {
       'identity store',
       createIdentityBackend({
         store: identity,
+        identity,
         mounts: (accessor) => {
           const live = table.byAccessor(accessor);
           return live?.entry.table === 'auth' ? { accessor, type: live.entry.type, path: live.routePrefix } : undefined;
         },
+        oidc: new OidcStore(barrier, clock),
+        apiAddr: () => this.deps.apiAddr ?? '',
       }),
     );
     await table.ensureBuiltin('secret', 'cubbyhole/', 'cubbyhole', 'per-token private secret storage', createCubbyholeBackend(tokens));
