@@ -65,8 +65,9 @@ export async function groupView(store: IdentityStore, group: Group): Promise<Rec
     type: group.type,
     metadata: group.metadata,
     policies: group.policies,
-    member_entity_ids: group.member_entity_ids,
-    member_group_ids: group.member_group_ids,
+    // Empty member lists are null, as Vault's stored groups answer them.
+    member_entity_ids: group.member_entity_ids.length > 0 ? group.member_entity_ids : null,
+    member_group_ids: group.member_group_ids.length > 0 ? group.member_group_ids : null,
     parent_group_ids: await store.parentGroupIds(group.id),
     alias: alias ? groupAliasView(alias) : {},
     creation_time: group.creation_time,

@@ -47,6 +47,8 @@ describe('identity tokens', () => {
     const refused = await root.post('identity/oidc/config', { issuer: 'https://issuer.example/path' });
     expect(refused.status).to.equal(400);
     expect(refused.body.errors[0]).to.contain('invalid issuer');
+    expect((await root.post('identity/oidc/config', { issuer: '' })).status).to.equal(204);
+    expect((await root.get('identity/oidc/config')).body.data.issuer).to.equal('');
     await root.post('identity/oidc/config', { issuer: server.address });
     const discovery = (await anon.get('identity/oidc/.well-known/openid-configuration')).body;
     expect(discovery).to.include({ issuer, jwks_uri: `${issuer}/.well-known/keys` });

@@ -28,13 +28,15 @@ export function oidcConfigPath(deps: IssuerDeps): AnyPathDefinition {
       },
       update: {
         summary: 'Set the issuer of identity tokens.',
-        handler: async (_req, input) => {
-          if (input.issuer === undefined) return null;
-          if (input.issuer !== '' && !validIssuer(input.issuer)) {
+        handler: async (req, input) => {
+          // An issuer sent empty resets it to the default; one not sent leaves it alone.
+          if (!Object.hasOwn(req.data, 'issuer')) return null;
+          const issuer = input.issuer ?? '';
+          if (issuer !== '' && !validIssuer(issuer)) {
             throw new BadRequestError('invalid issuer, which must include only a scheme, host, and optional port (e.g. https://example.com:8200)');
           }
-          await deps.oidc.writeConfig({ issuer: input.issuer });
-          if (input.issuer === '') return null;
+          await deps.oidc.writeConfig({ issuer });
+          if (issuer === '') return null;
           return {
             warnings: [
               'If "issuer" is set explicitly, all tokens must be validated against that address. Setting issuer to "" restores the default: the server\'s api_addr.',
