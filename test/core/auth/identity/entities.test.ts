@@ -1,6 +1,8 @@
 /** Identity entities and entity aliases over HTTP: what an operator manages, and what a token of the entity gets at its next use. */
 import { expect } from 'chai';
-import { startUnsealedServer } from '../../../helpers/server.js';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { API_AUDIT, startUnsealedServer, tempDir } from '../../../helpers/server.js';
 import { TestClient } from '../../../helpers/http.js';
 import type { RunningServer } from '../../../../core/server.js';
 import notesPlugin from '../../../fixtures/plugins/notes.js';
@@ -250,6 +252,28 @@ describe('identity entities and aliases', () => {
       expect(lookup.policies).to.deep.equal(['default']);
       await root.post(`identity/entity/id/${user.entity_id}`, { policies: [] });
       expect((await client.get('notes/notes/app')).status).to.equal(403);
+    });
+  });
+
+  describe('audit', () => {
+    it('records the refusal of a disabled entity\'s token in the audit log', async () => {
+      const dir = await tempDir();
+      const audited = await startUnsealedServer({ plugins: [greeterPlugin], audit: API_AUDIT });
+      try {
+        const file = path.join(dir.path, 'audit.log');
+        await audited.client.put('sys/audit/file', { type: 'file', options: { file_path: file } });
+        await audited.client.post('sys/auth/greeter', { type: 'greeter' });
+        const user = (await new TestClient(audited.address).post('auth/greeter/login', { user: 'olive' })).body.auth;
+        await audited.client.post(`identity/entity/id/${user.entity_id}`, { disabled: true });
+        expect((await new TestClient(audited.address, user.client_token).get('auth/token/lookup-self')).status).to.equal(403);
+        const entries = (await readFile(file, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { type: string; error?: string; request?: { path?: string } });
+        // The error is HMAC'd like every string of an entry; that the refusal has one is what counts.
+        const refused = entries.filter((e) => e.type === 'response' && e.request?.path === 'auth/token/lookup-self' && e.error);
+        expect(refused, JSON.stringify(entries.slice(-2))).to.have.length.greaterThan(0);
+      } finally {
+        await audited.close();
+        await dir.remove();
+      }
     });
   });
 });
