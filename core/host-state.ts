@@ -10,6 +10,8 @@ import type { Barrier } from '../storage/barrier.js';
 import type { AuditBroker } from './audit/broker.js';
 import type { IdentityStore } from './auth/identity/identity-store.js';
 import { createIdentityBackend } from './auth/identity/backend.js';
+import { identityPolicies } from './auth/identity/resolve.js';
+import { OidcStore } from './auth/identity/oidc/oidc-store.js';
 import type { PolicyStore } from './auth/policy-store.js';
 import type { TokenStore } from './auth/token-store.js';
 import { createTokenBackend } from './auth/token/backend.js';
@@ -45,6 +47,8 @@ export interface HostStateDeps {
   readonly policies: PolicyStore;
   readonly identity: IdentityStore;
   readonly audit: AuditBroker;
+  /** The configuration's api_addr: identity tokens' issuer when identity/oidc/config names none. */
+  readonly apiAddr?: string;
   /** The name a new cluster gets (Vault's cluster_name); a cluster keeps the name it was given first. */
   readonly clusterName?: string;
 }
@@ -164,7 +168,22 @@ export class HostState implements Unsealed {
     // Load first: ensureBuiltin persists the table, which must already hold the stored entries.
     await table.load();
     await table.ensureBuiltin('secret', 'sys/', 'system', 'system endpoints used for control, policy and debugging');
-    await table.ensureBuiltin('secret', 'identity/', 'identity', 'identity store', createIdentityBackend(identity));
+    await table.ensureBuiltin(
+      'secret',
+      'identity/',
+      'identity',
+      'identity store',
+      createIdentityBackend({
+        store: identity,
+        identity,
+        mounts: (accessor) => {
+          const live = table.byAccessor(accessor);
+          return live?.entry.table === 'auth' ? { accessor, type: live.entry.type, path: live.routePrefix } : undefined;
+        },
+        oidc: new OidcStore(barrier, clock),
+        apiAddr: () => this.deps.apiAddr ?? '',
+      }),
+    );
     await table.ensureBuiltin('secret', 'cubbyhole/', 'cubbyhole', 'per-token private secret storage', createCubbyholeBackend(tokens));
     await table.ensureBuiltin(
       'auth',
@@ -179,6 +198,7 @@ export class HostState implements Unsealed {
           return { defaultTtl: view.defaultLeaseTtl(), maxTtl: view.maxLeaseTtl() };
         },
         policyExists: (name) => policies.exists(name),
+        identityPolicies: async (entityId) => (entityId ? (await identityPolicies(identity, entityId)).policies : []),
         entityForAlias: async (name, mount) =>
           (await identity.resolveAlias({ mountAccessor: mount.accessor, mountType: mount.type, mountPath: mount.path, name })).entityId,
         renew: (token, increment, req) => renewToken(tokens, this.mounts, token, increment, req),

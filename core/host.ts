@@ -169,6 +169,7 @@ export class Host {
       identity: this.identity,
       audit: this.audit,
       ...(options.clusterName ? { clusterName: options.clusterName } : {}),
+      ...(options.config.apiAddr ? { apiAddr: options.config.apiAddr } : {}),
     });
     this.logLevels = new LogLevels(this.logger, options.config.logLevel, this.state);
     const shared = isShared(options.physical) ? options.physical : undefined;

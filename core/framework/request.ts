@@ -79,8 +79,8 @@ export interface AuthResult {
   readonly alias?: { readonly name: string; readonly metadata?: Readonly<Record<string, string>> };
   /**
    * The login's groups at its identity provider (a JWT/OIDC `groups_claim`), as Vault's group
-   * aliases: the names of the external groups the entity belongs to through this login. The
-   * identity store does not hold groups yet; the names are the auth method's answer for it.
+   * aliases: the login's entity becomes a member of the external groups whose group alias on this
+   * mount has one of these names, and leaves those it no longer names (docs/identity.md).
    */
   readonly groupAliases?: readonly { readonly name: string }[];
   readonly ttl?: number;

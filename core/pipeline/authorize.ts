@@ -22,6 +22,7 @@ export type AclDecider = Pick<ACL, 'allowOperation'>;
 /** A token's ACL: at hand (or undefined when it must be built), or built. */
 export interface AclSource {
   cachedAclFor(entry: TokenEntry): AclDecider | undefined;
+  /** @throws PermissionDeniedError when the token is refused whatever it asks (its entity is disabled). */
   aclFor(entry: TokenEntry): Promise<AclDecider>;
 }
 
@@ -54,7 +55,14 @@ export class AuthorizeStage {
   }
 
   private async authorizeLater(request: ReadRequest, caller: ResolvedToken, prepared: PreparedRequest, audit: RequestAudit, cached: AclDecider | undefined): Promise<Authorized> {
-    const acl = cached ?? (await this.acls.aclFor(caller.entry));
+    let acl = cached;
+    try {
+      acl ??= await this.acls.aclFor(caller.entry);
+    } catch (err) {
+      // A token refused outright (its entity is disabled) is a refusal the audit log records.
+      if (err instanceof PermissionDeniedError) return this.refuse(audit);
+      throw err;
+    }
     const sudo = this.allows(acl, request, prepared);
     if (sudo === undefined) return this.refuse(audit);
     const use = await this.tokens.use(caller);

@@ -1,7 +1,9 @@
 /**
  * Stage 9, mint login token: an auth method answers a login with an auth result (policies, TTLs,
- * alias); this stage resolves the identity alias and issues the token, with TTLs from the result,
- * the mount's tune and the system defaults. Only auth mounts may answer with an auth result.
+ * alias, group aliases); this stage resolves the identity alias, brings the entity's external
+ * group memberships on this mount in line with the group aliases, and issues the token, with TTLs
+ * from the result, the mount's tune and the system defaults. Only auth mounts may answer with an
+ * auth result.
  */
 import type { IdentityStore } from '../auth/identity/identity-store.js';
 import { authBlock, issueToken, type TokenIssuer } from '../auth/token/issue.js';
@@ -10,8 +12,8 @@ import type { AuthResult, LogicalResponse } from '../framework/request.js';
 import type { Unsealed } from '../unsealed.js';
 import type { Route } from './types.js';
 
-/** What a login's alias resolves to: its entity. */
-export type AliasResolver = Pick<IdentityStore, 'resolveAlias'>;
+/** What a login's alias resolves to: its entity, whose external groups follow the login's group aliases. */
+export type AliasResolver = Pick<IdentityStore, 'resolveAlias' | 'syncExternalGroups'>;
 
 export class LoginStage {
   constructor(
@@ -45,6 +47,9 @@ export class LoginStage {
         ...(result.alias.metadata ? { metadata: result.alias.metadata } : {}),
       });
       entityId = resolved.entityId;
+      // As in Vault, every login sets the entity's external groups on this mount: a group the
+      // identity provider no longer lists is left.
+      await this.identity.syncExternalGroups(entityId, entry.accessor, (result.groupAliases ?? []).map((g) => g.name));
     }
     const type = issuedTokenType(entry.config.token_type, result.tokenType ?? 'default');
     const prefix = entry.path.replace(/\/$/, '').replace(/\//g, '-');

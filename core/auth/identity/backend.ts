@@ -1,66 +1,46 @@
-/** The identity backend, mounted at `identity/` (built in): read-only views of entities and aliases. */
-import { FrameworkBackend, definePath, listResponse } from '../../framework/index.js';
+/**
+ * The identity backend, mounted at `identity/` (built in): entities, groups and their aliases,
+ * and identity tokens (docs/identity.md). Each API path lives in paths/ or oidc/paths/, named
+ * after it.
+ */
+import { FrameworkBackend } from '../../framework/index.js';
+import type { MountByAccessor } from './entities.js';
 import type { IdentityStore } from './identity-store.js';
+import type { IssuerDeps } from './oidc/id-tokens.js';
+import { oidcConfigPath } from './oidc/paths/config.js';
+import { oidcKeyPaths } from './oidc/paths/key.js';
+import { oidcRolePaths } from './oidc/paths/role.js';
+import { oidcTokenPaths } from './oidc/paths/token.js';
+import { wellKnownPaths } from './oidc/paths/well-known.js';
+import { entityAliasPaths } from './paths/entity-alias.js';
+import { entityPaths } from './paths/entity.js';
+import { groupAliasPaths } from './paths/group-alias.js';
+import { groupPaths } from './paths/group.js';
+import { lookupPaths } from './paths/lookup.js';
 
-export function createIdentityBackend(store: IdentityStore): FrameworkBackend {
+export interface IdentityBackendDeps extends IssuerDeps {
+  readonly store: IdentityStore;
+  /** The auth mount an alias names by accessor. */
+  readonly mounts: MountByAccessor;
+}
+
+export function createIdentityBackend(deps: IdentityBackendDeps): FrameworkBackend {
+  const { store, mounts, oidc } = deps;
   return new FrameworkBackend({
     description: 'identity store',
     paths: [
-      definePath({
-        pattern: 'entity/id/:id',
-        fields: { id: { type: 'string', description: 'The entity id.', required: true } },
-        operations: {
-          read: {
-            summary: 'Read an entity.',
-            handler: async (_req, input) => {
-              const found = await store.context(input.id);
-              if (!found) return null;
-              return {
-                data: {
-                  ...found.entity,
-                  aliases: found.aliases,
-                  policies: [],
-                  direct_group_ids: [],
-                  group_ids: [],
-                  inherited_group_ids: [],
-                  namespace_id: 'root',
-                },
-              };
-            },
-          },
-        },
-        synopsis: 'Read an entity by id.',
-        description: 'An entity groups the aliases one client has across auth mounts.',
-      }),
-      definePath({
-        pattern: 'entity/id/',
-        fields: {},
-        operations: { list: { summary: 'List entity ids.', handler: async () => listResponse(await store.listEntities()) } },
-        synopsis: 'List entities.',
-        description: 'Ids of every entity.',
-      }),
-      definePath({
-        pattern: 'entity-alias/id/:id',
-        fields: { id: { type: 'string', description: 'The alias id.', required: true } },
-        operations: {
-          read: {
-            summary: 'Read an entity alias.',
-            handler: async (_req, input) => {
-              const alias = await store.readAlias(input.id);
-              return alias ? { data: { ...alias, namespace_id: 'root' } } : null;
-            },
-          },
-        },
-        synopsis: 'Read an entity alias by id.',
-        description: 'An alias ties a login identity on one auth mount to an entity; its metadata comes from the auth method.',
-      }),
-      definePath({
-        pattern: 'entity-alias/id/',
-        fields: {},
-        operations: { list: { summary: 'List alias ids.', handler: async () => listResponse(await store.listAliases()) } },
-        synopsis: 'List entity aliases.',
-        description: 'Ids of every alias.',
-      }),
+      ...entityPaths(store),
+      ...entityAliasPaths(store, mounts),
+      ...groupPaths(store),
+      ...groupAliasPaths(store, mounts),
+      ...lookupPaths(store),
+      oidcConfigPath(deps),
+      ...oidcKeyPaths(oidc),
+      ...oidcRolePaths(oidc),
+      ...oidcTokenPaths(deps),
+      ...wellKnownPaths(deps),
     ],
+    // Named keys rotate on their period; rotated-out public keys leave the key set when their verification TTL ends.
+    periodic: () => oidc.rotateDue(),
   });
 }

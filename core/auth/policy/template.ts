@@ -19,6 +19,14 @@ export interface IdentityContext {
   readonly entityMetadata?: Readonly<Record<string, string>>;
   /** Keyed by mount accessor, as `identity.entity.aliases.<mount accessor>.name` names them. */
   readonly aliases?: Readonly<Record<string, IdentityAlias>>;
+  /** The entity's groups, direct and inherited, for `identity.groups.ids.<id>.…` and `identity.groups.names.<name>.…`. */
+  readonly groups?: readonly IdentityGroup[];
+}
+
+export interface IdentityGroup {
+  readonly id: string;
+  readonly name: string;
+  readonly metadata?: Readonly<Record<string, string>>;
 }
 
 /** Reads one value from the identity; undefined when it is missing. */
@@ -31,11 +39,7 @@ export function isTemplatedPath(path: string): boolean {
   return path.includes('{{');
 }
 
-/**
- * Checks every `{{ ... }}` in the path. Returns what is wrong, or undefined when the path is valid.
- * Group selectors (`identity.groups.*`) are valid Vault syntax; they never resolve here because
- * Keywarden has no identity groups, so such paths are always left out.
- */
+/** Checks every `{{ ... }}` in the path. Returns what is wrong, or undefined when the path is valid. */
 export function checkPathTemplate(path: string): string | undefined {
   const parsed = parseTemplate(path);
   return typeof parsed === 'string' ? parsed : undefined;
@@ -88,9 +92,16 @@ function parseTemplate(path: string): TemplatePart[] | string {
 function parseSelector(expression: string): Selector | undefined {
   const entityPrefix = 'identity.entity.';
   if (expression.startsWith(entityPrefix)) return parseEntitySelector(expression.slice(entityPrefix.length));
-  const groups = /^identity\.groups\.(?:ids\.[^.]+\.(?:name|metadata\..+)|names\.[^.]+\.(?:id|metadata\..+))$/;
-  if (groups.test(expression)) return () => undefined;
-  return undefined;
+  const groups = /^identity\.groups\.(ids|names)\.([^.]+)\.(id|name|metadata\..+)$/.exec(expression);
+  if (!groups) return undefined;
+  const [, by, key, field] = groups as unknown as [string, 'ids' | 'names', string, string];
+  // A group is named by id to read its name or metadata, by name to read its id or metadata.
+  if ((by === 'ids' && field === 'id') || (by === 'names' && field === 'name')) return undefined;
+  const group = (identity: IdentityContext) => identity.groups?.find((g) => (by === 'ids' ? g.id === key : g.name === key));
+  if (field === 'id') return (identity) => nonEmpty(group(identity)?.id);
+  if (field === 'name') return (identity) => nonEmpty(group(identity)?.name);
+  const metadataKey = field.slice('metadata.'.length);
+  return (identity) => lookup(group(identity)?.metadata, metadataKey);
 }
 
 function parseEntitySelector(field: string): Selector | undefined {

@@ -127,8 +127,11 @@ export function rfc3339(seconds: number): string {
   return new Date(seconds * 1000).toISOString().replace(/\.000Z$/, 'Z');
 }
 
-/** Vault's lookup `data`; `id` is '' for lookups by accessor. */
-export function lookupData(id: string, entry: TokenEntry, now: number): Record<string, unknown> {
+/**
+ * Vault's lookup `data`; `id` is '' for lookups by accessor. `identityPolicies`: what the token's
+ * entity and its groups add to its own policies at each use.
+ */
+export function lookupData(id: string, entry: TokenEntry, now: number, identityPolicies: readonly string[]): Record<string, unknown> {
   return {
     id,
     accessor: entry.accessor,
@@ -147,7 +150,7 @@ export function lookupData(id: string, entry: TokenEntry, now: number): Record<s
     type: entry.type,
     renewable: entry.renewable,
     issue_time: rfc3339(entry.creationTime),
-    identity_policies: [],
+    identity_policies: [...identityPolicies],
     ...(entry.lastRenewalTime ? { last_renewal_time: entry.lastRenewalTime, last_renewal: rfc3339(entry.lastRenewalTime) } : {}),
     ...(entry.period ? { period: entry.period } : {}),
     ...(entry.boundCidrs.length ? { bound_cidrs: entry.boundCidrs } : {}),

@@ -11,6 +11,8 @@ export interface TokenDeps {
   /** Effective TTLs of the token/ mount. */
   mountTtls(): { defaultTtl: number; maxTtl: number };
   policyExists(name: string): Promise<boolean>;
+  /** The policies a token's entity and its groups add to the token's own. */
+  identityPolicies(entityId: string): Promise<string[]>;
   /** The entity behind an alias on the token mount, found or created (`entity_alias` on a role). */
   entityForAlias(name: string, mount: MountRef): Promise<string>;
   /** Renews a token, asking the auth method that issued it when there is one. */

@@ -98,7 +98,7 @@ function world(options: { allowed?: boolean; audited?: boolean; fail?: unknown; 
         return { token: 'hvs.wrapping', accessor: 'wrapping-accessor', ttl, creation_time: '', creation_path: path };
       },
     },
-    identity: { resolveAlias: async () => ({ entityId: '', aliasId: '' }) as never },
+    identity: { resolveAlias: async () => ({ entityId: '', aliasId: '' }) as never, syncExternalGroups: async () => undefined },
     audit: {
       hasDevices: () => options.audited ?? true,
       headers: { select: () => ({}) },

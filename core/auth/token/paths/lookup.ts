@@ -7,13 +7,13 @@ import { callerToken, type TokenDeps } from '../services.js';
 export function lookupPaths(services: TokenDeps): AnyPathDefinition[] {
   const self = async (req: Parameters<typeof callerToken>[1]) => {
     const token = await callerToken(services, req);
-    return { data: lookupData(token.id, token.entry, services.store.now()) };
+    return { data: lookupData(token.id, token.entry, services.store.now(), await services.identityPolicies(token.entry.entityId)) };
   };
   const lookup = async (req: Parameters<typeof callerToken>[1], given: string | undefined) => {
     if (!given) return self(req);
     const token = await services.store.lookup(given);
     if (!token) throw new PermissionDeniedError('bad token');
-    return { data: lookupData(token.id, token.entry, services.store.now()) };
+    return { data: lookupData(token.id, token.entry, services.store.now(), await services.identityPolicies(token.entry.entityId)) };
   };
   return [
     definePath({
@@ -48,7 +48,7 @@ export function lookupPaths(services: TokenDeps): AnyPathDefinition[] {
           handler: async (_req, input) => {
             const found = await services.store.lookupAccessor(input.accessor);
             if (!found) throw new BadRequestError('invalid accessor');
-            return { data: lookupData('', found.entry, services.store.now()) };
+            return { data: lookupData('', found.entry, services.store.now(), await services.identityPolicies(found.entry.entityId)) };
           },
         },
       },
