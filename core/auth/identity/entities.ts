@@ -8,7 +8,9 @@ import type { BatchOp } from '../../../storage/storage.js';
 import { BadRequestError } from '../../errors.js';
 import type { IdentityStore } from './identity-store.js';
 import { groupOps } from './groups.js';
-import { aliasDeleteOps, identityPolicyList, index, KEYS, newEntity, put, type AuthMountRef, type Entity, type EntityAlias, type Group } from './records.js';
+import { aliasDeleteOps, identityPolicyList, index, KEYS, newEntity, put, type AuthMountRef, type Entity, type EntityAlias, type Group, type MountByAccessor } from './records.js';
+
+export type { MountByAccessor } from './records.js';
 
 export interface EntityInput {
   readonly name?: string | undefined;
@@ -17,8 +19,6 @@ export interface EntityInput {
   readonly disabled?: boolean | undefined;
 }
 
-/** The auth mount with an accessor, when there is one. */
-export type MountByAccessor = (accessor: string) => AuthMountRef | undefined;
 
 /**
  * Creates or updates an entity: by id (which must exist), else by name (created when new).

@@ -9,9 +9,8 @@ import { randomUUID } from 'node:crypto';
 import type { BatchOp } from '../../../storage/storage.js';
 import { BadRequestError } from '../../errors.js';
 import type { IdentityStore } from './identity-store.js';
-import type { MountByAccessor } from './entities.js';
 import { groupOps } from './groups.js';
-import { index, KEYS, put, type Group, type GroupAlias } from './records.js';
+import { index, KEYS, put, type Group, type GroupAlias, type MountByAccessor } from './records.js';
 
 export interface GroupAliasInput {
   readonly name?: string | undefined;

@@ -147,3 +147,6 @@ export function put(key: string, value: unknown): BatchOp {
 export function index(key: string, id: string): BatchOp {
   return { type: 'put', key, value: Buffer.from(id, 'utf8') };
 }
+
+/** The auth mount with an accessor, when there is one. */
+export type MountByAccessor = (accessor: string) => AuthMountRef | undefined;
