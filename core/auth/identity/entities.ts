@@ -7,8 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { BatchOp } from '../../../storage/storage.js';
 import { BadRequestError } from '../../errors.js';
 import type { IdentityStore } from './identity-store.js';
-import { groupOps } from './groups.js';
-import { aliasDeleteOps, identityPolicyList, index, KEYS, newEntity, put, type AuthMountRef, type Entity, type EntityAlias, type Group, type MountByAccessor } from './records.js';
+import { groupOps, aliasDeleteOps, identityPolicyList, index, KEYS, newEntity, put, type AuthMountRef, type Entity, type EntityAlias, type Group, type MountByAccessor } from './records.js';
 
 export type { MountByAccessor } from './records.js';
 

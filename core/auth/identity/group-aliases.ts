@@ -9,8 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { BatchOp } from '../../../storage/storage.js';
 import { BadRequestError } from '../../errors.js';
 import type { IdentityStore } from './identity-store.js';
-import { groupOps } from './groups.js';
-import { index, KEYS, put, type Group, type GroupAlias, type MountByAccessor } from './records.js';
+import { groupOps, index, KEYS, put, type Group, type GroupAlias, type MountByAccessor } from './records.js';
 
 export interface GroupAliasInput {
   readonly name?: string | undefined;
@@ -88,45 +87,4 @@ export function deleteGroupAlias(store: IdentityStore, id: string): Promise<bool
     await store.apply(ops);
     return true;
   });
-}
-
-/**
- * Makes the entity a member of exactly the external groups that the login's group names alias on
- * its mount. Takes the write lock only when membership changes, so repeated logins cost no writes.
- */
-export async function syncExternalGroups(store: IdentityStore, entityId: string, accessor: string, names: readonly string[]): Promise<void> {
-  const plan = await membershipChanges(store, entityId, accessor, names);
-  if (plan.join.length === 0 && plan.leave.length === 0) return;
-  await store.exclusive(async () => {
-    const { join, leave } = await membershipChanges(store, entityId, accessor, names);
-    const now = store.now();
-    const ops: BatchOp[] = [];
-    for (const group of join) {
-      ops.push(...groupOps({ ...group, member_entity_ids: [...group.member_entity_ids, entityId], last_update_time: now, modify_index: group.modify_index + 1 }, group));
-    }
-    for (const group of leave) {
-      const members = group.member_entity_ids.filter((id) => id !== entityId);
-      ops.push(...groupOps({ ...group, member_entity_ids: members, last_update_time: now, modify_index: group.modify_index + 1 }, group));
-    }
-    await store.apply(ops);
-  });
-}
-
-async function membershipChanges(store: IdentityStore, entityId: string, accessor: string, names: readonly string[]): Promise<{ join: Group[]; leave: Group[] }> {
-  const wanted = new Map<string, Group>();
-  for (const name of new Set(names)) {
-    const alias = await store.groupAliasByFactors(accessor, name);
-    const group = alias ? await store.readGroup(alias.canonical_id) : undefined;
-    if (group?.type === 'external') wanted.set(group.id, group);
-  }
-  const join = [...wanted.values()].filter((g) => !g.member_entity_ids.includes(entityId));
-  const leave: Group[] = [];
-  for (const groupId of await store.entityGroupIds(entityId)) {
-    if (wanted.has(groupId)) continue;
-    const group = await store.readGroup(groupId);
-    if (group?.type !== 'external' || !group.alias_id) continue;
-    const alias = await store.readGroupAlias(group.alias_id);
-    if (alias?.mount_accessor === accessor) leave.push(group);
-  }
-  return { join, leave };
 }

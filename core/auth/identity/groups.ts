@@ -8,27 +8,8 @@ import { randomUUID } from 'node:crypto';
 import type { BatchOp } from '../../../storage/storage.js';
 import { BadRequestError } from '../../errors.js';
 import type { IdentityStore } from './identity-store.js';
-import { identityPolicyList, index, KEYS, nameKey, put, type Group, type GroupType } from './records.js';
+import { groupOps, identityPolicyList, KEYS, put, type Group, type GroupType } from './records.js';
 
-/** Members are indexed by an empty record; only the key matters. */
-const MARK = new Uint8Array(0);
-
-/**
- * The writes that store a group: its record, its name index and the reverse membership records
- * of members added or removed since `previous`.
- */
-export function groupOps(group: Group, previous?: Group): BatchOp[] {
-  const ops: BatchOp[] = [put(KEYS.group(group.id), group)];
-  if (previous && nameKey(previous.name) !== nameKey(group.name)) ops.push({ type: 'delete', key: KEYS.groupName(previous.name) });
-  if (!previous || nameKey(previous.name) !== nameKey(group.name)) ops.push(index(KEYS.groupName(group.name), group.id));
-  const diff = (before: readonly string[], after: readonly string[], key: (id: string) => string) => {
-    for (const id of after) if (!before.includes(id)) ops.push({ type: 'put', key: key(id) + group.id, value: MARK });
-    for (const id of before) if (!after.includes(id)) ops.push({ type: 'delete', key: key(id) + group.id });
-  };
-  diff(previous?.member_entity_ids ?? [], group.member_entity_ids, KEYS.entityGroups);
-  diff(previous?.member_group_ids ?? [], group.member_group_ids, KEYS.groupParents);
-  return ops;
-}
 
 export interface GroupInput {
   readonly name?: string | undefined;

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { BatchOp, Storage } from '../../../storage/storage.js';
 import type { Clock } from '../../clock.js';
 import { KeyedLock } from '../../../sdk/keyed-lock.js';
-import { syncExternalGroups } from './group-aliases.js';
+import { syncExternalGroups } from './external-groups.js';
 import { KEYS, decode, index, isId, nameKey, newEntity, put, type Entity, type EntityAlias, type Group, type GroupAlias } from './records.js';
 
 export type { Entity, EntityAlias, Group, GroupAlias } from './records.js';
@@ -189,7 +189,7 @@ export class IdentityStore {
 
   /**
    * Makes the entity a member of exactly the external groups that a login's group names alias on
-   * its mount (group-aliases.ts).
+   * its mount (external-groups.ts).
    */
   syncExternalGroups(entityId: string, accessor: string, names: readonly string[]): Promise<void> {
     return syncExternalGroups(this, entityId, accessor, names);

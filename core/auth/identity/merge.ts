@@ -10,8 +10,7 @@
 import type { BatchOp } from '../../../storage/storage.js';
 import { BadRequestError } from '../../errors.js';
 import type { IdentityStore } from './identity-store.js';
-import { groupOps } from './groups.js';
-import { aliasDeleteOps, index, KEYS, put, type Entity, type EntityAlias, type Group } from './records.js';
+import { groupOps, aliasDeleteOps, index, KEYS, put, type Entity, type EntityAlias, type Group } from './records.js';
 
 export interface MergeRequest {
   readonly toEntityId: string;

@@ -150,3 +150,23 @@ export function index(key: string, id: string): BatchOp {
 
 /** The auth mount with an accessor, when there is one. */
 export type MountByAccessor = (accessor: string) => AuthMountRef | undefined;
+
+/** The value of a reverse membership record: its key says everything. */
+const MARK = new Uint8Array(0);
+
+/**
+ * The writes that store a group: its record, its name index and the reverse membership records
+ * of members added or removed since `previous`.
+ */
+export function groupOps(group: Group, previous?: Group): BatchOp[] {
+  const ops: BatchOp[] = [put(KEYS.group(group.id), group)];
+  if (previous && nameKey(previous.name) !== nameKey(group.name)) ops.push({ type: 'delete', key: KEYS.groupName(previous.name) });
+  if (!previous || nameKey(previous.name) !== nameKey(group.name)) ops.push(index(KEYS.groupName(group.name), group.id));
+  const diff = (before: readonly string[], after: readonly string[], key: (id: string) => string) => {
+    for (const id of after) if (!before.includes(id)) ops.push({ type: 'put', key: key(id) + group.id, value: MARK });
+    for (const id of before) if (!after.includes(id)) ops.push({ type: 'delete', key: key(id) + group.id });
+  };
+  diff(previous?.member_entity_ids ?? [], group.member_entity_ids, KEYS.entityGroups);
+  diff(previous?.member_group_ids ?? [], group.member_group_ids, KEYS.groupParents);
+  return ops;
+}
