@@ -1,15 +1,16 @@
 /**
  * The configuration file's `seal "<type>" { … }` stanza, with Vault's and OpenBao's names:
- * https://developer.hashicorp.com/vault/docs/configuration/seal/transit and
+ * https://developer.hashicorp.com/vault/docs/configuration/seal/transit,
+ * https://developer.hashicorp.com/vault/docs/configuration/seal/awskms and
  * https://openbao.org/docs/configuration/seal/static/. Read strictly like every other block; the
- * environment's fallback (VAULT_TOKEN) and the keys behind `env://` and `file://` are
+ * environment's fallbacks (VAULT_TOKEN, the AWS_* variables) and the keys behind `env://` and `file://` are
  * read when the server starts (core/seal/auto-seals.ts), so the parsed configuration holds no key
  * it was not given literally.
  */
 import path from 'node:path';
 import type { HclValue } from '../hcl.js';
 import { blockBodies, boolean, fail, fieldsOf, string, whereOf, type Field, type SourceFile, type Where } from './config-values.js';
-import type { KeySource, SealStanza, StaticSealConfig, TransitSealConfig } from './settings.js';
+import type { AwsKmsSealConfig, KeySource, SealStanza, StaticSealConfig, TransitSealConfig } from './settings.js';
 
 /** What every seal type refuses, with the reason, rather than ignore. */
 const REFUSED: Readonly<Record<string, string>> = {
@@ -24,6 +25,7 @@ const TRANSIT_KEYS = [
   'address', 'token', 'mount_path', 'key_name', 'key_id_prefix', 'disable_renewal',
   'tls_ca_cert', 'tls_client_cert', 'tls_client_key', 'tls_server_name', 'tls_skip_verify',
 ] as const;
+const AWSKMS_KEYS = ['region', 'access_key', 'secret_key', 'session_token', 'kms_key_id', 'endpoint'] as const;
 
 /** The `seal` block of one file: one stanza, or undefined when there is none. */
 export function readSealStanza(value: HclValue, where: Where, source: SourceFile): SealStanza {
@@ -47,11 +49,11 @@ export function readSealStanza(value: HclValue, where: Where, source: SourceFile
     case 'transit':
       return readTransit(fieldsOf(body.items, prefix, source, TRANSIT_KEYS), blockWhere, source);
     case 'awskms':
-      return fail(blockWhere, 'the awskms seal is not supported yet; use seal "transit" or seal "static"');
+      return readAwsKms(fieldsOf(body.items, prefix, source, AWSKMS_KEYS));
     case 'shamir':
       return fail(blockWhere, 'Shamir is the seal without a seal stanza; remove the stanza');
     default:
-      return fail(blockWhere, `unknown seal type "${label}"; expected "static" or "transit"`);
+      return fail(blockWhere, `unknown seal type "${label}"; expected "awskms", "static" or "transit"`);
   }
 }
 
@@ -151,4 +153,36 @@ function readTransit(fields: Map<string, Field>, blockWhere: Where, source: Sour
       skipVerify: flag('tls_skip_verify'),
     },
   };
+}
+
+/** Every setting is optional here: the environment may give it when the server starts (awskms-seal.ts). */
+function readAwsKms(fields: Map<string, Field>): AwsKmsSealConfig {
+  const text = (key: string): string | undefined => {
+    const field = fields.get(key);
+    return field && (string(field.value, field.where) || fail(field.where, 'must not be empty'));
+  };
+  const region = text('region');
+  if (region !== undefined && !/^[a-z0-9-]+$/.test(region)) fail(fields.get('region')!.where, `must be an AWS region such as "us-east-1", got "${region}"`);
+  const accessKey = text('access_key');
+  const secretKey = text('secret_key');
+  const sessionToken = text('session_token');
+  // The messages name the fields, never their values: they are credentials.
+  if ((accessKey === undefined) !== (secretKey === undefined)) fail(fields.get('access_key')?.where ?? fields.get('secret_key')!.where, 'access_key and secret_key go together: set both or neither');
+  if (sessionToken !== undefined && accessKey === undefined) fail(fields.get('session_token')!.where, 'session_token goes with access_key and secret_key');
+  const kmsKeyId = text('kms_key_id');
+  const endpoint = text('endpoint')?.replace(/\/+$/, '');
+  if (endpoint !== undefined && !isEndpoint(endpoint)) fail(fields.get('endpoint')!.where, `must be a URL like "https://kms.us-east-1.amazonaws.com", got "${endpoint}"`);
+  return {
+    type: 'awskms',
+    ...(region ? { region } : {}),
+    ...(accessKey ? { accessKey, secretKey: secretKey! } : {}),
+    ...(sessionToken ? { sessionToken } : {}),
+    ...(kmsKeyId ? { kmsKeyId } : {}),
+    ...(endpoint ? { endpoint } : {}),
+  };
+}
+
+/** An endpoint is a bare `http(s)://host[:port]`: KMS is served at its root. */
+export function isEndpoint(text: string): boolean {
+  return /^https?:\/\/[^/\s?#@]+$/.test(text);
 }

@@ -173,4 +173,20 @@ export interface TransitSealConfig {
   };
 }
 
-export type SealStanza = StaticSealConfig | TransitSealConfig;
+/**
+ * Vault's awskms seal. What is unset here is looked up when the server starts (region, kms_key_id,
+ * endpoint and the credentials from the environment, then the SDK's own chain).
+ */
+export interface AwsKmsSealConfig {
+  readonly type: 'awskms';
+  readonly region?: string;
+  /** Credentials: never log them. */
+  readonly accessKey?: string;
+  readonly secretKey?: string;
+  readonly sessionToken?: string;
+  readonly kmsKeyId?: string;
+  /** `http(s)://host[:port]`: only ever from this file or AWS_KMS_ENDPOINT. */
+  readonly endpoint?: string;
+}
+
+export type SealStanza = StaticSealConfig | TransitSealConfig | AwsKmsSealConfig;

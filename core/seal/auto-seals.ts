@@ -2,6 +2,7 @@
 import type { SealStanza } from '../config/settings.js';
 import type { AutoSeal } from './auto-seal.js';
 import type { UnsealLog } from './auto-unseal.js';
+import { AwsKmsSeal } from './awskms-seal.js';
 import { StaticSeal } from './static-seal.js';
 import { TransitSeal } from './transit-seal.js';
 
@@ -12,5 +13,7 @@ export function createAutoSeal(stanza: SealStanza, log: UnsealLog, env: NodeJS.P
       return new StaticSeal(stanza, env);
     case 'transit':
       return new TransitSeal(stanza, log, env);
+    case 'awskms':
+      return new AwsKmsSeal(stanza, env);
   }
 }

@@ -61,13 +61,42 @@ describe('configuration: the seal stanza', () => {
     expect(refusal(withSeal({ transit: { address: 'http://t:8200', mount_path: 'transit', key_name: 'k', tls_client_cert: 'c.pem' } }))).to.match(/tls_client_cert and tls_client_key go together/);
   });
 
-  it('refuses what it does not honour, each with the reason: unknown keys and types, migration, several seals, awskms for now', () => {
+  it('reads seal "awskms" with Vault\'s names, leaving what is unset to the environment at start', () => {
+    const config = parseConfig(
+      withSeal({ awskms: { region: 'eu-west-1', access_key: 'AKIAEXAMPLE', secret_key: 'secret', session_token: 'session', kms_key_id: 'alias/unseal', endpoint: 'https://kms.internal:8443/' } }),
+      BASE,
+    );
+    expect(config.seal).to.deep.equal({
+      type: 'awskms',
+      region: 'eu-west-1',
+      accessKey: 'AKIAEXAMPLE',
+      secretKey: 'secret',
+      sessionToken: 'session',
+      kmsKeyId: 'alias/unseal',
+      endpoint: 'https://kms.internal:8443',
+    });
+    expect(parseConfig(withSeal({ awskms: {} }), BASE).seal).to.deep.equal({ type: 'awskms' });
+  });
+
+  it('refuses an awskms access key without its secret, a session token alone, and an endpoint that is not a bare URL, without repeating a credential', () => {
+    const message = refusal(withSeal({ awskms: { access_key: 'AKIAEXAMPLE' } }));
+    expect(message).to.match(/seal\.awskms\.access_key: access_key and secret_key go together/);
+    expect(message).not.to.contain('AKIAEXAMPLE');
+    expect(refusal(withSeal({ awskms: { secret_key: 'very-secret' } }))).not.to.contain('very-secret');
+    expect(refusal(withSeal({ awskms: { session_token: 'tok' } }))).to.match(/seal\.awskms\.session_token: session_token goes with access_key and secret_key/);
+    expect(refusal(withSeal({ awskms: { endpoint: 'kms.internal:8443' } }))).to.match(/seal\.awskms\.endpoint: must be a URL/);
+    expect(refusal(withSeal({ awskms: { endpoint: 'https://kms.internal/v1' } }))).to.match(/seal\.awskms\.endpoint: must be a URL/);
+    expect(refusal(withSeal({ awskms: { region: 'EU WEST' } }))).to.match(/seal\.awskms\.region: must be an AWS region/);
+    expect(refusal(withSeal({ awskms: { kms_key_id: '' } }))).to.match(/seal\.awskms\.kms_key_id: must not be empty/);
+  });
+
+  it('refuses what it does not honour, each with the reason: unknown keys and types, migration, several seals', () => {
     expect(refusal(withSeal({ transit: { address: 'http://t:8200', mount_path: 'transit', key_name: 'k', disabled: 'true' } }))).to.match(/seal\.transit\.disabled: not supported: seal migration is not supported yet/);
     expect(refusal(withSeal({ transit: { address: 'http://t:8200', mount_path: 'transit', key_name: 'k', namespace: 'ns1' } }))).to.match(/seal\.transit\.namespace: not supported/);
     expect(refusal(withSeal({ static: { current_key_id: 'k', current_key: KEY_HEX, keyid: 'x' } }))).to.match(/seal\.static\.keyid: unknown key/);
-    expect(refusal(withSeal({ pkcs11: {} }))).to.match(/unknown seal type "pkcs11"; expected "static" or "transit"/);
+    expect(refusal(withSeal({ pkcs11: {} }))).to.match(/unknown seal type "pkcs11"; expected "awskms", "static" or "transit"/);
     expect(refusal(withSeal({ shamir: {} }))).to.match(/Shamir is the seal without a seal stanza/);
-    expect(refusal(withSeal({ awskms: { kms_key_id: 'alias/x' } }))).to.match(/the awskms seal is not supported yet/);
+    expect(refusal(withSeal({ awskms: { kms_key_id: 'alias/x', shared_creds_profile: 'p' } }))).to.match(/seal\.awskms\.shared_creds_profile: unknown key/);
     expect(refusal(withSeal({ static: { current_key_id: 'a', current_key: KEY_HEX }, transit: { address: 'http://t:8200', mount_path: 'transit', key_name: 'k' } }))).to.match(/only one seal stanza is permitted/);
   });
 });
