@@ -8,15 +8,12 @@
  * it was not given literally.
  */
 import path from 'node:path';
-import type { HclValue } from '../hcl.js';
-import { blockBodies, boolean, fail, fieldsOf, string, whereOf, type Field, type SourceFile, type Where } from './config-values.js';
-import type { AwsKmsSealConfig, KeySource, SealStanza, StaticSealConfig, TransitSealConfig } from './settings.js';
+import type { HclObject, HclValue } from '../hcl.js';
+import { blockBodies, boolean, fail, fieldsOf, integer, string, whereOf, type Field, type SourceFile, type Where } from './config-values.js';
+import type { AwsKmsSealConfig, KeySource, SealCommon, SealStanza, StaticSealConfig, TransitSealConfig } from './settings.js';
 
 /** What every seal type refuses, with the reason, rather than ignore. */
 const REFUSED: Readonly<Record<string, string>> = {
-  disabled: 'seal migration is not supported yet; remove disabled',
-  priority: 'Keywarden takes one seal stanza; remove priority',
-  name: 'Keywarden takes one seal stanza; remove name',
   namespace: 'Keywarden has no namespaces, and a transit seal on another server is addressed by mount_path alone; remove namespace',
 };
 
@@ -27,8 +24,14 @@ const TRANSIT_KEYS = [
 ] as const;
 const AWSKMS_KEYS = ['region', 'access_key', 'secret_key', 'session_token', 'kms_key_id', 'endpoint'] as const;
 
-/** The `seal` block of one file: one stanza, or undefined when there is none. */
-export function readSealStanza(value: HclValue, where: Where, source: SourceFile): SealStanza {
+/** What every stanza takes beside its type's settings (Vault's Seal HA names). */
+const COMMON_KEYS = ['name', 'priority', 'disabled'] as const;
+
+/**
+ * The `seal` blocks of one file, by priority. With several, each needs a distinct `priority`, and
+ * names (the type when unset) must differ; at least one must be enabled.
+ */
+export function readSealStanza(value: HclValue, where: Where, source: SourceFile): SealStanza[] {
   const blocks = blockBodies(value, where).flatMap((outer) => {
     if (outer.items.length === 0) fail(where, 'expected a labeled block such as seal "transit" { … }');
     return outer.items.flatMap((labeled) => {
@@ -36,8 +39,43 @@ export function readSealStanza(value: HclValue, where: Where, source: SourceFile
       return blockBodies(labeled.value, labelWhere).map((body) => ({ label: labeled.key, where: labelWhere, body }));
     });
   });
-  if (blocks.length > 1) fail(blocks[1]!.where, `only one seal stanza is permitted (another on line ${blocks[0]!.where.line}); several seals at once are not supported yet`);
-  const { label, where: blockWhere, body } = blocks[0]!;
+  const stanzas = blocks.map(({ label, where: blockWhere, body }) => {
+    const prefix = `seal.${label}.`;
+    const own = body.items.filter((item) => !(COMMON_KEYS as readonly string[]).includes(item.key));
+    const common = readCommon(fieldsOf(body.items.filter((item) => !own.includes(item)), prefix, source, COMMON_KEYS), label, blocks.length > 1, blockWhere);
+    return { where: blockWhere, stanza: { ...readOne(label, { ...body, items: own }, blockWhere, source), ...common } as SealStanza };
+  });
+  const seen = new Map<string, Where>();
+  const priorities = new Map<number, Where>();
+  for (const { where: at, stanza } of stanzas) {
+    const earlier = seen.get(stanza.name);
+    if (earlier) fail(at, `two seal stanzas are named "${stanza.name}" (the other on line ${earlier.line}); give each a distinct name`);
+    seen.set(stanza.name, at);
+    const samePriority = priorities.get(stanza.priority);
+    if (samePriority && stanzas.length > 1) fail(at, `priority ${stanza.priority} is taken by the stanza on line ${samePriority.line}; give each seal its own priority`);
+    priorities.set(stanza.priority, at);
+  }
+  if (stanzas.every(({ stanza }) => stanza.disabled)) {
+    fail(stanzas[0]!.where, 'every seal stanza is disabled: moving a store from an auto seal back to Shamir shares is not supported yet; keep one seal enabled');
+  }
+  return stanzas.map(({ stanza }) => stanza).sort((a, b) => a.priority - b.priority);
+}
+
+function readCommon(fields: Map<string, Field>, label: string, several: boolean, blockWhere: Where): SealCommon {
+  const nameField = fields.get('name');
+  const name = nameField ? string(nameField.value, nameField.where) : label;
+  // Vault reads a seal's variables with `_<name>` appended when there are several: the name must fit in one.
+  if (!/^[A-Za-z0-9_]{1,64}$/.test(name)) fail(nameField!.where, 'must be letters, digits and "_" (it is appended to environment variable names)');
+  const priorityField = fields.get('priority');
+  if (several && !priorityField) fail(blockWhere, 'priority is required when there are several seal stanzas');
+  const priority = priorityField ? integer(priorityField.value, priorityField.where) : 1;
+  if (priority < 1) fail(priorityField!.where, 'must be 1 or more');
+  const disabledField = fields.get('disabled');
+  return { name, priority, disabled: disabledField ? boolean(disabledField.value, disabledField.where) : false };
+}
+
+/** One stanza's own settings, by its type. */
+function readOne(label: string, body: { items: HclObject['items'] }, blockWhere: Where, source: SourceFile): StaticSealConfig | TransitSealConfig | AwsKmsSealConfig {
   const prefix = `seal.${label}.`;
   for (const item of body.items) {
     const refused = REFUSED[item.key];

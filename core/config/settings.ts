@@ -136,8 +136,11 @@ export interface ServerConfig {
   readonly audit?: AuditConfig;
   /** The `user_lockout` stanzas by auth method type ("all": every type); absent: Vault's defaults. */
   readonly userLockout?: UserLockoutStanzas;
-  /** The `seal` stanza: an auto seal wraps the root key; absent, Shamir shares unseal. */
-  readonly seal?: SealStanza;
+  /**
+   * The `seal` stanzas, by priority (lowest first): auto seals wrap the root key; absent, Shamir
+   * shares unseal.
+   */
+  readonly seal?: readonly SealStanza[];
 }
 
 /** Where a static seal's key comes from: an environment variable, a file, or the value itself. */
@@ -189,4 +192,17 @@ export interface AwsKmsSealConfig {
   readonly endpoint?: string;
 }
 
-export type SealStanza = StaticSealConfig | TransitSealConfig | AwsKmsSealConfig;
+/**
+ * What every stanza has beside its type's settings, with Vault's Seal HA names
+ * (https://developer.hashicorp.com/vault/docs/configuration/seal/seal-ha).
+ */
+export interface SealCommon {
+  /** Unique among the stanzas; the type when unset. */
+  readonly name: string;
+  /** Lowest first: the order the seals are tried in to open the root key. */
+  readonly priority: number;
+  /** Opens what it wrapped, wraps nothing more: the store moves off it at the next start. */
+  readonly disabled: boolean;
+}
+
+export type SealStanza = (StaticSealConfig | TransitSealConfig | AwsKmsSealConfig) & SealCommon;

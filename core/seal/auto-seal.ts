@@ -9,7 +9,8 @@ export type AutoSealType = 'static' | 'transit' | 'awskms';
 
 /** The root key as an auto seal wrapped it, stored as JSON outside the barrier. */
 export interface WrappedKey {
-  readonly type: AutoSealType;
+  /** The seal's type, or `multiseal` for the list several seals wrap (seal-set.ts). */
+  readonly type: AutoSealType | 'multiseal';
   /**
    * The seal's key that made `ciphertext` (static: current_key_id; transit: prefix, key name and
    * version; awskms: the key's ARN and its current key material). A new one at start means the seal's key was rotated.
@@ -27,9 +28,10 @@ export interface AutoSeal {
   /**
    * Wraps `plaintext` under the seal's current key. `aad` binds it to where it is stored where the
    * seal's cipher takes associated data (static, awskms's envelope); transit's API has none for its keys.
+   * `previous`, the stored wrapping, is what several seals keep of a seal that cannot wrap now.
    * @throws UnavailableError when the seal cannot be reached or refuses.
    */
-  wrap(plaintext: Buffer, aad: Buffer): Promise<WrappedKey>;
+  wrap(plaintext: Buffer, aad: Buffer, previous?: WrappedKey): Promise<WrappedKey>;
   /**
    * Opens what `wrap` made, with the current key or (static) the previous one. The caller zeroizes it.
    * @throws UnavailableError when the seal cannot be reached; IntegrityError when no key it has opens `wrapped`.

@@ -19,6 +19,7 @@ import { RootGeneration } from './root-generation.js';
 import { SerialQueue } from './serial.js';
 import type { AutoSeal, AutoSealType } from './auto-seal.js';
 import { AutoUnsealer, encodeWrapped, type Backoff, type UnsealLog } from './auto-unseal.js';
+import { SealSet, type SealBackend } from './seal-set.js';
 
 /** Physical (outside the barrier) storage keys. */
 const KEYS = {
@@ -153,6 +154,12 @@ export class SealManager {
     return this.deps.autoSeal?.type;
   }
 
+  /** `sys/seal-backend-status`: each configured seal's health; undefined with Shamir shares. */
+  sealBackends(): { readonly backends: SealBackend[]; readonly fullyWrapped: boolean } | undefined {
+    const seal = this.deps.autoSeal;
+    return seal instanceof SealSet ? { backends: seal.backends(), fullyWrapped: seal.fullyWrapped } : undefined;
+  }
+
   async isInitialized(): Promise<boolean> {
     return (await this.loadConfig()) !== undefined;
   }
@@ -161,7 +168,8 @@ export class SealManager {
     const sealed = this.barrier.sealed;
     // A sealed node re-reads, so that operators unsealing it see the current t and n.
     const config = await this.loadConfig(sealed && !this.unsealing);
-    const type = config?.type ?? this.deps.autoSeal?.type ?? 'shamir';
+    // An auto-sealed store shows the configured seal: the stored type is the one it was initialized with.
+    const type = config?.type === 'shamir' ? 'shamir' : (this.deps.autoSeal?.type ?? config?.type ?? 'shamir');
     // Vault's t and n for an auto seal are its recovery shares': none yet.
     const shamir = type === 'shamir';
     return {
@@ -262,7 +270,10 @@ export class SealManager {
       const config = await this.loadConfig(!this.unsealing);
       if (!config) throw new BadRequestError('Vault is not initialized');
       if (!this.barrier.sealed) return this.status();
-      if (config.type !== 'shamir') throw new BadRequestError(`the ${config.type} seal unseals this store at start; it takes no unseal keys (a sealed node unseals itself when restarted)`);
+      if (config.type !== 'shamir') {
+        // The configured seal: the stored type is the one the store was initialized with, and seals move it on (seal-set.ts).
+        throw new BadRequestError(`the ${this.deps.autoSeal?.type ?? config.type} seal unseals this store at start; it takes no unseal keys (a sealed node unseals itself when restarted)`);
+      }
       const share = acceptShare(config, encoded);
       this.unsealing ??= { nonce: randomUUID(), quorum: new ShareQuorum(config.secret_threshold) };
       if (this.unsealing.quorum.holds(share)) return this.status();

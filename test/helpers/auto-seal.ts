@@ -26,6 +26,7 @@ export async function waitStatus(client: TestClient, done: (status: Status) => b
 }
 
 export const unsealed = (s: Status): boolean => s.sealed === false;
+export const REWRAPPED = "auto-unseal: the root key is wrapped again under the seal's current keys";
 export const failing = (s: Status): boolean => typeof s.seal_error === 'string';
 
 /** A child server on `dataDir`, started with the given top-level settings (`seal`, …); killed with SIGKILL. */
@@ -53,12 +54,29 @@ export class SealedNode {
     return this.client;
   }
 
+  /** Waits until the server logged `text` (the re-wrap of the root key is logged once it is stored). */
+  logged(text: string): Promise<void> {
+    return loggedBy(this.child!, text);
+  }
+
   async kill(): Promise<void> {
     if (!this.child) return;
     this.child.child.kill('SIGKILL');
     const exit = await this.child.exited;
     expect(exit.signal).to.equal('SIGKILL');
     this.child = undefined;
+  }
+}
+
+/**
+ * Waits until a child server logged `text`. The node answers unsealed before it has stored the
+ * root key wrapped again, so a test that kills it after a rotation waits for REWRAPPED first.
+ */
+export async function loggedBy(child: ChildServer, text: string, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!child.output().includes(text)) {
+    if (Date.now() > deadline) expect.fail(`the server did not log "${text}":\n${child.output()}`);
+    await delay(100);
   }
 }
 

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { ConfigError } from '../../../core/config/config-values.js';
 import { AwsKmsSeal } from '../../../core/seal/awskms-seal.js';
 import { tempDir } from '../../helpers/server.js';
-import { expectMarker, failing, initAuto, SealedNode, unsealed, waitStatus, writeMarker } from '../../helpers/auto-seal.js';
+import { expectMarker, failing, initAuto, REWRAPPED, SealedNode, unsealed, waitStatus, writeMarker } from '../../helpers/auto-seal.js';
 import { FakeKms, KMS_REGION, type KmsCredentials } from '../../fixtures/kms/server.js';
 
 const ALIAS = 'alias/keywarden-unseal';
@@ -96,6 +96,7 @@ describe('auto-unseal: seal "awskms" through a KMS stand-in', function () {
     expect(kms.rotate(key.keyId)).to.equal(2);
     const rotated = await node.start(stanza());
     expect(await waitStatus(rotated, unsealed)).to.include({ sealed: false });
+    await node.logged(REWRAPPED);
     await node.kill();
 
     kms.retire(key.keyId, 1);
@@ -114,6 +115,7 @@ describe('auto-unseal: seal "awskms" through a KMS stand-in', function () {
     kms.pointAlias(ALIAS, second.keyId);
     const moved = await node.start(stanza());
     expect(await waitStatus(moved, unsealed)).to.include({ sealed: false });
+    await node.logged(REWRAPPED);
     await node.kill();
 
     kms.retire(key.keyId, 1);
