@@ -152,7 +152,7 @@ export class AutoUnsealer {
     // From one auto seal to another, the seals say whether they can open what is stored (seal-set.ts).
     if (config.type === 'shamir') {
       throw new BadRequestError(
-        `the store is sealed with Shamir unseal keys, but the configuration has seal "${seal.type}": seal migration is not supported yet; remove the seal stanza and unseal with the shares`,
+        `a seal migration is pending: the store is sealed with Shamir unseal keys and the configuration has seal "${seal.type}"; unseal with the shares and migrate=true (keywarden operator unseal -migrate)`,
       );
     }
     await unsealWithSeal(seal, deps, deps.wrappedKeyPath);
