@@ -40,7 +40,7 @@ export interface FileSettings {
   readonly allowAuditLogPrefixing?: Setting<boolean>;
   /** As written; config.ts checks and normalizes the addresses. */
   readonly apiAuditSocketAllowlist?: Setting<readonly string[]>;
-  readonly seal?: Setting<SealStanza>;
+  readonly seal?: Setting<readonly SealStanza[]>;
 }
 
 const TOP_LEVEL_KEYS = [

@@ -35,7 +35,7 @@ export function sanitizedConfig(config: ServerConfig): Record<string, unknown> {
     api_audit_socket_allowlist: audit.apiAuditSocketAllowlist,
     // As OpenBao shows them: what each declared device is, not its options (where it writes).
     // As Vault shows them: the type only; every other seal setting can hold a key or a token.
-    ...(config.seal ? { seals: [{ type: config.seal.type, disabled: false }] } : {}),
+    ...(config.seal ? { seals: config.seal.map((seal) => ({ type: seal.type, disabled: seal.disabled })) } : {}),
     ...(audit.devices.length > 0 ? { audits: audit.devices.map(({ path, type, description }) => ({ path, type, description })) } : {}),
     ...(config.userLockout ? { user_lockout_configs: userLockouts(config.userLockout) } : {}),
   };

@@ -1,21 +1,19 @@
 /**
  * The configuration file's `seal "<type>" { … }` stanza, with Vault's and OpenBao's names:
- * https://developer.hashicorp.com/vault/docs/configuration/seal/transit and
+ * https://developer.hashicorp.com/vault/docs/configuration/seal/transit,
+ * https://developer.hashicorp.com/vault/docs/configuration/seal/awskms and
  * https://openbao.org/docs/configuration/seal/static/. Read strictly like every other block; the
- * environment's fallback (VAULT_TOKEN) and the keys behind `env://` and `file://` are
+ * environment's fallbacks (VAULT_TOKEN, the AWS_* variables) and the keys behind `env://` and `file://` are
  * read when the server starts (core/seal/auto-seals.ts), so the parsed configuration holds no key
  * it was not given literally.
  */
 import path from 'node:path';
-import type { HclValue } from '../hcl.js';
-import { blockBodies, boolean, fail, fieldsOf, string, whereOf, type Field, type SourceFile, type Where } from './config-values.js';
-import type { KeySource, SealStanza, StaticSealConfig, TransitSealConfig } from './settings.js';
+import type { HclObject, HclValue } from '../hcl.js';
+import { blockBodies, boolean, fail, fieldsOf, integer, string, whereOf, type Field, type SourceFile, type Where } from './config-values.js';
+import type { AwsKmsSealConfig, KeySource, SealCommon, SealStanza, StaticSealConfig, TransitSealConfig } from './settings.js';
 
 /** What every seal type refuses, with the reason, rather than ignore. */
 const REFUSED: Readonly<Record<string, string>> = {
-  disabled: 'seal migration is not supported yet; remove disabled',
-  priority: 'Keywarden takes one seal stanza; remove priority',
-  name: 'Keywarden takes one seal stanza; remove name',
   namespace: 'Keywarden has no namespaces, and a transit seal on another server is addressed by mount_path alone; remove namespace',
 };
 
@@ -24,9 +22,16 @@ const TRANSIT_KEYS = [
   'address', 'token', 'mount_path', 'key_name', 'key_id_prefix', 'disable_renewal',
   'tls_ca_cert', 'tls_client_cert', 'tls_client_key', 'tls_server_name', 'tls_skip_verify',
 ] as const;
+const AWSKMS_KEYS = ['region', 'access_key', 'secret_key', 'session_token', 'kms_key_id', 'endpoint'] as const;
 
-/** The `seal` block of one file: one stanza, or undefined when there is none. */
-export function readSealStanza(value: HclValue, where: Where, source: SourceFile): SealStanza {
+/** What every stanza takes beside its type's settings (Vault's Seal HA names). */
+const COMMON_KEYS = ['name', 'priority', 'disabled'] as const;
+
+/**
+ * The `seal` blocks of one file, by priority. With several, each needs a distinct `priority`, and
+ * names (the type when unset) must differ; at least one must be enabled.
+ */
+export function readSealStanza(value: HclValue, where: Where, source: SourceFile): SealStanza[] {
   const blocks = blockBodies(value, where).flatMap((outer) => {
     if (outer.items.length === 0) fail(where, 'expected a labeled block such as seal "transit" { … }');
     return outer.items.flatMap((labeled) => {
@@ -34,8 +39,43 @@ export function readSealStanza(value: HclValue, where: Where, source: SourceFile
       return blockBodies(labeled.value, labelWhere).map((body) => ({ label: labeled.key, where: labelWhere, body }));
     });
   });
-  if (blocks.length > 1) fail(blocks[1]!.where, `only one seal stanza is permitted (another on line ${blocks[0]!.where.line}); several seals at once are not supported yet`);
-  const { label, where: blockWhere, body } = blocks[0]!;
+  const stanzas = blocks.map(({ label, where: blockWhere, body }) => {
+    const prefix = `seal.${label}.`;
+    const own = body.items.filter((item) => !(COMMON_KEYS as readonly string[]).includes(item.key));
+    const common = readCommon(fieldsOf(body.items.filter((item) => !own.includes(item)), prefix, source, COMMON_KEYS), label, blocks.length > 1, blockWhere);
+    return { where: blockWhere, stanza: { ...readOne(label, { ...body, items: own }, blockWhere, source), ...common } as SealStanza };
+  });
+  const seen = new Map<string, Where>();
+  const priorities = new Map<number, Where>();
+  for (const { where: at, stanza } of stanzas) {
+    const earlier = seen.get(stanza.name);
+    if (earlier) fail(at, `two seal stanzas are named "${stanza.name}" (the other on line ${earlier.line}); give each a distinct name`);
+    seen.set(stanza.name, at);
+    const samePriority = priorities.get(stanza.priority);
+    if (samePriority && stanzas.length > 1) fail(at, `priority ${stanza.priority} is taken by the stanza on line ${samePriority.line}; give each seal its own priority`);
+    priorities.set(stanza.priority, at);
+  }
+  if (stanzas.every(({ stanza }) => stanza.disabled)) {
+    fail(stanzas[0]!.where, 'every seal stanza is disabled: moving a store from an auto seal back to Shamir shares is not supported yet; keep one seal enabled');
+  }
+  return stanzas.map(({ stanza }) => stanza).sort((a, b) => a.priority - b.priority);
+}
+
+function readCommon(fields: Map<string, Field>, label: string, several: boolean, blockWhere: Where): SealCommon {
+  const nameField = fields.get('name');
+  const name = nameField ? string(nameField.value, nameField.where) : label;
+  // Vault reads a seal's variables with `_<name>` appended when there are several: the name must fit in one.
+  if (!/^[A-Za-z0-9_]{1,64}$/.test(name)) fail(nameField!.where, 'must be letters, digits and "_" (it is appended to environment variable names)');
+  const priorityField = fields.get('priority');
+  if (several && !priorityField) fail(blockWhere, 'priority is required when there are several seal stanzas');
+  const priority = priorityField ? integer(priorityField.value, priorityField.where) : 1;
+  if (priority < 1) fail(priorityField!.where, 'must be 1 or more');
+  const disabledField = fields.get('disabled');
+  return { name, priority, disabled: disabledField ? boolean(disabledField.value, disabledField.where) : false };
+}
+
+/** One stanza's own settings, by its type. */
+function readOne(label: string, body: { items: HclObject['items'] }, blockWhere: Where, source: SourceFile): StaticSealConfig | TransitSealConfig | AwsKmsSealConfig {
   const prefix = `seal.${label}.`;
   for (const item of body.items) {
     const refused = REFUSED[item.key];
@@ -47,11 +87,11 @@ export function readSealStanza(value: HclValue, where: Where, source: SourceFile
     case 'transit':
       return readTransit(fieldsOf(body.items, prefix, source, TRANSIT_KEYS), blockWhere, source);
     case 'awskms':
-      return fail(blockWhere, 'the awskms seal is not supported yet; use seal "transit" or seal "static"');
+      return readAwsKms(fieldsOf(body.items, prefix, source, AWSKMS_KEYS));
     case 'shamir':
       return fail(blockWhere, 'Shamir is the seal without a seal stanza; remove the stanza');
     default:
-      return fail(blockWhere, `unknown seal type "${label}"; expected "static" or "transit"`);
+      return fail(blockWhere, `unknown seal type "${label}"; expected "awskms", "static" or "transit"`);
   }
 }
 
@@ -151,4 +191,36 @@ function readTransit(fields: Map<string, Field>, blockWhere: Where, source: Sour
       skipVerify: flag('tls_skip_verify'),
     },
   };
+}
+
+/** Every setting is optional here: the environment may give it when the server starts (awskms-seal.ts). */
+function readAwsKms(fields: Map<string, Field>): AwsKmsSealConfig {
+  const text = (key: string): string | undefined => {
+    const field = fields.get(key);
+    return field && (string(field.value, field.where) || fail(field.where, 'must not be empty'));
+  };
+  const region = text('region');
+  if (region !== undefined && !/^[a-z0-9-]+$/.test(region)) fail(fields.get('region')!.where, `must be an AWS region such as "us-east-1", got "${region}"`);
+  const accessKey = text('access_key');
+  const secretKey = text('secret_key');
+  const sessionToken = text('session_token');
+  // The messages name the fields, never their values: they are credentials.
+  if ((accessKey === undefined) !== (secretKey === undefined)) fail(fields.get('access_key')?.where ?? fields.get('secret_key')!.where, 'access_key and secret_key go together: set both or neither');
+  if (sessionToken !== undefined && accessKey === undefined) fail(fields.get('session_token')!.where, 'session_token goes with access_key and secret_key');
+  const kmsKeyId = text('kms_key_id');
+  const endpoint = text('endpoint')?.replace(/\/+$/, '');
+  if (endpoint !== undefined && !isEndpoint(endpoint)) fail(fields.get('endpoint')!.where, `must be a URL like "https://kms.us-east-1.amazonaws.com", got "${endpoint}"`);
+  return {
+    type: 'awskms',
+    ...(region ? { region } : {}),
+    ...(accessKey ? { accessKey, secretKey: secretKey! } : {}),
+    ...(sessionToken ? { sessionToken } : {}),
+    ...(kmsKeyId ? { kmsKeyId } : {}),
+    ...(endpoint ? { endpoint } : {}),
+  };
+}
+
+/** An endpoint is a bare `http(s)://host[:port]`: KMS is served at its root. */
+export function isEndpoint(text: string): boolean {
+  return /^https?:\/\/[^/\s?#@]+$/.test(text);
 }

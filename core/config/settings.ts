@@ -145,8 +145,11 @@ export interface ServerConfig {
   readonly audit?: AuditConfig;
   /** The `user_lockout` stanzas by auth method type ("all": every type); absent: Vault's defaults. */
   readonly userLockout?: UserLockoutStanzas;
-  /** The `seal` stanza: an auto seal wraps the root key; absent, Shamir shares unseal. */
-  readonly seal?: SealStanza;
+  /**
+   * The `seal` stanzas, by priority (lowest first): auto seals wrap the root key; absent, Shamir
+   * shares unseal.
+   */
+  readonly seal?: readonly SealStanza[];
   /** The `initialize` stanzas, in order: run once, on the first start of an auto-sealed store. */
   readonly initialize?: readonly SelfInitBlock[];
 }
@@ -205,4 +208,33 @@ export interface TransitSealConfig {
   };
 }
 
-export type SealStanza = StaticSealConfig | TransitSealConfig;
+/**
+ * Vault's awskms seal. What is unset here is looked up when the server starts (region, kms_key_id,
+ * endpoint and the credentials from the environment, then the SDK's own chain).
+ */
+export interface AwsKmsSealConfig {
+  readonly type: 'awskms';
+  readonly region?: string;
+  /** Credentials: never log them. */
+  readonly accessKey?: string;
+  readonly secretKey?: string;
+  readonly sessionToken?: string;
+  readonly kmsKeyId?: string;
+  /** `http(s)://host[:port]`: only ever from this file or AWS_KMS_ENDPOINT. */
+  readonly endpoint?: string;
+}
+
+/**
+ * What every stanza has beside its type's settings, with Vault's Seal HA names
+ * (https://developer.hashicorp.com/vault/docs/configuration/seal/seal-ha).
+ */
+export interface SealCommon {
+  /** Unique among the stanzas; the type when unset. */
+  readonly name: string;
+  /** Lowest first: the order the seals are tried in to open the root key. */
+  readonly priority: number;
+  /** Opens what it wrapped, wraps nothing more: the store moves off it at the next start. */
+  readonly disabled: boolean;
+}
+
+export type SealStanza = (StaticSealConfig | TransitSealConfig | AwsKmsSealConfig) & SealCommon;

@@ -149,11 +149,10 @@ export class AutoUnsealer {
     const { seal, deps } = this;
     const config = await deps.storedConfig();
     if (!config || !deps.barrier.sealed) return;
-    if (config.type !== seal.type) {
+    // From one auto seal to another, the seals say whether they can open what is stored (seal-set.ts).
+    if (config.type === 'shamir') {
       throw new BadRequestError(
-        config.type === 'shamir'
-          ? `the store is sealed with Shamir unseal keys, but the configuration has seal "${seal.type}": seal migration is not supported yet; remove the seal stanza and unseal with the shares`
-          : `the store is sealed by the ${config.type} seal, but the configuration has seal "${seal.type}": seal migration is not supported yet`,
+        `a seal migration is pending: the store is sealed with Shamir unseal keys and the configuration has seal "${seal.type}"; unseal with the shares and migrate=true (keywarden operator unseal -migrate)`,
       );
     }
     await unsealWithSeal(seal, deps, deps.wrappedKeyPath);
@@ -186,7 +185,10 @@ export async function unsealWithSeal(seal: AutoSeal, store: { physical: Storage;
       throw err;
     }
     try {
-      await rewrapIfRotated(seal, store.physical, path, wrapped, rootKey);
+      if (await rewrapIfRotated(seal, store.physical, path, wrapped, rootKey)) {
+        // What operators wait for before they retire the old key: from here on it is needed no more.
+        store.log.info({}, 'auto-unseal: the root key is wrapped again under the seal\'s current keys');
+      }
     } catch (err) {
       // The barrier is open and the old wrapping still opens the root key: unsealing goes on.
       store.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'auto-unseal: the root key could not be wrapped again to follow a rotated seal key; the stored wrapping still opens it, and the next start tries again');
@@ -198,15 +200,16 @@ export async function unsealWithSeal(seal: AutoSeal, store: { physical: Storage;
 
 /**
  * Wraps the root key again and keeps the new wrapping when its key id differs: only the seal
- * knows its current key, and wrapping is how it says.
+ * knows its current key, and wrapping is how it says. Returns whether it was kept.
  */
-async function rewrapIfRotated(seal: AutoSeal, physical: Storage, path: string, stored: WrappedKey, rootKey: Buffer): Promise<void> {
+async function rewrapIfRotated(seal: AutoSeal, physical: Storage, path: string, stored: WrappedKey, rootKey: Buffer): Promise<boolean> {
   const aad = Buffer.from(path, 'utf8');
-  const fresh = await seal.wrap(rootKey, aad);
-  if (fresh.key_id === stored.key_id) return;
+  const fresh = await seal.wrap(rootKey, aad, stored);
+  if (fresh.key_id === stored.key_id) return false;
   // Proves the new wrapping opens before the old one is replaced.
   zeroize(await seal.unwrap(fresh, aad));
   await physical.put(path, encodeWrapped(fresh));
+  return true;
 }
 
 export function encodeWrapped(wrapped: WrappedKey): Buffer {

@@ -21,6 +21,8 @@ import { RootGeneration } from './root-generation.js';
 import { SerialQueue } from './serial.js';
 import type { AutoSeal, AutoSealType } from './auto-seal.js';
 import { AutoUnsealer, encodeWrapped, type Backoff, type UnsealLog } from './auto-unseal.js';
+import { SealSet, type SealBackend } from './seal-set.js';
+import { migrateToAutoSeal, pendingMigration } from './migration.js';
 
 /** Physical (outside the barrier) storage keys. */
 const KEYS = {
@@ -47,6 +49,8 @@ export interface SealStatus {
   recoverySeal: boolean;
   /** Why the last auto-unseal attempt failed, while the node stays sealed. */
   sealError?: string;
+  /** A Shamir store with a seal stanza: unsealing with the shares and `migrate` moves it to the seal. */
+  migration: boolean;
 }
 
 export interface InitResult {
@@ -171,6 +175,12 @@ export class SealManager {
     return this.deps.autoSeal?.type;
   }
 
+  /** `sys/seal-backend-status`: each configured seal's health; undefined with Shamir shares. */
+  sealBackends(): { readonly backends: SealBackend[]; readonly fullyWrapped: boolean } | undefined {
+    const seal = this.deps.autoSeal;
+    return seal instanceof SealSet ? { backends: seal.backends(), fullyWrapped: seal.fullyWrapped } : undefined;
+  }
+
   async isInitialized(): Promise<boolean> {
     return (await this.loadConfig()) !== undefined;
   }
@@ -179,7 +189,8 @@ export class SealManager {
     const sealed = this.barrier.sealed;
     // A sealed node re-reads, so that operators unsealing it see the current t and n.
     const config = await this.loadConfig(sealed && !this.unsealing);
-    const type = config?.type ?? this.deps.autoSeal?.type ?? 'shamir';
+    // An auto-sealed store shows the configured seal: the stored type is the one it was initialized with.
+    const type = config?.type === 'shamir' ? 'shamir' : (this.deps.autoSeal?.type ?? config?.type ?? 'shamir');
     const shamir = type === 'shamir';
     // Vault's t and n for an auto seal are its recovery shares'.
     const shares = shamir ? config : config && (await this.recovery.stored());
@@ -192,6 +203,7 @@ export class SealManager {
       progress: sealed ? (this.unsealing?.quorum.progress ?? 0) : 0,
       nonce: sealed ? (this.unsealing?.nonce ?? '') : '',
       recoverySeal: !shamir,
+      migration: sealed && shamir && config !== undefined && this.deps.autoSeal !== undefined,
       ...(sealed && this.autoUnsealer?.lastError ? { sealError: this.autoUnsealer.lastError } : {}),
     };
   }
@@ -288,12 +300,16 @@ export class SealManager {
    * and progress unchanged; a repeated share is ignored. At the threshold the shares are combined
    * (and forgotten, whatever the outcome) and the barrier unsealed.
    */
-  async submitShare(encoded: string): Promise<SealStatus> {
+  async submitShare(encoded: string, migrate = false): Promise<SealStatus> {
     return this.queue.run(async () => {
       const config = await this.loadConfig(!this.unsealing);
       if (!config) throw new BadRequestError('Vault is not initialized');
       if (!this.barrier.sealed) return this.status();
-      if (config.type !== 'shamir') throw new BadRequestError(`the ${config.type} seal unseals this store at start; it takes no unseal keys (a sealed node unseals itself when restarted)`);
+      if (config.type !== 'shamir') {
+        // The configured seal: the stored type is the one the store was initialized with, and seals move it on (seal-set.ts).
+        throw new BadRequestError(`the ${this.deps.autoSeal?.type ?? config.type} seal unseals this store at start; it takes no unseal keys (a sealed node unseals itself when restarted)`);
+      }
+      const migrateTo = pendingMigration(config, this.deps.autoSeal, migrate);
       const share = acceptShare(config, encoded);
       this.unsealing ??= { nonce: randomUUID(), quorum: new ShareQuorum(config.secret_threshold) };
       if (this.unsealing.quorum.holds(share)) return this.status();
@@ -301,7 +317,7 @@ export class SealManager {
       if (!unsealKey) return this.status();
       this.unsealing = undefined;
       try {
-        await this.unsealWith(unsealKey);
+        await (migrateTo ? this.migrateWith(migrateTo, unsealKey) : this.unsealWith(unsealKey));
       } finally {
         zeroize(unsealKey);
       }
@@ -321,6 +337,30 @@ export class SealManager {
     } finally {
       zeroize(rootKey);
     }
+    try {
+      await this.deps.afterUnseal();
+    } catch (err) {
+      this.barrier.seal();
+      throw err;
+    }
+  }
+
+  /** Unseals with the unseal key and moves the store to `seal` (migration.ts). */
+  private async migrateWith(seal: AutoSeal, unsealKey: Buffer): Promise<void> {
+    const rootKey = await this.openRootKey(unsealKey);
+    try {
+      // Opening the keyring proves the root key before the store changes.
+      await this.barrier.unseal(rootKey);
+      try {
+        this.config = await migrateToAutoSeal(seal, rootKey, { physical: this.physical, wrappedKeyPath: KEYS.rootKeyUnderUnsealKey, sealConfigPath: KEYS.sealConfig });
+      } catch (err) {
+        this.barrier.seal();
+        throw err;
+      }
+    } finally {
+      zeroize(rootKey);
+    }
+    this.deps.log?.info({ seal: seal.type }, 'seal migration: the root key is wrapped by the seal; the unseal key shares open nothing any more');
     try {
       await this.deps.afterUnseal();
     } catch (err) {

@@ -4,6 +4,7 @@ import type { SystemDeps } from './services.js';
 import { initPath } from './paths/init.js';
 import { unsealPath } from './paths/unseal.js';
 import { sealStatusPath } from './paths/seal-status.js';
+import { sealBackendStatusPath } from './paths/seal-backend-status.js';
 import { sealPath } from './paths/seal.js';
 import { healthPath } from './paths/health.js';
 import { leaderPath, stepDownPath } from './paths/leader.js';
@@ -58,6 +59,7 @@ export function createSystemBackend(services: SystemDeps): FrameworkBackend {
       initPath(services),
       unsealPath(services),
       sealStatusPath(services),
+      sealBackendStatusPath(services),
       sealPath(services),
       healthPath(services),
       leaderPath(services),

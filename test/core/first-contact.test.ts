@@ -94,7 +94,9 @@ describe('first contact', function () {
 
   describe('with an auto seal', () => {
     let sealDir: Awaited<ReturnType<typeof tempDir>>;
-    const seal: SealStanza = { type: 'static', currentKeyId: 'first-contact', currentKey: { kind: 'literal', value: randomBytes(32).toString('base64') } };
+    const seal: SealStanza[] = [
+      { type: 'static', name: 'static', priority: 1, disabled: false, currentKeyId: 'first-contact', currentKey: { kind: 'literal', value: randomBytes(32).toString('base64') } },
+    ];
 
     beforeEach(async () => {
       sealDir = await tempDir('keywarden-first-contact-seal-');

@@ -17,7 +17,8 @@ export function staticSeal(): StaticSealConfig {
 /** Starts a server with `seal` (a new static seal when omitted); not initialized unless its storage is. */
 export async function startAutoSealedServer(options: TestServerOptions & { seal?: StaticSealConfig } = {}): Promise<AutoSealedServer> {
   const seal = options.seal ?? staticSeal();
-  const server = await startServer({ config: { ...testConfig(options), seal }, logger: pino({ level: 'silent' }) });
+  const stanza = { ...seal, name: seal.type, priority: 1, disabled: false };
+  const server = await startServer({ config: { ...testConfig(options), seal: [stanza] }, logger: pino({ level: 'silent' }) });
   return Object.assign(server, { client: new TestClient(server.address), seal });
 }
 

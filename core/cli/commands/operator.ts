@@ -175,7 +175,8 @@ export function registerOperator(program: Command, ctx: CliContext, setExit: (co
       .argument('[key]'),
   )
     .option('--reset', 'discard the shares submitted so far')
-    .action(async (key: string | undefined, opts: GlobalOptions & { reset?: boolean }) => {
+    .option('--migrate', 'move a Shamir store to the seal stanza the server now has, with these shares (seal migration)')
+    .action(async (key: string | undefined, opts: GlobalOptions & { reset?: boolean; migrate?: boolean }) => {
       let body: Record<string, unknown>;
       if (opts.reset) {
         body = { reset: true };
@@ -184,7 +185,7 @@ export function registerOperator(program: Command, ctx: CliContext, setExit: (co
         // standard input stays out of the shell's history and the process list.
         const share = key === '-' ? await ctx.io.stdin() : (key ?? (await ctx.io.secret('Unseal Key (will be hidden): ')) ?? (await ctx.io.stdin()));
         if (!share.trim()) throw new UsageError('no unseal key given: pass it as an argument, or "-" and the key on standard input, or run in a terminal to be asked for it');
-        body = { key: share.trim() };
+        body = { key: share.trim(), ...(opts.migrate ? { migrate: true } : {}) };
       }
       const client = await clientFor(ctx, opts);
       const res = await attempt('Error unsealing', () => client.write('sys/unseal', body));

@@ -15,7 +15,7 @@ export async function sealStatusBody(services: SystemDeps): Promise<Record<strin
     nonce: status.nonce,
     version: services.version,
     build_date: '',
-    migration: false,
+    migration: status.migration,
     ...(cluster ? { cluster_name: cluster.name, cluster_id: cluster.id } : {}),
     recovery_seal: status.recoverySeal,
     storage_type: services.storageType,

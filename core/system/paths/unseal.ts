@@ -10,7 +10,7 @@ export function unsealPath(services: SystemDeps) {
     fields: {
       key: { type: 'string', description: 'One unseal key share, hex or base64.', sensitive: true },
       reset: { type: 'bool', description: 'Discard the shares submitted so far.', default: false },
-      migrate: { type: 'bool', description: 'Accepted for compatibility; seal migration is not supported.', default: false },
+      migrate: { type: 'bool', description: 'Move a Shamir store to the configured auto seal with these shares (seal-status shows migration: true when one is pending).', default: false },
     },
     unauthenticated: true,
     allowedWhileSealed: true,
@@ -18,14 +18,13 @@ export function unsealPath(services: SystemDeps) {
       update: {
         summary: 'Submit an unseal key share.',
         handler: async (_req, input) => {
-          if (input.migrate) throw new BadRequestError('seal migration is not supported');
           if (input.reset) {
             services.seal.reset();
           } else {
             if (input.key === undefined) {
               throw new BadRequestError("'key' must be specified in request body as JSON, or 'reset' set to true");
             }
-            await services.seal.submitShare(input.key);
+            await services.seal.submitShare(input.key, input.migrate);
           }
           return { raw: { status: 200, body: await sealStatusBody(services) } };
         },

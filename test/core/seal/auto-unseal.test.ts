@@ -17,6 +17,7 @@ import { TestClient, createToken } from '../../helpers/http.js';
 import { runCli } from '../../helpers/cli.js';
 import { tempDir, testConfig } from '../../helpers/server.js';
 import { spawnServer, writeConfig, type ChildServer } from '../../reliability/support/child.js';
+import { loggedBy, REWRAPPED } from '../../helpers/auto-seal.js';
 
 /** Polls sys/seal-status until `done` holds for it, for up to `ms`; returns the last answer. */
 async function waitStatus(client: TestClient, done: (status: Record<string, unknown>) => boolean, ms = 20_000): Promise<Record<string, unknown>> {
@@ -142,6 +143,7 @@ describe('auto-unseal: a production server with a seal stanza unseals itself', f
         static: { current_key_id: 'k2', current_key: `file://${keyFile('k2')}`, previous_key_id: 'k1', previous_key: `file://${keyFile('k1')}` },
       });
       expect(await waitStatus(rotated, unsealed)).to.include({ sealed: false });
+      await loggedBy(node.child!, REWRAPPED);
       await node.kill();
 
       const withoutOld = await node.start({ static: { current_key_id: 'k2', current_key: `file://${keyFile('k2')}` } });
@@ -271,6 +273,7 @@ describe('auto-unseal: a production server with a seal stanza unseals itself', f
       expect((await transitClient.post('transit/keys/autounseal/rotate', {})).status).to.be.oneOf([200, 204]);
       const rotated = await node.start(stanza());
       expect(await waitStatus(rotated, unsealed)).to.include({ sealed: false });
+      await loggedBy(node.child!, REWRAPPED);
       await node.kill();
 
       const config = await transitClient.post('transit/keys/autounseal/config', { min_decryption_version: 2 });
