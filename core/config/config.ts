@@ -125,6 +125,7 @@ function mergeSettings(files: readonly FileContents[]): FileContents {
     allowAuditLogPrefixing: b.allowAuditLogPrefixing ?? a.allowAuditLogPrefixing,
     apiAuditSocketAllowlist: b.apiAuditSocketAllowlist ?? a.apiAuditSocketAllowlist,
     seal: b.seal ?? a.seal,
+    workers: b.workers ?? a.workers,
   }));
 }
 
@@ -209,6 +210,7 @@ function finishConfig(settings: FileContents, source: string): ServerConfig {
     audit: auditConfig(settings),
     ...(settings.userLockouts.length > 0 ? { userLockout: userLockoutStanzas(settings.userLockouts) } : {}),
     ...(settings.seal ? { seal: settings.seal.value } : {}),
+    ...(settings.workers ? { workers: settings.workers.value } : {}),
   };
 }
 

@@ -138,6 +138,11 @@ export interface ServerConfig {
   readonly userLockout?: UserLockoutStanzas;
   /** The `seal` stanza: an auto seal wraps the root key; absent, Shamir shares unseal. */
   readonly seal?: SealStanza;
+  /**
+   * Serving processes (`workers`); absent: the `-workers` flag's, else the machine's available
+   * parallelism (see resolveWorkers). 1 is a single process that owns its store itself.
+   */
+  readonly workers?: number;
 }
 
 /** Where a static seal's key comes from: an environment variable, a file, or the value itself. */

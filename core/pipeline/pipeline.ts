@@ -19,7 +19,7 @@ import { backendHeaders } from './backend-headers.js';
 import { RouteStage } from './route.js';
 import { AuthenticateStage, type TokenLookup } from './authenticate.js';
 import { AuthorizeStage, type AclSource, type TokenUses } from './authorize.js';
-import { AuditStage, type AuditRecorder } from './audit.js';
+import { AuditStage, type AuditRecorder, type RequestAudit } from './audit.js';
 import { LoginStage, type AliasResolver } from './login.js';
 import { LockoutStage, type LoginGuard } from './lockout.js';
 import { shape } from './shape.js';
@@ -36,6 +36,8 @@ import type { HostRequest, HostResponse, ReadRequest, Route, SealState } from '.
  */
 export interface RequestStrategy {
   run(request: HostRequest, local: (request: HostRequest) => Promise<HostResponse>): Promise<HostResponse>;
+  /** The audit trail of a request run here; the strategy may hold its entries until it knows the request is answered here. */
+  auditTrail?(trail: RequestAudit): RequestAudit;
 }
 
 /**
@@ -150,7 +152,8 @@ export class Pipeline {
     const route = this.routes.route(request.path, http.unauthenticatedMetrics === true);
     running.route = route;
     try {
-      const audit = this.audit.begin(request, route);
+      const begun = this.audit.begin(request, route);
+      const audit = this.standby?.auditTrail ? this.standby.auditTrail(begun) : begun;
       let caller = this.authentication.authenticate(request, route, audit);
       if (caller instanceof Promise) caller = await caller;
       if (request.wantsHelp) return { status: 200, body: route.backend.help(route.relative) };
