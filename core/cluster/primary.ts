@@ -48,7 +48,11 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
     const peer = new IpcPeer(worker, `worker ${index}`);
     owner.attach(index, peer);
     let serving = false;
-    peer.handle('unsealed', ({ rootKey }) => owner.broadcast(index, 'unseal', { rootKey }));
+    peer.handle('unsealed', async ({ rootKey }) => {
+      await owner.broadcast(index, 'unseal', { rootKey });
+      // Every worker's first election round done: one is active, and a write right after the unseal is served.
+      await owner.broadcast(undefined, 'elected');
+    });
     peer.handle('sealed', () => owner.broadcast(index, 'seal'));
     peer.handle('join', async () => (await owner.broadcast(index, 'rootKey')).find((key) => key instanceof Uint8Array) ?? null);
     const ready = new Promise<WorkerReady>((resolve) =>

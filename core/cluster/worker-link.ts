@@ -2,7 +2,8 @@
  * A worker's connection to the primary process (docs/architecture.md, "Workers"): its physical
  * store (storage/ipc.ts), its private forwarding socket, and the seal it shares with the other
  * workers. A worker that unseals sends the root key through the primary to the others, which
- * unseal with it before the unseal answers; a seal goes the same way. A worker that starts while
+ * unseal with it, and the unseal answers once every worker's first election round is over (one
+ * of them is active then); a seal goes the same way. A worker that starts while
  * the others are unsealed takes the root key from one of them, so a restarted worker serves at once.
  *
  * The root key crosses the IPC channel, a pipe between processes of the same user that nothing
@@ -54,6 +55,7 @@ export class WorkerLink {
       }
     });
     this.peer.handle('seal', async () => this.host?.seal.seal({ localOnly: true }));
+    this.peer.handle('elected', async () => this.host?.ha?.roundDone());
     // Nothing is cached before the store is built, so there is nothing to invalidate yet.
     this.peer.handle('changed', async () => undefined);
     this.peer.handle('leader', async () => undefined);

@@ -71,7 +71,7 @@ describe('keywarden server with two workers', function () {
     expect(listening.sort()).to.deep.equal([1, 2]);
   });
 
-  it('seals every worker before a seal through one answers, and unseals every worker before an unseal through one answers', async () => {
+  it('seals every worker before a seal through one answers, and unseals every worker (one of them active) before an unseal through one answers', async () => {
     for (const [through, other] of [
       [standby, active],
       [active, standby],
@@ -82,6 +82,9 @@ describe('keywarden server with two workers', function () {
       const unsealed = await through.put('sys/unseal', { key: unsealKey });
       expect(unsealed.body.sealed, unsealed.text).to.equal(false);
       expect((await other.get('sys/seal-status')).body.sealed).to.equal(false);
+      // One worker is active by then: a write through either is served at once.
+      const written = await other.post('kv/data/after-unseal', { data: { through: through === standby ? 'standby' : 'active' } });
+      expect(written.status, written.text).to.equal(200);
     }
     // The workers elect an active one again; new pinned connections learn which.
     active.close();
