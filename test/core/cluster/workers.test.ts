@@ -5,6 +5,7 @@
  */
 import { expect } from 'chai';
 import net from 'node:net';
+import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { readFile } from 'node:fs/promises';
@@ -12,6 +13,7 @@ import { resolveWorkers } from '../../../core/cluster/workers.js';
 import { ConfigError } from '../../../core/config/config.js';
 import { tempDir } from '../../helpers/server.js';
 import { request } from '../../helpers/http.js';
+import { CLI_BIN } from '../../helpers/cli.js';
 import { spawnServer, writeConfig } from '../../reliability/support/child.js';
 import { send } from '../../reliability/support/http.js';
 import { activeAndStandby, PinnedClient, startWorkers, until, type WorkersServer } from '../../helpers/workers.js';
@@ -165,6 +167,41 @@ describe('keywarden server with two workers', function () {
       .slice(before)
       .map((line) => (JSON.parse(line) as { worker: number }).worker);
     expect(workers.sort()).to.deep.equal([1, 2]);
+  });
+});
+
+describe('keywarden server -dev with two workers', function () {
+  this.timeout(120_000);
+
+  it('boots once: one banner and root token, the dev mounts, and both workers serve them', async () => {
+    const dir = await tempDir();
+    const { VAULT_DEV_ROOT_TOKEN_ID: _machine, ...inherited } = process.env;
+    const child = spawn(process.execPath, [CLI_BIN, 'server', '-dev', '-workers=2', '-dev-listen-address=127.0.0.1:0'], {
+      cwd: dir.path,
+      env: { ...inherited, KEYWARDEN_TOKEN_FILE: path.join(dir.path, '.keywarden-token') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    try {
+      await until(() => output.includes('"msg":"every worker serves"') || child.exitCode !== null);
+      expect(output.match(/Root Token: /g), output).to.have.length(1);
+      const token = /Root Token: (\S+)/.exec(output)![1]!;
+      const address = /export VAULT_ADDR='([^']+)'/.exec(output)![1]!;
+      const { active, standby } = await activeAndStandby(address, token);
+      const written = await standby.post('secret/data/dev', { data: { on: 'workers' } });
+      expect(written.status, written.text).to.equal(200);
+      expect((await active.get('secret/data/dev')).body.data.data).to.deep.equal({ on: 'workers' });
+      active.close();
+      standby.close();
+      child.kill('SIGTERM');
+      expect(await exited, output).to.equal(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await dir.remove();
+    }
   });
 });
 
