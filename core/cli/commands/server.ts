@@ -118,7 +118,7 @@ async function serve(opts: ServerOptions, worker: WorkerLink | undefined): Promi
     // Known start-up failures (bad config, locked storage, database down, port in use) read as one line, no stack.
     const known =
       err instanceof ConfigError || err instanceof StorageLockedError || err instanceof UnavailableError || (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
-    process.stderr.write(`Error starting the server: ${errorMessage(err)}\n`);
+    process.stderr.write(`Error starting the server: ${startError(err)}\n`);
     if (!known && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
     return 1;
   }
@@ -177,6 +177,16 @@ async function serve(opts: ServerOptions, worker: WorkerLink | undefined): Promi
   if (pidFile) rmSync(pidFile, { force: true });
   running.logger.info('stopped');
   return 0;
+}
+
+/**
+ * The reason a start failed, in one line. A port taken reads the same from a worker, whose
+ * listener the primary binds ("bind EADDRINUSE"), as from a single process.
+ */
+function startError(err: unknown): string {
+  const { code, address, port } = err as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (code === 'EADDRINUSE' && address !== undefined && port !== undefined) return `listen EADDRINUSE: address already in use ${address}:${port}`;
+  return errorMessage(err);
 }
 
 /**

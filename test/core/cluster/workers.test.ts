@@ -268,7 +268,7 @@ describe('keywarden server with two workers: faults', function () {
       );
       expect(failure).to.be.a('string');
       expect(failure!.match(/Error starting the server/g)).to.have.length(1);
-      expect(failure).to.match(/EADDRINUSE|address already in use/);
+      expect(failure).to.match(/Error starting the server: listen EADDRINUSE: address already in use 127\.0\.0\.1:\d+\n/);
       expect(failure!.match(/"msg":"worker started"/g)).to.have.length(1);
       expect(failure).to.match(/server exited \(1\)/);
     } finally {
