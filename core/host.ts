@@ -18,7 +18,7 @@ import type { MountTable } from './mounts/mount-table.js';
 import { PluginRegistry } from './plugins/registry.js';
 import { PluginCatalog } from './plugins/catalog.js';
 import type { IsolationLimits } from './plugins/isolation/isolated-backend.js';
-import { SealManager } from './seal/seal-manager.js';
+import { SealManager, type SealDeps } from './seal/seal-manager.js';
 import type { AutoSeal } from './seal/auto-seal.js';
 import type { Backoff } from './seal/auto-unseal.js';
 import { TokenStore } from './auth/token-store.js';
@@ -84,6 +84,8 @@ export interface HostOptions {
   readonly autoSeal?: AutoSeal;
   /** Between auto-unseal attempts (tests shorten it). */
   readonly autoUnsealBackoff?: Backoff;
+  /** The other workers of this server, which follow this one's seal and unseal (SealDeps.siblings). */
+  readonly siblings?: SealDeps['siblings'];
 }
 
 const DEFAULT_TTL = 768 * 3600;
@@ -185,6 +187,7 @@ export class Host {
         ...(shared ? { clusterLock: (name, work) => shared.exclusive(name, work) } : {}),
         ...(options.autoSeal ? { autoSeal: options.autoSeal, log: this.logger } : {}),
         ...(options.autoUnsealBackoff ? { backoff: options.autoUnsealBackoff } : {}),
+        ...(options.siblings ? { siblings: options.siblings } : {}),
       },
     );
     const snapshots = new Snapshots(options.physical, this.barrier, this.seal, clock, this.state, {
@@ -326,7 +329,8 @@ export class Host {
   async shutdown(): Promise<void> {
     this.periodic.stop();
     this.metrics.close();
-    await this.seal.seal();
+    // This process stops; the other workers of the server (if any) stop on their own.
+    await this.seal.seal({ localOnly: true });
   }
 
   private async afterUnseal(): Promise<void> {

@@ -21,6 +21,7 @@ import type { PhysicalStorage } from '../storage/storage.js';
 import { LevelDbStorage } from '../storage/leveldb.js';
 import { MemoryStorage } from '../storage/memory.js';
 import { PostgresStorage } from '../storage/postgresql.js';
+import { IpcStorage } from '../storage/ipc.js';
 import { HaManager } from './ha/ha-manager.js';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock.js';
@@ -31,6 +32,7 @@ import { errorMessage } from './errors.js';
 import { createAutoSeal } from './seal/auto-seals.js';
 import type { Backoff } from './seal/auto-unseal.js';
 import { selfInitialize, type SelfInitOutcome } from './seal/self-init.js';
+import type { WorkerLink } from './cluster/worker-link.js';
 
 export interface StartOptions {
   readonly config: ServerConfig;
@@ -55,6 +57,11 @@ export interface StartOptions {
   readonly physical?: PhysicalStorage;
   /** Between auto-unseal attempts (tests shorten it). */
   readonly autoUnsealBackoff?: Backoff;
+  /**
+   * This process is one of several workers (core/cluster/): its store is the primary's, and it
+   * is an HA node of the workers' local cluster.
+   */
+  readonly worker?: WorkerLink;
 }
 
 export interface RunningServer {
@@ -91,9 +98,9 @@ const DEV_MOUNTS = [
   { table: 'auth', path: 'cloud/', type: 'cloud' },
 ] as const;
 
-/** The server's log: JSON lines on stdout at the configured level. */
-export function serverLogger(config: ServerConfig): Logger {
-  return pino({ level: config.logLevel, base: { service: 'keywarden' } });
+/** The server's log: JSON lines on stdout at the configured level; a worker's lines carry its number. */
+export function serverLogger(config: ServerConfig, worker?: number | 'primary'): Logger {
+  return pino({ level: config.logLevel, base: { service: 'keywarden', ...(worker !== undefined ? { worker } : {}) } });
 }
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
@@ -118,17 +125,22 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   // Before storage is opened: a key file or token that is missing stops the start with a ConfigError.
   // Dev mode keeps its own unseal key and takes no seal stanza.
   const autoSeal = config.seal && !options.dev ? createAutoSeal(config.seal, logger) : undefined;
+  const { worker } = options;
   let physical: PhysicalStorage;
   try {
-    physical = options.physical ?? (await openStorage(config, nodeId, logger));
+    physical = options.physical ?? (worker ? worker.storage(config.storage.kind) : await openStorage(config, nodeId, logger));
   } catch (err) {
     autoSeal?.close();
     throw err;
   }
+  // A worker's forwarding address: its own socket, which the active worker is reached on.
+  const forwardingSocket = worker?.forwardingSocket;
   const ha =
-    physical instanceof PostgresStorage && physical.ha
-      ? new HaManager({ storage: physical, lock: physical.ha, apiAddr: config.apiAddr!, logger, nodeId })
-      : undefined;
+    physical instanceof IpcStorage && forwardingSocket
+      ? new HaManager({ storage: physical, lock: physical.ha, apiAddr: `unix:${forwardingSocket}`, logger, nodeId })
+      : physical instanceof PostgresStorage && physical.ha
+        ? new HaManager({ storage: physical, lock: physical.ha, apiAddr: config.apiAddr!, logger, nodeId })
+        : undefined;
   const host = new Host({
     physical,
     registry,
@@ -146,6 +158,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     config,
     ...(autoSeal ? { autoSeal } : {}),
     ...(options.autoUnsealBackoff ? { autoUnsealBackoff: options.autoUnsealBackoff } : {}),
+    ...(worker ? { siblings: worker.siblings } : {}),
   });
   // Still read, as the cloud auth method's plugin block (config.ts, pluginConfigOf).
   if (config.cloudAuth) logger.warn('cloud_auth is deprecated: write it as plugin "cloud" { allow_sha1_signatures = … }');
@@ -153,25 +166,34 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const listeners: Listener[] = [];
   try {
     let rootToken: string | undefined;
+    // Unsealed at once when another worker is.
+    await worker?.attach(host);
     if (options.dev) rootToken = await bootDev(host, registry, options.dev, logger);
     for (const listenerConfig of config.listeners) {
       const listener = await listenOn(host, listenerConfig, logger, ui);
       listeners.push(listener);
-      logger.info({ address: listener.address, storage: physical.kind, ...(ha ? { ha: 'enabled', node_id: nodeId, api_addr: config.apiAddr } : {}) }, 'listening');
+      logger.info({ address: listener.address, storage: physical.kind, ...(ha && !worker ? { ha: 'enabled', node_id: nodeId, api_addr: config.apiAddr } : {}) }, 'listening');
     }
-    await logFirstSteps(host.seal, listeners[0]!.address, ui !== undefined, logger);
+    const publicAddress = listeners[0]!.address;
+    if (forwardingSocket) {
+      // The largest body any listener takes, since any may be forwarded here.
+      const maxRequestSize = Math.max(...config.listeners.map((l) => l.maxRequestSize));
+      listeners.push(await listenOn(host, { address: '', maxRequestSize }, logger, undefined, forwardingSocket));
+    }
+    if (!worker || worker.index === 1) await logFirstSteps(host.seal, publicAddress, ui !== undefined, logger);
     // In the background, as Vault does: sys/seal-status answers while the seal is unreachable.
     if (autoSeal) host.seal.startAutoUnseal();
     const selfInit = autoSeal && config.initialize ? startSelfInit(host, config.initialize, config.apiAddr, logger) : undefined;
     let closing: Promise<void> | undefined;
     return {
-      address: listeners[0]!.address,
-      addresses: listeners.map((l) => l.address),
+      address: publicAddress,
+      addresses: listeners.slice(0, config.listeners.length).map((l) => l.address),
       host,
       logger,
       ...(rootToken ? { rootToken } : {}),
       ...(selfInit ? { selfInit } : {}),
-      reload: (next) => reload(next, { config, listeners, host, logger }),
+      // The configured listeners, in configuration order; not a worker's forwarding socket, which comes last.
+      reload: (next) => reload(next, { config, listeners: listeners.slice(0, config.listeners.length), host, logger }),
       close: (drainTimeoutMs = CLOSE_GRACE_MS) =>
         (closing ??= (async () => {
           logger.info({ drain_timeout_ms: drainTimeoutMs }, 'shutdown: no longer accepting connections; waiting for requests in flight');
@@ -221,7 +243,7 @@ function isolationLimits(config: ServerConfig): IsolationLimits {
   return { memoryLimitMb, residentLimitMb, watchdogMs: config.pluginWatchdogMs ?? DEFAULT_ISOLATION_LIMITS.watchdogMs };
 }
 
-async function listenOn(host: Host, config: ListenerConfig, logger: Logger, ui: UiFiles | undefined): Promise<Listener> {
+async function listenOn(host: Host, config: ListenerConfig, logger: Logger, ui: UiFiles | undefined, socketPath?: string): Promise<Listener> {
   const app = createApp(host, {
     maxRequestSize: config.maxRequestSize,
     ...(config.maxUnauthenticatedRequestSize !== undefined ? { maxUnauthenticatedRequestSize: config.maxUnauthenticatedRequestSize } : {}),
@@ -231,10 +253,11 @@ async function listenOn(host: Host, config: ListenerConfig, logger: Logger, ui: 
     ...(ui ? { ui } : {}),
     ...(config.unauthenticatedMetricsAccess ? { unauthenticatedMetrics: true } : {}),
   });
-  const { host: bindHost, port } = splitAddress(config.address);
+  const { host: bindHost, port } = socketPath ? { host: '', port: 0 } : splitAddress(config.address);
   return listen(app, {
     host: bindHost,
     port,
+    ...(socketPath ? { socketPath } : {}),
     ...(config.tls
       ? {
           ...tlsFiles(config.tls),
@@ -318,6 +341,7 @@ const RESTART_ONLY: Readonly<Record<Exclude<keyof ServerConfig, 'logLevel' | 'au
   userLockout: 'user_lockout',
   seal: 'seal',
   initialize: 'initialize',
+  workers: 'workers',
 };
 
 function restartOnlyChanges(current: ServerConfig, next: ServerConfig): string[] {
@@ -332,7 +356,8 @@ function restartOnlyChanges(current: ServerConfig, next: ServerConfig): string[]
     .map((key) => RESTART_ONLY[key]);
 }
 
-async function openStorage(config: ServerConfig, nodeId: string, logger: Logger): Promise<PhysicalStorage> {
+/** The configured physical store, opened (by the primary process when there are several workers). */
+export async function openStorage(config: ServerConfig, nodeId: string, logger: Logger): Promise<PhysicalStorage> {
   const storage = config.storage;
   if (storage.kind === 'inmem') return new MemoryStorage();
   if (storage.kind === 'postgresql') {
@@ -373,17 +398,21 @@ async function bootDev(host: Host, registry: PluginRegistry, dev: NonNullable<St
       throw new Error(`dev mode: the data is initialized but ${stateFile} (the dev unseal key) is missing; delete the dev data directory to start afresh`);
     }
     state = JSON.parse(text) as DevState;
-    await host.seal.unsealWithKey(Buffer.from(state.unseal_key, 'hex'));
+    // A worker that another worker unsealed already has nothing to do.
+    if (host.barrier.sealed) await host.seal.unsealWithKey(Buffer.from(state.unseal_key, 'hex'));
   } else {
     const result = await host.seal.initialize(1, 1);
     state = { unseal_key: result.keys[0]!.toString('hex'), root_token: result.rootToken };
     await writePrivateFile(stateFile, JSON.stringify(state));
     await host.seal.unsealWithKey(result.keys[0]!);
+    // The first worker of several is an HA node: it mounts once it has won the (uncontested) election.
+    await host.ha?.roundDone();
     for (const mount of DEV_MOUNTS) {
       if (!registry.has(mount.type)) continue;
       await host.mounts!.enable(mount.table, mount.path, { type: mount.type, ...('options' in mount ? { options: mount.options } : {}) });
     }
   }
+  await host.ha?.roundDone();
   if (dev.rootTokenId !== undefined && dev.rootTokenId !== state.root_token) {
     // As Vault's dev server: the requested id replaces the generated root token, which is revoked.
     if (!(await host.tokens.lookup(dev.rootTokenId))) await host.tokens.createRootToken(dev.rootTokenId);

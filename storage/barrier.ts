@@ -168,6 +168,16 @@ export class Barrier implements Storage {
     this.rootKey = Buffer.from(rootKey);
   }
 
+  /**
+   * A copy of the root key, for another worker of this server to unseal with
+   * (core/cluster/worker-link.ts); the caller wipes it once sent.
+   * @throws SealedError while sealed.
+   */
+  copyRootKey(): Buffer {
+    if (this.rootKey === undefined) throw new SealedError();
+    return Buffer.from(this.rootKey);
+  }
+
   /** Wipes every key from memory. Idempotent. */
   seal(): void {
     this.generation++;

@@ -180,7 +180,7 @@ describe('README', function () {
     /** A development server of the quick start's kind, in a directory of its own; its root token once it listens. */
     async function devServer(address: string): Promise<{ dev: ProcessGroup; token: string; dir: Awaited<ReturnType<typeof tempDir>> }> {
       const dir = await tempDir('keywarden-tour-dev-');
-      const dev = new ProcessGroup(process.execPath, [path.join(ROOT, 'bin/keywarden.js'), 'server', '-dev', `-dev-listen-address=${address}`], {
+      const dev = new ProcessGroup(process.execPath, [path.join(ROOT, 'bin/keywarden.js'), 'server', '-dev', '-workers=1', `-dev-listen-address=${address}`], {
         cwd: dir.path,
         env: { PATH: process.env.PATH, HOME: dir.path },
       });

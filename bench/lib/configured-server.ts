@@ -16,12 +16,17 @@ export interface ConfiguredServer {
   readonly address: string;
   readonly token: string;
   readonly child: ChildProcess;
+  /** What the server wrote to stdout and stderr so far (its log lines). */
+  output(): string;
   request(method: string, path: string, body?: unknown): Promise<any>;
   stop(): Promise<void>;
 }
 
-/** `extra`: top-level configuration keys added to the file (JSON), e.g. `{ telemetry: { … } }`. */
-export async function startConfiguredServer(extra: Record<string, unknown> = {}): Promise<ConfiguredServer> {
+/**
+ * `extra`: top-level configuration keys added to the file (JSON), e.g. `{ telemetry: { … } }`.
+ * One worker unless `workers` says otherwise.
+ */
+export async function startConfiguredServer(extra: Record<string, unknown> = {}, workers = 1): Promise<ConfiguredServer> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'keywarden-bench-'));
   const config = {
     listener: { tcp: { address: '127.0.0.1:0', tls_disable: true } },
@@ -30,7 +35,7 @@ export async function startConfiguredServer(extra: Record<string, unknown> = {})
     ...extra,
   };
   await writeFile(path.join(dir, 'keywarden.json'), JSON.stringify(config));
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/keywarden.js'), 'server', `-config=${path.join(dir, 'keywarden.json')}`], {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/keywarden.js'), 'server', `-workers=${workers}`, `-config=${path.join(dir, 'keywarden.json')}`], {
     cwd: dir,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -45,30 +50,34 @@ export async function startConfiguredServer(extra: Record<string, unknown> = {})
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    const address = await listeningAddress(child, () => output);
+    const address = await listeningAddress(child, () => output, workers);
     let token = '';
     const request = jsonRequest(address, () => token);
     const init = await request('PUT', 'sys/init', { secret_shares: 1, secret_threshold: 1 });
     await request('PUT', 'sys/unseal', { key: init.keys[0] });
     token = init.root_token;
     await request('POST', 'sys/mounts/transit', { type: 'transit' });
-    return { address, token, child, request, stop };
+    return { address, token, child, output: () => output, request, stop };
   } catch (err) {
     await stop();
     throw err;
   }
 }
 
-/** The address of the server's "listening" log line (info level logs events, never requests). */
-async function listeningAddress(child: ChildProcess, output: () => string): Promise<string> {
+/**
+ * The address of the server's "listening" log line (info level logs events, never requests); with
+ * several workers, once the primary logged that every one of them serves.
+ */
+async function listeningAddress(child: ChildProcess, output: () => string, workers: number): Promise<string> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`server exited:\n${output()}`);
-    for (const line of output().split('\n')) {
-      if (!line.startsWith('{')) continue;
-      const entry = JSON.parse(line) as { msg?: string; address?: string };
-      if (entry.msg === 'listening' && entry.address) return entry.address;
-    }
+    const entries = output()
+      .split('\n')
+      .filter((line) => line.startsWith('{') && line.endsWith('}'))
+      .map((line) => JSON.parse(line) as { msg?: string; address?: string });
+    const address = entries.find((entry) => entry.msg === 'listening' && entry.address)?.address;
+    if (address && (workers === 1 || entries.some((entry) => entry.msg === 'every worker serves'))) return address;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`server did not listen:\n${output()}`);

@@ -32,7 +32,7 @@ export async function startBenchServer(root = ROOT, node = process.execPath): Pr
   const started = performance.now();
   const child = spawn(
     node,
-    [...profile, path.join(root, 'bin/keywarden.js'), 'server', '-dev', '-dev-listen-address=127.0.0.1:0', `-dev-plugin-dir=${path.join(root, 'dist/bench/plugins')}`],
+    [...profile, path.join(root, 'bin/keywarden.js'), 'server', '-dev', '-workers=1', '-dev-listen-address=127.0.0.1:0', `-dev-plugin-dir=${path.join(root, 'dist/bench/plugins')}`],
     { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';

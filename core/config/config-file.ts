@@ -41,12 +41,14 @@ export interface FileSettings {
   /** As written; config.ts checks and normalizes the addresses. */
   readonly apiAuditSocketAllowlist?: Setting<readonly string[]>;
   readonly seal?: Setting<readonly SealStanza[]>;
+  readonly workers?: Setting<number>;
 }
 
 const TOP_LEVEL_KEYS = [
   'listener', 'storage', 'api_addr', 'cluster_name', 'ui', 'telemetry', 'default_lease_ttl', 'max_lease_ttl',
   'log_level', 'log_format', 'plugin_directory', 'plugin_memory_limit_mb', 'plugin_resident_memory_limit_mb', 'plugin_watchdog_timeout', 'pid_file', 'periodic_interval', 'disable_mlock', 'cloud_auth',
   'unsafe_allow_api_audit_creation', 'allow_audit_log_prefixing', 'api_audit_socket_allowlist', 'seal',
+  'workers',
 ] as const;
 
 /** Vault keys that would mislead if ignored, each with the reason it is refused. */
@@ -136,6 +138,10 @@ export function readConfigDocument(doc: HclObject, source: SourceFile): FileSett
     allowAuditLogPrefixing: read('allow_audit_log_prefixing', boolean),
     apiAuditSocketAllowlist: read('api_audit_socket_allowlist', stringList),
     seal: read('seal', (value, where) => readSealStanza(value, where, source)),
+    workers: read('workers', (value, where) => {
+      const count = integer(value, where);
+      return count >= 1 ? count : fail(where, `must be at least 1 (one serving process), got ${count}`);
+    }),
   };
 }
 

@@ -130,6 +130,7 @@ function mergeSettings(files: readonly FileContents[]): FileContents {
     allowAuditLogPrefixing: b.allowAuditLogPrefixing ?? a.allowAuditLogPrefixing,
     apiAuditSocketAllowlist: b.apiAuditSocketAllowlist ?? a.apiAuditSocketAllowlist,
     seal: b.seal ?? a.seal,
+    workers: b.workers ?? a.workers,
   }));
 }
 
@@ -215,6 +216,7 @@ function finishConfig(settings: FileContents, source: string): ServerConfig {
     ...(settings.userLockouts.length > 0 ? { userLockout: userLockoutStanzas(settings.userLockouts) } : {}),
     ...(settings.seal ? { seal: settings.seal.value } : {}),
     ...optional('initialize', initializeBlocks(settings)),
+    ...(settings.workers ? { workers: settings.workers.value } : {}),
   };
 }
 

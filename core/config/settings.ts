@@ -152,6 +152,11 @@ export interface ServerConfig {
   readonly seal?: readonly SealStanza[];
   /** The `initialize` stanzas, in order: run once, on the first start of an auto-sealed store. */
   readonly initialize?: readonly SelfInitBlock[];
+  /**
+   * Serving processes (`workers`); absent: the `-workers` flag's, else the machine's available
+   * parallelism (see resolveWorkers). 1 is a single process that owns its store itself.
+   */
+  readonly workers?: number;
 }
 
 /** An ACL operation a self-initialization request performs. */

@@ -78,12 +78,12 @@ export function forwardRequest(apiAddr: string, request: HostRequest, signer: Fo
   const base = new URL(apiAddr);
   const signed = signForward(request, key);
   const client = base.protocol === 'https:' ? https : http;
+  // `unix:/path`: a worker of the same server, on its private socket (core/cluster/worker-link.ts).
+  const where = base.protocol === 'unix:' ? { socketPath: base.pathname } : { protocol: base.protocol, hostname: base.hostname, port: base.port };
   return new Promise<HostResponse>((resolve, reject) => {
     const req = client.request(
       {
-        protocol: base.protocol,
-        hostname: base.hostname,
-        port: base.port,
+        ...where,
         method: signed.method,
         path: signed.path,
         headers: signed.headers,

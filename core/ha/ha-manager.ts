@@ -157,6 +157,11 @@ export class HaManager {
     }
   }
 
+  /** Resolves once the election round under way, if any, has finished (this node may be active then). */
+  async roundDone(): Promise<void> {
+    await this.ticking?.catch(() => undefined);
+  }
+
   private tick(): Promise<void> {
     this.ticking ??= this.electionRound().finally(() => (this.ticking = undefined));
     return this.ticking;

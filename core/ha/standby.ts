@@ -13,6 +13,7 @@ import { NotActiveError, PermissionDeniedError } from '../errors.js';
 import type { Backend } from '../framework/backend.js';
 import { issuedTokenType } from '../auth/token/token-type.js';
 import type { RequestStrategy } from '../pipeline/pipeline.js';
+import type { RequestAudit } from '../pipeline/audit.js';
 import type { HostRequest, HostResponse } from '../pipeline/types.js';
 import type { Unsealed } from '../unsealed.js';
 import type { Barrier } from '../../storage/barrier.js';
@@ -51,6 +52,18 @@ export class StandbyStrategy implements RequestStrategy {
     if (forwarded) request = forwarded;
     if (this.options.ha.state !== 'standby' || this.isNodeLocal(request.path)) return local(request);
     return this.onStandby(request, forwarded !== undefined, local);
+  }
+
+  /**
+   * A standby's attempt is audited only when it is answered here, so that a request audited by the
+   * active node after forwarding is not audited twice (the workers of one server share their
+   * devices' files): the request entry waits for the outcome, and an attempt that tried to write
+   * leaves no entry. Fail-closed still holds, since both entries are written before the answer, and
+   * nothing the attempt did lasts unaudited: the write guard stopped every write before it was made.
+   */
+  auditTrail(trail: RequestAudit): RequestAudit {
+    const attempt = this.attempt.getStore();
+    return attempt && trail.recording ? new AttemptTrail(trail, attempt) : trail;
   }
 
   /** The barrier's write guard and sys step-down: on a standby, marks the request for forwarding and throws. */
@@ -144,3 +157,51 @@ export class StandbyStrategy implements RequestStrategy {
     return relative === 'seal' || (this.options.system.isAvailableSealed?.(relative) ?? false);
   }
 }
+
+/** The audit trail of a standby's attempt (StandbyStrategy.auditTrail). */
+class AttemptTrail implements RequestAudit {
+  readonly recording = true;
+  private requested = false;
+
+  constructor(
+    private readonly trail: RequestAudit,
+    private readonly attempt: { readonly wrote: boolean },
+  ) {}
+
+  get caller(): RequestAudit['caller'] {
+    return this.trail.caller;
+  }
+
+  set caller(caller: RequestAudit['caller']) {
+    this.trail.caller = caller;
+  }
+
+  get operation(): RequestAudit['operation'] {
+    return this.trail.operation;
+  }
+
+  set operation(operation: RequestAudit['operation']) {
+    this.trail.operation = operation;
+  }
+
+  async request(): Promise<void> {
+    this.requested = true;
+  }
+
+  async refused(error: unknown): Promise<void> {
+    if (!this.attempt.wrote) await this.trail.refused(error);
+  }
+
+  async failed(error: unknown): Promise<void> {
+    if (this.attempt.wrote) return;
+    if (this.requested) await this.trail.request();
+    await this.trail.failed(error);
+  }
+
+  async succeeded(...args: Parameters<RequestAudit['succeeded']>): Promise<void> {
+    if (this.attempt.wrote) return;
+    if (this.requested) await this.trail.request();
+    await this.trail.succeeded(...args);
+  }
+}
+

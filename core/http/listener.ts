@@ -30,6 +30,11 @@ export interface ListenerOptions {
   readonly tlsClientCertificates?: 'none' | 'request' | 'require';
   /** PEM CA certificates a required client certificate must chain to. */
   readonly tlsClientCaFile?: string;
+  /**
+   * A unix socket to listen on instead of `host:port`, this process's own even in a cluster
+   * worker (the worker's forwarding address, core/cluster/worker-link.ts).
+   */
+  readonly socketPath?: string;
 }
 
 /** The files a TLS listener reads its certificate, key and client CAs from. */
@@ -119,12 +124,14 @@ export async function listen(app: Koa, options: ListenerOptions): Promise<Listen
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host, () => {
+    const listening = () => {
       server.off('error', reject);
       resolve();
-    });
+    };
+    if (options.socketPath) server.listen({ path: options.socketPath, exclusive: true }, listening);
+    else server.listen(options.port, options.host, listening);
   });
-  const bound = server.address() as net.AddressInfo;
+  const bound = options.socketPath ? { address: '', family: '', port: 0 } : (server.address() as net.AddressInfo);
   const hostText = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
   const drain = (timeoutMs: number) =>
     new Promise<number>((resolve) => {
@@ -146,7 +153,7 @@ export async function listen(app: Koa, options: ListenerOptions): Promise<Listen
       httpServer.close();
     });
   return {
-    address: `${tlsFiles ? 'https' : 'http'}://${hostText}:${bound.port}`,
+    address: options.socketPath ? `unix:${options.socketPath}` : `${tlsFiles ? 'https' : 'http'}://${hostText}:${bound.port}`,
     port: bound.port,
     close: () => drain(CLOSE_GRACE_MS).then(() => undefined),
     drain,

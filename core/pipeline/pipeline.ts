@@ -19,7 +19,7 @@ import { backendHeaders } from './backend-headers.js';
 import { RouteStage } from './route.js';
 import { AuthenticateStage, type TokenLookup } from './authenticate.js';
 import { AuthorizeStage, type AclSource, type TokenUses } from './authorize.js';
-import { AuditStage, type AuditRecorder } from './audit.js';
+import { AuditStage, type AuditRecorder, type RequestAudit } from './audit.js';
 import { LoginStage, type AliasResolver } from './login.js';
 import { LockoutStage, type LoginGuard } from './lockout.js';
 import { shape } from './shape.js';
@@ -38,6 +38,8 @@ import type { HostRequest, HostResponse, ReadRequest, Route, SealState } from '.
  */
 export interface RequestStrategy {
   run(request: HostRequest, local: (request: HostRequest) => Promise<HostResponse>): Promise<HostResponse>;
+  /** The audit trail of a request run here; the strategy may hold its entries until it knows the request is answered here. */
+  auditTrail?(trail: RequestAudit): RequestAudit;
 }
 
 /**
@@ -159,7 +161,8 @@ export class Pipeline {
     // A restore's length is the upload's, which http_read_timeout bounds; stopped part way it would leave half a store.
     const deadline = http.bodyStream ? undefined : new RequestDeadline(http.maxDurationMs ?? DEFAULT_MAX_REQUEST_DURATION_MS);
     try {
-      const audit = this.audit.begin(request, route);
+      const begun = this.audit.begin(request, route);
+      const audit = this.standby?.auditTrail ? this.standby.auditTrail(begun) : begun;
       let caller = this.authentication.authenticate(request, route, audit);
       if (caller instanceof Promise) caller = await caller;
       if (request.wantsHelp) return { status: 200, body: route.backend.help(route.relative) };

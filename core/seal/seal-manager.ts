@@ -85,6 +85,11 @@ export interface SealDeps {
   readonly log?: UnsealLog;
   /** Between auto-unseal attempts (tests shorten it). */
   readonly backoff?: Backoff;
+  /**
+   * The other workers of this server (core/cluster/worker-link.ts): told once this node unsealed
+   * or sealed, outside the queue, and they follow before the operation answers.
+   */
+  readonly siblings?: { unsealed(): Promise<void>; sealed(): Promise<void> };
 }
 
 /** An unseal in progress: the shares so far and the nonce seal-status shows. */
@@ -250,6 +255,7 @@ export class SealManager {
       );
     const { rootToken } = await (clusterLock ? clusterLock('init', init) : init());
     await this.autoUnsealer!.unsealAfterInit();
+    await this.deps.siblings?.unsealed();
     return { rootToken, recoveryKeys };
   }
 
@@ -301,7 +307,8 @@ export class SealManager {
    * (and forgotten, whatever the outcome) and the barrier unsealed.
    */
   async submitShare(encoded: string, migrate = false): Promise<SealStatus> {
-    return this.queue.run(async () => {
+    let unsealedNow = false;
+    const status = await this.queue.run(async () => {
       const config = await this.loadConfig(!this.unsealing);
       if (!config) throw new BadRequestError('Vault is not initialized');
       if (!this.barrier.sealed) return this.status();
@@ -321,13 +328,34 @@ export class SealManager {
       } finally {
         zeroize(unsealKey);
       }
+      unsealedNow = true;
       return this.status();
     });
+    if (unsealedNow) await this.deps.siblings?.unsealed();
+    return status;
   }
 
   /** Unseals with the whole unseal key (dev mode keeps it beside its data). */
   async unsealWithKey(unsealKey: Buffer): Promise<void> {
     await this.queue.run(() => this.unsealWith(unsealKey));
+    await this.deps.siblings?.unsealed();
+  }
+
+  /**
+   * Another worker of this server unsealed: this one follows with the root key it sent (nothing
+   * is told back). Unsealed already, nothing changes.
+   */
+  async followUnseal(rootKey: Uint8Array): Promise<void> {
+    await this.queue.run(async () => {
+      if (!this.barrier.sealed) return;
+      await this.barrier.unseal(rootKey);
+      try {
+        await this.deps.afterUnseal();
+      } catch (err) {
+        this.barrier.seal();
+        throw err;
+      }
+    });
   }
 
   private async unsealWith(unsealKey: Buffer): Promise<void> {
@@ -418,11 +446,16 @@ export class SealManager {
     this.rootGeneration.forget();
   }
 
-  /** Seals; with an auto seal the node stays sealed until it starts again, as in Vault. */
-  async seal(): Promise<void> {
+  /**
+   * Seals; with an auto seal the node stays sealed until it starts again, as in Vault. The other
+   * workers seal too, unless `localOnly` (this process stopping, or following another worker).
+   */
+  async seal(options: { readonly localOnly?: boolean } = {}): Promise<void> {
     this.autoUnsealer?.stop();
+    let sealedNow = false;
     await this.queue.run(async () => {
       if (this.barrier.sealed) return;
+      sealedNow = true;
       try {
         await this.deps.beforeSeal();
       } finally {
@@ -433,6 +466,7 @@ export class SealManager {
         this.rootGeneration.forget();
       }
     });
+    if (sealedNow && !options.localOnly) await this.deps.siblings?.sealed();
   }
 
   private clearUnsealing(): void {

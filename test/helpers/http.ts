@@ -20,6 +20,8 @@ export interface RequestOptions {
   readonly headers?: Record<string, string>;
   /** The local address to connect from (any 127.x.y.z on Linux), to appear as another client. */
   readonly localAddress?: string;
+  /** A keep-alive agent, to send the request on a connection already open (one worker of several); none by default. */
+  readonly agent?: http.Agent;
 }
 
 export function request(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> {
@@ -31,7 +33,7 @@ export function request(baseUrl: string, method: string, path: string, options: 
   if (options.token) headers['X-Vault-Token'] = options.token;
   if (payload !== undefined) headers['Content-Length'] = String(Buffer.byteLength(payload));
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: base.hostname, port: base.port, path: rawPath, method, headers, agent: false, localAddress: options.localAddress }, (res) => {
+    const req = http.request({ host: base.hostname, port: base.port, path: rawPath, method, headers, agent: options.agent ?? false, localAddress: options.localAddress }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {

@@ -199,7 +199,7 @@ describe('the npm package', function () {
     await writeFile(config, JSON.stringify({ listener: { tcp: { address: '127.0.0.1:0', tls_disable: true } }, storage: { leveldb: { path: path.join(dir.path, 'data') } }, ui: true }));
     // No NODE_PATH, no inherited Vault variables: only the installed tree and this environment.
     const baseEnv = { PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH}`, HOME: home };
-    server = spawn(bin, ['server', '-config', config], { cwd: app, env: baseEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    server = spawn(bin, ['server', '-workers=1', '-config', config], { cwd: app, env: baseEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const address = await listeningAddress(server);
 
     const page = await fetch(`${address}/ui/`);

@@ -2,6 +2,8 @@
  * `server`: run the server (dev mode, or from configuration files) until SIGINT or SIGTERM.
  * SIGHUP reloads what can change without a restart; SIGINT and SIGTERM drain requests in flight
  * for up to DRAIN_TIMEOUT_MS, then seal and close storage. A second SIGINT or SIGTERM stops at once.
+ * With `workers` > 1 this process is the primary (core/cluster/primary.ts) and each worker runs
+ * this command again as a worker; the signals reach the workers through the primary.
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,6 +13,8 @@ import type { RunningServer } from '../../server.js';
 import type { ServerConfig } from '../../config/config.js';
 import { SerialQueue } from '../../seal/serial.js';
 import { errorMessage } from '../../errors.js';
+import type { WorkerLink } from '../../cluster/worker-link.js';
+import { randomUUID } from 'node:crypto';
 
 /** How long SIGINT and SIGTERM let requests in flight finish before their connections are cut. */
 export const DRAIN_TIMEOUT_MS = 10_000;
@@ -24,6 +28,7 @@ export function registerServer(program: Command, setExit: (code: number) => void
     .option('--dev-plugin-dir <dir>', 'dev mode: a directory of plugin modules to load in-process, unchecked (elsewhere plugins run from the catalog)')
     .addOption(new Option('--dev-root-token-id <id>', 'dev mode: the root token\'s id, as Vault\'s (CI jobs and compose files rely on a known one)').env('VAULT_DEV_ROOT_TOKEN_ID'))
     .option('--dev-no-store-token', 'dev mode: do not write the root token to the token file the CLI reads (~/.keywarden-token)')
+    .option('--workers <count>', 'serving processes (default: the workers setting, else the machine\'s available parallelism); 1 runs a single process')
     .option(
       '--config <path>',
       'a configuration file (HCL or JSON) or a directory of them; may be given more than once, later ones override earlier ones',
@@ -49,14 +54,12 @@ interface ServerOptions {
   readonly devPluginDir?: string;
   readonly devRootTokenId?: string;
   readonly devNoStoreToken?: boolean;
+  readonly workers?: string;
 }
 
 async function runServer(opts: ServerOptions): Promise<number> {
   // Loaded here, not at the top: client commands start faster without the whole server.
-  const { loadConfig, ConfigError } = await import('../../config/config.js');
-  const { devConfig, serverLogger, startServer } = await import('../../server.js');
-  const { StorageLockedError } = await import('../../../storage/leveldb.js');
-  const { UnavailableError } = await import('../../errors.js');
+  const { WorkerLink } = await import('../../cluster/worker-link.js');
   if (!opts.dev && opts.config.length === 0) {
     // A usage error: 1, as vault's "Must specify at least one config path".
     process.stderr.write('Error: keywarden server needs -dev (a development server) or -config PATH (a configuration file or directory)\n');
@@ -66,6 +69,26 @@ async function runServer(opts: ServerOptions): Promise<number> {
   // is then private to its user. Set here, not in startServer: the umask is process-wide, and
   // programs embedding the server keep their own.
   process.umask(0o077);
+  const worker = WorkerLink.ofThisProcess();
+  if (worker) {
+    // The server has stopped (or never started): the worker ends here with its code, since
+    // node:cluster ends a worker whose channel closes with 0 and the channel keeps it alive.
+    let code = 1;
+    try {
+      code = await serve(opts, worker);
+    } finally {
+      process.exit(code);
+    }
+  }
+  return serve(opts, undefined);
+}
+
+async function serve(opts: ServerOptions, worker: WorkerLink | undefined): Promise<number> {
+  const { loadConfig, ConfigError } = await import('../../config/config.js');
+  const { devConfig, serverLogger, startServer } = await import('../../server.js');
+  const { resolveWorkers } = await import('../../cluster/workers.js');
+  const { StorageLockedError } = await import('../../../storage/leveldb.js');
+  const { UnavailableError } = await import('../../errors.js');
   let server: RunningServer;
   let pidFile: string | undefined;
   try {
@@ -73,13 +96,16 @@ async function runServer(opts: ServerOptions): Promise<number> {
     const config = opts.dev
       ? { ...devConfig(dataDir, opts.devListenAddress), ...(opts.devPluginDir ? { pluginDirectory: path.resolve(opts.devPluginDir) } : {}) }
       : loadConfig(opts.config);
-    pidFile = config.pidFile;
-    const logger = serverLogger(config);
-    logProcessWarnings(logger);
     // As `auth/token/create` checks a custom id: "." marks Vault's own token formats.
     if (opts.dev && opts.devRootTokenId !== undefined && (opts.devRootTokenId === '' || opts.devRootTokenId.includes('.'))) {
       throw new ConfigError("-dev-root-token-id must not be empty and cannot have a '.' in the value");
     }
+    // Workers leave the pid file to the primary.
+    pidFile = worker ? undefined : config.pidFile;
+    const workers = worker ? 1 : resolveWorkers(opts.workers, config);
+    if (workers > 1) return await runPrimaryServer(opts, config, workers, dataDir);
+    const logger = serverLogger(config, worker?.index);
+    logProcessWarnings(logger);
     const dev = opts.dev
       ? {
           stateFile: path.join(dataDir, 'dev-unseal.json'),
@@ -87,50 +113,22 @@ async function runServer(opts: ServerOptions): Promise<number> {
           ...(opts.devRootTokenId ? { rootTokenId: opts.devRootTokenId } : {}),
         }
       : undefined;
-    server = await startServer({ config, logger, ...(dev ? { dev } : {}) });
+    server = await startServer({ config, logger, ...(dev ? { dev } : {}), ...(worker ? { worker } : {}) });
   } catch (err) {
     // Known start-up failures (bad config, locked storage, database down, port in use) read as one line, no stack.
     const known =
       err instanceof ConfigError || err instanceof StorageLockedError || err instanceof UnavailableError || (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
-    process.stderr.write(`Error starting the server: ${errorMessage(err)}\n`);
+    process.stderr.write(`Error starting the server: ${startError(err)}\n`);
     if (!known && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
     return 1;
   }
 
-  // Written once the server listens, so whoever finds the file can stop the server with it.
-  if (pidFile) {
-    try {
-      writeFileSync(pidFile, `${process.pid}\n`);
-    } catch (err) {
-      process.stderr.write(`Error starting the server: cannot write pid_file ${pidFile}: ${(err as NodeJS.ErrnoException).code ?? String(err)}\n`);
-      await server.close();
-      return 1;
-    }
-  }
-
-  let storedIn: string | undefined;
-  if (server.rootToken && !opts.devNoStoreToken) {
-    // As Vault's dev server: the CLI run next is signed in already.
-    const { saveToken } = await import('../token-file.js');
-    try {
-      storedIn = await saveToken(process.env, server.rootToken);
-    } catch (err) {
-      server.logger.warn({ err: errorMessage(err) }, 'dev mode: the root token could not be stored for the CLI');
-    }
-  }
-  if (server.rootToken) {
-    process.stdout.write(
-      [
-        '',
-        'WARNING! dev mode is enabled: the unseal key and root token are kept in ./data/dev-unseal.json.',
-        'Never run dev mode in production.',
-        '',
-        `    export VAULT_ADDR='${server.address}'`,
-        `    Root Token: ${server.rootToken}`,
-        '',
-        ...(storedIn ? [`The root token is stored in ${storedIn} for the CLI (-dev-no-store-token leaves it out).`, ''] : []),
-      ].join('\n') + '\n',
-    );
+  if (worker) {
+    // The primary writes the pid file and prints dev mode's banner, once for every worker.
+    await worker.ready({ addresses: server.addresses, ...(server.rootToken ? { rootToken: server.rootToken } : {}) });
+  } else if (!(await announce(opts, pidFile, server.address, server.rootToken, server.logger))) {
+    await server.close();
+    return 1;
   }
 
   const running = server;
@@ -169,11 +167,97 @@ async function runServer(opts: ServerOptions): Promise<number> {
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    // The primary's signals; a worker that got the signal itself (a terminal's Ctrl-C) is stopping already.
+    worker?.onPrimarySignal((signal) => {
+      if (signal === 'SIGHUP') onHangup();
+      else if (!stopping) stop(signal);
+    });
   });
   process.off('SIGHUP', onHangup);
   if (pidFile) rmSync(pidFile, { force: true });
   running.logger.info('stopped');
   return 0;
+}
+
+/**
+ * The reason a start failed, in one line. A port taken reads the same from a worker, whose
+ * listener the primary binds ("bind EADDRINUSE"), as from a single process.
+ */
+function startError(err: unknown): string {
+  const { code, address, port } = err as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (code === 'EADDRINUSE' && address !== undefined && port !== undefined) return `listen EADDRINUSE: address already in use ${address}:${port}`;
+  return errorMessage(err);
+}
+
+/**
+ * Once the server serves: the pid file written, and in dev mode the root token stored for the CLI
+ * and the banner printed. False when the pid file cannot be written (the server is then stopped).
+ */
+async function announce(opts: ServerOptions, pidFile: string | undefined, address: string, rootToken: string | undefined, logger: Logger): Promise<boolean> {
+  // Written once the server listens, so whoever finds the file can stop the server with it.
+  if (pidFile) {
+    try {
+      writeFileSync(pidFile, `${process.pid}\n`);
+    } catch (err) {
+      process.stderr.write(`Error starting the server: cannot write pid_file ${pidFile}: ${(err as NodeJS.ErrnoException).code ?? String(err)}\n`);
+      return false;
+    }
+  }
+  let storedIn: string | undefined;
+  if (rootToken && !opts.devNoStoreToken) {
+    // As Vault's dev server: the CLI run next is signed in already.
+    const { saveToken } = await import('../token-file.js');
+    try {
+      storedIn = await saveToken(process.env, rootToken);
+    } catch (err) {
+      logger.warn({ err: errorMessage(err) }, 'dev mode: the root token could not be stored for the CLI');
+    }
+  }
+  if (rootToken) {
+    process.stdout.write(
+      [
+        '',
+        'WARNING! dev mode is enabled: the unseal key and root token are kept in ./data/dev-unseal.json.',
+        'Never run dev mode in production.',
+        '',
+        `    export VAULT_ADDR='${address}'`,
+        `    Root Token: ${rootToken}`,
+        '',
+        ...(storedIn ? [`The root token is stored in ${storedIn} for the CLI (-dev-no-store-token leaves it out).`, ''] : []),
+      ].join('\n') + '\n',
+    );
+  }
+  return true;
+}
+
+/**
+ * `workers` > 1: this process owns the store and runs the workers (core/cluster/primary.ts) until
+ * SIGINT or SIGTERM has stopped them.
+ */
+async function runPrimaryServer(opts: ServerOptions, config: ServerConfig, workers: number, dataDir: string): Promise<number> {
+  const { serverLogger, openStorage } = await import('../../server.js');
+  const { runPrimary } = await import('../../cluster/primary.js');
+  const { ensurePrivateDirectory } = await import('../../private-files.js');
+  const { ConfigError } = await import('../../config/config.js');
+  const logger = serverLogger(config, 'primary');
+  logProcessWarnings(logger);
+  if (config.storage.kind === 'postgresql') {
+    throw new ConfigError(`workers = ${workers} with storage "postgresql" is not supported yet: set workers = 1 (-workers=1), and run more nodes for more cores`);
+  }
+  if (opts.dev) await ensurePrivateDirectory(dataDir, 'dev data directory', (message) => logger.warn(message));
+  const store = await openStorage(config, randomUUID(), logger);
+  const pidFile = config.pidFile;
+  const code = await runPrimary({
+    workers,
+    store,
+    logger,
+    serving: async (first) => {
+      if (!(await announce(opts, pidFile, first.addresses[0]!, first.rootToken, logger))) process.kill(process.pid, 'SIGTERM');
+    },
+  });
+  if (pidFile) rmSync(pidFile, { force: true });
+  logger.info('stopped');
+  return code;
 }
 
 /**

@@ -24,14 +24,16 @@ interface Running {
 
 /**
  * Started with umask 022, the usual default, so nothing is private unless the server makes it so.
- * A dev server stores its root token for the CLI: in `cwd`, not the user's home.
+ * A dev server stores its root token for the CLI: in `cwd`, not the user's home. `server` runs
+ * one worker unless the test asks for more.
  */
 function run(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Running {
   const previous = process.umask(0o022);
   let child: ChildProcess;
+  const argv = args[0] === 'server' && !args.some((arg) => arg.startsWith('-workers')) ? ['server', '-workers=1', ...args.slice(1)] : args;
   try {
     const { VAULT_DEV_ROOT_TOKEN_ID: _machine, ...inherited } = process.env;
-    child = spawn(process.execPath, [BIN, ...args], {
+    child = spawn(process.execPath, [BIN, ...argv], {
       cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...inherited, KEYWARDEN_TOKEN_FILE: path.join(cwd, '.keywarden-token'), ...env },

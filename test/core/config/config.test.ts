@@ -327,6 +327,16 @@ describe('server configuration', () => {
       expect(refusal(minimal({ log_format: 'standard' }))).to.match(inline('log_format', 'Keywarden writes JSON logs only'));
     });
 
+    it('takes workers, the number of serving processes, as a whole number of at least 1; unset, it is left to the flag and the core count', () => {
+      expect(parseConfig(minimal({ workers: 4 }), BASE).workers).to.equal(4);
+      expect(parseConfig(minimal({ workers: '1' }), BASE).workers).to.equal(1);
+      expect(parseConfig(minimal(), BASE)).not.to.have.property('workers');
+      expect(refusal(minimal({ workers: 0 }))).to.match(inline('workers', 'must be at least 1 \\(one serving process\\), got 0'));
+      expect(refusal(minimal({ workers: -2 }))).to.match(inline('workers', 'must be at least 1'));
+      expect(refusal(minimal({ workers: 1.5 }))).to.match(inline('workers', 'expected a whole number, got 1.5'));
+      expect(refusal(minimal({ workers: 'all' }))).to.match(inline('workers', 'expected a whole number'));
+    });
+
     it('reads periodic_interval in milliseconds, keeping fractions of a second', () => {
       expect(parseConfig(minimal({ periodic_interval: '250ms' }), BASE).periodicIntervalMs).to.equal(250);
       expect(parseConfig(minimal({ periodic_interval: '1m30s' }), BASE).periodicIntervalMs).to.equal(90_000);

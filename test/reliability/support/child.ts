@@ -42,9 +42,12 @@ export async function writeConfig(dir: string, config: ChildConfig): Promise<str
   return file;
 }
 
-/** Starts the server and resolves once it listens; rejects (with its output) if it exits first. */
-export async function spawnServer(configFile: string, cwd: string, timeoutMs = 30_000): Promise<ChildServer> {
-  const child = spawn(process.execPath, [BIN, 'server', '-config', configFile], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Starts the server and resolves once it listens; rejects (with its output) if it exits first.
+ * One worker unless asked for more, so the suite does not start a process per core.
+ */
+export async function spawnServer(configFile: string, cwd: string, timeoutMs = 30_000, workers = 1): Promise<ChildServer> {
+  const child = spawn(process.execPath, [BIN, 'server', `-workers=${workers}`, '-config', configFile], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   const address = await new Promise<string>((resolve, reject) => {
