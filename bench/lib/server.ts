@@ -1,5 +1,6 @@
 /** Starts the real server (dev mode, LevelDB, its own process) for HTTP benchmarks. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,7 +33,7 @@ export async function startBenchServer(root = ROOT, node = process.execPath): Pr
   const started = performance.now();
   const child = spawn(
     node,
-    [...profile, path.join(root, 'bin/keywarden.js'), 'server', '-dev', '-workers=1', '-dev-listen-address=127.0.0.1:0', `-dev-plugin-dir=${path.join(root, 'dist/bench/plugins')}`],
+    [...profile, path.join(root, 'bin/keywarden.js'), 'server', '-dev', ...oneWorker(root), '-dev-listen-address=127.0.0.1:0', `-dev-plugin-dir=${path.join(root, 'dist/bench/plugins')}`],
     { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
@@ -58,6 +59,14 @@ export async function startBenchServer(root = ROOT, node = process.execPath): Pr
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * `-workers=1` for a build that has workers (one process, whose CPU time the benchmarks read); a
+ * baseline build from before them knows no such flag and is one process anyway.
+ */
+function oneWorker(root: string): string[] {
+  return existsSync(path.join(root, 'dist/core/cluster/workers.js')) ? ['-workers=1'] : [];
 }
 
 /** A JSON request to a bench server's API with the token `token()` gives; an error answer throws. */
