@@ -8,11 +8,10 @@
  * auto seal.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { AlreadyInitializedError, BadRequestError, IntegrityError, SealedError } from '../errors.js';
-import type { Clock } from '../clock.js';
+import { AlreadyInitializedError, BadRequestError, SealedError } from '../errors.js';
 import type { Barrier } from '../../storage/barrier.js';
 import type { Storage } from '../../storage/storage.js';
-import { gcmOpen, gcmSeal, zeroize } from '../../storage/aead.js';
+import { zeroize } from '../../storage/aead.js';
 import { acceptShare, ShareQuorum, splitUnsealKey, validateShamirConfig, type ShareScheme } from './shares.js';
 import { Rekey } from './rekey.js';
 import { eitherKeys, type KeyBackup, type SealConfig, type SealKeys, type ShamirSealConfig } from './seal-keys.js';
@@ -20,77 +19,11 @@ import { RecoveryKeys } from './recovery.js';
 import { RootGeneration } from './root-generation.js';
 import { SerialQueue } from './serial.js';
 import type { AutoSeal, AutoSealType } from './auto-seal.js';
-import { AutoUnsealer, encodeWrapped, type Backoff, type UnsealLog } from './auto-unseal.js';
+import { AutoUnsealer, encodeWrapped } from './auto-unseal.js';
+import type { AutoInitResult, InitResult, SealDeps, SealStatus } from './seal-api.js';
+import { aad, encodeConfig, KEYS, openRootKeyRecord, readKeyBackup, readSealConfig, rootKeyUnderUnsealKey, shamirRecordOps, writeKeyBackup } from './seal-records.js';
 import { SealSet, type SealBackend } from './seal-set.js';
 import { migrateToAutoSeal, pendingMigration } from './migration.js';
-
-/** Physical (outside the barrier) storage keys. */
-const KEYS = {
-  // Plaintext seal configuration: readable while sealed (seal-status needs t and n). Its presence
-  // is what "initialized" means, so it is written last during init.
-  sealConfig: 'core/seal-config',
-  // The root key, AES-256-GCM-encrypted under the unseal key (AAD = this path); with an auto seal,
-  // the seal's WrappedKey as JSON (Vault keeps its stored keys at this path too).
-  rootKeyUnderUnsealKey: 'core/hsm/barrier-unseal-keys',
-  // The PGP-encrypted shares of a rekey with `backup` (Vault's path), until an operator deletes
-  // them. Outside the barrier as in Vault: they are encrypted to their holders already.
-  keyBackup: 'core/unseal-keys-backup',
-} as const;
-
-export interface SealStatus {
-  type: 'shamir' | AutoSealType;
-  initialized: boolean;
-  sealed: boolean;
-  t: number;
-  n: number;
-  progress: number;
-  nonce: string;
-  /** An auto seal: the shares operators hold (t and n) are recovery shares, not unseal shares. */
-  recoverySeal: boolean;
-  /** Why the last auto-unseal attempt failed, while the node stays sealed. */
-  sealError?: string;
-  /** A Shamir store with a seal stanza: unsealing with the shares and `migrate` moves it to the seal. */
-  migration: boolean;
-}
-
-export interface InitResult {
-  /** The shares (or, with one share, the unseal key itself). */
-  readonly keys: Buffer[];
-  readonly rootToken: string;
-}
-
-/** `sys/init` with an auto seal: the recovery shares (none with recovery_shares = 0). */
-export interface AutoInitResult {
-  readonly recoveryKeys: Buffer[];
-  readonly rootToken: string;
-}
-
-/** What the seal manager calls back into (the host) and runs with. */
-export interface SealDeps {
-  /** After the barrier unseals: load mounts, policies, tokens. Called with the barrier unsealed. */
-  afterUnseal(): Promise<void>;
-  /** Before the barrier seals: tear backends down. */
-  beforeSeal(): Promise<void>;
-  /** Mint a root token: during init (with the barrier briefly unsealed) and by root generation. */
-  createRootToken(): Promise<string>;
-  /** Revoke a root token root generation minted but could not hand out. */
-  revokeRootToken(token: string): Promise<void>;
-  /** Root generation attempts expire by it. */
-  readonly clock: Clock;
-  /** A lock shared by every node on the store (HA); init runs under it. */
-  readonly clusterLock?: <T>(name: string, work: () => Promise<T>) => Promise<T>;
-  /** The configuration's `seal` stanza, made: the root key is wrapped by it instead of shares. */
-  readonly autoSeal?: AutoSeal;
-  /** Where auto-unseal attempts are logged. */
-  readonly log?: UnsealLog;
-  /** Between auto-unseal attempts (tests shorten it). */
-  readonly backoff?: Backoff;
-  /**
-   * The other workers of this server (core/cluster/worker-link.ts): told once this node unsealed
-   * or sealed, outside the queue, and they follow before the operation answers.
-   */
-  readonly siblings?: { unsealed(): Promise<void>; sealed(): Promise<void> };
-}
 
 /** An unseal in progress: the shares so far and the nonce seal-status shows. */
 interface UnsealAttempt {
@@ -119,7 +52,7 @@ export class SealManager {
       config: () => this.unsealedConfig(),
       open: (unsealKey) => this.openRootKey(unsealKey),
       replace: (rootKey, unsealKey, scheme) => this.rewrapRootKey(rootKey, unsealKey, scheme),
-      writeKeyBackup: (backup) => this.physical.put(KEYS.keyBackup, Buffer.from(JSON.stringify(backup), 'utf8')),
+      writeKeyBackup: (backup) => writeKeyBackup(this.physical, backup),
     };
     this.rekey = new Rekey(keys);
     const autoSealed = async () => ((await this.loadConfig())?.type ?? 'shamir') !== 'shamir';
@@ -151,9 +84,7 @@ export class SealManager {
    */
   private async loadConfig(fresh = false): Promise<SealConfig | undefined> {
     if (this.config && !fresh) return this.config;
-    const raw = await this.physical.get(KEYS.sealConfig);
-    if (!raw) return undefined;
-    this.config = JSON.parse(Buffer.from(raw).toString('utf8')) as SealConfig;
+    this.config = await readSealConfig(this.physical);
     return this.config;
   }
 
@@ -223,7 +154,7 @@ export class SealManager {
         const unsealKey = randomBytes(32);
         try {
           const { keys, scheme } = splitUnsealKey(unsealKey, shares, threshold);
-          return { keys, config: { type: 'shamir', ...scheme }, stored: gcmSeal(unsealKey, rootKey, aad(KEYS.rootKeyUnderUnsealKey)) };
+          return { keys, config: { type: 'shamir', ...scheme }, stored: rootKeyUnderUnsealKey(unsealKey, rootKey) };
         } finally {
           zeroize(unsealKey);
         }
@@ -397,15 +328,8 @@ export class SealManager {
     }
   }
 
-  private async openRootKey(unsealKey: Buffer): Promise<Buffer> {
-    const sealed = await this.physical.get(KEYS.rootKeyUnderUnsealKey);
-    if (!sealed) throw new BadRequestError('Vault is not initialized');
-    try {
-      return gcmOpen(unsealKey, sealed, aad(KEYS.rootKeyUnderUnsealKey));
-    } catch (err) {
-      if (err instanceof IntegrityError) throw new BadRequestError('unseal failed, invalid key');
-      throw err;
-    }
+  private openRootKey(unsealKey: Buffer): Promise<Buffer> {
+    return openRootKeyRecord(this.physical, unsealKey);
   }
 
   /**
@@ -416,18 +340,14 @@ export class SealManager {
     return this.queue.run(async () => {
       if (this.barrier.sealed) throw new SealedError();
       const config: ShamirSealConfig = { type: 'shamir', ...scheme };
-      await this.physical.batch([
-        { type: 'put', key: KEYS.rootKeyUnderUnsealKey, value: gcmSeal(unsealKey, rootKey, aad(KEYS.rootKeyUnderUnsealKey)) },
-        { type: 'put', key: KEYS.sealConfig, value: encodeConfig(config) },
-      ]);
+      await this.physical.batch(shamirRecordOps(rootKey, unsealKey, config));
       this.config = config;
     });
   }
 
   /** `GET sys/rekey/backup`: undefined when there is none. */
-  async readKeyBackup(): Promise<KeyBackup | undefined> {
-    const raw = await this.physical.get(KEYS.keyBackup);
-    return raw ? (JSON.parse(Buffer.from(raw).toString('utf8')) as KeyBackup) : undefined;
+  readKeyBackup(): Promise<KeyBackup | undefined> {
+    return readKeyBackup(this.physical);
   }
 
   /** `DELETE sys/rekey/backup`. */
@@ -473,12 +393,4 @@ export class SealManager {
     this.unsealing?.quorum.clear();
     this.unsealing = undefined;
   }
-}
-
-function encodeConfig(config: SealConfig): Buffer {
-  return Buffer.from(JSON.stringify(config), 'utf8');
-}
-
-function aad(path: string): Buffer {
-  return Buffer.from(path, 'utf8');
 }
