@@ -37,7 +37,17 @@ export class QuotaStage {
   guard(http: HostRequest, run: (request: HostRequest) => Promise<HostResponse>): Promise<HostResponse> {
     if (this.deps.barrier.sealed) return run(http);
     const loaded = this.deps.quotas.current();
-    if (loaded instanceof Promise) return loaded.then((ready) => this.apply(ready, http, run));
+    if (loaded instanceof Promise) {
+      // Rules that cannot be read (the storage is down) limit nothing: the request goes on and
+      // answers for itself (a 503 if it needs the storage; sys/health and seal-status still answer).
+      return loaded.then(
+        (ready) => this.apply(ready, http, run),
+        (err: unknown) => {
+          this.deps.logger.warn({ path: http.path, err: errorMessage(err) }, 'rate-limit quotas could not be read; the request is not limited');
+          return run(http);
+        },
+      );
+    }
     return this.apply(loaded, http, run);
   }
 
