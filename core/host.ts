@@ -83,6 +83,8 @@ export interface HostOptions {
   readonly config: ServerConfig;
   /** The configuration's `seal` stanza, made (core/seal/auto-seals.ts); absent: Shamir. */
   readonly autoSeal?: AutoSeal;
+  /** The seals when every stanza is disabled: the store moves back to Shamir shares (SealDeps.shamirFrom). */
+  readonly shamirFrom?: AutoSeal;
   /** Between auto-unseal attempts (tests shorten it). */
   readonly autoUnsealBackoff?: Backoff;
   /** The other workers of this server, which follow this one's seal and unseal (SealDeps.siblings). */
@@ -187,6 +189,7 @@ export class Host {
         clock,
         ...(shared ? { clusterLock: (name, work) => shared.exclusive(name, work) } : {}),
         ...(options.autoSeal ? { autoSeal: options.autoSeal, log: this.logger } : {}),
+        ...(options.shamirFrom ? { shamirFrom: options.shamirFrom, log: this.logger } : {}),
         ...(options.autoUnsealBackoff ? { backoff: options.autoUnsealBackoff } : {}),
         ...(options.siblings ? { siblings: options.siblings } : {}),
       },

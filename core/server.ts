@@ -124,13 +124,15 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const nodeId = randomUUID();
   // Before storage is opened: a key file or token that is missing stops the start with a ConfigError.
   // Dev mode keeps its own unseal key and takes no seal stanza.
-  const autoSeal = config.seal && !options.dev ? createAutoSeal(config.seal, logger) : undefined;
+  const seals = config.seal && !options.dev ? createAutoSeal(config.seal, logger) : undefined;
+  // Every stanza disabled: the seals only open the root key while the store moves back to Shamir shares.
+  const autoSeal = seals?.enabled ? seals : undefined;
   const { worker } = options;
   let physical: PhysicalStorage;
   try {
     physical = options.physical ?? (worker ? worker.storage(config.storage.kind) : await openStorage(config, nodeId, logger));
   } catch (err) {
-    autoSeal?.close();
+    seals?.close();
     throw err;
   }
   // A worker's forwarding address: its own socket, which the active worker is reached on.
@@ -157,6 +159,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ...(config.clusterName ? { clusterName: config.clusterName } : {}),
     config,
     ...(autoSeal ? { autoSeal } : {}),
+    ...(seals && !seals.enabled ? { shamirFrom: seals } : {}),
     ...(options.autoUnsealBackoff ? { autoUnsealBackoff: options.autoUnsealBackoff } : {}),
     ...(worker ? { siblings: worker.siblings } : {}),
   });
@@ -203,7 +206,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
           if (cut > 0) logger.warn({ connections: cut }, 'shutdown: cut the connections still busy at the drain timeout');
           else logger.info('shutdown: requests in flight finished');
           await host.shutdown();
-          autoSeal?.close();
+          seals?.close();
           await physical.close();
           logger.info('shutdown: storage closed');
         })()),
@@ -211,7 +214,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   } catch (err) {
     await Promise.all(listeners.map((l) => l.close()));
     await host.shutdown().catch(() => undefined);
-    autoSeal?.close();
+    seals?.close();
     await physical.close();
     throw err;
   }

@@ -55,9 +55,7 @@ export function readSealStanza(value: HclValue, where: Where, source: SourceFile
     if (samePriority && stanzas.length > 1) fail(at, `priority ${stanza.priority} is taken by the stanza on line ${samePriority.line}; give each seal its own priority`);
     priorities.set(stanza.priority, at);
   }
-  if (stanzas.every(({ stanza }) => stanza.disabled)) {
-    fail(stanzas[0]!.where, 'every seal stanza is disabled: moving a store from an auto seal back to Shamir shares is not supported yet; keep one seal enabled');
-  }
+  // Every stanza disabled is allowed: it moves the store back to Shamir shares (core/seal/migration.ts).
   return stanzas.map(({ stanza }) => stanza).sort((a, b) => a.priority - b.priority);
 }
 

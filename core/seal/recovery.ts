@@ -16,7 +16,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { BadRequestError, SealedError } from '../errors.js';
 import type { Barrier } from '../../storage/barrier.js';
-import type { Storage } from '../../storage/storage.js';
+import type { BatchOp, Storage } from '../../storage/storage.js';
 import { zeroize } from '../../storage/aead.js';
 import type { KeyBackup, SealKeys } from './seal-keys.js';
 import { splitUnsealKey, validateShamirConfig, type ShareScheme } from './shares.js';
@@ -108,6 +108,11 @@ export class RecoveryKeys implements SealKeys {
     await this.write({ ...scheme, verifier: this.verifierOf(newKey) });
   }
 
+  /** The batch operation that drops the recovery configuration (a migration to Shamir shares). */
+  dropOp(): BatchOp {
+    return { type: 'delete', key: KEYS.config };
+  }
+
   writeKeyBackup(backup: KeyBackup): Promise<void> {
     return this.physical.put(KEYS.backup, Buffer.from(JSON.stringify(backup), 'utf8'));
   }
@@ -122,8 +127,17 @@ export class RecoveryKeys implements SealKeys {
     return this.physical.delete(KEYS.backup);
   }
 
+  /**
+   * The batch operation that makes `key`, split as `scheme` says, the recovery key (a migration from
+   * Shamir shares, whose unseal key it was); needs the barrier unsealed.
+   */
+  recordOp(key: Buffer, scheme: ShareScheme): BatchOp {
+    if (this.barrier.sealed) throw new SealedError();
+    return { type: 'put', key: KEYS.config, value: encodeRecord({ ...scheme, verifier: this.verifierOf(key) }) };
+  }
+
   private write(config: RecoveryConfig): Promise<void> {
-    return this.physical.put(KEYS.config, Buffer.from(JSON.stringify(config), 'utf8'));
+    return this.physical.put(KEYS.config, encodeRecord(config));
   }
 
   private verifierOf(key: Uint8Array): string {
@@ -134,4 +148,8 @@ export class RecoveryKeys implements SealKeys {
       zeroize(derived);
     }
   }
+}
+
+function encodeRecord(config: RecoveryConfig): Buffer {
+  return Buffer.from(JSON.stringify(config), 'utf8');
 }

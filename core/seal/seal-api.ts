@@ -15,7 +15,10 @@ export interface SealStatus {
   recoverySeal: boolean;
   /** Why the last auto-unseal attempt failed, while the node stays sealed. */
   sealError?: string;
-  /** A Shamir store with a seal stanza: unsealing with the shares and `migrate` moves it to the seal. */
+  /**
+   * A Shamir store with a seal stanza, or an auto-sealed one whose stanzas are all disabled:
+   * unsealing with the shares (the recovery shares) and `migrate` moves it to the seal (to Shamir).
+   */
   migration: boolean;
 }
 
@@ -47,6 +50,11 @@ export interface SealDeps {
   readonly clusterLock?: <T>(name: string, work: () => Promise<T>) => Promise<T>;
   /** The configuration's `seal` stanza, made: the root key is wrapped by it instead of shares. */
   readonly autoSeal?: AutoSeal;
+  /**
+   * The seals when every stanza is disabled: they only open the root key, while the store moves
+   * back to Shamir shares (migration.ts). Never set with `autoSeal`.
+   */
+  readonly shamirFrom?: AutoSeal;
   /** Where auto-unseal attempts are logged. */
   readonly log?: UnsealLog;
   /** Between auto-unseal attempts (tests shorten it). */

@@ -18,12 +18,12 @@ import { eitherKeys, type KeyBackup, type SealConfig, type SealKeys, type Shamir
 import { RecoveryKeys } from './recovery.js';
 import { RootGeneration } from './root-generation.js';
 import { SerialQueue } from './serial.js';
-import type { AutoSeal, AutoSealType } from './auto-seal.js';
+import type { AutoSealType } from './auto-seal.js';
 import { AutoUnsealer, encodeWrapped } from './auto-unseal.js';
 import type { AutoInitResult, InitResult, SealDeps, SealStatus } from './seal-api.js';
 import { aad, encodeConfig, KEYS, openRootKeyRecord, readKeyBackup, readSealConfig, rootKeyUnderUnsealKey, shamirRecordOps, writeKeyBackup } from './seal-records.js';
 import { SealSet, type SealBackend } from './seal-set.js';
-import { migrateToAutoSeal, pendingMigration } from './migration.js';
+import { migrateToAutoSeal, migrateToShamir, planUnseal, type UnsealPlan } from './migration.js';
 
 /** An unseal in progress: the shares so far and the nonce seal-status shows. */
 interface UnsealAttempt {
@@ -125,11 +125,12 @@ export class SealManager {
     const sealed = this.barrier.sealed;
     // A sealed node re-reads, so that operators unsealing it see the current t and n.
     const config = await this.loadConfig(sealed && !this.unsealing);
-    // An auto-sealed store shows the configured seal: the stored type is the one it was initialized with.
-    const type = config?.type === 'shamir' ? 'shamir' : (this.deps.autoSeal?.type ?? config?.type ?? 'shamir');
-    const shamir = type === 'shamir';
+    // An auto-sealed store shows the configured seal (the stored type is the one it was initialized
+    // with), or Shamir when every stanza is disabled: the shares unseal it from now on.
+    const autoSealed = config ? config.type !== 'shamir' : this.deps.autoSeal !== undefined;
+    const type = autoSealed && !this.deps.shamirFrom ? (this.deps.autoSeal?.type ?? config?.type ?? 'shamir') : 'shamir';
     // Vault's t and n for an auto seal are its recovery shares'.
-    const shares = shamir ? config : config && (await this.recovery.stored());
+    const shares = autoSealed ? config && (await this.recovery.stored()) : config;
     return {
       type,
       initialized: config !== undefined,
@@ -138,8 +139,8 @@ export class SealManager {
       n: shares?.secret_shares ?? 0,
       progress: sealed ? (this.unsealing?.quorum.progress ?? 0) : 0,
       nonce: sealed ? (this.unsealing?.nonce ?? '') : '',
-      recoverySeal: !shamir,
-      migration: sealed && shamir && config !== undefined && this.deps.autoSeal !== undefined,
+      recoverySeal: autoSealed,
+      migration: sealed && config !== undefined && (autoSealed ? this.deps.shamirFrom !== undefined : this.deps.autoSeal !== undefined),
       ...(sealed && this.autoUnsealer?.lastError ? { sealError: this.autoUnsealer.lastError } : {}),
     };
   }
@@ -243,19 +244,15 @@ export class SealManager {
       const config = await this.loadConfig(!this.unsealing);
       if (!config) throw new BadRequestError('Vault is not initialized');
       if (!this.barrier.sealed) return this.status();
-      if (config.type !== 'shamir') {
-        // The configured seal: the stored type is the one the store was initialized with, and seals move it on (seal-set.ts).
-        throw new BadRequestError(`the ${this.deps.autoSeal?.type ?? config.type} seal unseals this store at start; it takes no unseal keys (a sealed node unseals itself when restarted)`);
-      }
-      const migrateTo = pendingMigration(config, this.deps.autoSeal, migrate);
-      const share = acceptShare(config, encoded);
-      this.unsealing ??= { nonce: randomUUID(), quorum: new ShareQuorum(config.secret_threshold) };
+      const plan = await planUnseal(config, { to: this.deps.autoSeal, from: this.deps.shamirFrom }, migrate, this.recovery);
+      const share = acceptShare(plan.scheme, encoded);
+      this.unsealing ??= { nonce: randomUUID(), quorum: new ShareQuorum(plan.scheme.secret_threshold) };
       if (this.unsealing.quorum.holds(share)) return this.status();
       const unsealKey = this.unsealing.quorum.add(share);
       if (!unsealKey) return this.status();
       this.unsealing = undefined;
       try {
-        await (migrateTo ? this.migrateWith(migrateTo, unsealKey) : this.unsealWith(unsealKey));
+        await (plan.kind === 'unseal' ? this.unsealWith(unsealKey) : this.migrateWith(plan, unsealKey));
       } finally {
         zeroize(unsealKey);
       }
@@ -304,22 +301,16 @@ export class SealManager {
     }
   }
 
-  /** Unseals with the unseal key and moves the store to `seal` (migration.ts). */
-  private async migrateWith(seal: AutoSeal, unsealKey: Buffer): Promise<void> {
-    const rootKey = await this.openRootKey(unsealKey);
-    try {
-      // Opening the keyring proves the root key before the store changes.
-      await this.barrier.unseal(rootKey);
-      try {
-        this.config = await migrateToAutoSeal(seal, rootKey, { physical: this.physical, wrappedKeyPath: KEYS.rootKeyUnderUnsealKey, sealConfigPath: KEYS.sealConfig });
-      } catch (err) {
-        this.barrier.seal();
-        throw err;
-      }
-    } finally {
-      zeroize(rootKey);
-    }
-    this.deps.log?.info({ seal: seal.type }, 'seal migration: the root key is wrapped by the seal; the unseal key shares open nothing any more');
+  /** Unseals with the combined key and moves the store where `plan` says (migration.ts). */
+  private async migrateWith(plan: Exclude<UnsealPlan, { kind: 'unseal' }>, key: Buffer): Promise<void> {
+    const store = { physical: this.physical, barrier: this.barrier, recovery: this.recovery };
+    this.config = await (plan.kind === 'to-shamir' ? migrateToShamir(plan.seal, key, plan.scheme, store) : migrateToAutoSeal(plan.seal, key, plan.scheme, store));
+    this.deps.log?.info(
+      { seal: plan.seal.type },
+      plan.kind === 'to-shamir'
+        ? 'seal migration: the root key is stored under the recovery key; the recovery shares are the unseal shares now'
+        : 'seal migration: the root key is wrapped by the seal; the unseal key shares are its recovery shares now and unseal nothing',
+    );
     try {
       await this.deps.afterUnseal();
     } catch (err) {

@@ -43,8 +43,10 @@ export interface SealBackend {
 }
 
 export class SealSet implements AutoSeal {
-  /** The enabled seal of lowest priority: what seal-status names. */
+  /** The enabled seal of lowest priority: what seal-status names (the first seal when every one is disabled). */
   readonly type: AutoSealType;
+  /** False when every seal is disabled: they only open, while the store moves back to Shamir shares (migration.ts). */
+  readonly enabled: boolean;
   private readonly members: readonly SealMember[];
   private readonly health = new Map<string, { since?: Date; error?: string }>();
   /** Whether the last wrap holds an entry made by every enabled seal. */
@@ -57,8 +59,9 @@ export class SealSet implements AutoSeal {
   ) {
     this.members = [...members].sort((a, b) => a.priority - b.priority);
     const primary = this.members.find((m) => !m.disabled);
-    if (!primary) throw new Error('a seal set needs an enabled seal');
-    this.type = primary.seal.type;
+    if (this.members.length === 0) throw new Error('a seal set needs a seal');
+    this.enabled = primary !== undefined;
+    this.type = (primary ?? this.members[0]!).seal.type;
   }
 
   /** Each seal, by priority, with its health as last seen. */

@@ -14,10 +14,13 @@ export function staticSeal(): StaticSealConfig {
   return { type: 'static', currentKeyId: 'test-key', currentKey: { kind: 'literal', value: randomBytes(32).toString('hex') } };
 }
 
-/** Starts a server with `seal` (a new static seal when omitted); not initialized unless its storage is. */
-export async function startAutoSealedServer(options: TestServerOptions & { seal?: StaticSealConfig } = {}): Promise<AutoSealedServer> {
+/**
+ * Starts a server with `seal` (a new static seal when omitted), `disabled` to move the store back
+ * to Shamir shares; not initialized unless its storage is.
+ */
+export async function startAutoSealedServer(options: TestServerOptions & { seal?: StaticSealConfig; disabled?: boolean } = {}): Promise<AutoSealedServer> {
   const seal = options.seal ?? staticSeal();
-  const stanza = { ...seal, name: seal.type, priority: 1, disabled: false };
+  const stanza = { ...seal, name: seal.type, priority: 1, disabled: options.disabled ?? false };
   const server = await startServer({ config: { ...testConfig(options), seal: [stanza] }, logger: pino({ level: 'silent' }) });
   return Object.assign(server, { client: new TestClient(server.address), seal });
 }

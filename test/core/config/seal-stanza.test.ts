@@ -110,14 +110,18 @@ describe('configuration: the seal stanza', () => {
     ]);
   });
 
-  it('refuses several seal stanzas without a priority each, with a priority or a name twice, a name that cannot end a variable name, or none enabled', () => {
+  it('refuses several seal stanzas without a priority each, with a priority or a name twice, or a name that cannot end a variable name', () => {
     const transit = (more: Record<string, unknown>) => ({ transit: { address: 'http://t:8200', mount_path: 'transit', key_name: 'k', ...more } });
     expect(refusal(withSeal([transit({ name: 'a', priority: 1 }), transit({ name: 'b' })]))).to.match(/priority is required when there are several seal stanzas/);
     expect(refusal(withSeal([transit({ name: 'a', priority: 1 }), transit({ name: 'b', priority: 1 })]))).to.match(/priority 1 is taken by the stanza on line/);
     expect(refusal(withSeal([transit({ priority: 1 }), transit({ priority: 2 })]))).to.match(/two seal stanzas are named "transit"/);
     expect(refusal(withSeal(transit({ name: 'us-east' })))).to.match(/seal\.transit\.name: must be letters, digits and "_"/);
     expect(refusal(withSeal(transit({ priority: 0 })))).to.match(/seal\.transit\.priority: must be 1 or more/);
-    expect(refusal(withSeal(transit({ disabled: 'true' })))).to.match(/every seal stanza is disabled: moving a store from an auto seal back to Shamir shares is not supported yet/);
+  });
+
+  it('takes every seal stanza disabled: the form that moves a store back to Shamir shares', () => {
+    const transit = { address: 'http://t:8200', mount_path: 'transit', key_name: 'k', disabled: 'true' };
+    expect(parseConfig(withSeal({ transit }), BASE).seal!.map((s) => [s.type, s.disabled])).to.deep.equal([['transit', true]]);
   });
 
   it('refuses what it does not honour, each with the reason: unknown keys and types', () => {
