@@ -222,6 +222,7 @@ export class Host {
       requireActive: () => this.standby?.refuseWrites(),
       wrapping: wrapper,
       version: VERSION,
+      ...(options.config.apiAddr ? { apiAddr: options.config.apiAddr } : {}),
       defaultLeaseTtl: defaults.defaultLeaseTtl,
       maxLeaseTtl: defaults.maxLeaseTtl,
       unauthedGenerateRoot: !options.disableUnauthedGenerateRoot,

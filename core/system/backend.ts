@@ -8,6 +8,7 @@ import { sealBackendStatusPath } from './paths/seal-backend-status.js';
 import { sealPath } from './paths/seal.js';
 import { healthPath } from './paths/health.js';
 import { leaderPath, stepDownPath } from './paths/leader.js';
+import { haStatusPath } from './paths/ha-status.js';
 import { keyStatusPath, rotatePath } from './paths/key-status.js';
 import { rotateConfigPath } from './paths/rotate-config.js';
 import { mountTablePaths } from './paths/mounts.js';
@@ -64,6 +65,7 @@ export function createSystemBackend(services: SystemDeps): FrameworkBackend {
       healthPath(services),
       leaderPath(services),
       stepDownPath(services),
+      haStatusPath(services),
       keyStatusPath(services),
       rotatePath(services),
       rotateConfigPath(services),

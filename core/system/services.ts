@@ -42,6 +42,8 @@ export interface SystemDeps {
   /** `sys/seal-status` `storage_type`. */
   readonly storageType: string;
   readonly version: string;
+  /** The configuration's api_addr (sys/ha-status of a node without HA storage). */
+  readonly apiAddr?: string;
   /** HA over a shared store; undefined on a single node. */
   readonly ha?: HaManager;
   /**
