@@ -9,6 +9,7 @@ import { sealPath } from './paths/seal.js';
 import { healthPath } from './paths/health.js';
 import { leaderPath, stepDownPath } from './paths/leader.js';
 import { haStatusPath } from './paths/ha-status.js';
+import { configCorsPath } from './paths/config-cors.js';
 import { keyStatusPath, rotatePath } from './paths/key-status.js';
 import { rotateConfigPath } from './paths/rotate-config.js';
 import { mountTablePaths } from './paths/mounts.js';
@@ -106,6 +107,7 @@ export function createSystemBackend(services: SystemDeps): FrameworkBackend {
       hostInfoPath(services),
       inFlightReqPath(services),
       configStatePath(services),
+      configCorsPath(services),
       ...loggerPaths(services),
       ...lockedUserPaths(services),
       ...leasePaths(services),
