@@ -10,6 +10,7 @@ import { healthPath } from './paths/health.js';
 import { leaderPath, stepDownPath } from './paths/leader.js';
 import { haStatusPath } from './paths/ha-status.js';
 import { configCorsPath } from './paths/config-cors.js';
+import { passwordPolicyPaths } from './paths/policies-password.js';
 import { keyStatusPath, rotatePath } from './paths/key-status.js';
 import { rotateConfigPath } from './paths/rotate-config.js';
 import { mountTablePaths } from './paths/mounts.js';
@@ -79,6 +80,7 @@ export function createSystemBackend(services: SystemDeps): FrameworkBackend {
       pluginsCatalogTypePath(services),
       pluginsCatalogNamePath(services),
       ...policyPaths(() => services.authz.policies),
+      ...passwordPolicyPaths(services),
       ...capabilityPaths(() => services.authz),
       ...auditPaths(() => services.audit),
       ...auditedHeaderPaths(() => services.audit.headers),
