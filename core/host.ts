@@ -24,6 +24,7 @@ import type { AutoSeal } from './seal/auto-seal.js';
 import type { Backoff } from './seal/auto-unseal.js';
 import { TokenStore } from './auth/token-store.js';
 import { Quotas } from './quotas/quotas.js';
+import { CorsSettings } from './http/cors.js';
 import { PolicyStore } from './auth/policy-store.js';
 import { TokenAcls } from './auth/token-acls.js';
 import { IdentityStore } from './auth/identity/identity-store.js';
@@ -99,6 +100,8 @@ export class Host {
   readonly tokens: TokenStore;
   /** Rate-limit quotas (sys/quotas/*). */
   readonly quotas: Quotas;
+  /** Cross-origin requests (sys/config/cors), read by the HTTP layer. */
+  readonly cors: CorsSettings;
   readonly policies: PolicyStore;
   readonly identity: IdentityStore;
   readonly audit: AuditBroker;
@@ -138,6 +141,7 @@ export class Host {
     this.barrier = new Barrier(this.metrics.enabled ? timedStorage(options.physical, this.metrics) : options.physical, { clock });
     this.tokens = new TokenStore(this.barrier, clock);
     this.quotas = new Quotas(this.barrier);
+    this.cors = new CorsSettings(this.barrier);
     this.policies = new PolicyStore(this.barrier);
     this.identity = new IdentityStore(this.barrier, clock);
     this.auditConfig = options.config.audit ?? DEFAULT_AUDIT_CONFIG;
@@ -199,6 +203,7 @@ export class Host {
       unload: () => this.state.unload(),
       load: async () => {
         this.quotas.reset();
+        this.cors.reset();
         await this.state.load();
         // The active node of a cluster makes sure the token store's keys exist, as on promotion.
         if (this.ha) await this.tokens.ensureSecrets();
@@ -225,6 +230,7 @@ export class Host {
       requireActive: () => this.standby?.refuseWrites(),
       wrapping: wrapper,
       version: VERSION,
+      ...(options.config.apiAddr ? { apiAddr: options.config.apiAddr } : {}),
       defaultLeaseTtl: defaults.defaultLeaseTtl,
       maxLeaseTtl: defaults.maxLeaseTtl,
       unauthedGenerateRoot: !options.disableUnauthedGenerateRoot,
@@ -238,6 +244,7 @@ export class Host {
       lockout,
       quotas: this.quotas,
       identity: this.identity,
+      cors: this.cors,
     };
     this.system = createSystemBackend(services);
 
@@ -253,6 +260,7 @@ export class Host {
         policies: this.policies,
         tokens: this.tokens,
         quotas: this.quotas,
+        cors: this.cors,
         system: this.system,
         logger: this.logger,
         activated: async () => {
@@ -371,6 +379,7 @@ export class Host {
       // Whatever failed above, the backends are torn down: their cleanup is where they forget what
       // they hold in memory (transit's key schedules in the WASM core).
       this.quotas.reset();
+      this.cors.reset();
       await this.state.unload();
     }
     this.logger.info('sealed');

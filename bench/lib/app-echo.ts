@@ -10,11 +10,15 @@ import { createApp, type AppHost } from '../../core/http/app.js';
 import { listen } from '../../core/http/listener.js';
 import type { BodyAllowance, HostRequest, HostResponse } from '../../core/host.js';
 
+const CORS_OFF = { enabled: false, allowedOrigins: [], allowedHeaders: [] };
+
 const answering: AppHost = {
   // No path of this host takes a binary body (the real host asks its sys backend: a prefix check).
   takesBinaryBody: () => false,
   // Every request is read as one with a usable token (the real host's answer for a cached token).
   bodyAllowance: (): BodyAllowance => 'authenticated',
+  // CORS off, as the real host's setting is by default.
+  cors: { cached: () => CORS_OFF, get: async () => CORS_OFF },
   async handle(req: HostRequest): Promise<HostResponse> {
     const plaintext = (req.body as { plaintext?: string } | undefined)?.plaintext ?? '';
     return {

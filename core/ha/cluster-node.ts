@@ -10,6 +10,7 @@ import type { AuditBroker } from '../audit/broker.js';
 import type { PolicyStore } from '../auth/policy-store.js';
 import type { TokenStore } from '../auth/token-store.js';
 import type { Quotas } from '../quotas/quotas.js';
+import type { CorsSettings } from '../http/cors.js';
 import type { Backend } from '../framework/backend.js';
 import type { HostState } from '../host-state.js';
 import { StandbyStrategy } from './standby.js';
@@ -25,6 +26,7 @@ export interface ClusterNodeDeps {
   readonly policies: PolicyStore;
   readonly tokens: TokenStore;
   readonly quotas: Quotas;
+  readonly cors: CorsSettings;
   readonly system: Backend;
   readonly logger: Logger;
   /** Work only the active node does once it has loaded (the configuration's audit devices); a failure gives the lock up. */
@@ -34,7 +36,7 @@ export interface ClusterNodeDeps {
 /** Wires the node into its cluster; the pipeline runs requests through the returned strategy. */
 export function joinCluster(deps: ClusterNodeDeps): StandbyStrategy {
   const { ha, shared, barrier, state, tokens, logger } = deps;
-  const changes = new RemoteChanges({ barrier, state, audit: deps.audit, policies: deps.policies, tokens, quotas: deps.quotas, ha, logger });
+  const changes = new RemoteChanges({ barrier, state, audit: deps.audit, policies: deps.policies, tokens, quotas: deps.quotas, cors: deps.cors, ha, logger });
   const standby = new StandbyStrategy({ ha, shared, barrier, unsealed: state, changes, system: deps.system, logger });
   barrier.setWriteGuard(() => standby.refuseWrites());
   shared.onRemoteChange((change) => changes.apply(change));

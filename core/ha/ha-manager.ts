@@ -133,6 +133,19 @@ export class HaManager {
     return { isSelf: false, leaderAddress: leader?.apiAddr ?? '', activeTime: leader?.since };
   }
 
+  /**
+   * `sys/ha-status`: the nodes this node knows of, itself and the active node. Standbys do not
+   * report to the active node here (each reads the leader from the store), so an active node
+   * lists only itself.
+   */
+  async knownNodes(): Promise<{ apiAddr: string; active: boolean; self: boolean }[]> {
+    const nodes = [{ apiAddr: this.apiAddr, active: this.current === 'active', self: true }];
+    if (this.current === 'active') return nodes;
+    const leader = this.known ?? (await this.refreshLeader());
+    if (leader && leader.nodeId !== this.nodeId) nodes.push({ apiAddr: leader.apiAddr, active: true, self: false });
+    return nodes;
+  }
+
   /** Sends a request this standby must not run to the active node, and relays the answer. */
   async forward(request: HostRequest): Promise<HostResponse> {
     if (this.storeProblem !== undefined) {

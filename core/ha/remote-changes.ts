@@ -9,6 +9,7 @@ import type { Barrier } from '../../storage/barrier.js';
 import type { AuditBroker } from '../audit/broker.js';
 import { AUDIT_TABLE_KEY } from '../audit/broker.js';
 import { AUDITED_HEADERS_KEY } from '../audit/request-headers.js';
+import { CORS_CONFIG_KEY, type CorsSettings } from '../http/cors.js';
 import type { PolicyStore } from '../auth/policy-store.js';
 import type { TokenStore } from '../auth/token-store.js';
 import type { Quotas } from '../quotas/quotas.js';
@@ -28,6 +29,8 @@ export interface RemoteChangeDeps {
   readonly tokens: TokenStore;
   /** Rate-limit quota rules: read again after another node changes them. */
   readonly quotas?: Pick<Quotas, 'remoteChanged' | 'reset'>;
+  /** The CORS setting: forgotten after another node changes it, and read again at the next request. */
+  readonly cors?: Pick<CorsSettings, 'reset'>;
   readonly ha: HaManager;
   readonly logger: Logger;
 }
@@ -55,6 +58,7 @@ export class RemoteChanges {
     }
     if ('resync' in change) {
       this.deps.quotas?.reset();
+      this.deps.cors?.reset();
       this.track(state.resync());
       return;
     }
@@ -65,6 +69,7 @@ export class RemoteChanges {
       else if (MOUNT_TABLES.has(key)) mounts = true;
       else if (key === AUDIT_TABLE_KEY) this.track(audit.load());
       else if (key === AUDITED_HEADERS_KEY) this.track(audit.headers.load());
+      else if (key === CORS_CONFIG_KEY) this.deps.cors?.reset();
       else if (key === CLUSTER_INFO_KEY) this.track(state.reloadCluster());
       else if (key.startsWith('sys/policy/')) policies.remoteChanged(key);
       else if (key.startsWith('sys/token/')) tokens.remoteChanged(key);

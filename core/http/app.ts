@@ -16,6 +16,7 @@ import { DEFAULT_JSON_LIMITS, type JsonLimits } from './json-limits.js';
 import { listedMethod, ListVerbStream } from './list-method.js';
 import { FORWARDED_MAC } from '../ha/forward.js';
 import type { UiFiles } from './ui.js';
+import { corsAnswer, type CorsSettings } from './cors.js';
 
 export interface AppOptions {
   /** Bytes; negative turns the limit off. */
@@ -36,7 +37,7 @@ export interface AppOptions {
 const METHODS_WITHOUT_BODY = new Set(['GET', 'HEAD']);
 
 /** What the HTTP layer asks of the host: nothing else, so a stand-in host (bench/lib/app-echo.ts) is typed by the same list. */
-export type AppHost = Pick<Host, 'takesBinaryBody' | 'bodyAllowance' | 'handle'>;
+export type AppHost = Pick<Host, 'takesBinaryBody' | 'bodyAllowance' | 'handle'> & { readonly cors: Pick<CorsSettings, 'cached' | 'get'> };
 
 export function createApp(host: AppHost, options: AppOptions): Koa {
   const app = new Koa();
@@ -68,6 +69,22 @@ export function createApp(host: AppHost, options: AppOptions): Koa {
       });
     }
     return next();
+  });
+
+  // CORS (cors.ts): a request without Origin, or with CORS off, costs a header lookup and one
+  // check of the cached setting; the setting is read from storage once after each unseal.
+  app.use(async (ctx, next) => {
+    const origin = ctx.headers.origin;
+    // Sealed, the setting cannot be read: nothing is served that it would govern.
+    const cors = origin !== undefined && ctx.path.startsWith('/v1/') ? (host.cors.cached() ?? (await host.cors.get().catch(() => undefined))) : undefined;
+    if (origin !== undefined && cors?.enabled) {
+      const answer = corsAnswer(cors, origin, ctx.method, ctx.get('access-control-request-method') || undefined);
+      if (answer === 'method-not-allowed') return send(ctx, { status: 405, body: { errors: ['the preflight asks for a method CORS does not allow'] } });
+      if (answer.kind === 'refuse') return send(ctx, { status: 403, body: { errors: ['origin not allowed'] } });
+      ctx.set(answer.headers);
+      if (answer.kind === 'preflight') return send(ctx, { status: 204 });
+    }
+    await next();
   });
 
   router.all('/v1/{*path}', async (ctx) => {

@@ -8,6 +8,9 @@ import { sealBackendStatusPath } from './paths/seal-backend-status.js';
 import { sealPath } from './paths/seal.js';
 import { healthPath } from './paths/health.js';
 import { leaderPath, stepDownPath } from './paths/leader.js';
+import { haStatusPath } from './paths/ha-status.js';
+import { configCorsPath } from './paths/config-cors.js';
+import { passwordPolicyPaths } from './paths/policies-password.js';
 import { keyStatusPath, rotatePath } from './paths/key-status.js';
 import { rotateConfigPath } from './paths/rotate-config.js';
 import { mountTablePaths } from './paths/mounts.js';
@@ -64,6 +67,7 @@ export function createSystemBackend(services: SystemDeps): FrameworkBackend {
       healthPath(services),
       leaderPath(services),
       stepDownPath(services),
+      haStatusPath(services),
       keyStatusPath(services),
       rotatePath(services),
       rotateConfigPath(services),
@@ -76,6 +80,7 @@ export function createSystemBackend(services: SystemDeps): FrameworkBackend {
       pluginsCatalogTypePath(services),
       pluginsCatalogNamePath(services),
       ...policyPaths(() => services.authz.policies),
+      ...passwordPolicyPaths(services),
       ...capabilityPaths(() => services.authz),
       ...auditPaths(() => services.audit),
       ...auditedHeaderPaths(() => services.audit.headers),
@@ -104,6 +109,7 @@ export function createSystemBackend(services: SystemDeps): FrameworkBackend {
       hostInfoPath(services),
       inFlightReqPath(services),
       configStatePath(services),
+      configCorsPath(services),
       ...loggerPaths(services),
       ...lockedUserPaths(services),
       ...leasePaths(services),

@@ -18,6 +18,7 @@ import type { Unsealed } from '../unsealed.js';
 import type { UserLockout } from '../auth/lockout/user-lockout.js';
 import type { Quotas } from '../quotas/quotas.js';
 import type { IdentityStore } from '../auth/identity/identity-store.js';
+import type { CorsSettings } from '../http/cors.js';
 
 /** Tokens and policies, for the sys paths that report or change them. */
 export interface AuthzDeps {
@@ -42,6 +43,8 @@ export interface SystemDeps {
   /** `sys/seal-status` `storage_type`. */
   readonly storageType: string;
   readonly version: string;
+  /** The configuration's api_addr (sys/ha-status of a node without HA storage). */
+  readonly apiAddr?: string;
   /** HA over a shared store; undefined on a single node. */
   readonly ha?: HaManager;
   /**
@@ -74,4 +77,6 @@ export interface SystemDeps {
   readonly quotas: Quotas;
   /** Entities (sys/internal/counters/entities). */
   readonly identity: Pick<IdentityStore, 'listEntities'>;
+  /** sys/config/cors. */
+  readonly cors: CorsSettings;
 }

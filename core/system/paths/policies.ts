@@ -6,7 +6,7 @@ import type { PolicyStore } from '../../auth/policy-store.js';
 const NAME = { type: 'string', description: 'Name of the policy (lower-cased).', required: true } as const;
 
 /** Policy text may arrive base64-encoded (the API allows it); HCL and JSON never look like base64. */
-function policyText(raw: string): string {
+export function policyText(raw: string): string {
   const compact = raw.replace(/\s+/g, '');
   if (compact.length > 0 && compact.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(compact)) {
     const decoded = Buffer.from(compact, 'base64').toString('utf8');

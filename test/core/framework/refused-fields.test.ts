@@ -66,6 +66,8 @@ const REFUSALS: readonly Refusal[] = [
   },
   { listed: '/sys/plugins/catalog/{type}/{name}', field: 'oci_image', method: 'POST', path: 'sys/plugins/catalog/secret/refused', body: CATALOG_BODY, value: 'image:1' },
   { listed: '/sys/plugins/catalog/{type}/{name}', field: 'runtime', method: 'POST', path: 'sys/plugins/catalog/secret/refused', body: CATALOG_BODY, value: 'gvisor' },
+  { listed: '/sys/plugins/catalog/{name}/', field: 'oci_image', method: 'POST', path: 'sys/plugins/catalog/refused', body: { ...CATALOG_BODY, type: 'secret' }, value: 'image:1' },
+  { listed: '/sys/plugins/catalog/{name}/', field: 'runtime', method: 'POST', path: 'sys/plugins/catalog/refused', body: { ...CATALOG_BODY, type: 'secret' }, value: 'gvisor' },
   { listed: '/sys/internal/specs/openapi', field: 'generic_mount_paths', method: 'GET', path: 'sys/internal/specs/openapi', body: {}, value: 'true' },
   { listed: '/auth/token/lookup-self', field: 'token', method: 'POST', path: 'auth/token/lookup-self', body: {}, value: 'hvs.someone-elses-token' },
   {

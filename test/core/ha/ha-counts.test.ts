@@ -46,7 +46,7 @@ const until = async (condition: () => boolean, what: string) => {
   }
 };
 
-describe('HA manager counts', function () {
+describe('HA manager counts and nodes', function () {
   it('counts each change of active node once per node, and forwards that fail', async function () {
     const lock = new MemoryLock();
     const node = (nodeId: string) => {
@@ -79,6 +79,31 @@ describe('HA manager counts', function () {
         (err: unknown) => expect(err).to.be.instanceOf(UnavailableError),
       );
       expect(a.counts).to.deep.include({ forwarded: 0, forwardFailures: 1 });
+    } finally {
+      await a.leave();
+      await b.leave();
+    }
+  });
+
+  it('lists for sys/ha-status the node itself and, on a standby, the active node', async function () {
+    const lock = new MemoryLock();
+    const node = (nodeId: string, apiAddr: string) => {
+      const ha = new HaManager({ storage: {} as SharedStorage, lock: lock.forNode(), apiAddr, logger: pino({ level: 'silent' }), nodeId });
+      ha.attach({ promote: async () => {}, demote: () => {} }, { key: () => Buffer.alloc(32, 1) });
+      return ha;
+    };
+    const a = node('a', 'http://10.0.0.1:8200');
+    const b = node('b', 'http://10.0.0.2:8200');
+    try {
+      a.join();
+      await until(() => a.state === 'active', 'a to become active');
+      b.join();
+      await until(() => b.state === 'standby', 'b to stand by');
+      expect(await a.knownNodes()).to.deep.equal([{ apiAddr: 'http://10.0.0.1:8200', active: true, self: true }]);
+      expect(await b.knownNodes()).to.deep.equal([
+        { apiAddr: 'http://10.0.0.2:8200', active: false, self: true },
+        { apiAddr: 'http://10.0.0.1:8200', active: true, self: false },
+      ]);
     } finally {
       await a.leave();
       await b.leave();

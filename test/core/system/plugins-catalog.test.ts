@@ -73,6 +73,29 @@ describe('sys/plugins/catalog', function () {
     ]);
   });
 
+  it('serves a name without a type (sys/plugins/catalog/:name) under the one type it is known as', async () => {
+    expect((await client.get('sys/plugins/catalog/transit')).body.data).to.deep.include({ name: 'transit', builtin: true });
+    expect((await client.get('sys/plugins/catalog/userpass')).body.data).to.deep.include({ name: 'userpass', builtin: true });
+    expect((await client.get('sys/plugins/catalog/nosuch')).status).to.equal(404);
+    // A new name needs its type; a known one takes the type it has.
+    const untyped = await client.post('sys/plugins/catalog/untyped', { sha256: sha1, command: 'echo/1.0.0.mjs', version: '1.0.0' });
+    expect(untyped.status).to.equal(400);
+    expect(untyped.body.errors[0]).to.match(/missing required field "type"/);
+    expect((await client.post('sys/plugins/catalog/untyped', { type: 'secret', sha256: sha1, command: 'echo/1.0.0.mjs', version: '1.0.0' })).status).to.equal(204);
+    expect((await client.post('sys/plugins/catalog/untyped', { sha256: sha2, command: 'echo/2.0.0.mjs', version: '2.0.0' })).status).to.equal(204);
+    expect((await client.get('sys/plugins/catalog/untyped?version=2.0.0')).body.data).to.deep.include({ name: 'untyped', sha256: sha2 });
+    expect((await client.list('sys/plugins/catalog/secret')).body.data.keys).to.include('untyped');
+    // The same name under both types is ambiguous without one.
+    await client.post('sys/plugins/catalog/auth/untyped', { sha256: sha1, command: 'echo/1.0.0.mjs', version: '1.0.0' });
+    const ambiguous = await client.get('sys/plugins/catalog/untyped?version=1.0.0');
+    expect(ambiguous.status).to.equal(400);
+    expect(ambiguous.body.errors[0]).to.match(/both auth and secret/);
+    await client.delete('sys/plugins/catalog/auth/untyped?version=1.0.0');
+    for (const version of ['1.0.0', '2.0.0']) expect((await client.delete(`sys/plugins/catalog/untyped?version=${version}`)).status).to.equal(204);
+    expect((await client.get('sys/plugins/catalog/secret/untyped?version=1.0.0')).status).to.equal(404);
+    expect((await client.delete('sys/plugins/catalog/untyped')).status).to.equal(204);
+  });
+
   it('refuses bad registrations with a 400 naming the problem', async () => {
     const cases: [string, Record<string, unknown>, string][] = [
       ['secret/x', { command: 'echo/1.0.0.mjs' }, 'missing required field "sha256"'],
