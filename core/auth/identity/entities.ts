@@ -25,7 +25,7 @@ export interface EntityInput {
  */
 export function writeEntity(store: IdentityStore, id: string | undefined, input: EntityInput): Promise<{ entity: Entity; created: boolean }> {
   return store.exclusive(async () => {
-    await store.indexNames();
+    const nameIndex = await store.nameIndexOps();
     let previous: Entity | undefined;
     if (id) {
       previous = await store.readEntity(id);
@@ -47,7 +47,7 @@ export function writeEntity(store: IdentityStore, id: string | undefined, input:
       ...(input.disabled !== undefined ? { disabled: input.disabled } : {}),
       last_update_time: now,
     };
-    await store.apply(store.entityOps(entity, previous));
+    await store.apply([...nameIndex, ...store.entityOps(entity, previous)]);
     return { entity, created: previous === undefined };
   });
 }

@@ -161,17 +161,18 @@ export class IdentityStore {
   }
 
   /**
-   * Writes the name index of every entity created before it existed, once; later name lookups
-   * need no scan. Run under `exclusive` by every change that checks a name.
+   * The writes of the name index of every entity created before it existed (none once it has
+   * been written); later name lookups need no scan. A change that checks a name writes them in its
+   * own batch, under `exclusive`, so a refused change writes nothing.
    */
-  async indexNames(): Promise<void> {
-    if (await this.storage.get(KEYS.namesIndexed)) return;
+  async nameIndexOps(): Promise<BatchOp[]> {
+    if (await this.storage.get(KEYS.namesIndexed)) return [];
     const ops: BatchOp[] = [];
     for (const id of await this.listEntities()) {
       const entity = await this.readEntity(id);
       if (entity && !(await this.indexed(KEYS.entityName(entity.name)))) ops.push(index(KEYS.entityName(entity.name), entity.id));
     }
-    await this.apply([...ops, { type: 'put', key: KEYS.namesIndexed, value: Buffer.from('1') }]);
+    return [...ops, { type: 'put', key: KEYS.namesIndexed, value: Buffer.from('1') }];
   }
 
   /** The writes that store an entity and its name index (the old name's index dropped). */

@@ -20,7 +20,8 @@ const REFUSED: readonly { readonly prefix: string; readonly why: string }[] = [
   { prefix: 'namespaces', why: 'sys/namespaces is not supported: namespaces are a Vault Enterprise feature; every mount is in the root namespace' },
 ];
 
-const OPERATIONS: readonly Operation[] = ['read', 'list', 'update', 'delete', 'patch'];
+// No patch: PATCH's content-type check would answer before the refusal (and before the sealed check).
+const OPERATIONS: readonly Operation[] = ['read', 'list', 'update', 'delete'];
 
 export function outOfScopePaths(): AnyPathDefinition[] {
   return REFUSED.flatMap(({ prefix, why }) => {
