@@ -30,7 +30,7 @@ import { TokenAcls } from './auth/token-acls.js';
 import { IdentityStore } from './auth/identity/identity-store.js';
 import { AuditBroker } from './audit/broker.js';
 import { createSystemBackend } from './system/backend.js';
-import { openApiDocument, type MountedPaths } from './system/openapi.js';
+import { mountedPaths, openApiDocument } from './system/openapi.js';
 import type { SystemDeps } from './system/services.js';
 import { systemClock, type Clock } from './clock.js';
 import { HostState } from './host-state.js';
@@ -224,7 +224,7 @@ export class Host {
       clock,
       authz: { tokens: this.tokens, policies: this.policies, aclFor: (entry) => acls.aclFor(entry) },
       audit: this.audit,
-      openapi: async (authenticated) => openApiDocument(this.mountedPaths(), VERSION, (path) => authenticated || path.unauthenticated),
+      openapi: async (authenticated) => openApiDocument(mountedPaths(this.system, this.state.loaded ? this.state.mounts : undefined), VERSION, (path) => authenticated || path.unauthenticated),
       storageType: options.physical.kind,
       ...(options.ha ? { ha: options.ha } : {}),
       requireActive: () => this.standby?.refuseWrites(),
@@ -393,17 +393,5 @@ export class Host {
   private auditRules(): AuditRules {
     const { unsafeAllowApiAuditCreation, allowAuditLogPrefixing, apiAuditSocketAllowlist } = this.auditConfig;
     return { unsafeAllowApiAuditCreation, allowAuditLogPrefixing, apiAuditSocketAllowlist, ...this.auditForbidden };
-  }
-
-  /** Every mounted backend's paths under its prefix, sys first, for the OpenAPI document. */
-  private mountedPaths(): MountedPaths[] {
-    const mounted: MountedPaths[] = [{ prefix: 'sys/', paths: this.system.describePaths() }];
-    if (!this.state.loaded) return mounted;
-    const table = this.state.mounts;
-    for (const entry of [...table.entries('secret'), ...table.entries('auth')]) {
-      const live = table.live(entry.table, entry.path);
-      if (live.backend) mounted.push({ prefix: live.routePrefix, paths: live.backend.describePaths() });
-    }
-    return mounted;
   }
 }

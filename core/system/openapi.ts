@@ -4,12 +4,25 @@
  * operations), with Vault's extensions (x-vault-sudo, x-vault-unauthenticated, x-vault-createSupported)
  * and x-keywarden-refused-fields: the fields Vault defines on a path that are refused here, with why.
  */
+import type { Backend } from '../framework/backend.js';
 import type { PathHelp, FieldHelp } from '../framework/help.js';
+import type { MountTable } from '../mounts/mount-table.js';
 
 export interface MountedPaths {
   /** With a trailing slash: `sys/`, `transit/`, `auth/cloud/`. */
   readonly prefix: string;
   readonly paths: readonly PathHelp[];
+}
+
+/** Every mounted backend's paths under its prefix, sys first (`mounts` undefined while sealed). */
+export function mountedPaths(system: Pick<Backend, 'describePaths'>, mounts: MountTable | undefined): MountedPaths[] {
+  const mounted: MountedPaths[] = [{ prefix: 'sys/', paths: system.describePaths() }];
+  if (!mounts) return mounted;
+  for (const entry of [...mounts.entries('secret'), ...mounts.entries('auth')]) {
+    const live = mounts.live(entry.table, entry.path);
+    if (live.backend) mounted.push({ prefix: live.routePrefix, paths: live.backend.describePaths() });
+  }
+  return mounted;
 }
 
 const METHODS: Record<string, string> = { read: 'get', list: 'get', update: 'post', create: 'post', delete: 'delete', patch: 'patch' };
