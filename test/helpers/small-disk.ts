@@ -46,3 +46,23 @@ export async function mountSmallDisk(sizeBytes: number): Promise<SmallDisk | str
     },
   };
 }
+
+/**
+ * A small disk of `sizeBytes` for the enclosing describe: mounted before its tests (which skip,
+ * saying why, where no tmpfs can be mounted) and unmounted after them. Read it inside the tests.
+ */
+export function useSmallDisk(sizeBytes: number): () => SmallDisk {
+  let disk: SmallDisk | undefined;
+  before(async function () {
+    const mounted = await mountSmallDisk(sizeBytes);
+    if (typeof mounted === 'string') {
+      console.log(`      skipped: ${mounted}`);
+      this.skip();
+    }
+    disk = mounted;
+  });
+  after(async () => {
+    await disk?.unmount();
+  });
+  return () => disk!;
+}

@@ -8,33 +8,20 @@ import { expect } from 'chai';
 import path from 'node:path';
 import { UnavailableError } from '../../core/errors.js';
 import { LevelDbStorage } from '../../storage/leveldb.js';
-import { mountSmallDisk, type SmallDisk } from '../helpers/small-disk.js';
+import { useSmallDisk } from '../helpers/small-disk.js';
 import { bytes, text } from './helpers.js';
 
 describe('LevelDbStorage on a full disk', function () {
   this.timeout(60_000);
-  let disk: SmallDisk;
-
-  before(async function () {
-    const mounted = await mountSmallDisk(32 * 1024 * 1024);
-    if (typeof mounted === 'string') {
-      console.log(`      skipped: ${mounted}`);
-      this.skip();
-    }
-    disk = mounted;
-  });
-
-  after(async () => {
-    await disk?.unmount();
-  });
+  const smallDisk = useSmallDisk(32 * 1024 * 1024);
 
   it('refuses writes with a clear 503 when the disk is full, keeps what was written and serves reads, and writes again once space is freed', async () => {
-    const dir = path.join(disk.path, 'store');
+    const dir = path.join(smallDisk().path, 'store');
     let storage = await LevelDbStorage.open(dir);
     const value = (i: number) => bytes(`${i}:`.padEnd(4096, 'x'));
     const acknowledged: number[] = [];
     try {
-      await disk.fill(256 * 1024);
+      await smallDisk().fill(256 * 1024);
       let refused: unknown;
       for (let i = 0; i < 10_000 && refused === undefined; i++) {
         try {
@@ -53,7 +40,7 @@ describe('LevelDbStorage on a full disk', function () {
       for (const i of acknowledged) expect(text(await storage.get(`k/${String(i).padStart(6, '0')}`)), `entry ${i} while full`).to.equal(text(value(i)));
       expect((await storage.list('k/')).length).to.equal(acknowledged.length);
 
-      await disk.release();
+      await smallDisk().release();
       const after: number[] = [];
       for (let i = 100_000; i < 100_200; i++) {
         await storage.put(`k/${i}`, value(i));
@@ -66,7 +53,7 @@ describe('LevelDbStorage on a full disk', function () {
       for (const i of after) expect(text(await storage.get(`k/${i}`)), `entry ${i} after restart`).to.equal(text(value(i)));
     } finally {
       await storage.close().catch(() => undefined);
-      await disk.release();
+      await smallDisk().release();
     }
   });
 });

@@ -6,32 +6,19 @@
 import { expect } from 'chai';
 import path from 'node:path';
 import { API_AUDIT, startUnsealedServer } from '../../helpers/server.js';
-import { mountSmallDisk, type SmallDisk } from '../../helpers/small-disk.js';
+import { useSmallDisk } from '../../helpers/small-disk.js';
 
 describe('file audit device on a full disk', function () {
   this.timeout(60_000);
-  let disk: SmallDisk;
-
-  before(async function () {
-    const mounted = await mountSmallDisk(4 * 1024 * 1024);
-    if (typeof mounted === 'string') {
-      console.log(`      skipped: ${mounted}`);
-      this.skip();
-    }
-    disk = mounted;
-  });
-
-  after(async () => {
-    await disk?.unmount();
-  });
+  const smallDisk = useSmallDisk(4 * 1024 * 1024);
 
   it('refuses the requests it cannot record with a 503 and does not carry them out, then records and serves again once space is freed', async () => {
     const server = await startUnsealedServer({ audit: API_AUDIT });
     try {
-      const log = path.join(disk.path, 'audit.log');
+      const log = path.join(smallDisk().path, 'audit.log');
       expect((await server.client.post('sys/audit/file', { type: 'file', options: { file_path: log } })).status).to.equal(204);
       expect((await server.client.post('sys/mounts/kv', { type: 'kv' })).status).to.equal(204);
-      await disk.fill(0);
+      await smallDisk().fill(0);
       // Values are HMAC'd in the entry, field names are not: long names make entries that no
       // longer fit in what is left of the log file's last page.
       let refused: { status: number; body: any; text: string } | undefined;
@@ -43,7 +30,7 @@ describe('file audit device on a full disk', function () {
       expect(refused, 'no request was refused on the full disk').to.not.equal(undefined);
       expect(refused!.status, refused!.text).to.equal(503);
       expect(refused!.body.errors[0]).to.match(/audit/i);
-      await disk.release();
+      await smallDisk().release();
       const read = await server.client.get(`kv/refused-${tried - 1}`);
       expect(read.status, 'the refused write was not carried out').to.equal(404);
       expect((await server.client.put('kv/accepted', { value: 'y' })).status).to.equal(204);
