@@ -21,6 +21,16 @@ export interface LeaseTimes {
 export const DEFAULT_LEASE: LeaseTimes = { leaseMs: 10_000, renewMs: 2_000 };
 /** How long one renewal may take before the leader gives its connection (and the role) up. */
 const RENEW_TIMEOUT_MS = 3000;
+/**
+ * How long a standby's look-up of the leader may go unanswered: requests wait on it (a forward
+ * with no known leader), so a paused database must not hold them.
+ */
+const LOOKUP_TIMEOUT_MS = 3000;
+/**
+ * How long a bid for the role may wait: taking the row FOR UPDATE waits for writes still fenced
+ * under the old epoch, which PostgresStorage bounds at 10 s each.
+ */
+const ACQUIRE_TIMEOUT_MS = 15_000;
 
 /**
  * The HA election over PostgreSQL: a lease in the `<table>_ha` row, renewed by the leader on a
@@ -66,25 +76,32 @@ export class PostgresHaLock implements HaLock {
     const client = await this.connection();
     const sentAt = performance.now();
     try {
-      await client.query('BEGIN');
+      await client.query(bounded('BEGIN', [], ACQUIRE_TIMEOUT_MS));
       // FOR UPDATE waits for writes still fenced under the old epoch (they hold FOR KEY SHARE).
       const row = await client.query<{ free: boolean }>(
-        `SELECT (h.expires <= now() OR h.holder_pid IS NULL OR h.holder_pid = pg_backend_pid()
-                 OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = h.holder_pid)) AS free
-           FROM ${this.haTable} h WHERE name = 'leader' FOR UPDATE`,
+        bounded(
+          `SELECT (h.expires <= now() OR h.holder_pid IS NULL OR h.holder_pid = pg_backend_pid()
+                   OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = h.holder_pid)) AS free
+             FROM ${this.haTable} h WHERE name = 'leader' FOR UPDATE`,
+          [],
+          ACQUIRE_TIMEOUT_MS,
+        ),
       );
       if (!row.rows[0]?.free) {
-        await client.query('ROLLBACK');
+        await client.query(bounded('ROLLBACK', [], ACQUIRE_TIMEOUT_MS));
         return undefined;
       }
       const taken = await client.query<{ epoch: string }>(
-        `UPDATE ${this.haTable} SET epoch = epoch + 1, node_id = $1, api_addr = $2, since = now(),
-                expires = now() + $3 * interval '1 millisecond', holder_pid = pg_backend_pid()
-          WHERE name = 'leader' RETURNING epoch`,
-        [self.nodeId, self.apiAddr, this.times.leaseMs],
+        bounded(
+          `UPDATE ${this.haTable} SET epoch = epoch + 1, node_id = $1, api_addr = $2, since = now(),
+                  expires = now() + $3 * interval '1 millisecond', holder_pid = pg_backend_pid()
+            WHERE name = 'leader' RETURNING epoch`,
+          [self.nodeId, self.apiAddr, this.times.leaseMs],
+          ACQUIRE_TIMEOUT_MS,
+        ),
       );
-      await client.query('SELECT pg_notify($1, $2)', [this.leaderChannel, self.nodeId]);
-      await client.query('COMMIT');
+      await client.query(bounded('SELECT pg_notify($1, $2)', [this.leaderChannel, self.nodeId], ACQUIRE_TIMEOUT_MS));
+      await client.query(bounded('COMMIT', [], ACQUIRE_TIMEOUT_MS));
       return this.hold(client, Number(taken.rows[0]!.epoch), sentAt);
     } catch (err) {
       throw this.failed(client, err);
@@ -95,9 +112,13 @@ export class PostgresHaLock implements HaLock {
     const client = await this.connection();
     try {
       const result = await client.query<{ node_id: string; api_addr: string; since: Date; held: boolean }>(
-        `SELECT node_id, api_addr, since,
-                (expires > now() AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = h.holder_pid)) AS held
-           FROM ${this.haTable} h WHERE name = 'leader'`,
+        bounded(
+          `SELECT node_id, api_addr, since,
+                  (expires > now() AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = h.holder_pid)) AS held
+             FROM ${this.haTable} h WHERE name = 'leader'`,
+          [],
+          LOOKUP_TIMEOUT_MS,
+        ),
       );
       const row = result.rows[0];
       if (!row || !row.held || row.node_id === '') return undefined;
@@ -244,4 +265,13 @@ interface Held {
   /** Until when (performance.now()) this node may believe it holds the lease. */
   validUntil: number;
   renewing: boolean;
+}
+
+/**
+ * A query that fails after `ms` unanswered (the driver reads `query_timeout` per query; its types
+ * do not list it). The caller drops the connection then: a late answer must not meet the next query.
+ */
+function bounded(text: string, values: unknown[], ms: number): pg.QueryConfig {
+  const config: pg.QueryConfig & { query_timeout: number } = { text, values, query_timeout: ms };
+  return config;
 }

@@ -215,18 +215,22 @@ export class PostgresStorage implements SharedStorage {
         throw unavailable('read', err);
       });
       let clean = false;
+      // A failed (or timed-out) query leaves the connection unfit for the closing statement.
+      let broken = false;
       try {
         try {
-          await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-          await client.query(sql.declareCursor);
+          await client.query(timed('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', []));
+          await client.query(timed(sql.declareCursor, []));
         } catch (err) {
+          broken = true;
           throw unavailable('read', err);
         }
         for (;;) {
           let rows: Array<{ path: string; value: Buffer }>;
           try {
-            rows = (await client.query<{ path: string; value: Buffer }>(`FETCH ${SNAPSHOT_CHUNK} FROM keywarden_snapshot`)).rows;
+            rows = (await client.query<{ path: string; value: Buffer }>(timed(`FETCH ${SNAPSHOT_CHUNK} FROM keywarden_snapshot`, []))).rows;
           } catch (err) {
+            broken = true;
             throw unavailable('read', err);
           }
           if (rows.length === 0) break;
@@ -235,7 +239,8 @@ export class PostgresStorage implements SharedStorage {
         clean = true;
       } finally {
         // Also reached when the reader stops early (a client that went away): the transaction ends either way.
-        await client.query(clean ? 'COMMIT' : 'ROLLBACK').then(
+        if (broken) client.release(true);
+        else await client.query(timed(clean ? 'COMMIT' : 'ROLLBACK', [])).then(
           () => client.release(),
           () => client.release(true),
         );
@@ -255,11 +260,14 @@ export class PostgresStorage implements SharedStorage {
     });
     let written = 0;
     let inTransaction = false;
+    // A query that failed (or timed out, its answer still due) leaves the connection unfit for a ROLLBACK.
+    let broken = false;
     try {
       const run = async (text: string, values: unknown[] = []): Promise<pg.QueryResult> => {
         try {
-          return await client.query(text, values);
+          return await client.query(timed(text, values));
         } catch (err) {
+          broken = true;
           throw unavailable('write', err);
         }
       };
@@ -292,8 +300,11 @@ export class PostgresStorage implements SharedStorage {
       await run('COMMIT');
       inTransaction = false;
     } finally {
-      if (inTransaction) {
-        await client.query('ROLLBACK').then(
+      if (broken) {
+        // Closing the session rolls the transaction back.
+        client.release(true);
+      } else if (inTransaction) {
+        await client.query(timed('ROLLBACK', [])).then(
           () => client.release(),
           () => client.release(true),
         );

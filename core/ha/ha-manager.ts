@@ -161,9 +161,10 @@ export class HaManager {
       return response;
     } catch (err) {
       this.counts.forwardFailures++;
-      // The leader we knew may be gone: look again, and tell the client to retry.
+      // The leader we knew may be gone: look again in the background (the store may be paused
+      // too, and this answer must not wait on it), and tell the client to retry.
       this.known = undefined;
-      await this.refreshLeader();
+      void this.refreshLeader();
       throw new UnavailableError(
         `the active node could not be reached to forward this request (${errorMessage(err)}); retry shortly`,
       );

@@ -136,4 +136,28 @@ describe('PostgresHaLock: the leader lease', function () {
       await b.close();
     }
   });
+
+  it('answers a standby\'s look-up of the leader within seconds, not when a paused database resumes (requests wait on it)', async () => {
+    const a = await open('lease_lookup', 'a');
+    const b = await open('lease_lookup', 'b', viaProxy);
+    try {
+      await a.ha!.tryAcquire({ nodeId: 'a', apiAddr: 'http://a' });
+      expect(await b.ha!.leader()).to.include({ nodeId: 'a' });
+      proxy.pause();
+      const started = Date.now();
+      const outcome = await Promise.race([
+        caught(b.ha!.leader()),
+        sleep(8000).then(() => 'still waiting after 8 s'),
+      ]);
+      expect(outcome, 'the look-up waited on the paused database').to.be.instanceOf(Error);
+      expect(Date.now() - started).to.be.lessThan(8000);
+      proxy.resume();
+      // The broken connection was dropped; the next look-up opens a fresh one.
+      expect(await b.ha!.leader()).to.include({ nodeId: 'a' });
+    } finally {
+      proxy.resume();
+      await a.close();
+      await b.close();
+    }
+  });
 });
