@@ -96,6 +96,7 @@ export {
   type FieldValues,
 } from '../core/framework/fields.js';
 export { asksNothing, refuseUnhonoured } from '../core/framework/refused-fields.js';
+export { namedRecordPaths, type NamedRecordPaths } from '../core/framework/named-records.js';
 export { ExactNumber, exactBody, parseExact, stringifyExact } from '../core/framework/exact-json.js';
 export { globbedStringsMatch, globMatch } from '../core/framework/glob.js';
 export type { PathHelp } from '../core/framework/help.js';

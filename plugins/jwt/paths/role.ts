@@ -2,8 +2,7 @@
 import {
   BadRequestError,
   CoercionError,
-  definePath,
-  listResponse,
+  namedRecordPaths,
   parseDurationSeconds,
   type AnyPathDefinition,
   type FieldSpecs,
@@ -50,8 +49,10 @@ const FIELDS = {
 type Input = FieldValues<typeof FIELDS>;
 
 export function rolePaths(ctx: JwtAuthContext): AnyPathDefinition[] {
-  const role = definePath({
-    pattern: 'role/:name',
+  return namedRecordPaths({
+    collection: 'role',
+    key: 'name',
+    noun: 'role',
     fields: FIELDS,
     refusedFields: {
       verbose_oidc_logging: 'it would write ID tokens and their claims to the server log',
@@ -60,39 +61,18 @@ export function rolePaths(ctx: JwtAuthContext): AnyPathDefinition[] {
       poll_interval: 'only the "client" callback mode is served here, and it does not poll',
       oidc_disable_confirmation: 'only the "client" callback mode is served here, and it has no confirmation page',
     },
-    existenceCheck: async (_req, input) => (await readRole(ctx.storage, input.name)) !== undefined,
-    operations: {
-      read: {
-        summary: 'Read a role.',
-        handler: async (_req, input) => {
-          const entry = await readRole(ctx.storage, input.name);
-          return entry ? { data: roleResponse(entry) } : null;
-        },
-      },
-      create: { summary: 'Create a role.', handler: (req, input) => writeRoleRequest(ctx, req, input) },
-      update: { summary: 'Update a role; fields not sent keep their values.', handler: (req, input) => writeRoleRequest(ctx, req, input) },
-      delete: {
-        summary: 'Delete a role.',
-        handler: async (_req, input) => {
-          await deleteRole(ctx.storage, input.name);
-          return null;
-        },
-      },
-    },
+    read: (name) => readRole(ctx.storage, name),
+    show: roleResponse,
+    write: (req, input) => writeRoleRequest(ctx, req, input),
+    remove: (name) => deleteRole(ctx.storage, name),
+    list: () => listRoles(ctx.storage),
     synopsis: 'Create, read, update or delete a role.',
     description:
       'A role binds what a token must say (bound_audiences, bound_subject, bound_claims) to the tokens a login gets ' +
       '(token_* settings), and names the claims of the entity alias (user_claim), the groups (groups_claim) and the ' +
       'metadata (claim_mappings). A jwt role needs at least one bound constraint; an oidc role needs allowed_redirect_uris.',
+    listing: { summary: 'List role names.', synopsis: 'List the roles.', description: 'Names of the roles (lower-case).' },
   });
-  const listing = definePath({
-    pattern: 'role/',
-    fields: {},
-    operations: { list: { summary: 'List role names.', handler: async () => listResponse(await listRoles(ctx.storage)) } },
-    synopsis: 'List the roles.',
-    description: 'Names of the roles (lower-case).',
-  });
-  return [role, listing];
 }
 
 function newRole(): JwtRole {

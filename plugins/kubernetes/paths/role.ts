@@ -6,9 +6,8 @@ import {
   TOKEN_FIELDS,
   applyTokenFields,
   defaultTokenSettings,
-  definePath,
+  namedRecordPaths,
   givenValue,
-  listResponse,
   tokenSettingsResponse,
   type AnyPathDefinition,
   type FieldSpecs,
@@ -47,41 +46,22 @@ const FIELDS = {
 type Input = FieldValues<typeof FIELDS>;
 
 export function rolePaths(ctx: KubernetesAuthContext): AnyPathDefinition[] {
-  const role = definePath({
-    pattern: 'role/:name',
+  return namedRecordPaths({
+    collection: 'role',
+    key: 'name',
+    noun: 'role',
     fields: FIELDS,
-    existenceCheck: async (_req, input) => (await readRole(ctx.storage, input.name)) !== undefined,
-    operations: {
-      read: {
-        summary: 'Read a role.',
-        handler: async (_req, input) => {
-          const entry = await readRole(ctx.storage, input.name);
-          return entry ? { data: roleResponse(entry) } : null;
-        },
-      },
-      create: { summary: 'Create a role.', handler: (req, input) => writeRoleRequest(ctx, req, input) },
-      update: { summary: 'Update a role; fields not sent keep their values.', handler: (req, input) => writeRoleRequest(ctx, req, input) },
-      delete: {
-        summary: 'Delete a role.',
-        handler: async (_req, input) => {
-          await deleteRole(ctx.storage, input.name);
-          return null;
-        },
-      },
-    },
+    read: (name) => readRole(ctx.storage, name),
+    show: roleResponse,
+    write: (req, input) => writeRoleRequest(ctx, req, input),
+    remove: (name) => deleteRole(ctx.storage, name),
+    list: () => listRoles(ctx.storage),
     synopsis: 'Create, read, update or delete a role.',
     description:
       'A role names the service accounts that may log in (bound_service_account_names, and the namespaces by list or ' +
       'label selector), the audience their tokens must name, and the settings of the tokens they get.',
+    listing: { summary: 'List role names.', synopsis: 'List the roles.', description: 'Names of the roles (lower-case).' },
   });
-  const listing = definePath({
-    pattern: 'role/',
-    fields: {},
-    operations: { list: { summary: 'List role names.', handler: async () => listResponse(await listRoles(ctx.storage)) } },
-    synopsis: 'List the roles.',
-    description: 'Names of the roles (lower-case).',
-  });
-  return [role, listing];
 }
 
 function newRole(): KubernetesRole {

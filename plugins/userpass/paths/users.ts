@@ -2,8 +2,7 @@
 import {
   applyTokenFields,
   defaultTokenSettings,
-  definePath,
-  listResponse,
+  namedRecordPaths,
   tokenSettingsResponse,
   LEGACY_TOKEN_FIELDS,
   TOKEN_FIELDS,
@@ -33,42 +32,22 @@ const FIELDS = {
 type Input = FieldValues<typeof FIELDS>;
 
 export function userPaths(ctx: UserpassContext): AnyPathDefinition[] {
-  const user = definePath({
-    pattern: 'users/:username',
+  return namedRecordPaths({
+    collection: 'users',
+    key: 'username',
+    noun: 'user',
     fields: FIELDS,
-    existenceCheck: async (_req, input) => (await readUser(ctx.storage, input.username)) !== undefined,
-    operations: {
-      read: {
-        summary: 'Read a user.',
-        handler: async (_req, input) => {
-          const entry = await readUser(ctx.storage, input.username);
-          return entry ? { data: tokenSettingsResponse(entry) } : null;
-        },
-      },
-      create: { summary: 'Create a user.', handler: (req, input) => writeUserRequest(ctx, req, input) },
-      update: { summary: 'Update a user; fields not sent keep their values.', handler: (req, input) => writeUserRequest(ctx, req, input) },
-      delete: {
-        summary: 'Delete a user.',
-        handler: async (_req, input) => {
-          await deleteUser(ctx.storage, input.username);
-          return null;
-        },
-      },
-    },
+    read: (name) => readUser(ctx.storage, name),
+    show: tokenSettingsResponse,
+    write: (req, input) => writeUserRequest(ctx, req, input),
+    remove: (name) => deleteUser(ctx.storage, name),
+    list: () => listUsers(ctx.storage),
     synopsis: 'Manage the users who may log in.',
     description:
       'A user logs in with its username and password (login/:username) and gets a token with the user\'s token settings. ' +
       'Deleting a user does not revoke the tokens it already has; their renewal is refused from then on.',
+    listing: { summary: 'List the usernames.', synopsis: 'List the users.', description: 'The usernames (lower-case).' },
   });
-
-  const listing = definePath({
-    pattern: 'users/',
-    fields: {},
-    operations: { list: { summary: 'List the usernames.', handler: async () => listResponse(await listUsers(ctx.storage)) } },
-    synopsis: 'List the users.',
-    description: 'The usernames (lower-case).',
-  });
-  return [user, listing];
 }
 
 /** Creates the user, or updates the fields the request sends (the user as stored now, under its lock). */
