@@ -142,4 +142,4 @@ export { nextTurn } from '../core/event-loop.js';
 export { decodeBase64 } from '../core/tools/base64.js';
 export { KeyedLock } from './keyed-lock.js';
 export * from './token-fields.js';
-export { outboundRequest, OutboundError, type OutboundRequest, type OutboundResponse } from './outbound-http.js';
+export { outboundRequest, OutboundError, timeoutFromEnv, type OutboundRequest, type OutboundResponse } from './outbound-http.js';

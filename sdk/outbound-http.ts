@@ -9,6 +9,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { checkServerIdentity, type PeerCertificate } from 'node:tls';
+import { parseDurationExact } from '../core/framework/fields.js';
 
 export interface OutboundRequest {
   readonly method?: 'GET' | 'POST';
@@ -98,4 +99,20 @@ export function outboundRequest(target: string, options: OutboundRequest): Promi
     });
     request.end(body);
   });
+}
+
+/**
+ * A plugin's outbound deadline from its environment variable (`JWT_PROVIDER_TIMEOUT=10s`: a
+ * duration such as `10s` or `500ms`, or seconds); `fallbackMs` when the variable is unset, not a
+ * duration, or not positive.
+ */
+export function timeoutFromEnv(env: NodeJS.ProcessEnv, name: string, fallbackMs: number): number {
+  const raw = env[name];
+  if (!raw) return fallbackMs;
+  try {
+    const ms = Math.round(parseDurationExact(raw) * 1000);
+    return ms > 0 ? ms : fallbackMs;
+  } catch {
+    return fallbackMs;
+  }
 }

@@ -3,7 +3,7 @@
  * by proving who they are through the cloud provider. This file wires the paths, the provider
  * clients, the renewal hook and the periodic tidy for one mount.
  */
-import { BadRequestError, CoercionError, FrameworkBackend, parseBool, parseDurationExact, type AnyPathDefinition, type PluginConfig, type PluginContext, type PluginManifest, KeyedLock } from '../../sdk/index.js';
+import { BadRequestError, CoercionError, FrameworkBackend, parseBool, type AnyPathDefinition, type PluginConfig, type PluginContext, type PluginManifest, KeyedLock, timeoutFromEnv } from '../../sdk/index.js';
 import { ArnCache, type CloudAuthContext } from './context.js';
 import { readClientConfig, readStsRole } from './client-config.js';
 import { SdkCloudProvider } from './provider/sdk-provider.js';
@@ -44,7 +44,7 @@ export async function createCloudAuthBackend(plugin: PluginContext, options: Clo
     logger: plugin.logger,
     system: plugin.system,
     arnCache: new ArnCache(plugin.clock),
-    timeoutMs: providerTimeout(env),
+    timeoutMs: timeoutFromEnv(env, 'CLOUD_PROVIDER_TIMEOUT', DEFAULT_PROVIDER_TIMEOUT_MS),
     allowSha1Signatures: options.allowSha1Signatures ?? readSettings(plugin.config).allowSha1Signatures,
     accessListLocks: new KeyedLock(),
   };
@@ -110,17 +110,6 @@ export function readSettings(config: PluginConfig): CloudAuthSettings {
   }
 }
 
-/** CLOUD_PROVIDER_TIMEOUT as a duration (`10s`, `500ms`, or seconds); the default when unset or unreadable. */
-function providerTimeout(env: NodeJS.ProcessEnv): number {
-  const raw = env.CLOUD_PROVIDER_TIMEOUT;
-  if (!raw) return DEFAULT_PROVIDER_TIMEOUT_MS;
-  try {
-    const ms = Math.round(parseDurationExact(raw) * 1000);
-    return ms > 0 ? ms : DEFAULT_PROVIDER_TIMEOUT_MS;
-  } catch {
-    return DEFAULT_PROVIDER_TIMEOUT_MS;
-  }
-}
 
 export const cloudAuthPlugin: PluginManifest = {
   name: 'cloud',

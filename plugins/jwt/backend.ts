@@ -3,7 +3,7 @@
  * workload logs in with a JWT its platform signed (CI systems, clouds, Kubernetes), a person
  * through their identity provider's OIDC authorization-code flow. This file wires one mount.
  */
-import { FrameworkBackend, parseDurationExact, type PluginContext, type PluginManifest } from '../../sdk/index.js';
+import { FrameworkBackend, timeoutFromEnv, type PluginContext, type PluginManifest } from '../../sdk/index.js';
 import { ConfiguredKeys, type JwtAuthContext } from './context.js';
 import { PendingLogins } from './pending-logins.js';
 import { STORAGE_KEYS } from './storage.js';
@@ -23,7 +23,7 @@ export interface JwtAuthOptions {
 }
 
 export function createJwtBackend(plugin: PluginContext, options: JwtAuthOptions = {}): FrameworkBackend {
-  const timeoutMs = providerTimeout(options.env ?? process.env);
+  const timeoutMs = timeoutFromEnv(options.env ?? process.env, 'JWT_PROVIDER_TIMEOUT', DEFAULT_PROVIDER_TIMEOUT_MS);
   const ctx: JwtAuthContext = {
     storage: plugin.storage,
     clock: plugin.clock,
@@ -44,17 +44,6 @@ export function createJwtBackend(plugin: PluginContext, options: JwtAuthOptions 
   });
 }
 
-/** JWT_PROVIDER_TIMEOUT as a duration (`10s`, `500ms`, or seconds); the default when unset or unreadable. */
-function providerTimeout(env: NodeJS.ProcessEnv): number {
-  const raw = env.JWT_PROVIDER_TIMEOUT;
-  if (!raw) return DEFAULT_PROVIDER_TIMEOUT_MS;
-  try {
-    const ms = Math.round(parseDurationExact(raw) * 1000);
-    return ms > 0 ? ms : DEFAULT_PROVIDER_TIMEOUT_MS;
-  } catch {
-    return DEFAULT_PROVIDER_TIMEOUT_MS;
-  }
-}
 
 export const jwtAuthPlugin: PluginManifest = {
   name: 'jwt',

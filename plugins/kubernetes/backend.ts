@@ -2,7 +2,7 @@
  * The Kubernetes auth method (mount type `kubernetes`): a workload logs in with its service
  * account token, which the cluster's API server reviews. This file wires one mount.
  */
-import { FrameworkBackend, parseDurationExact, type PluginContext, type PluginManifest } from '../../sdk/index.js';
+import { FrameworkBackend, timeoutFromEnv, type PluginContext, type PluginManifest } from '../../sdk/index.js';
 import type { KubernetesAuthContext } from './context.js';
 import { POD_SERVICE_ACCOUNT_DIR, PodServiceAccount } from './pod-files.js';
 import { configPath } from './paths/config.js';
@@ -27,7 +27,7 @@ export function createKubernetesBackend(plugin: PluginContext, options: Kubernet
     logger: plugin.logger,
     system: plugin.system,
     pod: new PodServiceAccount(options.serviceAccountDir ?? POD_SERVICE_ACCOUNT_DIR, plugin.clock, plugin.logger),
-    timeoutMs: apiTimeout(options.env ?? process.env),
+    timeoutMs: timeoutFromEnv(options.env ?? process.env, 'KUBERNETES_API_TIMEOUT', DEFAULT_API_TIMEOUT_MS),
   };
   return new FrameworkBackend({
     description: 'Log in with a Kubernetes service account token, reviewed by the cluster\'s API server.',
@@ -36,17 +36,6 @@ export function createKubernetesBackend(plugin: PluginContext, options: Kubernet
   });
 }
 
-/** KUBERNETES_API_TIMEOUT as a duration (`10s`, `500ms`, or seconds); the default when unset or unreadable. */
-function apiTimeout(env: NodeJS.ProcessEnv): number {
-  const raw = env.KUBERNETES_API_TIMEOUT;
-  if (!raw) return DEFAULT_API_TIMEOUT_MS;
-  try {
-    const ms = Math.round(parseDurationExact(raw) * 1000);
-    return ms > 0 ? ms : DEFAULT_API_TIMEOUT_MS;
-  } catch {
-    return DEFAULT_API_TIMEOUT_MS;
-  }
-}
 
 export const kubernetesAuthPlugin: PluginManifest = {
   name: 'kubernetes',
