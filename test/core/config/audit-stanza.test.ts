@@ -1,39 +1,14 @@
 /** The configuration file's audit settings: `audit` stanzas in HCL and JSON, the switches and the allowlist. */
 import { expect } from 'chai';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, loadConfig, parseConfig } from '../../../core/config/config.js';
+import { loadConfig, parseConfig } from '../../../core/config/config.js';
 import { sanitizedConfig } from '../../../core/config/sanitized.js';
-
-const BASE = path.resolve('/etc/keywarden');
-const HEAD = 'storage "inmem" {}\nlistener "tcp" {\n  tls_disable = true\n}\n';
-
-/** The ConfigError message for a configuration, or a failure when it is accepted. */
-function refusal(load: () => unknown): string {
-  try {
-    load();
-  } catch (err) {
-    expect(err).to.be.instanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  expect.fail('expected the configuration to be refused');
-}
+import { CONFIG_BASE, MINIMAL_HCL, configRefusal, useScratchConfig } from '../../helpers/config-files.js';
 
 describe('audit settings of the configuration file', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'kw-audit-config-'));
-  });
-  afterEach(() => {
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  const hcl = (text: string, name = 'server.hcl'): string => {
-    const file = path.join(dir, name);
-    writeFileSync(file, HEAD + text);
-    return file;
-  };
+  const scratch = useScratchConfig('kw-audit-config-');
+  const hcl = scratch.hcl;
 
   it('reads repeated audit "<type>" "<path>" stanzas in order, with description, local and string options', () => {
     const file = hcl(
@@ -63,7 +38,7 @@ describe('audit settings of the configuration file', () => {
         description: 'the main log',
         local: false,
         // Relative to the file's directory, like every other path of the file.
-        options: { file_path: path.join(dir, 'logs/audit.log'), mode: '0640' },
+        options: { file_path: path.join(scratch.dir(), 'logs/audit.log'), mode: '0640' },
         declaredAt: `${file}:5`,
       },
       { path: 'team/net/', type: 'socket', description: '', local: true, options: { address: '127.0.0.1:9090' }, declaredAt: `${file}:12` },
@@ -78,7 +53,7 @@ describe('audit settings of the configuration file', () => {
         listener: { tcp: { tls_disable: true } },
         audit: [{ file: { 'to-stdout': { description: 'Write audit information to standard output.', options: { file_path: 'stdout' } } } }, { syslog: { sys: {} } }],
       },
-      BASE,
+      CONFIG_BASE,
     );
     expect(config.audit!.devices.map(({ path: p, type, description, options }) => ({ p, type, description, options }))).to.deep.equal([
       { p: 'to-stdout/', type: 'file', description: 'Write audit information to standard output.', options: { file_path: 'stdout' } },
@@ -112,44 +87,44 @@ describe('audit settings of the configuration file', () => {
 
   it('refuses an allowlist entry that is neither host:port nor an absolute socket path, naming the file, line and key', () => {
     for (const entry of ['localhost', 'relative.sock', '127.0.0.1:0', '127.0.0.1:70000']) {
-      const message = refusal(() => loadConfig(hcl(`api_audit_socket_allowlist = ["${entry}"]\n`)));
+      const message = configRefusal(() => loadConfig(hcl(`api_audit_socket_allowlist = ["${entry}"]\n`)));
       expect(message, entry).to.match(new RegExp(`server\\.hcl:5: api_audit_socket_allowlist: "${entry.replace(/\./g, '\\.')}" is neither host:port`));
     }
-    expect(refusal(() => loadConfig(hcl('api_audit_socket_allowlist = "127.0.0.1:1"\n')))).to.contain('expected a list of strings');
+    expect(configRefusal(() => loadConfig(hcl('api_audit_socket_allowlist = "127.0.0.1:1"\n')))).to.contain('expected a list of strings');
   });
 
   it('refuses a stanza with an unknown key, an option that is not a string, or an option set twice, naming the line and key', () => {
-    expect(refusal(() => loadConfig(hcl('audit "file" "a" {\n  path = "x"\n}\n')))).to.match(/server\.hcl:6: audit\.file\.a\.path: unknown key; expected one of description, local, options/);
-    expect(refusal(() => loadConfig(hcl('audit "file" "a" {\n  options {\n    mode = 600\n  }\n}\n')))).to.match(/server\.hcl:7: audit\.file\.a\.options\.mode: expected a string, got a number/);
-    expect(refusal(() => loadConfig(hcl('audit "file" "a" {\n  options {\n    file_path = "x"\n    file_path = "y"\n  }\n}\n')))).to.match(
+    expect(configRefusal(() => loadConfig(hcl('audit "file" "a" {\n  path = "x"\n}\n')))).to.match(/server\.hcl:6: audit\.file\.a\.path: unknown key; expected one of description, local, options/);
+    expect(configRefusal(() => loadConfig(hcl('audit "file" "a" {\n  options {\n    mode = 600\n  }\n}\n')))).to.match(/server\.hcl:7: audit\.file\.a\.options\.mode: expected a string, got a number/);
+    expect(configRefusal(() => loadConfig(hcl('audit "file" "a" {\n  options {\n    file_path = "x"\n    file_path = "y"\n  }\n}\n')))).to.match(
       /server\.hcl:8: audit\.file\.a\.options\.file_path: set twice in this file \(first on line 7\)/,
     );
-    expect(refusal(() => loadConfig(hcl('audit "file" {\n}\n')))).to.match(/server\.hcl:5: audit\.file: expected a path after the type/);
+    expect(configRefusal(() => loadConfig(hcl('audit "file" {\n}\n')))).to.match(/server\.hcl:5: audit\.file: expected a path after the type/);
   });
 
   it('refuses two stanzas with one path, in one file or across the files of a directory, and paths inside each other', () => {
-    const twice = refusal(() => loadConfig(hcl('audit "file" "a" {\n  options { file_path = "stdout" }\n}\naudit "socket" "a/" {\n  options { address = "127.0.0.1:1" }\n}\n')));
+    const twice = configRefusal(() => loadConfig(hcl('audit "file" "a" {\n  options { file_path = "stdout" }\n}\naudit "socket" "a/" {\n  options { address = "127.0.0.1:1" }\n}\n')));
     expect(twice).to.match(/server\.hcl:8: audit\.socket\.a\/: audit device path "a\/" is declared twice \(first at .*server\.hcl:5\)/);
 
-    const confd = path.join(dir, 'conf.d');
+    const confd = path.join(scratch.dir(), 'conf.d');
     mkdirSync(confd);
-    writeFileSync(path.join(confd, '10-base.hcl'), HEAD + 'audit "file" "logs" {\n  options { file_path = "stdout" }\n}\n');
+    writeFileSync(path.join(confd, '10-base.hcl'), MINIMAL_HCL + 'audit "file" "logs" {\n  options { file_path = "stdout" }\n}\n');
     writeFileSync(path.join(confd, '20-more.hcl'), 'audit "file" "logs/more" {\n  options { file_path = "discard" }\n}\n');
-    expect(refusal(() => loadConfig(confd))).to.match(/20-more\.hcl:1: audit\.file\.logs\/more: audit device path "logs\/more\/" overlaps "logs\/" declared at .*10-base\.hcl:5/);
+    expect(configRefusal(() => loadConfig(confd))).to.match(/20-more\.hcl:1: audit\.file\.logs\/more: audit device path "logs\/more\/" overlaps "logs\/" declared at .*10-base\.hcl:5/);
   });
 
   it('checks each stanza\'s options as its device type does: prefix only with allow_audit_log_prefixing, no executable or writable-by-others mode', () => {
     const prefixed = 'audit "file" "a" {\n  options {\n    file_path = "stdout"\n    prefix = "x"\n  }\n}\n';
-    expect(refusal(() => loadConfig(hcl(prefixed)))).to.match(/server\.hcl:5: audit\.file\.a: audit device option "prefix": audit log prefixing is not allowed/);
+    expect(configRefusal(() => loadConfig(hcl(prefixed)))).to.match(/server\.hcl:5: audit\.file\.a: audit device option "prefix": audit log prefixing is not allowed/);
     expect(loadConfig(hcl(`allow_audit_log_prefixing = true\n${prefixed}`)).audit!.devices[0]!.options.prefix).to.equal('x');
 
     for (const mode of ['4777', '0777', '0666', '0755', '2600', '0620']) {
-      const message = refusal(() => loadConfig(hcl(`audit "file" "a" {\n  options {\n    file_path = "audit.log"\n    mode = "${mode}"\n  }\n}\n`)));
+      const message = configRefusal(() => loadConfig(hcl(`audit "file" "a" {\n  options {\n    file_path = "audit.log"\n    mode = "${mode}"\n  }\n}\n`)));
       expect(message, mode).to.match(new RegExp(`server\\.hcl:5: audit\\.file\\.a: audit device option "mode": "${mode}" is refused`));
     }
-    expect(refusal(() => loadConfig(hcl('audit "tape" "a" {\n}\n')))).to.match(/audit\.tape\.a: unknown audit device type "tape"/);
-    expect(refusal(() => loadConfig(hcl('audit "file" "a" {\n  options { filepath = "x" }\n}\n')))).to.match(/audit\.file\.a: unknown audit device option\(s\) "filepath"/);
-    expect(refusal(() => loadConfig(hcl('audit "file" "../up" {\n}\n')))).to.match(/audit\.file\.\.\.\/up: invalid audit device path/);
+    expect(configRefusal(() => loadConfig(hcl('audit "tape" "a" {\n}\n')))).to.match(/audit\.tape\.a: unknown audit device type "tape"/);
+    expect(configRefusal(() => loadConfig(hcl('audit "file" "a" {\n  options { filepath = "x" }\n}\n')))).to.match(/audit\.file\.a: unknown audit device option\(s\) "filepath"/);
+    expect(configRefusal(() => loadConfig(hcl('audit "file" "../up" {\n}\n')))).to.match(/audit\.file\.\.\.\/up: invalid audit device path/);
   });
 
   it('shows the switches, the allowlist and each declared device\'s path, type and description (not where it writes) in the sanitized configuration', () => {

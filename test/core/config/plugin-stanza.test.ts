@@ -1,38 +1,13 @@
 /** The configuration file's `plugin "<name>" { … }` blocks, and `cloud_auth` read as the cloud auth method's. */
 import { expect } from 'chai';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, loadConfig, parseConfig, pluginConfigOf } from '../../../core/config/config.js';
-
-const BASE = path.resolve('/etc/keywarden');
-const HEAD = 'storage "inmem" {}\nlistener "tcp" {\n  tls_disable = true\n}\n';
-
-/** The ConfigError message for a configuration, or a failure when it is accepted. */
-function refusal(load: () => unknown): string {
-  try {
-    load();
-  } catch (err) {
-    expect(err).to.be.instanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  expect.fail('expected the configuration to be refused');
-}
+import { loadConfig, parseConfig, pluginConfigOf } from '../../../core/config/config.js';
+import { CONFIG_BASE, configRefusal, useScratchConfig } from '../../helpers/config-files.js';
 
 describe('plugin blocks of the configuration file', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'kw-plugin-config-'));
-  });
-  afterEach(() => {
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  const hcl = (text: string, name = 'server.hcl'): string => {
-    const file = path.join(dir, name);
-    writeFileSync(file, HEAD + text);
-    return file;
-  };
+  const scratch = useScratchConfig('kw-plugin-config-');
+  const hcl = scratch.hcl;
 
   it('hands each plugin its own block as plain values, nested blocks and lists included', () => {
     const config = loadConfig(
@@ -59,20 +34,20 @@ describe('plugin blocks of the configuration file', () => {
 
   it('reads the JSON form, and a later file\'s block replaces an earlier file\'s', () => {
     const first = hcl('plugin "kv" {\n  a = 1\n}\n', 'a.hcl');
-    const second = path.join(dir, 'b.json');
+    const second = path.join(scratch.dir(), 'b.json');
     writeFileSync(second, JSON.stringify({ plugin: [{ kv: { b: 2 } }] }));
     expect(pluginConfigOf(loadConfig([first, second]), 'kv')).to.deep.equal({ b: 2 });
-    expect(pluginConfigOf(parseConfig({ storage: { inmem: {} }, listener: { tcp: { tls_disable: true } }, plugin: { kv: { c: true } } }, BASE), 'kv')).to.deep.equal({ c: true });
+    expect(pluginConfigOf(parseConfig({ storage: { inmem: {} }, listener: { tcp: { tls_disable: true } }, plugin: { kv: { c: true } } }, CONFIG_BASE), 'kv')).to.deep.equal({ c: true });
   });
 
   it('refuses a plugin named twice in one file, a key set twice in a block, and a name a plugin cannot have, with the line', () => {
     const twice = hcl('plugin "kv" {\n  a = 1\n}\nplugin "kv" {\n  a = 2\n}\n');
-    expect(refusal(() => loadConfig(twice))).to.equal(`${twice}:8: plugin.kv: set twice in this file (first on line 5)`);
+    expect(configRefusal(() => loadConfig(twice))).to.equal(`${twice}:8: plugin.kv: set twice in this file (first on line 5)`);
     const key = hcl('plugin "kv" {\n  a = 1\n  a = 2\n}\n');
-    expect(refusal(() => loadConfig(key))).to.equal(`${key}:7: plugin.kv.a: set twice in this block (first on line 6)`);
+    expect(configRefusal(() => loadConfig(key))).to.equal(`${key}:7: plugin.kv.a: set twice in this block (first on line 6)`);
     const name = hcl('plugin "Not_A_Name" {}\n');
-    expect(refusal(() => loadConfig(name))).to.match(/:5: plugin\.Not_A_Name: a plugin name is lower-case letters, digits and "-"$/);
-    expect(refusal(() => loadConfig(hcl('plugin {}\n')))).to.match(/plugin: expected a labeled block such as plugin "cloud"/);
+    expect(configRefusal(() => loadConfig(name))).to.match(/:5: plugin\.Not_A_Name: a plugin name is lower-case letters, digits and "-"$/);
+    expect(configRefusal(() => loadConfig(hcl('plugin {}\n')))).to.match(/plugin: expected a labeled block such as plugin "cloud"/);
   });
 
   it('keeps loading the deprecated cloud_auth block, as the block of the cloud auth method under both its names', () => {
@@ -85,7 +60,7 @@ describe('plugin blocks of the configuration file', () => {
 
   it('refuses cloud_auth beside a block of the cloud auth method, naming both', () => {
     const file = hcl('cloud_auth {\n  allow_sha1_signatures = true\n}\nplugin "aws" {\n  allow_sha1_signatures = false\n}\n');
-    expect(refusal(() => loadConfig(file))).to.equal(
+    expect(configRefusal(() => loadConfig(file))).to.equal(
       `${file}:5: cloud_auth: cloud_auth is the older spelling of plugin "aws" { … } (${file}:8): keep only the plugin block`,
     );
   });
