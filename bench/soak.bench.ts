@@ -8,7 +8,7 @@
  *
  * `npm run bench -- soak -duration 30m` (default 30m; `SOAK_DURATION` works too): `s`, `m`, `h`.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startConfiguredServer, type ConfiguredServer } from './lib/configured-server.js';
 import { RESULTS_DIR, report, type Row } from './lib/report.js';
@@ -93,6 +93,11 @@ function svgChart(samples: ReadonlyArray<{ atS: number; rssMiB: number; p99Ms: n
   ].join('\n');
 }
 
+function medianRss(samples: ReadonlyArray<{ rssMiB: number }>): number {
+  const sorted = samples.map((s) => s.rssMiB).sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
 function textChart(samples: ReadonlyArray<{ atS: number; rssMiB: number; p99Ms: number }>): string {
   const maxRss = Math.max(...samples.map((s) => s.rssMiB));
   return samples
@@ -151,11 +156,15 @@ async function main(): Promise<void> {
     }
     stop = true;
     await Promise.all(workers);
+    // RSS saws up and down with the collector: compare the median of the first minute after the
+    // warm-up with the median of the last minute, not two single samples.
     const warm = samples.filter((s) => s.atS * 1000 >= warmUpMs);
-    const base = warm[0] ?? samples[0]!;
-    const end = samples.at(-1)!;
+    const perMinute = Math.max(1, Math.round(60_000 / SAMPLE_MS));
+    const base = { rssMiB: medianRss((warm.length > 0 ? warm : samples).slice(0, perMinute)) };
+    const end = { rssMiB: medianRss(samples.slice(-perMinute)) };
     const growth = (end.rssMiB - base.rssMiB) / base.rssMiB;
     const p99s = samples.map((s) => s.p99Ms).sort((a, b) => a - b);
+    mkdirSync(RESULTS_DIR, { recursive: true });
     writeFileSync(path.join(RESULTS_DIR, 'soak.svg'), svgChart(samples));
     process.stdout.write(`\n${textChart(samples)}\n`);
     const rows: Row[] = [
@@ -164,8 +173,8 @@ async function main(): Promise<void> {
         operations: samples.reduce((sum, s) => sum + s.requests, 0),
         errors,
         snapshots,
-        'RSS after warm-up MiB': base.rssMiB,
-        'RSS at end MiB': end.rssMiB,
+        'RSS after warm-up MiB (median of a minute)': base.rssMiB,
+        'RSS at end MiB (median of the last minute)': end.rssMiB,
         'RSS growth %': growth * 100,
         'p99 ms (median window)': p99s[Math.floor(p99s.length / 2)]!,
         'p99 ms (worst window)': p99s.at(-1)!,
