@@ -167,14 +167,17 @@ describe('keywarden server (process)', function () {
       await waitFor(() => /VAULT_ADDR='([^']+)'/.test(server.output()), 'dev start');
       const address = /VAULT_ADDR='([^']+)'/.exec(server.output())![1]!;
       const monitor = run(['monitor', '-log-level=info'], cwd, { VAULT_ADDR: address, VAULT_TOKEN: 'monitor-root' });
-      // Enabling a mount is logged at info. The monitor process connects some time after it starts:
-      // a mount is enabled on each check until one of those lines reaches it.
-      let mounts = 0;
-      await waitFor(() => {
-        void request(address, 'POST', `sys/mounts/watched-${++mounts}`, { token: 'monitor-root', body: { type: 'transit' } });
-        return /\[INFO\]  watched-\d+: mount enabled: type=transit\n/.test(monitor.output());
-      }, 'a log line in the monitor');
-      await stop(server);
+      try {
+        // Enabling a mount is logged at info. The monitor process connects some time after it starts:
+        // a mount is enabled on each check until one of those lines reaches it.
+        let mounts = 0;
+        await waitFor(() => {
+          void request(address, 'POST', `sys/mounts/watched-${++mounts}`, { token: 'monitor-root', body: { type: 'transit' } });
+          return /\[INFO\]  watched-\d+: mount enabled: type=transit\n/.test(monitor.output()) || monitor.child.exitCode !== null;
+        }, 'a log line in the monitor');
+      } finally {
+        await stop(server);
+      }
       expect(await monitor.exited, monitor.output()).to.equal(0);
       expect(monitor.output()).not.to.contain('monitor-root');
     });
