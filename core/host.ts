@@ -47,6 +47,7 @@ import { Metrics } from './metrics/metrics.js';
 import { timedStorage } from './metrics/timed-storage.js';
 import { InFlightRequests } from './pipeline/in-flight.js';
 import { LogLevels } from './log-levels.js';
+import { SEALED_FAREWELL, type LogTap } from './log-tap.js';
 import { DEFAULT_TELEMETRY, pluginConfigOf, type ServerConfig } from './config/config.js';
 import { sanitizedConfig } from './config/sanitized.js';
 import type { WasmCrypto } from '../wasm/index.js';
@@ -66,6 +67,8 @@ export interface HostOptions {
   /** How external plugins' processes are bounded (defaults: DEFAULT_ISOLATION_LIMITS). */
   readonly isolation?: IsolationLimits;
   readonly logger: Logger;
+  /** The lines `logger` writes, for sys/monitor (core/log-tap.ts). */
+  readonly logTap?: LogTap;
   readonly clock?: Clock;
   /** System TTL defaults in seconds (768h each unless configured). */
   readonly defaultLeaseTtl?: number;
@@ -119,6 +122,7 @@ export class Host {
   private readonly pipeline: Pipeline;
   private readonly standby: StandbyStrategy | undefined;
   private readonly logger: Logger;
+  private readonly logTap: LogTap | undefined;
   private readonly periodic: PeriodicWork;
   private readonly clock: Clock;
   /** The configuration's audit settings; SIGHUP replaces them (reconfigureAudit). */
@@ -128,6 +132,7 @@ export class Host {
 
   constructor(options: HostOptions) {
     this.logger = options.logger;
+    this.logTap = options.logTap;
     const clock = options.clock ?? systemClock;
     this.clock = clock;
     this.registry = options.registry;
@@ -240,6 +245,7 @@ export class Host {
       // The audit settings as SIGHUP last set them.
       configState: () => sanitizedConfig({ ...options.config, audit: this.auditConfig }),
       logLevels: this.logLevels,
+      ...(options.logTap ? { logTap: options.logTap } : {}),
       diskPaths: [...new Set([process.cwd(), ...(options.config.storage.kind === 'leveldb' ? [options.config.storage.path] : [])])],
       lockout,
       quotas: this.quotas,
@@ -380,6 +386,7 @@ export class Host {
       // they hold in memory (transit's key schedules in the WASM core).
       this.quotas.reset();
       this.cors.reset();
+      this.logTap?.endAll(SEALED_FAREWELL);
       await this.state.unload();
     }
     this.logger.info('sealed');

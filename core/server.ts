@@ -33,6 +33,7 @@ import { createAutoSeal } from './seal/auto-seals.js';
 import type { Backoff } from './seal/auto-unseal.js';
 import { selfInitialize, type SelfInitOutcome } from './seal/self-init.js';
 import type { WorkerLink } from './cluster/worker-link.js';
+import { LogTap } from './log-tap.js';
 
 export interface StartOptions {
   readonly config: ServerConfig;
@@ -49,6 +50,8 @@ export interface StartOptions {
   /** How external plugins' processes are bounded (memory, watchdog); the configuration's when omitted. */
   readonly isolation?: IsolationLimits;
   readonly logger?: Logger;
+  /** The tap `logger` writes its lines through (serverLogger's), for sys/monitor; none: sys/monitor has no log to stream. */
+  readonly logTap?: LogTap;
   readonly clock?: Clock;
   /**
    * An open physical store to use instead of the configured one (tests wrap stores to inject
@@ -98,14 +101,18 @@ const DEV_MOUNTS = [
   { table: 'auth', path: 'cloud/', type: 'cloud' },
 ] as const;
 
-/** The server's log: JSON lines on stdout at the configured level; a worker's lines carry its number. */
-export function serverLogger(config: ServerConfig, worker?: number | 'primary'): Logger {
-  return pino({ level: config.logLevel, base: { service: 'keywarden', ...(worker !== undefined ? { worker } : {}) } });
+/**
+ * The server's log: JSON lines on stdout at the configured level; a worker's lines carry its number.
+ * With `tap`, each line also goes to the open sys/monitor streams.
+ */
+export function serverLogger(config: ServerConfig, worker?: number | 'primary', tap?: LogTap): Logger {
+  return pino({ level: config.logLevel, base: { service: 'keywarden', ...(worker !== undefined ? { worker } : {}) }, ...(tap ? { hooks: { streamWrite: tap.hook } } : {}) });
 }
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const { config } = options;
-  const logger = options.logger ?? serverLogger(config);
+  const logTap = options.logger ? options.logTap : new LogTap();
+  const logger = options.logger ?? serverLogger(config, undefined, logTap);
   // Before storage is opened, so a server asked for a UI it does not have fails at once.
   const ui = config.ui ? UiFiles.load() : undefined;
   const isolation = options.isolation ?? isolationLimits(config);
@@ -149,6 +156,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ...(config.pluginDirectory ? { pluginDirectory: config.pluginDirectory } : {}),
     isolation,
     logger,
+    ...(logTap ? { logTap } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     defaultLeaseTtl: config.defaultLeaseTtl,
     maxLeaseTtl: config.maxLeaseTtl,
@@ -200,6 +208,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       close: (drainTimeoutMs = CLOSE_GRACE_MS) =>
         (closing ??= (async () => {
           logger.info({ drain_timeout_ms: drainTimeoutMs }, 'shutdown: no longer accepting connections; waiting for requests in flight');
+          // A monitor streams until its client leaves: it ends here rather than hold the drain.
+          logTap?.endAll();
           // Its requests and the revocation of its root token finish first.
           await selfInit;
           const cut = (await Promise.all(listeners.map((l) => l.drain(drainTimeoutMs)))).reduce((a, b) => a + b, 0);

@@ -20,6 +20,8 @@ import { Tokens } from './pages/tokens.js';
 import { AuditDevices } from './pages/audit-devices.js';
 import { CloudAuth } from './pages/cloud-auth.js';
 import { KvBrowser } from './pages/kv.js';
+import { Entities, Groups } from './pages/identity.js';
+import { Leases } from './pages/leases.js';
 
 /** What the signed-in token may do, asked of sys/capabilities-self once at login. */
 export interface Session {
@@ -47,6 +49,9 @@ const NAV: readonly NavItem[] = [
   { route: 'cloud', label: 'Cloud auth', needs: ['sys/auth', 'read'], page: CloudAuth },
   { route: 'policies', label: 'Policies', needs: ['sys/policies/acl', 'list'], page: Policies },
   { route: 'tokens', label: 'Tokens', needs: ['auth/token/create', 'update'], page: Tokens },
+  { route: 'identity/entities', label: 'Entities', needs: ['identity/entity/id', 'list'], page: Entities },
+  { route: 'identity/groups', label: 'Groups', needs: ['identity/group/id', 'list'], page: Groups },
+  { route: 'leases', label: 'Leases', needs: ['sys/leases/lookup', 'update'], page: Leases },
   { route: 'audit', label: 'Audit devices', needs: ['sys/audit', 'read'], page: AuditDevices },
 ];
 

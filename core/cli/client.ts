@@ -221,16 +221,38 @@ export class ApiClient {
     });
   }
 
+  /**
+   * A GET whose answer is text that goes on until the server ends it (sys/monitor), written to
+   * `sink` as it arrives, with no idle time-out: a quiet log is not a dead server.
+   */
+  async follow(apiPath: string, query: Record<string, string>, sink: Writable): Promise<void> {
+    const url = this.url(apiPath);
+    for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+    await this.stream('GET', url, undefined, async (res) => {
+      try {
+        await pipeline(res, sink, { end: false });
+      } catch (err) {
+        throw new ConnectionError(`GET ${url.href}: the stream broke off (${(err as Error).message})`);
+      }
+    }, 'text/plain').catch(async (err: unknown) => {
+      throw await this.explainRefusal(err);
+    });
+  }
+
   private url(apiPath: string): URL {
     return new URL(`${this.address}/v1/${apiPath.replace(/^\/+/, '')}`);
   }
 
-  /** One request with a streamed body or answer; an answer outside 2xx is read whole and thrown as RequestError. */
+  /**
+   * One request with a streamed body or answer; an answer outside 2xx is read whole and thrown as
+   * RequestError. `text/plain`: the answer is a text stream of no set length, with no time-out.
+   */
   private stream(
     method: string,
     url: URL,
     body: { readonly source: Readable; readonly size: number } | undefined,
     onSuccess: (res: http.IncomingMessage) => Promise<void>,
+    streamed: 'application/octet-stream' | 'text/plain' = 'application/octet-stream',
   ): Promise<ApiResponse> {
     const transport = url.protocol === 'https:' ? https : http;
     const apiPath = url.pathname.replace(/^\/v1\//, '');
@@ -249,7 +271,7 @@ export class ApiClient {
         },
         (res) => {
           const status = res.statusCode ?? 0;
-          if (status >= 200 && status < 300 && res.headers['content-type'] === 'application/octet-stream') {
+          if (status >= 200 && status < 300 && res.headers['content-type']?.split(';')[0] === streamed) {
             onSuccess(res).then(() => resolve({ status, body: undefined }), reject);
             return;
           }
@@ -265,7 +287,7 @@ export class ApiClient {
           });
         },
       );
-      req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
+      if (streamed !== 'text/plain') req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
       req.on('error', fail);
       if (!body) {
         req.end();

@@ -22,6 +22,7 @@ import { registerLease } from './commands/lease.js';
 import { registerLogin } from './commands/login.js';
 import { registerUnwrap } from './commands/unwrap.js';
 import { registerPathHelp } from './commands/path-help.js';
+import { registerMonitor } from './commands/monitor.js';
 import { registerPlugin } from './commands/plugin.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerPrint, VERSION_LINE } from './commands/print.js';
@@ -69,6 +70,7 @@ export async function main(argv: readonly string[], io: Io = processIo(), env: N
   registerLogin(program, ctx);
   registerUnwrap(program, ctx);
   registerPathHelp(program, ctx);
+  registerMonitor(program, ctx);
   registerPlugin(program, ctx);
   registerCompletion(program, ctx);
   registerPrint(program, ctx);

@@ -98,7 +98,7 @@ export interface AuthResult {
 export interface RawResponse {
   readonly status: number;
   readonly body?: unknown;
-  /** Bytes sent as `application/octet-stream` as they are produced, instead of `body` (snapshots). */
+  /** Bytes sent as they are produced, instead of `body`: `application/octet-stream` (snapshots) unless `contentType` says otherwise (sys/monitor's text). */
   readonly binary?: AsyncIterable<Uint8Array>;
   /** A body that is text, not JSON (sys/metrics in the Prometheus format), sent with this Content-Type. */
   readonly contentType?: string;

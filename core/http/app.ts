@@ -183,7 +183,7 @@ function send(ctx: Koa.Context, response: HostResponse): void | Promise<void> {
   ctx.set('X-Content-Type-Options', 'nosniff');
   if (response.headers) ctx.set(response.headers);
   if (response.binary) {
-    ctx.set('Content-Type', 'application/octet-stream');
+    ctx.set('Content-Type', response.contentType ?? 'application/octet-stream');
     if (ctx.method === 'HEAD') {
       ctx.body = null;
       return;
@@ -191,6 +191,8 @@ function send(ctx: Koa.Context, response: HostResponse): void | Promise<void> {
     // A failure part way (the server sealed) destroys the response (koa pipes a stream body with
     // stream.pipeline): the client sees an incomplete answer, which a restore refuses.
     ctx.body = Readable.from(response.binary, { objectMode: false });
+    // A text stream (sys/monitor) may wait long for its first line: the client has the answer's head at once.
+    if (response.contentType) ctx.res.flushHeaders();
     return;
   }
   if (response.body === undefined || ctx.method === 'HEAD') {

@@ -14,7 +14,7 @@ const TOP_LEVEL_DATA_ROUTES = [/^sys\/mounts(\/|$)/, /^sys\/auth(\/|$)/, /^sys\/
 export function shape(id: string, path: string, operation: Operation, response: LogicalResponse | null): HostResponse {
   if (response?.raw) {
     const { status, body, binary, contentType } = response.raw;
-    if (binary) return { status, binary };
+    if (binary) return contentType ? { status, binary, contentType } : { status, binary };
     return contentType ? { status, body, contentType } : { status, body };
   }
   if (!response || (!response.data && !response.warnings && !response.tokenAuth)) {

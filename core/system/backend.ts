@@ -45,6 +45,7 @@ import { hostInfoPath } from './paths/host-info.js';
 import { inFlightReqPath } from './paths/in-flight-req.js';
 import { configStatePath } from './paths/config-state.js';
 import { loggerPaths } from './paths/loggers.js';
+import { monitorPath } from './paths/monitor.js';
 import { lockedUserPaths } from './paths/locked-users.js';
 import { leasePaths } from './paths/leases.js';
 import { quotaPaths } from './paths/quotas.js';
@@ -111,6 +112,7 @@ export function createSystemBackend(services: SystemDeps): FrameworkBackend {
       configStatePath(services),
       configCorsPath(services),
       ...loggerPaths(services),
+      monitorPath(services),
       ...lockedUserPaths(services),
       ...leasePaths(services),
       ...quotaPaths(services),

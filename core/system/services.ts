@@ -14,6 +14,7 @@ import type { Snapshots } from '../snapshot/snapshots.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { InFlightRequests } from '../pipeline/in-flight.js';
 import type { LogLevels } from '../log-levels.js';
+import type { LogTap } from '../log-tap.js';
 import type { Unsealed } from '../unsealed.js';
 import type { UserLockout } from '../auth/lockout/user-lockout.js';
 import type { Quotas } from '../quotas/quotas.js';
@@ -69,6 +70,8 @@ export interface SystemDeps {
   configState(): Record<string, unknown>;
   /** sys/loggers. */
   readonly logLevels: LogLevels;
+  /** sys/monitor: the log's lines as they are written; none when the embedding program brought its own logger. */
+  readonly logTap?: LogTap;
   /** sys/host-info: the directories whose disks are reported (the data directory, the working directory). */
   readonly diskPaths: readonly string[];
   /** User lockout of logins (sys/locked-users). */

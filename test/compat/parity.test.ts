@@ -38,7 +38,7 @@ const ENTERPRISE = [
 ];
 
 /** Where the floor stands: raise it when an operation is added. */
-const FLOOR = { sys: 139, identity: 57 };
+const FLOOR = { sys: 140, identity: 57 };
 
 const SAMPLE = 'probe';
 

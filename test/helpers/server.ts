@@ -11,6 +11,7 @@ import type { Clock } from '../../core/clock.js';
 import type { IsolationLimits } from '../../core/plugins/isolation/isolated-backend.js';
 import type { UserLockoutStanzas } from '../../core/auth/lockout/settings.js';
 import { TestClient } from './http.js';
+import type { LogTap } from '../../core/log-tap.js';
 import { DEFAULT_JSON_LIMITS, type JsonLimits } from '../../core/http/json-limits.js';
 
 export interface TestServerOptions {
@@ -36,6 +37,8 @@ export interface TestServerOptions {
   readonly audit?: Partial<AuditConfig>;
   /** The server's log (silent when omitted). */
   readonly logger?: Logger;
+  /** The tap `logger` writes through, for sys/monitor (core/log-tap.ts). */
+  readonly logTap?: LogTap;
   /** The configuration file's `user_lockout` stanzas. */
   readonly userLockout?: UserLockoutStanzas;
 }
@@ -82,6 +85,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     config,
     plugins: options.plugins ?? [notesPlugin],
     logger: options.logger ?? pino({ level: 'silent' }),
+    ...(options.logTap ? { logTap: options.logTap } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.isolation ? { isolation: options.isolation } : {}),
   });

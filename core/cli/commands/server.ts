@@ -104,7 +104,9 @@ async function serve(opts: ServerOptions, worker: WorkerLink | undefined): Promi
     pidFile = worker ? undefined : config.pidFile;
     const workers = worker ? 1 : resolveWorkers(opts.workers, config);
     if (workers > 1) return await runPrimaryServer(opts, config, workers, dataDir);
-    const logger = serverLogger(config, worker?.index);
+    const { LogTap } = await import('../../log-tap.js');
+    const logTap = new LogTap();
+    const logger = serverLogger(config, worker?.index, logTap);
     logProcessWarnings(logger);
     const dev = opts.dev
       ? {
@@ -113,7 +115,7 @@ async function serve(opts: ServerOptions, worker: WorkerLink | undefined): Promi
           ...(opts.devRootTokenId ? { rootTokenId: opts.devRootTokenId } : {}),
         }
       : undefined;
-    server = await startServer({ config, logger, ...(dev ? { dev } : {}), ...(worker ? { worker } : {}) });
+    server = await startServer({ config, logger, logTap, ...(dev ? { dev } : {}), ...(worker ? { worker } : {}) });
   } catch (err) {
     // Known start-up failures (bad config, locked storage, database down, port in use) read as one line, no stack.
     const known =

@@ -161,6 +161,28 @@ describe('keywarden server (process)', function () {
     }
   });
 
+  it('keywarden monitor streams the lines the server process logs, at the level asked, until the server stops', async () => {
+    await inTempDir(async (cwd) => {
+      const server = run(['server', '-dev', '-dev-listen-address=127.0.0.1:0', '-dev-root-token-id=monitor-root'], cwd);
+      await waitFor(() => /VAULT_ADDR='([^']+)'/.test(server.output()), 'dev start');
+      const address = /VAULT_ADDR='([^']+)'/.exec(server.output())![1]!;
+      const monitor = run(['monitor', '-log-level=info'], cwd, { VAULT_ADDR: address, VAULT_TOKEN: 'monitor-root' });
+      try {
+        // Enabling a mount is logged at info. The monitor process connects some time after it starts:
+        // a mount is enabled on each check until one of those lines reaches it.
+        let mounts = 0;
+        await waitFor(() => {
+          void request(address, 'POST', `sys/mounts/watched-${++mounts}`, { token: 'monitor-root', body: { type: 'transit' } });
+          return /\[INFO\]  watched-\d+: mount enabled: type=transit\n/.test(monitor.output()) || monitor.child.exitCode !== null;
+        }, 'a log line in the monitor');
+      } finally {
+        await stop(server);
+      }
+      expect(await monitor.exited, monitor.output()).to.equal(0);
+      expect(monitor.output()).not.to.contain('monitor-root');
+    });
+  });
+
   it('dev mode with -dev-no-store-token leaves the CLI token file alone; the dev flags without -dev, or a root token id with ".", are refused', async () => {
     const dir = await tempDir();
     try {
