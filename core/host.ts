@@ -22,6 +22,7 @@ import { SealManager } from './seal/seal-manager.js';
 import type { SealDeps } from './seal/seal-api.js';
 import type { AutoSeal } from './seal/auto-seal.js';
 import type { Backoff } from './seal/auto-unseal.js';
+import type { HealthIntervals } from './seal/seal-health.js';
 import { TokenStore } from './auth/token-store.js';
 import { Quotas } from './quotas/quotas.js';
 import { CorsSettings } from './http/cors.js';
@@ -86,8 +87,9 @@ export interface HostOptions {
   readonly autoSeal?: AutoSeal;
   /** The seals when every stanza is disabled: the store moves back to Shamir shares (SealDeps.shamirFrom). */
   readonly shamirFrom?: AutoSeal;
-  /** Between auto-unseal attempts (tests shorten it). */
+  /** Between auto-unseal attempts, and between the seals' health checks (tests shorten them). */
   readonly autoUnsealBackoff?: Backoff;
+  readonly sealHealthIntervals?: HealthIntervals;
   /** The other workers of this server, which follow this one's seal and unseal (SealDeps.siblings). */
   readonly siblings?: SealDeps['siblings'];
 }
@@ -195,6 +197,8 @@ export class Host {
         ...(options.autoSeal ? { autoSeal: options.autoSeal, log: this.logger } : {}),
         ...(options.shamirFrom ? { shamirFrom: options.shamirFrom, log: this.logger } : {}),
         ...(options.autoUnsealBackoff ? { backoff: options.autoUnsealBackoff } : {}),
+        ...(options.sealHealthIntervals ? { healthIntervals: options.sealHealthIntervals } : {}),
+        isActive: () => !this.ha || this.ha.state === 'active',
         ...(options.siblings ? { siblings: options.siblings } : {}),
       },
     );

@@ -202,7 +202,7 @@ export async function unsealWithSeal(seal: AutoSeal, store: { physical: Storage;
  * Wraps the root key again and keeps the new wrapping when its key id differs: only the seal
  * knows its current key, and wrapping is how it says. Returns whether it was kept.
  */
-async function rewrapIfRotated(seal: AutoSeal, physical: Storage, path: string, stored: WrappedKey, rootKey: Buffer): Promise<boolean> {
+export async function rewrapIfRotated(seal: AutoSeal, physical: Storage, path: string, stored: WrappedKey, rootKey: Buffer): Promise<boolean> {
   const aad = Buffer.from(path, 'utf8');
   const fresh = await seal.wrap(rootKey, aad, stored);
   if (fresh.key_id === stored.key_id) return false;

@@ -10,7 +10,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AlreadyInitializedError, BadRequestError, SealedError } from '../errors.js';
 import type { Barrier } from '../../storage/barrier.js';
-import type { Storage } from '../../storage/storage.js';
+import type { SharedStorage, Storage } from '../../storage/storage.js';
 import { zeroize } from '../../storage/aead.js';
 import { acceptShare, ShareQuorum, splitUnsealKey, validateShamirConfig, type ShareScheme } from './shares.js';
 import { Rekey } from './rekey.js';
@@ -19,7 +19,8 @@ import { RecoveryKeys } from './recovery.js';
 import { RootGeneration } from './root-generation.js';
 import { SerialQueue } from './serial.js';
 import type { AutoSealType } from './auto-seal.js';
-import { AutoUnsealer, encodeWrapped } from './auto-unseal.js';
+import { AutoUnsealer, decodeWrapped, encodeWrapped, rewrapIfRotated } from './auto-unseal.js';
+import { SealHealthLoop } from './seal-health.js';
 import type { AutoInitResult, InitResult, SealDeps, SealStatus } from './seal-api.js';
 import { aad, encodeConfig, KEYS, openRootKeyRecord, readKeyBackup, readSealConfig, rootKeyUnderUnsealKey, shamirRecordOps, writeKeyBackup } from './seal-records.js';
 import { SealSet, type SealBackend } from './seal-set.js';
@@ -34,9 +35,16 @@ interface UnsealAttempt {
 export class SealManager {
   private unsealing: UnsealAttempt | undefined;
   private config: SealConfig | undefined;
+  /**
+   * Whether the post-unseal setup (mounts, policies, tokens) is done. Until it is, seal-status and
+   * health say sealed, as Vault's do: a client that waits for `sealed: false` finds its mounts.
+   */
+  private setUp = false;
   private readonly queue = new SerialQueue();
   /** With an auto seal: the node unsealing itself (auto-unseal.ts). */
   private readonly autoUnsealer: AutoUnsealer | undefined;
+  /** With an auto seal: its health checked while unsealed, on the active node (seal-health.ts). */
+  private readonly healthLoop: SealHealthLoop | undefined;
   readonly rekey: Rekey;
   /** With an auto seal: the recovery key's shares, and their rekey (`sys/rekey-recovery-key/*`). */
   readonly recovery: RecoveryKeys;
@@ -55,6 +63,11 @@ export class SealManager {
       writeKeyBackup: (backup) => writeKeyBackup(this.physical, backup),
     };
     this.rekey = new Rekey(keys);
+    // Another node of the cluster (or worker of this server) migrated or rekeyed: the cached
+    // configuration is stale, and a rekey or seal-status must not go by it.
+    (physical as Partial<SharedStorage>).onRemoteChange?.((change) => {
+      if ('resync' in change || change.keys.includes(KEYS.sealConfig)) this.config = undefined;
+    });
     const autoSealed = async () => ((await this.loadConfig())?.type ?? 'shamir') !== 'shamir';
     this.recovery = new RecoveryKeys(physical, barrier, autoSealed);
     this.recoveryRekey = new Rekey(this.recovery);
@@ -70,11 +83,47 @@ export class SealManager {
           queue: this.queue,
           wrappedKeyPath: KEYS.rootKeyUnderUnsealKey,
           storedConfig: () => this.loadConfig(true),
-          afterUnseal: () => deps.afterUnseal(),
+          afterUnseal: () => this.afterUnseal(),
           log: deps.log ?? { info: () => undefined, warn: () => undefined },
         },
         deps.backoff,
       );
+    }
+    const seals = deps.autoSeal;
+    if (seals instanceof SealSet) {
+      this.healthLoop = new SealHealthLoop(() => this.checkSeals(seals), deps.log ?? { info: () => undefined, warn: () => undefined }, deps.healthIntervals);
+    }
+  }
+
+  /**
+   * One health check: only on the active node, which alone writes. A seal that answers again, or
+   * a root key not wrapped by every enabled seal, has it wrapped again at once. Answers whether
+   * every seal answered and wraps it.
+   */
+  private async checkSeals(seals: SealSet): Promise<boolean> {
+    if (this.barrier.sealed || !(this.deps.isActive?.() ?? true)) return true;
+    const { recovered } = await seals.checkHealth();
+    if (recovered || !seals.fullyWrapped) await this.queue.run(() => this.rewrapUnder(seals));
+    return seals.fullyWrapped && seals.backends().every((b) => b.healthy || b.disabled);
+  }
+
+  /**
+   * Wraps the root key under every seal that answers, keeping it only when a seal's wrapping
+   * changed (auto-unseal.ts). Nothing when the store has moved to Shamir shares meanwhile (a node
+   * running with the old configuration must not wrap it back under a seal).
+   */
+  private async rewrapUnder(seals: SealSet): Promise<void> {
+    if (this.barrier.sealed) return;
+    const config = await this.loadConfig(true);
+    const raw = await this.physical.get(KEYS.rootKeyUnderUnsealKey);
+    if (!config || config.type === 'shamir' || !raw) return;
+    const rootKey = this.barrier.copyRootKey();
+    try {
+      if (await rewrapIfRotated(seals, this.physical, KEYS.rootKeyUnderUnsealKey, decodeWrapped(raw), rootKey)) {
+        this.deps.log?.info({}, 'seal health check: the root key is wrapped again, under every seal that answers');
+      }
+    } finally {
+      zeroize(rootKey);
     }
   }
 
@@ -122,7 +171,7 @@ export class SealManager {
   }
 
   async status(): Promise<SealStatus> {
-    const sealed = this.barrier.sealed;
+    const sealed = this.barrier.sealed || !this.setUp;
     // A sealed node re-reads, so that operators unsealing it see the current t and n.
     const config = await this.loadConfig(sealed && !this.unsealing);
     // An auto-sealed store shows the configured seal (the stored type is the one it was initialized
@@ -275,14 +324,11 @@ export class SealManager {
    */
   async followUnseal(rootKey: Uint8Array): Promise<void> {
     await this.queue.run(async () => {
+      // The other worker's unseal may have migrated the store to another seal.
+      this.config = undefined;
       if (!this.barrier.sealed) return;
       await this.barrier.unseal(rootKey);
-      try {
-        await this.deps.afterUnseal();
-      } catch (err) {
-        this.barrier.seal();
-        throw err;
-      }
+      await this.setUpOrSeal();
     });
   }
 
@@ -293,12 +339,7 @@ export class SealManager {
     } finally {
       zeroize(rootKey);
     }
-    try {
-      await this.deps.afterUnseal();
-    } catch (err) {
-      this.barrier.seal();
-      throw err;
-    }
+    await this.setUpOrSeal();
   }
 
   /** Unseals with the combined key and moves the store where `plan` says (migration.ts). */
@@ -311,12 +352,25 @@ export class SealManager {
         ? 'seal migration: the root key is stored under the recovery key; the recovery shares are the unseal shares now'
         : 'seal migration: the root key is wrapped by the seal; the unseal key shares are its recovery shares now and unseal nothing',
     );
+    await this.setUpOrSeal();
+  }
+
+  /** The post-unseal setup, with the barrier unsealed; a failure seals it again. */
+  private async setUpOrSeal(): Promise<void> {
     try {
-      await this.deps.afterUnseal();
+      await this.afterUnseal();
     } catch (err) {
       this.barrier.seal();
       throw err;
     }
+  }
+
+  private async afterUnseal(): Promise<void> {
+    await this.deps.afterUnseal();
+    this.setUp = true;
+    // A seal that was down at this start is checked again soon.
+    const seals = this.deps.autoSeal;
+    this.healthLoop?.start(seals instanceof SealSet && seals.fullyWrapped && seals.backends().every((b) => b.healthy || b.disabled));
   }
 
   private openRootKey(unsealKey: Buffer): Promise<Buffer> {
@@ -363,10 +417,12 @@ export class SealManager {
    */
   async seal(options: { readonly localOnly?: boolean } = {}): Promise<void> {
     this.autoUnsealer?.stop();
+    this.healthLoop?.stop();
     let sealedNow = false;
     await this.queue.run(async () => {
       if (this.barrier.sealed) return;
       sealedNow = true;
+      this.setUp = false;
       try {
         await this.deps.beforeSeal();
       } finally {
