@@ -199,6 +199,7 @@ export class Host {
         ...(options.autoUnsealBackoff ? { backoff: options.autoUnsealBackoff } : {}),
         ...(options.sealHealthIntervals ? { healthIntervals: options.sealHealthIntervals } : {}),
         isActive: () => !this.ha || this.ha.state === 'active',
+        ...(options.ha && !options.siblings ? { migrateWhenActive: true } : {}),
         ...(options.siblings ? { siblings: options.siblings } : {}),
       },
     );
@@ -267,6 +268,7 @@ export class Host {
         cors: this.cors,
         system: this.system,
         logger: this.logger,
+        migrateSeal: () => this.seal.migratePending(),
         activated: async () => {
           await this.declareAuditDevices();
           await recordVersion(this.barrier, VERSION, clock.now());

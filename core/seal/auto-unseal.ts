@@ -152,7 +152,7 @@ export class AutoUnsealer {
     // From one auto seal to another, the seals say whether they can open what is stored (seal-set.ts).
     if (config.type === 'shamir') {
       throw new BadRequestError(
-        `a seal migration is pending: the store is sealed with Shamir unseal keys and the configuration has seal "${seal.type}"; unseal with the shares and migrate=true (keywarden operator unseal -migrate)`,
+        `a seal migration is pending: the store is sealed with Shamir unseal keys and the configuration has seal "${seal.type}"; unseal with the shares and migrate=true (keywarden operator unseal -migrate); or, when another node moved the store to Shamir shares, remove the stanza (or disable it) and restart this node`,
       );
     }
     await unsealWithSeal(seal, deps, deps.wrappedKeyPath);

@@ -19,12 +19,12 @@ import { RecoveryKeys } from './recovery.js';
 import { RootGeneration } from './root-generation.js';
 import { SerialQueue } from './serial.js';
 import type { AutoSealType } from './auto-seal.js';
-import { AutoUnsealer, decodeWrapped, encodeWrapped, rewrapIfRotated } from './auto-unseal.js';
-import { SealHealthLoop } from './seal-health.js';
+import { AutoUnsealer, encodeWrapped, type UnsealLog } from './auto-unseal.js';
+import { SealHealth } from './seal-health.js';
 import type { AutoInitResult, InitResult, SealDeps, SealStatus } from './seal-api.js';
 import { aad, encodeConfig, KEYS, openRootKeyRecord, readKeyBackup, readSealConfig, rootKeyUnderUnsealKey, shamirRecordOps, writeKeyBackup } from './seal-records.js';
 import { SealSet, type SealBackend } from './seal-set.js';
-import { migrateToAutoSeal, migrateToShamir, planUnseal, type UnsealPlan } from './migration.js';
+import { migrate, PendingMigration, planUnseal, sealError, type Migration } from './migration.js';
 
 /** An unseal in progress: the shares so far and the nonce seal-status shows. */
 interface UnsealAttempt {
@@ -40,11 +40,16 @@ export class SealManager {
    * health say sealed, as Vault's do: a client that waits for `sealed: false` finds its mounts.
    */
   private setUp = false;
+  /**
+   * An HA node unsealed with `migrate`: the migration and the key it was unsealed with, kept until
+   * the node is the active one and moves the store (migration.ts), or seals.
+   */
+  private readonly pendingMigration = new PendingMigration();
   private readonly queue = new SerialQueue();
   /** With an auto seal: the node unsealing itself (auto-unseal.ts). */
   private readonly autoUnsealer: AutoUnsealer | undefined;
   /** With an auto seal: its health checked while unsealed, on the active node (seal-health.ts). */
-  private readonly healthLoop: SealHealthLoop | undefined;
+  private readonly health: SealHealth | undefined;
   readonly rekey: Rekey;
   /** With an auto seal: the recovery key's shares, and their rekey (`sys/rekey-recovery-key/*`). */
   readonly recovery: RecoveryKeys;
@@ -84,46 +89,14 @@ export class SealManager {
           wrappedKeyPath: KEYS.rootKeyUnderUnsealKey,
           storedConfig: () => this.loadConfig(true),
           afterUnseal: () => this.afterUnseal(),
-          log: deps.log ?? { info: () => undefined, warn: () => undefined },
+          log: deps.log ?? QUIET,
         },
         deps.backoff,
       );
     }
-    const seals = deps.autoSeal;
-    if (seals instanceof SealSet) {
-      this.healthLoop = new SealHealthLoop(() => this.checkSeals(seals), deps.log ?? { info: () => undefined, warn: () => undefined }, deps.healthIntervals);
-    }
-  }
-
-  /**
-   * One health check: only on the active node, which alone writes. A seal that answers again, or
-   * a root key not wrapped by every enabled seal, has it wrapped again at once. Answers whether
-   * every seal answered and wraps it.
-   */
-  private async checkSeals(seals: SealSet): Promise<boolean> {
-    if (this.barrier.sealed || !(this.deps.isActive?.() ?? true)) return true;
-    const { recovered } = await seals.checkHealth();
-    if (recovered || !seals.fullyWrapped) await this.queue.run(() => this.rewrapUnder(seals));
-    return seals.fullyWrapped && seals.backends().every((b) => b.healthy || b.disabled);
-  }
-
-  /**
-   * Wraps the root key under every seal that answers, keeping it only when a seal's wrapping
-   * changed (auto-unseal.ts). Nothing when the store has moved to Shamir shares meanwhile (a node
-   * running with the old configuration must not wrap it back under a seal).
-   */
-  private async rewrapUnder(seals: SealSet): Promise<void> {
-    if (this.barrier.sealed) return;
-    const config = await this.loadConfig(true);
-    const raw = await this.physical.get(KEYS.rootKeyUnderUnsealKey);
-    if (!config || config.type === 'shamir' || !raw) return;
-    const rootKey = this.barrier.copyRootKey();
-    try {
-      if (await rewrapIfRotated(seals, this.physical, KEYS.rootKeyUnderUnsealKey, decodeWrapped(raw), rootKey)) {
-        this.deps.log?.info({}, 'seal health check: the root key is wrapped again, under every seal that answers');
-      }
-    } finally {
-      zeroize(rootKey);
+    if (deps.autoSeal instanceof SealSet) {
+      const health = { seals: deps.autoSeal, physical, barrier, queue: this.queue, storedConfig: () => this.loadConfig(true), isActive: () => deps.isActive?.() ?? true, log: deps.log ?? QUIET };
+      this.health = new SealHealth(health, deps.healthIntervals);
     }
   }
 
@@ -189,8 +162,9 @@ export class SealManager {
       progress: sealed ? (this.unsealing?.quorum.progress ?? 0) : 0,
       nonce: sealed ? (this.unsealing?.nonce ?? '') : '',
       recoverySeal: autoSealed,
-      migration: sealed && config !== undefined && (autoSealed ? this.deps.shamirFrom !== undefined : this.deps.autoSeal !== undefined),
-      ...(sealed && this.autoUnsealer?.lastError ? { sealError: this.autoUnsealer.lastError } : {}),
+      migration:
+        this.pendingMigration.held || (sealed && config !== undefined && (autoSealed ? this.deps.shamirFrom !== undefined : this.deps.autoSeal !== undefined)),
+      ...(sealed ? sealError(config, this.deps, this.autoUnsealer?.lastError) : {}),
     };
   }
 
@@ -342,17 +316,38 @@ export class SealManager {
     await this.setUpOrSeal();
   }
 
-  /** Unseals with the combined key and moves the store where `plan` says (migration.ts). */
-  private async migrateWith(plan: Exclude<UnsealPlan, { kind: 'unseal' }>, key: Buffer): Promise<void> {
-    const store = { physical: this.physical, barrier: this.barrier, recovery: this.recovery };
-    this.config = await (plan.kind === 'to-shamir' ? migrateToShamir(plan.seal, key, plan.scheme, store) : migrateToAutoSeal(plan.seal, key, plan.scheme, store));
-    this.deps.log?.info(
-      { seal: plan.seal.type },
-      plan.kind === 'to-shamir'
-        ? 'seal migration: the root key is stored under the recovery key; the recovery shares are the unseal shares now'
-        : 'seal migration: the root key is wrapped by the seal; the unseal key shares are its recovery shares now and unseal nothing',
-    );
-    await this.setUpOrSeal();
+  /**
+   * Unseals with the combined key and moves the store where `migration` says (migration.ts); an
+   * HA node moves it only once it is the active node (`migratePending`).
+   */
+  private async migrateWith(migration: Migration, key: Buffer): Promise<void> {
+    const store = this.migratingStore();
+    if (this.deps.migrateWhenActive) {
+      await this.pendingMigration.open(migration, key, store, this.deps.log ?? QUIET);
+    } else {
+      this.config = await migrate(migration, key, store, this.deps.log ?? QUIET);
+    }
+    try {
+      await this.setUpOrSeal();
+    } catch (err) {
+      this.pendingMigration.forget();
+      throw err;
+    }
+  }
+
+  /**
+   * The node became the active one (core/ha/cluster-node.ts): the migration it was unsealed for
+   * moves the store now, unless another node did already. Kept for the next election when it fails.
+   * Outside the queue: a seal waits in it for the election round this runs in.
+   * @throws UnavailableError when the seal cannot be reached; BadRequestError when the shares are no longer the current ones.
+   */
+  async migratePending(): Promise<void> {
+    if (!this.pendingMigration.held || this.barrier.sealed) return;
+    this.config = await this.pendingMigration.commit(await this.loadConfig(true), this.migratingStore(), this.deps.log ?? QUIET);
+  }
+
+  private migratingStore() {
+    return { physical: this.physical, barrier: this.barrier, recovery: this.recovery };
   }
 
   /** The post-unseal setup, with the barrier unsealed; a failure seals it again. */
@@ -368,9 +363,7 @@ export class SealManager {
   private async afterUnseal(): Promise<void> {
     await this.deps.afterUnseal();
     this.setUp = true;
-    // A seal that was down at this start is checked again soon.
-    const seals = this.deps.autoSeal;
-    this.healthLoop?.start(seals instanceof SealSet && seals.fullyWrapped && seals.backends().every((b) => b.healthy || b.disabled));
+    this.health?.start();
   }
 
   private openRootKey(unsealKey: Buffer): Promise<Buffer> {
@@ -417,7 +410,7 @@ export class SealManager {
    */
   async seal(options: { readonly localOnly?: boolean } = {}): Promise<void> {
     this.autoUnsealer?.stop();
-    this.healthLoop?.stop();
+    this.health?.stop();
     let sealedNow = false;
     await this.queue.run(async () => {
       if (this.barrier.sealed) return;
@@ -428,6 +421,7 @@ export class SealManager {
       } finally {
         this.barrier.seal();
         this.clearUnsealing();
+        this.pendingMigration.forget();
         this.rekey.forget();
         this.recoveryRekey.forget();
         this.rootGeneration.forget();
@@ -441,3 +435,5 @@ export class SealManager {
     this.unsealing = undefined;
   }
 }
+
+const QUIET: UnsealLog = { info: () => undefined, warn: () => undefined };
