@@ -69,9 +69,12 @@ export class SealManager {
     };
     this.rekey = new Rekey(keys);
     // Another node of the cluster (or worker of this server) migrated or rekeyed: the cached
-    // configuration is stale, and a rekey or seal-status must not go by it.
+    // configuration is stale, and a rekey or seal-status must not go by it. After the change feed
+    // reconnected it is read again, the cached one standing while the store does not answer (a
+    // standby cut off from the database still answers sys/health).
     (physical as Partial<SharedStorage>).onRemoteChange?.((change) => {
-      if ('resync' in change || change.keys.includes(KEYS.sealConfig)) this.config = undefined;
+      if ('resync' in change) void readSealConfig(physical).then((config) => (this.config = config), () => undefined);
+      else if (change.keys.includes(KEYS.sealConfig)) this.config = undefined;
     });
     const autoSealed = async () => ((await this.loadConfig())?.type ?? 'shamir') !== 'shamir';
     this.recovery = new RecoveryKeys(physical, barrier, autoSealed);
