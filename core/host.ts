@@ -22,6 +22,7 @@ import { SealManager } from './seal/seal-manager.js';
 import type { SealDeps } from './seal/seal-api.js';
 import type { AutoSeal } from './seal/auto-seal.js';
 import type { Backoff } from './seal/auto-unseal.js';
+import type { HealthIntervals } from './seal/seal-health.js';
 import { TokenStore } from './auth/token-store.js';
 import { Quotas } from './quotas/quotas.js';
 import { CorsSettings } from './http/cors.js';
@@ -89,8 +90,9 @@ export interface HostOptions {
   readonly autoSeal?: AutoSeal;
   /** The seals when every stanza is disabled: the store moves back to Shamir shares (SealDeps.shamirFrom). */
   readonly shamirFrom?: AutoSeal;
-  /** Between auto-unseal attempts (tests shorten it). */
+  /** Between auto-unseal attempts, and between the seals' health checks (tests shorten them). */
   readonly autoUnsealBackoff?: Backoff;
+  readonly sealHealthIntervals?: HealthIntervals;
   /** The other workers of this server, which follow this one's seal and unseal (SealDeps.siblings). */
   readonly siblings?: SealDeps['siblings'];
 }
@@ -200,6 +202,9 @@ export class Host {
         ...(options.autoSeal ? { autoSeal: options.autoSeal, log: this.logger } : {}),
         ...(options.shamirFrom ? { shamirFrom: options.shamirFrom, log: this.logger } : {}),
         ...(options.autoUnsealBackoff ? { backoff: options.autoUnsealBackoff } : {}),
+        ...(options.sealHealthIntervals ? { healthIntervals: options.sealHealthIntervals } : {}),
+        isActive: () => !this.ha || this.ha.state === 'active',
+        ...(options.ha && !options.siblings ? { migrateWhenActive: true } : {}),
         ...(options.siblings ? { siblings: options.siblings } : {}),
       },
     );
@@ -269,6 +274,7 @@ export class Host {
         cors: this.cors,
         system: this.system,
         logger: this.logger,
+        migrateSeal: () => this.seal.migratePending(),
         activated: async () => {
           await this.declareAuditDevices();
           await recordVersion(this.barrier, VERSION, clock.now());

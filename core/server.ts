@@ -31,6 +31,7 @@ import { logFirstSteps } from './first-contact.js';
 import { errorMessage } from './errors.js';
 import { createAutoSeal } from './seal/auto-seals.js';
 import type { Backoff } from './seal/auto-unseal.js';
+import type { HealthIntervals } from './seal/seal-health.js';
 import { selfInitialize, type SelfInitOutcome } from './seal/self-init.js';
 import type { WorkerLink } from './cluster/worker-link.js';
 import { LogTap } from './log-tap.js';
@@ -58,8 +59,9 @@ export interface StartOptions {
    * faults); the server closes it like its own.
    */
   readonly physical?: PhysicalStorage;
-  /** Between auto-unseal attempts (tests shorten it). */
+  /** Between auto-unseal attempts, and between the seals' health checks (tests shorten them). */
   readonly autoUnsealBackoff?: Backoff;
+  readonly sealHealthIntervals?: HealthIntervals;
   /**
    * This process is one of several workers (core/cluster/): its store is the primary's, and it
    * is an HA node of the workers' local cluster.
@@ -169,6 +171,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ...(autoSeal ? { autoSeal } : {}),
     ...(seals && !seals.enabled ? { shamirFrom: seals } : {}),
     ...(options.autoUnsealBackoff ? { autoUnsealBackoff: options.autoUnsealBackoff } : {}),
+    ...(options.sealHealthIntervals ? { sealHealthIntervals: options.sealHealthIntervals } : {}),
     ...(worker ? { siblings: worker.siblings } : {}),
   });
   // Still read, as the cloud auth method's plugin block (config.ts, pluginConfigOf).

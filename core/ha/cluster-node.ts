@@ -29,6 +29,8 @@ export interface ClusterNodeDeps {
   readonly cors: CorsSettings;
   readonly system: Backend;
   readonly logger: Logger;
+  /** Moves the store to the seal this node was unsealed with `migrate` for, before anything loads (core/seal/migration.ts). */
+  readonly migrateSeal: () => Promise<void>;
   /** Work only the active node does once it has loaded (the configuration's audit devices); a failure gives the lock up. */
   readonly activated: () => Promise<void>;
 }
@@ -42,10 +44,11 @@ export function joinCluster(deps: ClusterNodeDeps): StandbyStrategy {
   shared.onRemoteChange((change) => changes.apply(change));
   ha.attach(
     {
-      // The node won the election: catch up with every change, then load what is missing.
+      // The node won the election: catch up with every change, finish a pending seal migration, then load what is missing.
       promote: async () => {
         await shared.sync();
         await changes.settled();
+        await deps.migrateSeal();
         await state.load();
         await tokens.ensureSecrets();
         await deps.activated();

@@ -152,7 +152,7 @@ export class AutoUnsealer {
     // From one auto seal to another, the seals say whether they can open what is stored (seal-set.ts).
     if (config.type === 'shamir') {
       throw new BadRequestError(
-        `a seal migration is pending: the store is sealed with Shamir unseal keys and the configuration has seal "${seal.type}"; unseal with the shares and migrate=true (keywarden operator unseal -migrate)`,
+        `a seal migration is pending: the store is sealed with Shamir unseal keys and the configuration has seal "${seal.type}"; unseal with the shares and migrate=true (keywarden operator unseal -migrate); or, when another node moved the store to Shamir shares, remove the stanza (or disable it) and restart this node`,
       );
     }
     await unsealWithSeal(seal, deps, deps.wrappedKeyPath);
@@ -202,7 +202,7 @@ export async function unsealWithSeal(seal: AutoSeal, store: { physical: Storage;
  * Wraps the root key again and keeps the new wrapping when its key id differs: only the seal
  * knows its current key, and wrapping is how it says. Returns whether it was kept.
  */
-async function rewrapIfRotated(seal: AutoSeal, physical: Storage, path: string, stored: WrappedKey, rootKey: Buffer): Promise<boolean> {
+export async function rewrapIfRotated(seal: AutoSeal, physical: Storage, path: string, stored: WrappedKey, rootKey: Buffer): Promise<boolean> {
   const aad = Buffer.from(path, 'utf8');
   const fresh = await seal.wrap(rootKey, aad, stored);
   if (fresh.key_id === stored.key_id) return false;

@@ -2,6 +2,7 @@
 import type { Clock } from '../clock.js';
 import type { AutoSeal, AutoSealType } from './auto-seal.js';
 import type { Backoff, UnsealLog } from './auto-unseal.js';
+import type { HealthIntervals } from './seal-health.js';
 
 export interface SealStatus {
   type: 'shamir' | AutoSealType;
@@ -59,6 +60,16 @@ export interface SealDeps {
   readonly log?: UnsealLog;
   /** Between auto-unseal attempts (tests shorten it). */
   readonly backoff?: Backoff;
+  /** Between the seals' health checks (tests shorten them). */
+  readonly healthIntervals?: HealthIntervals;
+  /** Whether this node is the active one of its cluster (or has none): only it checks the seals and re-wraps. */
+  isActive?(): boolean;
+  /**
+   * An HA node on a shared store: unsealed with `migrate`, it moves the store only once it is the
+   * active node (`SealManager.migratePending`), as Vault's standbys do. Not the workers of one
+   * server, which all follow the worker that unsealed.
+   */
+  readonly migrateWhenActive?: boolean;
   /**
    * The other workers of this server (core/cluster/worker-link.ts): told once this node unsealed
    * or sealed, outside the queue, and they follow before the operation answers.

@@ -10,7 +10,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AlreadyInitializedError, BadRequestError, SealedError } from '../errors.js';
 import type { Barrier } from '../../storage/barrier.js';
-import type { Storage } from '../../storage/storage.js';
+import type { SharedStorage, Storage } from '../../storage/storage.js';
 import { zeroize } from '../../storage/aead.js';
 import { acceptShare, ShareQuorum, splitUnsealKey, validateShamirConfig, type ShareScheme } from './shares.js';
 import { Rekey } from './rekey.js';
@@ -19,11 +19,12 @@ import { RecoveryKeys } from './recovery.js';
 import { RootGeneration } from './root-generation.js';
 import { SerialQueue } from './serial.js';
 import type { AutoSealType } from './auto-seal.js';
-import { AutoUnsealer, encodeWrapped } from './auto-unseal.js';
+import { AutoUnsealer, encodeWrapped, type UnsealLog } from './auto-unseal.js';
+import { SealHealth } from './seal-health.js';
 import type { AutoInitResult, InitResult, SealDeps, SealStatus } from './seal-api.js';
 import { aad, encodeConfig, KEYS, openRootKeyRecord, readKeyBackup, readSealConfig, rootKeyUnderUnsealKey, shamirRecordOps, writeKeyBackup } from './seal-records.js';
 import { SealSet, type SealBackend } from './seal-set.js';
-import { migrateToAutoSeal, migrateToShamir, planUnseal, type UnsealPlan } from './migration.js';
+import { migrate, PendingMigration, planUnseal, sealError, type Migration } from './migration.js';
 
 /** An unseal in progress: the shares so far and the nonce seal-status shows. */
 interface UnsealAttempt {
@@ -34,9 +35,21 @@ interface UnsealAttempt {
 export class SealManager {
   private unsealing: UnsealAttempt | undefined;
   private config: SealConfig | undefined;
+  /**
+   * Whether the post-unseal setup (mounts, policies, tokens) is done. Until it is, seal-status and
+   * health say sealed, as Vault's do: a client that waits for `sealed: false` finds its mounts.
+   */
+  private setUp = false;
+  /**
+   * An HA node unsealed with `migrate`: the migration and the key it was unsealed with, kept until
+   * the node is the active one and moves the store (migration.ts), or seals.
+   */
+  private readonly pendingMigration = new PendingMigration();
   private readonly queue = new SerialQueue();
   /** With an auto seal: the node unsealing itself (auto-unseal.ts). */
   private readonly autoUnsealer: AutoUnsealer | undefined;
+  /** With an auto seal: its health checked while unsealed, on the active node (seal-health.ts). */
+  private readonly health: SealHealth | undefined;
   readonly rekey: Rekey;
   /** With an auto seal: the recovery key's shares, and their rekey (`sys/rekey-recovery-key/*`). */
   readonly recovery: RecoveryKeys;
@@ -55,6 +68,14 @@ export class SealManager {
       writeKeyBackup: (backup) => writeKeyBackup(this.physical, backup),
     };
     this.rekey = new Rekey(keys);
+    // Another node of the cluster (or worker of this server) migrated or rekeyed: the cached
+    // configuration is stale, and a rekey or seal-status must not go by it. After the change feed
+    // reconnected it is read again, the cached one standing while the store does not answer (a
+    // standby cut off from the database still answers sys/health).
+    (physical as Partial<SharedStorage>).onRemoteChange?.((change) => {
+      if ('resync' in change) void readSealConfig(physical).then((config) => (this.config = config), () => undefined);
+      else if (change.keys.includes(KEYS.sealConfig)) this.config = undefined;
+    });
     const autoSealed = async () => ((await this.loadConfig())?.type ?? 'shamir') !== 'shamir';
     this.recovery = new RecoveryKeys(physical, barrier, autoSealed);
     this.recoveryRekey = new Rekey(this.recovery);
@@ -70,11 +91,15 @@ export class SealManager {
           queue: this.queue,
           wrappedKeyPath: KEYS.rootKeyUnderUnsealKey,
           storedConfig: () => this.loadConfig(true),
-          afterUnseal: () => deps.afterUnseal(),
-          log: deps.log ?? { info: () => undefined, warn: () => undefined },
+          afterUnseal: () => this.afterUnseal(),
+          log: deps.log ?? QUIET,
         },
         deps.backoff,
       );
+    }
+    if (deps.autoSeal instanceof SealSet) {
+      const health = { seals: deps.autoSeal, physical, barrier, queue: this.queue, storedConfig: () => this.loadConfig(true), isActive: () => deps.isActive?.() ?? true, log: deps.log ?? QUIET };
+      this.health = new SealHealth(health, deps.healthIntervals);
     }
   }
 
@@ -122,7 +147,7 @@ export class SealManager {
   }
 
   async status(): Promise<SealStatus> {
-    const sealed = this.barrier.sealed;
+    const sealed = this.barrier.sealed || !this.setUp;
     // A sealed node re-reads, so that operators unsealing it see the current t and n.
     const config = await this.loadConfig(sealed && !this.unsealing);
     // An auto-sealed store shows the configured seal (the stored type is the one it was initialized
@@ -140,8 +165,9 @@ export class SealManager {
       progress: sealed ? (this.unsealing?.quorum.progress ?? 0) : 0,
       nonce: sealed ? (this.unsealing?.nonce ?? '') : '',
       recoverySeal: autoSealed,
-      migration: sealed && config !== undefined && (autoSealed ? this.deps.shamirFrom !== undefined : this.deps.autoSeal !== undefined),
-      ...(sealed && this.autoUnsealer?.lastError ? { sealError: this.autoUnsealer.lastError } : {}),
+      migration:
+        this.pendingMigration.held || (sealed && config !== undefined && (autoSealed ? this.deps.shamirFrom !== undefined : this.deps.autoSeal !== undefined)),
+      ...(sealed ? sealError(config, this.deps, this.autoUnsealer?.lastError) : {}),
     };
   }
 
@@ -275,14 +301,11 @@ export class SealManager {
    */
   async followUnseal(rootKey: Uint8Array): Promise<void> {
     await this.queue.run(async () => {
+      // The other worker's unseal may have migrated the store to another seal.
+      this.config = undefined;
       if (!this.barrier.sealed) return;
       await this.barrier.unseal(rootKey);
-      try {
-        await this.deps.afterUnseal();
-      } catch (err) {
-        this.barrier.seal();
-        throw err;
-      }
+      await this.setUpOrSeal();
     });
   }
 
@@ -293,30 +316,57 @@ export class SealManager {
     } finally {
       zeroize(rootKey);
     }
+    await this.setUpOrSeal();
+  }
+
+  /**
+   * Unseals with the combined key and moves the store where `migration` says (migration.ts); an
+   * HA node moves it only once it is the active node (`migratePending`).
+   */
+  private async migrateWith(migration: Migration, key: Buffer): Promise<void> {
+    const store = this.migratingStore();
+    if (this.deps.migrateWhenActive) {
+      await this.pendingMigration.open(migration, key, store, this.deps.log ?? QUIET);
+    } else {
+      this.config = await migrate(migration, key, store, this.deps.log ?? QUIET);
+    }
     try {
-      await this.deps.afterUnseal();
+      await this.setUpOrSeal();
+    } catch (err) {
+      this.pendingMigration.forget();
+      throw err;
+    }
+  }
+
+  /**
+   * The node became the active one (core/ha/cluster-node.ts): the migration it was unsealed for
+   * moves the store now, unless another node did already. Kept for the next election when it fails.
+   * Outside the queue: a seal waits in it for the election round this runs in.
+   * @throws UnavailableError when the seal cannot be reached; BadRequestError when the shares are no longer the current ones.
+   */
+  async migratePending(): Promise<void> {
+    if (!this.pendingMigration.held || this.barrier.sealed) return;
+    this.config = await this.pendingMigration.commit(await this.loadConfig(true), this.migratingStore(), this.deps.log ?? QUIET);
+  }
+
+  private migratingStore() {
+    return { physical: this.physical, barrier: this.barrier, recovery: this.recovery };
+  }
+
+  /** The post-unseal setup, with the barrier unsealed; a failure seals it again. */
+  private async setUpOrSeal(): Promise<void> {
+    try {
+      await this.afterUnseal();
     } catch (err) {
       this.barrier.seal();
       throw err;
     }
   }
 
-  /** Unseals with the combined key and moves the store where `plan` says (migration.ts). */
-  private async migrateWith(plan: Exclude<UnsealPlan, { kind: 'unseal' }>, key: Buffer): Promise<void> {
-    const store = { physical: this.physical, barrier: this.barrier, recovery: this.recovery };
-    this.config = await (plan.kind === 'to-shamir' ? migrateToShamir(plan.seal, key, plan.scheme, store) : migrateToAutoSeal(plan.seal, key, plan.scheme, store));
-    this.deps.log?.info(
-      { seal: plan.seal.type },
-      plan.kind === 'to-shamir'
-        ? 'seal migration: the root key is stored under the recovery key; the recovery shares are the unseal shares now'
-        : 'seal migration: the root key is wrapped by the seal; the unseal key shares are its recovery shares now and unseal nothing',
-    );
-    try {
-      await this.deps.afterUnseal();
-    } catch (err) {
-      this.barrier.seal();
-      throw err;
-    }
+  private async afterUnseal(): Promise<void> {
+    await this.deps.afterUnseal();
+    this.setUp = true;
+    this.health?.start();
   }
 
   private openRootKey(unsealKey: Buffer): Promise<Buffer> {
@@ -363,15 +413,18 @@ export class SealManager {
    */
   async seal(options: { readonly localOnly?: boolean } = {}): Promise<void> {
     this.autoUnsealer?.stop();
+    this.health?.stop();
     let sealedNow = false;
     await this.queue.run(async () => {
       if (this.barrier.sealed) return;
       sealedNow = true;
+      this.setUp = false;
       try {
         await this.deps.beforeSeal();
       } finally {
         this.barrier.seal();
         this.clearUnsealing();
+        this.pendingMigration.forget();
         this.rekey.forget();
         this.recoveryRekey.forget();
         this.rootGeneration.forget();
@@ -385,3 +438,5 @@ export class SealManager {
     this.unsealing = undefined;
   }
 }
+
+const QUIET: UnsealLog = { info: () => undefined, warn: () => undefined };

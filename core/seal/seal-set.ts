@@ -8,7 +8,9 @@
  * how a store moves from one auto seal to another. With one seal and nothing disabled, the stored
  * form is that seal's own, as before several seals existed.
  */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { IntegrityError, UnavailableError } from '../errors.js';
+import { zeroize } from '../../storage/aead.js';
 import type { AutoSeal, AutoSealType, WrappedKey } from './auto-seal.js';
 import type { UnsealLog } from './auto-unseal.js';
 
@@ -142,6 +144,41 @@ export class SealSet implements AutoSeal {
     }
     const reason = failures.join('; ');
     throw unreachable ? new UnavailableError(reason) : new IntegrityError(reason);
+  }
+
+  /**
+   * The health check (seal-health.ts): every seal encrypts and decrypts a random payload, and its
+   * health is recorded; a seal that cannot open what it just made counts as down. Answers whether
+   * a seal that was down answers again.
+   */
+  async checkHealth(): Promise<{ readonly recovered: boolean }> {
+    let recovered = false;
+    const failures: string[] = [];
+    const aad = Buffer.from('seal health check', 'utf8');
+    for (const member of this.members) {
+      const wasDown = this.health.get(member.name)?.error !== undefined;
+      const payload = randomBytes(32);
+      try {
+        await this.observe(member, async () => {
+          let opened: Buffer;
+          try {
+            opened = await member.seal.unwrap(await member.seal.wrap(payload, aad), aad);
+          } catch (err) {
+            if (err instanceof IntegrityError) throw new UnavailableError(`it cannot open what it wrapped: ${err.message}`);
+            throw err;
+          }
+          const same = opened.length === payload.length && timingSafeEqual(opened, payload);
+          zeroize(opened);
+          if (!same) throw new UnavailableError('it opened something else than what it wrapped');
+        });
+        if (wasDown) recovered = true;
+      } catch (err) {
+        failures.push(`${member.name}: ${messageOf(err)}`);
+      }
+    }
+    // Early, while the node still runs: the seal is needed at the next start.
+    if (failures.length > 0) this.log.warn({ seals: failures }, 'seal health check: a seal does not answer; fix it before the node next needs it to unseal');
+    return { recovered };
   }
 
   close(): void {

@@ -25,6 +25,7 @@ export class Cluster {
     readonly nodes: ClusterNode[],
     private readonly dir: string,
     private readonly configs: string[],
+    private readonly bases: Record<string, unknown>[],
   ) {}
 
   /**
@@ -43,27 +44,32 @@ export class Cluster {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'keywarden-ha-'));
     const nodes: ClusterNode[] = [];
     const configs: string[] = [];
+    const bases: Record<string, unknown>[] = [];
     for (let i = 0; i < count; i++) {
       const port = await freePort();
       const address = `http://127.0.0.1:${port}`;
       const file = path.join(dir, `node${i}.json`);
-      await writeFile(
-        file,
-        JSON.stringify({
-          listener: { tcp: { address: `127.0.0.1:${port}`, tls_disable: true } },
-          storage: { postgresql: { connection_url: urlFor?.(i) ?? connectionUrl, ha_enabled: true, max_parallel: 8 } },
-          api_addr: (await apiAddrFor?.(i, address)) ?? address,
-          log_level: 'info',
-          periodic_interval: '1s',
-          ...(typeof settings === 'function' ? settings(i) : settings),
-        }),
-      );
+      const base = {
+        listener: { tcp: { address: `127.0.0.1:${port}`, tls_disable: true } },
+        storage: { postgresql: { connection_url: urlFor?.(i) ?? connectionUrl, ha_enabled: true, max_parallel: 8 } },
+        api_addr: (await apiAddrFor?.(i, address)) ?? address,
+        log_level: 'info',
+        periodic_interval: '1s',
+      };
+      await writeFile(file, JSON.stringify({ ...base, ...(typeof settings === 'function' ? settings(i) : settings) }));
+      bases.push(base);
       configs.push(file);
       nodes.push({ name: `node${i}`, address, client: new TestClient(address), process: undefined });
     }
-    const cluster = new Cluster(nodes, dir, configs);
+    const cluster = new Cluster(nodes, dir, configs, bases);
     await Promise.all(nodes.map((_, i) => cluster.startNode(i)));
     return cluster;
+  }
+
+  /** Gives a stopped node `settings` beside its listener, storage and address (a `seal` stanza), for its next start. */
+  async reconfigure(node: ClusterNode, settings: Record<string, unknown>): Promise<void> {
+    const index = this.nodes.indexOf(node);
+    await writeFile(this.configs[index]!, JSON.stringify({ ...this.bases[index], ...settings }));
   }
 
   async startNode(index: number): Promise<void> {

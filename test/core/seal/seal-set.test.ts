@@ -9,9 +9,13 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { pino } from 'pino';
+import { parseConfig } from '../../../core/config/config.js';
+import { startServer, type RunningServer } from '../../../core/server.js';
 import { tempDir } from '../../helpers/server.js';
+import { TestClient } from '../../helpers/http.js';
 import { expectMarker, failing, initAuto, REWRAPPED, SealedNode, TransitServer, unsealed, waitStatus, writeMarker, type Status } from '../../helpers/auto-seal.js';
-import type { TestClient } from '../../helpers/http.js';
 
 async function backends(client: TestClient): Promise<Status> {
   const res = await client.get('sys/seal-backend-status');
@@ -159,5 +163,86 @@ describe('several seals at once: two transit seals on two other Keywarden server
     const moved = await node.start(staticSeal);
     expect(await waitStatus(moved, unsealed)).to.include({ sealed: false, type: 'static' });
     await expectMarker(moved, token);
+  });
+});
+
+describe('several seals at once: the health check while the node runs', function () {
+  this.timeout(180_000);
+  let dir: { path: string; remove: () => Promise<void> };
+  let east: TransitServer;
+  let west: TransitServer;
+  let node: RunningServer | undefined;
+
+  /** The node in-process, its seals checked every few hundred milliseconds instead of minutes. */
+  async function startNode(): Promise<TestClient> {
+    const config = parseConfig(
+      {
+        listener: { tcp: { address: '127.0.0.1:0', tls_disable: true } },
+        storage: { leveldb: { path: path.join(dir.path, 'data') } },
+        seal: [east.stanza({ name: 'east', priority: 1 }), west.stanza({ name: 'west', priority: 2 })],
+      },
+      dir.path,
+    );
+    node = await startServer({
+      config,
+      logger: pino({ level: 'silent' }),
+      autoUnsealBackoff: { firstMs: 100, longestMs: 200 },
+      sealHealthIntervals: { healthyMs: 300, unhealthyMs: 150 },
+    });
+    return new TestClient(node.address);
+  }
+
+  /** Polls sys/seal-backend-status until `done` holds for it, for up to a minute; answers the last status. */
+  async function waitBackends(client: TestClient, done: (status: Status) => boolean): Promise<Status> {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const status = await backends(client);
+      if (done(status) || Date.now() > deadline) return status;
+      await delay(50);
+    }
+  }
+
+  beforeEach(async () => {
+    dir = await tempDir('keywarden-seal-health-');
+    east = await new TransitServer(path.join(dir.path, 'east')).create();
+    west = await new TransitServer(path.join(dir.path, 'west')).create();
+  });
+
+  afterEach(async () => {
+    await node?.close(0);
+    node = undefined;
+    await east.stop();
+    await west.stop();
+    await dir.remove();
+  });
+
+  it('wraps the root key under a seal that was down once it answers, without a restart, and reports a seal that goes down meanwhile', async () => {
+    await west.stop();
+    const client = await startNode();
+    const token = await initAuto(client);
+    await writeMarker(client, token);
+    expect(await backends(client)).to.include({ healthy: false, fully_wrapped: false });
+
+    await west.restart();
+    const rewrapped = await waitBackends(client, (s) => s.fully_wrapped === true && s.healthy === true);
+    expect(rewrapped).to.include({ fully_wrapped: true, healthy: true });
+    expect(((rewrapped.backends as Status[]).map((b) => [b.name, b.healthy]))).to.deep.equal([
+      ['east', true],
+      ['west', true],
+    ]);
+
+    // A seal that stops while the node runs is found by the next check, not at the next start.
+    await east.stop();
+    const down = await waitBackends(client, (s) => s.healthy === false);
+    expect(down).to.include({ healthy: false });
+    expect(down.unhealthy_since).to.be.a('string');
+    expect((down.backends as Status[])[0]).to.include({ name: 'east', healthy: false });
+    await node!.close(0);
+    node = undefined;
+
+    // West alone, which had no wrapping of its own at init, unseals the restarted node.
+    const restarted = await startNode();
+    expect(await waitStatus(restarted, unsealed)).to.include({ sealed: false });
+    await expectMarker(restarted, token);
   });
 });
