@@ -36,7 +36,6 @@ const ways: Record<string, (raw: Buffer) => Promise<unknown>> = {
     return value;
   },
   'in slices, main thread (kept)': async (raw) => (await parseJsonInTurns(raw, 0, raw.length, LIMITS)).value,
-  // A copy of its own to transfer, made before the clock starts (the server's body would be its own already).
   'worker thread': (raw) => worker.parse(raw, LIMITS).then((r) => r.value),
 };
 
@@ -67,6 +66,7 @@ for (const [body, make] of Object.entries(bodies)) {
   const source = make();
   for (let round = 0; round <= ROUNDS; round++) {
     for (const [way, parse] of Object.entries(ways)) {
+      // A copy of its own for each way, made before the clock starts: the worker's is transferred away.
       const raw = Buffer.from(source);
       const result = await watched(() => parse(raw));
       // Round 0 warms each way up (V8's compilation, the worker's start) and is not counted.

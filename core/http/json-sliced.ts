@@ -8,9 +8,10 @@
  * JSON.parse does the parsing still: the body is walked down its containers only as far as a
  * container or a string is too large for one slice, and each run of smaller values side by side
  * (a few hundred batch items, say) is decoded and given to JSON.parse in one call. A string larger
- * than a slice is decoded and unescaped in pieces. A library that tokenises in JavaScript
- * (such as @streamparser/json) builds every value itself, several times slower than JSON.parse
- * (bench/README.md, "Large requests"); this walk only finds where runs start and end.
+ * than a slice is decoded and unescaped in pieces. Written here rather than taken from a streaming
+ * JSON library (such as @streamparser/json): those tokenise every character and build every value
+ * in JavaScript, where this walk only finds where runs start and end and leaves the values to
+ * JSON.parse; and none keeps JSON.parse's `__proto__` and duplicate-name behaviour by contract.
  *
  * The listener's limits (json-limits.ts) are checked over the whole body, in slices too, before
  * any of it is parsed.
