@@ -11,7 +11,7 @@
  * than a slice is decoded and unescaped in pieces. Written here rather than taken from a streaming
  * JSON library (such as @streamparser/json): those tokenise every character and build every value
  * in JavaScript, where this walk only finds where runs start and end and leaves the values to
- * JSON.parse; and none keeps JSON.parse's `__proto__` and duplicate-name behaviour by contract.
+ * JSON.parse, which keeps its own handling of `__proto__` and of a name written twice.
  *
  * The listener's limits (json-limits.ts) are checked over the whole body, in slices too, before
  * any of it is parsed.
