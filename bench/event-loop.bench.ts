@@ -12,11 +12,11 @@
  * (lib/mixed-load.ts) runs 100,000-item batches, 30 MB single operations and 20 MB bodies
  * without a token back to back against a server with a file audit device.
  *
- * This build's servers raise the listener's JSON limits (RAISED_LIMITS) so they take the
+ * Every server raises the listener's JSON limits (RAISED_LIMITS) so that it takes the
  * 100,000-item batches and 30 MB items.
  *
- * With BENCH_BASELINE=<directory of another built checkout> (a git worktree of an older commit,
- * built with tsc), every cell also runs against a server of that build, interleaved with this
+ * With BENCH_BASELINE=<directory of another built checkout> (a git worktree of a commit that has
+ * the listener's JSON limits, built with tsc), every cell also runs against a server of that build, interleaved with this
  * one's (BENCH_ROUNDS rounds after an uncounted warm-up), so that before and after are measured in
  * one run under the same load. Latencies are given as the worst p99 of the rounds and the range;
  * throughputs as the best round and the range.
@@ -31,7 +31,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { interleaved, rangeText, ROUNDS, WARM_UP_S, type Measured } from './lib/load.js';
 import { report, type Row } from './lib/report.js';
-import { startBenchServer, type BenchServer } from './lib/server.js';
+import type { BenchServer } from './lib/server.js';
 import { startConfiguredServer } from './lib/configured-server.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 5);
@@ -141,8 +141,8 @@ async function healthUnderMixedLoad(target: Target, seconds: number): Promise<nu
 const mixedSent: Record<string, number>[] = [];
 
 /**
- * The measured build's listener: Vault's and OpenBao's JSON limits raised so that 100,000-item
- * batches and 30 MB items are taken (a baseline build from before those limits takes them as it is).
+ * Every server's listener: Vault's and OpenBao's JSON limits raised so that 100,000-item batches and
+ * 30 MB items are taken (a baseline build must have these settings: issue #36 added them).
  */
 const RAISED_LIMITS = {
   address: '127.0.0.1:0',
@@ -204,25 +204,18 @@ function batchBody(items: number): string {
   return JSON.stringify({ batch_input: Array.from({ length: items }, () => ({ plaintext: randomBytes(ITEM_BYTES).toString('base64') })) });
 }
 
-/** A baseline build: its dev server. This build: a configured server with the JSON limits raised (RAISED_LIMITS). */
+/** A server of this build, or of the one in `root`, from a configuration file with the JSON limits raised (RAISED_LIMITS). */
 async function startTarget(root?: string): Promise<Target> {
-  const server = root ? await startBenchServer(root) : { ...(await startConfiguredServer({ listener: { tcp: RAISED_LIMITS } })), startupMs: 0 };
+  const server = { ...(await startConfiguredServer({ listener: { tcp: RAISED_LIMITS } }, 1, root)), startupMs: 0 };
   await server.request('POST', 'transit/keys/bench');
   return { server, work: new http.Agent({ keepAlive: true, maxSockets: 1 }), probe: new http.Agent({ keepAlive: true, maxSockets: 1 }) };
 }
 
-/**
- * A target with a file audit device writing into `dir`: declared in its configuration file, or,
- * for a baseline build from before devices could be declared, enabled through the API.
- */
+/** A target with a file audit device writing into `dir`, declared in its configuration file. */
 async function startAuditedTarget(dir: string, root?: string): Promise<Target> {
   const agents = () => ({ work: new http.Agent({ keepAlive: true, maxSockets: 1 }), probe: new http.Agent({ keepAlive: true, maxSockets: 1 }) });
-  if (root) {
-    const target = await startTarget(root);
-    await target.server.request('PUT', 'sys/audit/file', { type: 'file', options: { file_path: path.join(dir, `audit-${target.server.child.pid}.log`) } });
-    return target;
-  }
-  const configured = await startConfiguredServer({ listener: { tcp: RAISED_LIMITS }, audit: [{ file: { file: { options: { file_path: path.join(dir, 'audit.log') } } } }] });
+  const file = path.join(dir, root ? 'audit-baseline.log' : 'audit.log');
+  const configured = await startConfiguredServer({ listener: { tcp: RAISED_LIMITS }, audit: [{ file: { file: { options: { file_path: file } } } }] }, 1, root);
   await configured.request('POST', 'transit/keys/bench');
   return { server: { ...configured, startupMs: 0 }, ...agents() };
 }
@@ -324,7 +317,7 @@ async function main(): Promise<void> {
         maxRow(MIXED_CASE, worst.mixed!),
       ],
       [
-        `${DURATION_S} s per cell after a ${WARM_UP_S} s warm-up, ${ROUNDS} interleaved rounds; one server process per build on this machine (LevelDB; a baseline build in dev mode, this build from a configuration file with the JSON limits raised). ` +
+        `${DURATION_S} s per cell after a ${WARM_UP_S} s warm-up, ${ROUNDS} interleaved rounds; one server process per build on this machine (LevelDB, from a configuration file with the JSON limits raised). ` +
           'Health is asked back to back by a second connection while the large requests run back to back on the first; ' +
           (BASELINE ? `"before" is the build in ${BASELINE}.` : 'set BENCH_BASELINE to a built older checkout for before/after columns.'),
         `Load average (1, 5, 15 min) ${loadBefore.map((l) => l.toFixed(2)).join(', ')} before the body cells, ${loadAfter.map((l) => l.toFixed(2)).join(', ')} after; ${os.cpus().length} cores.`,

@@ -24,9 +24,12 @@ export interface ConfiguredServer {
 
 /**
  * `extra`: top-level configuration keys added to the file (JSON), e.g. `{ telemetry: { … } }`.
- * One worker unless `workers` says otherwise.
+ * One worker unless `workers` says otherwise; `root` is the checkout whose build runs (this one by
+ * default; a benchmark may compare it with another). With `BENCH_PROFILE=<dir>`, as for server.ts, the
+ * server runs under `node --cpu-prof` and writes its profile there when it stops, with the
+ * event loop's holds of over 10 ms (loop-holds.ts).
  */
-export async function startConfiguredServer(extra: Record<string, unknown> = {}, workers = 1): Promise<ConfiguredServer> {
+export async function startConfiguredServer(extra: Record<string, unknown> = {}, workers = 1, root = ROOT): Promise<ConfiguredServer> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'keywarden-bench-'));
   const config = {
     listener: { tcp: { address: '127.0.0.1:0', tls_disable: true } },
@@ -35,9 +38,12 @@ export async function startConfiguredServer(extra: Record<string, unknown> = {},
     ...extra,
   };
   await writeFile(path.join(dir, 'keywarden.json'), JSON.stringify(config));
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/keywarden.js'), 'server', `-workers=${workers}`, `-config=${path.join(dir, 'keywarden.json')}`], {
+  const profileDir = process.env.BENCH_PROFILE;
+  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`, `--import=${path.join(ROOT, 'dist/bench/lib/loop-holds.js')}`] : [];
+  const child = spawn(process.execPath, [...profile, path.join(root, 'bin/keywarden.js'), 'server', `-workers=${workers}`, `-config=${path.join(dir, 'keywarden.json')}`], {
     cwd: dir,
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(profileDir ? { env: { ...process.env, BENCH_PROFILE: path.resolve(profileDir) } } : {}),
   });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));

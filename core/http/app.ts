@@ -106,7 +106,8 @@ export function createApp(host: AppHost, options: AppOptions): Koa {
         if (allowance === 'none') unread = true;
         else raw = await readBody(ctx.req, limits[allowance]);
       }
-      const body = raw === undefined ? undefined : parseBody(raw, ctx.get('content-type'), jsonLimits);
+      let body = raw === undefined ? undefined : parseBody(raw, ctx.get('content-type'), jsonLimits);
+      if (body instanceof Promise) body = (await body) as unknown;
       const query: Record<string, string> = {};
       if (ctx.querystring !== '') {
         for (const [key, value] of Object.entries(ctx.query)) {

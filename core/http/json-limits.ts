@@ -46,7 +46,7 @@ function refuse(what: string, setting: string): BadRequestError {
 }
 
 /** Index of the quote that closes the string opened at `open` (raw.length if none). */
-function closingQuote(raw: Uint8Array, open: number): number {
+export function closingQuote(raw: Uint8Array, open: number): number {
   let at = open;
   for (;;) {
     at = raw.indexOf(QUOTE, at + 1);
@@ -69,13 +69,70 @@ function inToken(c: number): boolean {
  * passes through to JSON.parse, which says what is wrong with it.
  */
 export function checkJsonLimits(raw: Uint8Array, limits: JsonLimits): void {
+  new JsonLimitsPass(raw, limits).run(() => false);
+}
+
+/** Values stepped over between two looks at the clock. */
+const CHECK_EVERY = 1024;
+
+/**
+ * checkJsonLimits as a pass that can stop part way and go on later, for a large body read in
+ * slices with turns of the event loop between them (json-sliced.ts): the same steps, the same
+ * errors.
+ */
+export class JsonLimitsPass {
   /** Per open container, innermost last: whether it is an object, and how many entries it has so far. */
-  const objects: boolean[] = [];
-  const counts: number[] = [];
+  private readonly objects: boolean[] = [];
+  private readonly counts: number[] = [];
   /** Inside an object, the next string is a member's name. */
-  let expectName = false;
-  let strings = 0;
-  const counted = (): void => {
+  private expectName = false;
+  private strings = 0;
+  private at = 0;
+
+  constructor(
+    private readonly raw: Uint8Array,
+    private readonly limits: JsonLimits,
+  ) {}
+
+  /** Reads on until the body is done (true) or `sliceUsed` says to stop (false: call again). */
+  run(sliceUsed: () => boolean): boolean {
+    const { raw, limits, objects, counts } = this;
+    let steps = 0;
+    for (; this.at < raw.length; this.at++) {
+      if (++steps % CHECK_EVERY === 0 && sliceUsed()) return false;
+      const c = raw[this.at]!;
+      if (c === QUOTE) {
+        const end = closingQuote(raw, this.at);
+        if (end - this.at - 1 > limits.stringLength) throw refuse(`a string longer than ${limits.stringLength} bytes`, 'max_json_string_value_length');
+        if (limits.strings >= 0 && ++this.strings > limits.strings) throw refuse(`more than ${limits.strings} strings (names and values)`, 'max_request_json_strings');
+        // A member counts at its name, an element at its start; a member's value is not counted again.
+        if (this.expectName || objects[objects.length - 1] === false) this.counted();
+        this.expectName = false;
+        this.at = end;
+      } else if (c === 0x7b || c === 0x5b) {
+        if (objects[objects.length - 1] === false) this.counted();
+        if (counts.length >= limits.depth) throw refuse(`nested deeper than ${limits.depth} levels`, 'max_json_depth');
+        objects.push(c === 0x7b);
+        counts.push(0);
+        this.expectName = c === 0x7b;
+      } else if (c === 0x7d || c === 0x5d) {
+        objects.pop();
+        counts.pop();
+        this.expectName = false;
+      } else if (c === 0x2c) {
+        this.expectName = objects[objects.length - 1] === true;
+      } else if (c === 0x3a) {
+        this.expectName = false;
+      } else if (inToken(c)) {
+        if (objects[objects.length - 1] === false) this.counted();
+        while (this.at + 1 < raw.length && inToken(raw[this.at + 1]!)) this.at++;
+      }
+    }
+    return true;
+  }
+
+  private counted(): void {
+    const { counts, objects, limits } = this;
     const top = counts.length - 1;
     if (top < 0) return;
     const count = ++counts[top]!;
@@ -83,35 +140,6 @@ export function checkJsonLimits(raw: Uint8Array, limits: JsonLimits): void {
       if (count > limits.objectEntries) throw refuse(`an object of more than ${limits.objectEntries} members`, 'max_json_object_entry_count');
     } else if (count > limits.arrayElements) {
       throw refuse(`an array of more than ${limits.arrayElements} elements`, 'max_json_array_element_count');
-    }
-  };
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw[i]!;
-    if (c === QUOTE) {
-      const end = closingQuote(raw, i);
-      if (end - i - 1 > limits.stringLength) throw refuse(`a string longer than ${limits.stringLength} bytes`, 'max_json_string_value_length');
-      if (limits.strings >= 0 && ++strings > limits.strings) throw refuse(`more than ${limits.strings} strings (names and values)`, 'max_request_json_strings');
-      // A member counts at its name, an element at its start; a member's value is not counted again.
-      if (expectName || objects[objects.length - 1] === false) counted();
-      expectName = false;
-      i = end;
-    } else if (c === 0x7b || c === 0x5b) {
-      if (objects[objects.length - 1] === false) counted();
-      if (counts.length >= limits.depth) throw refuse(`nested deeper than ${limits.depth} levels`, 'max_json_depth');
-      objects.push(c === 0x7b);
-      counts.push(0);
-      expectName = c === 0x7b;
-    } else if (c === 0x7d || c === 0x5d) {
-      objects.pop();
-      counts.pop();
-      expectName = false;
-    } else if (c === 0x2c) {
-      expectName = objects[objects.length - 1] === true;
-    } else if (c === 0x3a) {
-      expectName = false;
-    } else if (inToken(c)) {
-      if (objects[objects.length - 1] === false) counted();
-      while (i + 1 < raw.length && inToken(raw[i + 1]!)) i++;
     }
   }
 }

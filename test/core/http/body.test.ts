@@ -1,5 +1,8 @@
 import { expect } from 'chai';
-import { parseBody } from '../../../core/http/body.js';
+import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
+import { parseBody, readBody } from '../../../core/http/body.js';
+import { turnsDuring } from '../../helpers/event-loop.js';
 import { DEFAULT_JSON_LIMITS } from '../../../core/http/json-limits.js';
 import { BadRequestError } from '../../../core/errors.js';
 import { exactBody, stringifyExact } from '../../../core/framework/exact-json.js';
@@ -18,6 +21,19 @@ describe('request bodies', () => {
 
     it('does not apply to a form body, which has no nesting', () => {
       expect(parseBody(Buffer.from('a=1&b=2&c=3'), 'application/x-www-form-urlencoded', { ...DEFAULT_JSON_LIMITS, strings: 1 })).to.deep.equal({ a: '1', b: '2', c: '3' });
+    });
+  });
+
+  describe('reading', () => {
+    it('gathers a 30 MB body\'s chunks into one buffer with turns of the event loop between the copies, byte for byte', async () => {
+      const chunks = Array.from({ length: 480 }, (_, i) => Buffer.alloc(64 * 1024, i % 251));
+      const req = Object.assign(new Readable({ read() {} }), { headers: {} }) as unknown as IncomingMessage & Readable;
+      for (const chunk of chunks) req.push(chunk);
+      req.push(null);
+      const { result, turns } = await turnsDuring(() => readBody(req, { bytes: 32 * 1024 * 1024, setting: 'max_request_size' }));
+      expect(result.equals(Buffer.concat(chunks))).to.equal(true);
+      // Every chunk was there at once: copied in one go, the body would come without a turn.
+      expect(turns).to.be.at.least(5);
     });
   });
 
