@@ -13,6 +13,7 @@ import { createIdentityBackend } from './auth/identity/backend.js';
 import { identityPolicies } from './auth/identity/resolve.js';
 import { OidcStore } from './auth/identity/oidc/oidc-store.js';
 import type { PolicyStore } from './auth/policy-store.js';
+import type { SecretLeases } from './leases/secret-leases.js';
 import type { TokenStore } from './auth/token-store.js';
 import { createTokenBackend } from './auth/token/backend.js';
 import { renewToken } from './auth/token/renew-token.js';
@@ -44,6 +45,8 @@ export interface HostStateDeps {
   readonly clock: Clock;
   readonly defaults: { readonly defaultLeaseTtl: number; readonly maxLeaseTtl: number };
   readonly tokens: TokenStore;
+  /** The leases of secrets: a mount's are revoked before it is disabled or moved. */
+  readonly leases: Pick<SecretLeases, 'revokePrefix'>;
   readonly policies: PolicyStore;
   readonly identity: IdentityStore;
   readonly audit: AuditBroker;
@@ -151,6 +154,13 @@ export class HostState implements Unsealed {
       logger,
       clock,
       defaults,
+      // As in Vault, the mount's secrets are revoked through it while it still serves, and a lease
+      // it fails to revoke keeps the mount in place.
+      beforeLeaving: async (entry, prefix) => {
+        if (entry.table !== 'secret') return;
+        const revoked = await this.deps.leases.revokePrefix(prefix);
+        if (revoked > 0) logger.info({ mount: prefix, revoked }, 'leases of a mount that is leaving its path revoked');
+      },
       onDisable: async (entry, prefix) => {
         const revoked = await tokens.revokeByMount(prefix, entry.accessor);
         if (revoked > 0) logger.info({ mount: prefix, revoked }, 'tokens of a disabled auth method revoked');

@@ -24,6 +24,7 @@ import type { AutoSeal } from './seal/auto-seal.js';
 import type { Backoff } from './seal/auto-unseal.js';
 import type { HealthIntervals } from './seal/seal-health.js';
 import { TokenStore } from './auth/token-store.js';
+import { SecretLeases } from './leases/secret-leases.js';
 import { Quotas } from './quotas/quotas.js';
 import { CorsSettings } from './http/cors.js';
 import { PolicyStore } from './auth/policy-store.js';
@@ -103,6 +104,8 @@ export class Host {
   readonly barrier: Barrier;
   readonly seal: SealManager;
   readonly tokens: TokenStore;
+  /** The leases of the secrets engines' secrets (core/leases/). */
+  readonly leases: SecretLeases;
   /** Rate-limit quotas (sys/quotas/*). */
   readonly quotas: Quotas;
   /** Cross-origin requests (sys/config/cors), read by the HTTP layer. */
@@ -147,6 +150,7 @@ export class Host {
     });
     this.barrier = new Barrier(this.metrics.enabled ? timedStorage(options.physical, this.metrics) : options.physical, { clock });
     this.tokens = new TokenStore(this.barrier, clock);
+    this.leases = new SecretLeases({ storage: this.barrier, clock, logger: this.logger, mounts: () => this.state.mounts });
     this.quotas = new Quotas(this.barrier);
     this.cors = new CorsSettings(this.barrier);
     this.policies = new PolicyStore(this.barrier);
@@ -181,6 +185,7 @@ export class Host {
       clock,
       defaults,
       tokens: this.tokens,
+      leases: this.leases,
       policies: this.policies,
       identity: this.identity,
       audit: this.audit,
@@ -233,6 +238,7 @@ export class Host {
       catalog: this.catalog,
       clock,
       authz: { tokens: this.tokens, policies: this.policies, aclFor: (entry) => acls.aclFor(entry) },
+      leases: this.leases,
       audit: this.audit,
       openapi: async (authenticated) => openApiDocument(mountedPaths(this.system, this.state.loaded ? this.state.mounts : undefined), VERSION, (path) => authenticated || path.unauthenticated),
       storageType: options.physical.kind,
@@ -289,6 +295,7 @@ export class Host {
       acls,
       wrapper,
       identity: this.identity,
+      leases: this.leases,
       audit: this.audit,
       unsealed: this.state,
       logger: this.logger,
@@ -305,7 +312,7 @@ export class Host {
     });
 
     this.periodic = new PeriodicWork(
-      { barrier: this.barrier, tokens: this.tokens, unsealed: this.state, ha: this.ha, logger: this.logger },
+      { barrier: this.barrier, tokens: this.tokens, leases: this.leases, unsealed: this.state, ha: this.ha, logger: this.logger },
       options.periodicIntervalMs ?? 60_000,
     );
   }

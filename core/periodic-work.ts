@@ -1,11 +1,12 @@
 /**
- * The host's periodic work: every backend's periodic hook, the token expiry sweep and the barrier's
+ * The host's periodic work: every backend's periodic hook, the token and secret lease expiry sweeps and the barrier's
  * automatic rotation check, on a timer. In an HA cluster only the active node does it: periodic
  * work happens once per cluster, and only one node may rotate the keyring.
  */
 import type { Logger } from 'pino';
 import type { Barrier } from '../storage/barrier.js';
 import type { TokenStore } from './auth/token-store.js';
+import type { SecretLeases } from './leases/secret-leases.js';
 import type { HaManager } from './ha/ha-manager.js';
 import type { Unsealed } from './unsealed.js';
 import { errorMessage } from './errors.js';
@@ -13,6 +14,7 @@ import { errorMessage } from './errors.js';
 export interface PeriodicDeps {
   readonly barrier: Barrier;
   readonly tokens: TokenStore;
+  readonly leases: Pick<SecretLeases, 'sweepExpired'>;
   /** Nothing runs while it is not loaded. */
   readonly unsealed: Unsealed;
   readonly ha: HaManager | undefined;
@@ -36,7 +38,7 @@ export class PeriodicWork {
 
   /** Runs the work once, unless a run is under way, the server is sealed, or this node is a standby. */
   async run(): Promise<void> {
-    const { barrier, tokens, ha, logger, unsealed } = this.deps;
+    const { barrier, tokens, leases, ha, logger, unsealed } = this.deps;
     if (this.running || !unsealed.loaded) return;
     if (ha && ha.state !== 'active') return;
     this.running = true;
@@ -44,6 +46,8 @@ export class PeriodicWork {
       await unsealed.mounts.runPeriodic();
       const swept = await tokens.sweepExpired();
       if (swept > 0) logger.info({ swept }, 'expired tokens removed');
+      const revoked = await leases.sweepExpired();
+      if (revoked > 0) logger.info({ revoked }, 'expired leases revoked');
     } catch (err) {
       logger.warn({ err: messageOf(err) }, 'periodic work failed');
     }

@@ -75,6 +75,10 @@ export {
   type LogicalResponse,
   type RawResponse,
   type AuthResult,
+  type SecretResult,
+  type LeasedSecret,
+  type SecretRequest,
+  type SecretRenewal,
   type RequestAuth,
   type MountRef,
 } from '../core/framework/request.js';

@@ -2,8 +2,8 @@
  * Tokens as Vault's leases (docs/leases.md). Every service token that expires is a lease, named as
  * Vault names a token's lease: the path that issued it and the token's salted hash —
  * `auth/userpass/login/alice/<hash>` for a login, `auth/token/create/<hash>` for a child token. A
- * token that never expires (the root token) is not a lease, as in Vault. No other leases exist:
- * no secrets engine here issues dynamic secrets.
+ * token that never expires (the root token) is not a lease, as in Vault. The leases of secrets
+ * engines' secrets are core/leases/'s.
  */
 import type { TokenEntry, TokenStore } from './token-store.js';
 

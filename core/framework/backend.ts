@@ -8,7 +8,7 @@ import { BadRequestError, NotFoundError, UnsupportedOperationError } from '../er
 import { compileFields, type CompiledFields } from './schema.js';
 import type { FieldSpecs, FieldValues } from './fields.js';
 import { PathPattern, type AnyPathDefinition } from './path.js';
-import type { AuthResult, LogicalRequest, LogicalResponse, Operation, RequestTarget } from './request.js';
+import type { AuthResult, LeasedSecret, LogicalRequest, LogicalResponse, Operation, RequestTarget, SecretRenewal, SecretRequest } from './request.js';
 import { renderHelp, type PathHelp } from './help.js';
 import { refuseUnhonoured } from './refused-fields.js';
 
@@ -49,6 +49,19 @@ export interface BackendHooks {
   cleanup?(): Promise<void>;
   /** For auth methods: a token minted from this backend's login is being renewed; throw to refuse. */
   renew?(req: LogicalRequest, auth: AuthResult): Promise<AuthResult>;
+  /**
+   * For secrets engines: the lease of a secret this backend issued (`LogicalResponse.secret`) is
+   * being renewed; answer the TTL granted (the host caps it by the lease's max TTL), or throw to
+   * refuse. Without it no lease of this backend is renewable.
+   */
+  renewSecret?(req: SecretRequest, secret: LeasedSecret): Promise<SecretRenewal>;
+  /**
+   * For secrets engines: the lease of a secret this backend issued is being revoked (by a client,
+   * its expiry or the mount's removal); undo the secret. The lease is dropped only once this
+   * returns; a throw leaves it in place (a forced revocation drops it anyway). Without it a lease
+   * is dropped with nothing to undo.
+   */
+  revokeSecret?(req: SecretRequest, secret: LeasedSecret): Promise<void>;
   /**
    * Another node of an HA cluster changed `key` (relative to this mount's storage): drop whatever
    * is cached from it. Synchronous, so nothing can read the stale copy once the host has called it.
@@ -181,6 +194,8 @@ export class FrameworkBackend implements Backend {
     if (options.periodic) this.periodic = () => options.periodic!();
     if (options.cleanup) this.cleanup = () => options.cleanup!();
     if (options.renew) this.renew = (req, auth) => options.renew!(req, auth);
+    if (options.renewSecret) this.renewSecret = (req, secret) => options.renewSecret!(req, secret);
+    if (options.revokeSecret) this.revokeSecret = (req, secret) => options.revokeSecret!(req, secret);
     if (options.invalidate) this.invalidate = (key) => options.invalidate!(key);
   }
 
@@ -188,6 +203,8 @@ export class FrameworkBackend implements Backend {
   periodic?(): Promise<void>;
   cleanup?(): Promise<void>;
   renew?(req: LogicalRequest, auth: AuthResult): Promise<AuthResult>;
+  renewSecret?(req: SecretRequest, secret: LeasedSecret): Promise<SecretRenewal>;
+  revokeSecret?(req: SecretRequest, secret: LeasedSecret): Promise<void>;
   invalidate?(key: string): void;
 
   /**

@@ -104,6 +104,62 @@ export interface RawResponse {
   readonly contentType?: string;
 }
 
+/**
+ * A secret a secrets engine hands out with a lease (Vault's `logical.Secret`): the host stores a
+ * lease for it behind the barrier and answers with its `lease_id`, `lease_duration` and
+ * `renewable`; the backend's `renewSecret` and `revokeSecret` get it back (docs/leases.md).
+ */
+export interface SecretResult {
+  /** The kind of secret, for a backend that issues several; handed back as `LeasedSecret.type`. */
+  readonly type: string;
+  /** The lease's TTL in seconds; absent or 0 is the mount's default lease TTL. Capped by the max TTL. */
+  readonly ttl?: number;
+  /** How long after its issue the lease may live, renewals included, in seconds; absent or 0 is the mount's max lease TTL. */
+  readonly maxTtl?: number;
+  /** Whether the lease may be renewed (only if the backend has `renewSecret`); true when absent. */
+  readonly renewable?: boolean;
+  /** What the backend needs to renew or revoke the secret; kept with the lease, never shown to a client. */
+  readonly internalData: Readonly<Record<string, unknown>>;
+}
+
+/** A stored lease of a secret, as `renewSecret` and `revokeSecret` get it. Times are Unix seconds. */
+export interface LeasedSecret {
+  readonly leaseId: string;
+  readonly type: string;
+  readonly internalData: Readonly<Record<string, unknown>>;
+  readonly issueTime: number;
+  readonly expireTime: number;
+  /** The lease's TTL as last granted, seconds. */
+  readonly ttl: number;
+  /** The lease's max TTL from its issue, seconds. */
+  readonly maxTtl: number;
+  /** The TTL a renewal asks for, seconds (0: the lease's own TTL); 0 for a revocation. */
+  readonly increment: number;
+}
+
+/** The request a secret's renewal or revocation runs with: the mount's storage and the path that issued the secret. */
+export interface SecretRequest {
+  readonly id: string;
+  /** The path that issued the secret, relative to the mount. */
+  readonly path: string;
+  readonly storage: Storage;
+  readonly mount: MountRef;
+}
+
+/** What a backend grants on renewal: the new TTL (seconds), which the host caps by the lease's max TTL. */
+export interface SecretRenewal {
+  readonly ttl: number;
+  /** Data for the renewal's answer, if the secret has any to show again. */
+  readonly data?: Record<string, unknown>;
+}
+
+/** The lease of an answer, as the envelope shows it: set by the host only (a backend's own is dropped). */
+export interface LeaseInfo {
+  readonly id: string;
+  readonly duration: number;
+  readonly renewable: boolean;
+}
+
 export interface LogicalResponse {
   data?: Record<string, unknown>;
   warnings?: string[];
@@ -111,6 +167,10 @@ export interface LogicalResponse {
   auth?: AuthResult;
   /** An auth block already minted (the token store's create and renew). */
   tokenAuth?: Record<string, unknown>;
+  /** A secret to lease: the host stores the lease and answers with its id (secrets engines only). */
+  secret?: SecretResult;
+  /** The answer's lease in the envelope: set by the host (core/leases/) only. */
+  lease?: LeaseInfo;
   /**
    * The HTTP status of an enveloped answer when it is not 200 (transit batches with failed items
    * answer 400 or partial_failure_response_code with the full envelope, as Vault does).

@@ -38,6 +38,11 @@ export interface EnableInput {
 }
 
 export interface MountTableDeps extends BackendFactoryDeps {
+  /**
+   * Called while a mount still serves, before it is disabled or moved: the host revokes the leases
+   * of its secrets through it, as Vault does. A failure leaves the mount as it was.
+   */
+  readonly beforeLeaving?: (entry: MountEntry, routePrefix: string) => Promise<void>;
   /** Called after a mount left the table and before its storage is deleted (the host revokes its tokens). */
   readonly onDisable?: (entry: MountEntry, routePrefix: string) => Promise<void>;
   /** Called once a moved mount is stored at its new path (the host moves its tokens' paths along). */
@@ -160,6 +165,7 @@ export class MountTable {
       const live = this.router.get(prefix);
       if (!live) return; // Disabling what is not there is a no-op, as in Vault.
       if (live.entry.builtin) throw new BadRequestError(`cannot disable the built-in mount "${prefix}"`);
+      await this.deps.beforeLeaving?.(live.entry, prefix);
       const { uuid } = live.entry;
       await this.stored.change(table, (entries) => entries.filter((e) => e.uuid !== uuid));
       this.router.delete(prefix);
@@ -186,6 +192,7 @@ export class MountTable {
       if (live.entry.builtin) throw new BadRequestError(`cannot move the built-in mount "${fromPrefix}"`);
       const to = normalizeMountPath(rawTo);
       this.checkPathFree(table, to);
+      await this.deps.beforeLeaving?.(live.entry, fromPrefix);
       const entry: MountEntry = { ...live.entry, path: to };
       const moved = new LiveMount(entry, live.storage);
       const built = await this.factory.build(entry, moved);

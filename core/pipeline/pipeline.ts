@@ -22,6 +22,7 @@ import { AuthorizeStage, type AclSource, type TokenUses } from './authorize.js';
 import { AuditStage, type AuditRecorder, type RequestAudit } from './audit.js';
 import { LoginStage, type AliasResolver } from './login.js';
 import { LockoutStage, type LoginGuard } from './lockout.js';
+import { LeaseStage, type SecretRegistry } from './lease.js';
 import { shape } from './shape.js';
 import { WrapStage, type AnswerWrapper, type Wrapped } from './wrap.js';
 import { Admission } from './admission.js';
@@ -66,6 +67,8 @@ export interface PipelineDeps {
   readonly metrics?: RequestMetrics;
   /** User lockout of logins (core/auth/lockout/user-lockout.ts). */
   readonly lockout: LoginGuard;
+  /** Where the secrets engines' secrets get their leases (core/leases/). */
+  readonly leases: SecretRegistry;
   /** Rate-limit quotas (core/quotas/); without them no request is limited. */
   readonly quotas?: Pick<QuotaStageDeps, 'quotas' | 'unsealed' | 'metrics' | 'now'>;
 }
@@ -80,6 +83,7 @@ export class Pipeline {
   private readonly audit: AuditStage;
   private readonly login: LoginStage;
   private readonly lockout: LockoutStage;
+  private readonly leasing: LeaseStage;
   private readonly wrapping: WrapStage;
   private readonly standby: RequestStrategy | undefined;
   private readonly admission = new Admission();
@@ -99,6 +103,7 @@ export class Pipeline {
     this.audit = new AuditStage(deps.audit, deps.barrier, deps.logger);
     this.login = new LoginStage(deps.tokens, deps.identity, deps.unsealed);
     this.lockout = new LockoutStage(deps.lockout);
+    this.leasing = new LeaseStage(deps.leases);
     this.wrapping = new WrapStage(deps.wrapper);
     this.standby = deps.standby;
     this.system = deps.system;
@@ -186,6 +191,7 @@ export class Pipeline {
         const user = prepared.lockoutUser;
         response = user === undefined ? await execute() : await this.lockout.run(route, user, execute);
         if (response?.auth) response = await this.login.mint(route, request.path, response);
+        if (response?.secret !== undefined || response?.lease !== undefined) response = await this.leasing.lease(route, request.path, response);
       } catch (err) {
         if (audit.recording) await audit.failed(err);
         throw err;

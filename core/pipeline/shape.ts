@@ -17,7 +17,7 @@ export function shape(id: string, path: string, operation: Operation, response: 
     if (binary) return contentType ? { status, binary, contentType } : { status, binary };
     return contentType ? { status, body, contentType } : { status, body };
   }
-  if (!response || (!response.data && !response.warnings && !response.tokenAuth)) {
+  if (!response || (!response.data && !response.warnings && !response.tokenAuth && !response.lease)) {
     return operation === 'read' || operation === 'list' ? { status: 404, body: { errors: [] } } : { status: 204 };
   }
   if (operation === 'list') {
@@ -26,9 +26,9 @@ export function shape(id: string, path: string, operation: Operation, response: 
   }
   const body: Record<string, unknown> = {
     request_id: id,
-    lease_id: '',
-    renewable: false,
-    lease_duration: 0,
+    lease_id: response.lease?.id ?? '',
+    renewable: response.lease?.renewable ?? false,
+    lease_duration: response.lease?.duration ?? 0,
     data: response.data ?? null,
     wrap_info: null,
     warnings: response.warnings && response.warnings.length > 0 ? response.warnings : null,

@@ -7,7 +7,8 @@ import { jwtAuthPlugin, oidcAuthPlugin } from '../../plugins/jwt/backend.js';
 import { kubernetesAuthPlugin } from '../../plugins/kubernetes/backend.js';
 import { userpassPlugin } from '../../plugins/userpass/backend.js';
 import { appRolePlugin } from '../../plugins/approle/backend.js';
+import { pkiPlugin } from '../../plugins/pki/backend.js';
 
 export const BUILTIN_PLUGINS: readonly PluginManifest[] = [
-  transitPlugin, cloudAuthPlugin, awsAuthPlugin, kvPlugin, genericPlugin, jwtAuthPlugin, oidcAuthPlugin, kubernetesAuthPlugin, userpassPlugin, appRolePlugin,
+  transitPlugin, cloudAuthPlugin, awsAuthPlugin, kvPlugin, genericPlugin, jwtAuthPlugin, oidcAuthPlugin, kubernetesAuthPlugin, userpassPlugin, appRolePlugin, pkiPlugin,
 ];

@@ -20,6 +20,7 @@ import type { UserLockout } from '../auth/lockout/user-lockout.js';
 import type { Quotas } from '../quotas/quotas.js';
 import type { IdentityStore } from '../auth/identity/identity-store.js';
 import type { CorsSettings } from '../http/cors.js';
+import type { SecretLeases } from '../leases/secret-leases.js';
 
 /** Tokens and policies, for the sys paths that report or change them. */
 export interface AuthzDeps {
@@ -38,6 +39,8 @@ export interface SystemDeps {
   readonly catalog: PluginCatalog;
   readonly clock: Clock;
   readonly authz: AuthzDeps;
+  /** The leases of secrets (sys/leases/*; the tokens' leases are the token store's). */
+  readonly leases: SecretLeases;
   /** The OpenAPI document of everything mounted; only unauthenticated paths for anonymous callers. */
   openapi(authenticated: boolean): Promise<Record<string, unknown>>;
   readonly audit: AuditBroker;

@@ -15,7 +15,7 @@ import { InternalError, NotFoundError, UnavailableError, errorMessage } from '..
 import type { Backend, PreparedRequest } from '../../framework/backend.js';
 import { renderHelp, type PathHelp } from '../../framework/help.js';
 import { PathPattern } from '../../framework/path.js';
-import type { AuthResult, LogicalRequest, LogicalResponse, RequestTarget } from '../../framework/request.js';
+import type { AuthResult, LeasedSecret, LogicalRequest, LogicalResponse, RequestTarget, SecretRenewal, SecretRequest } from '../../framework/request.js';
 import type { MountEntry } from '../../mounts/mount-entry.js';
 import type { Storage } from '../../../storage/storage.js';
 import type { ExternalEntry } from '../catalog.js';
@@ -52,6 +52,8 @@ export class IsolatedBackend implements Backend {
 
   periodic?(): Promise<void>;
   renew?(req: LogicalRequest, auth: AuthResult): Promise<AuthResult>;
+  renewSecret?(req: SecretRequest, secret: LeasedSecret): Promise<SecretRenewal>;
+  revokeSecret?(req: SecretRequest, secret: LeasedSecret): Promise<void>;
   invalidate?(key: string): void;
 
   private constructor(
@@ -70,6 +72,17 @@ export class IsolatedBackend implements Backend {
         const result = await this.call({ method: 'renew', request: wireOf(req, this.options.mount()), auth, system: this.options.system() });
         return (result as { auth: AuthResult }).auth;
       };
+    }
+    // A secret's renewal and revocation cross without the storage: the process has its own remote one.
+    const secretRequest = (req: SecretRequest) => ({ id: req.id, path: req.path, mount: req.mount });
+    if (info.hooks.renewSecret) {
+      this.renewSecret = async (req, secret) => {
+        const result = await this.call({ method: 'renew-secret', request: secretRequest(req), secret, system: this.options.system() });
+        return fromWireValue((result as { renewal: SecretRenewal }).renewal) as SecretRenewal;
+      };
+    }
+    if (info.hooks.revokeSecret) {
+      this.revokeSecret = async (req, secret) => void (await this.call({ method: 'revoke-secret', request: secretRequest(req), secret, system: this.options.system() }));
     }
     if (info.hooks.invalidate) this.invalidate = (key) => this.running.notify({ t: 'invalidate', key });
   }

@@ -12,7 +12,7 @@ import { syncBuiltinESMExports } from 'node:module';
 import { pino } from 'pino';
 import { systemClock } from '../../clock.js';
 import type { Backend } from '../../framework/backend.js';
-import type { LogicalRequest, LogicalResponse, RequestTarget } from '../../framework/request.js';
+import type { LogicalRequest, LogicalResponse, RequestTarget, SecretRenewal } from '../../framework/request.js';
 import type { BatchOp, Storage } from '../../../storage/storage.js';
 import { WasmCrypto } from '../../../wasm/index.js';
 import { checkBackend, checkManifest, PluginError } from '../registry.js';
@@ -170,6 +170,15 @@ async function handle(call: HostCall): Promise<CallResult> {
       system = call.system;
       if (!b.renew) throw new Error('the backend has no renew hook');
       return { method: 'renew', auth: await b.renew(requestOf(call.request), call.auth) };
+    case 'renew-secret':
+      system = call.system;
+      if (!b.renewSecret) throw new Error('the backend has no renewSecret hook');
+      return { method: 'renew-secret', renewal: toWireValue(await b.renewSecret({ ...call.request, storage }, call.secret)) as SecretRenewal };
+    case 'revoke-secret':
+      system = call.system;
+      if (!b.revokeSecret) throw new Error('the backend has no revokeSecret hook');
+      await b.revokeSecret({ ...call.request, storage }, call.secret);
+      return { method: 'revoke-secret' };
     case 'periodic':
       system = call.system;
       await b.periodic?.();
@@ -193,7 +202,14 @@ process.on('message', (message: ToPlugin) => {
             info: {
               description: b.description,
               paths: b.describePaths(),
-              hooks: { periodic: b.periodic !== undefined, renew: b.renew !== undefined, invalidate: b.invalidate !== undefined, cleanup: b.cleanup !== undefined },
+              hooks: {
+                periodic: b.periodic !== undefined,
+                renew: b.renew !== undefined,
+                renewSecret: b.renewSecret !== undefined,
+                revokeSecret: b.revokeSecret !== undefined,
+                invalidate: b.invalidate !== undefined,
+                cleanup: b.cleanup !== undefined,
+              },
             },
           });
         },

@@ -4,7 +4,7 @@
  * data: the process never receives a host object, only its mount's snapshot and answers to its
  * own storage calls.
  */
-import type { Operation, LogicalResponse, AuthResult, RequestAuth, RequestCaller, MountRef } from '../../framework/request.js';
+import type { Operation, LogicalResponse, AuthResult, RequestAuth, RequestCaller, MountRef, LeasedSecret, SecretRenewal, SecretRequest } from '../../framework/request.js';
 import type { PreparedRequest } from '../../framework/backend.js';
 import type { PathHelp } from '../../framework/help.js';
 import type { MountEntry } from '../../mounts/mount-entry.js';
@@ -58,11 +58,15 @@ export interface WireRequest extends WireTarget {
   readonly wrapTtl?: number;
 }
 
+/** A secret's renewal or revocation request, without its storage (the process supplies the remote one). */
+export type WireSecretRequest = Omit<SecretRequest, 'storage'>;
+
 export type HostCall =
   | { readonly method: 'prepare'; readonly target: WireTarget; readonly system: SystemValues }
   /** The request as authorized and what `prepare` answered for it, sent back as it came. */
   | { readonly method: 'execute'; readonly request: WireRequest; readonly prepared: PreparedRequest; readonly system: SystemValues }
   | { readonly method: 'renew'; readonly request: WireRequest; readonly auth: AuthResult; readonly system: SystemValues }
+  | { readonly method: 'renew-secret' | 'revoke-secret'; readonly request: WireSecretRequest; readonly secret: LeasedSecret; readonly system: SystemValues }
   | { readonly method: 'periodic'; readonly system: SystemValues }
   | { readonly method: 'cleanup' };
 
@@ -70,7 +74,8 @@ export type CallResult =
   | { readonly method: 'prepare'; readonly prepared: PreparedRequest }
   | { readonly method: 'execute'; readonly response: LogicalResponse | null }
   | { readonly method: 'renew'; readonly auth: AuthResult }
-  | { readonly method: 'periodic' | 'cleanup' };
+  | { readonly method: 'renew-secret'; readonly renewal: SecretRenewal }
+  | { readonly method: 'revoke-secret' | 'periodic' | 'cleanup' };
 
 export type StorageOp =
   | { readonly op: 'get' | 'delete'; readonly key: string }
@@ -89,7 +94,14 @@ export type ToPlugin =
 export interface ReadyInfo {
   readonly description: string;
   readonly paths: readonly PathHelp[];
-  readonly hooks: { readonly periodic: boolean; readonly renew: boolean; readonly invalidate: boolean; readonly cleanup: boolean };
+  readonly hooks: {
+    readonly periodic: boolean;
+    readonly renew: boolean;
+    readonly renewSecret: boolean;
+    readonly revokeSecret: boolean;
+    readonly invalidate: boolean;
+    readonly cleanup: boolean;
+  };
 }
 
 export type FromPlugin =

@@ -99,6 +99,11 @@ function world(options: { allowed?: boolean; audited?: boolean; fail?: unknown; 
       },
     },
     identity: { resolveAlias: async () => ({ entityId: '', aliasId: '' }) as never, syncExternalGroups: async () => undefined },
+    leases: {
+      register: async () => {
+        throw new Error('no secrets in these tests');
+      },
+    },
     audit: {
       hasDevices: () => options.audited ?? true,
       headers: { select: () => ({}) },

@@ -202,3 +202,53 @@ for (const contract of CASES) {
     });
   });
 }
+
+describe('the isolation contract: a leased secret is issued, renewed and revoked alike in-process and isolated', function () {
+  this.timeout(60_000);
+  let server: Awaited<ReturnType<typeof startUnsealedServer>>;
+  let dir: { path: string; remove: () => Promise<void> };
+
+  before(async () => {
+    const file = path.join(DIST, 'test/fixtures/plugins/contract.js');
+    const manifest = ((await import(file)) as Record<string, PluginManifest>).contractPlugin!;
+    dir = await tempDir('keywarden-contract-');
+    server = await startUnsealedServer({ pluginDirectory: dir.path, plugins: [manifest] });
+    const sha256 = await installModule(dir.path, 'contract-isolated.mjs', await bundleExternal(file, 'contractPlugin', 'contract-isolated'));
+    expect((await server.client.post('sys/plugins/catalog/secret/contract-isolated', { sha256, command: 'contract-isolated.mjs' })).status).to.equal(204);
+    expect((await server.client.post(`sys/mounts/${MOUNTS.inProcess}`, { type: 'contract' })).status).to.equal(204);
+    expect((await server.client.post(`sys/mounts/${MOUNTS.isolated}`, { type: 'contract-isolated' })).status).to.equal(204);
+  });
+  after(async () => {
+    await server?.close();
+    await dir?.remove();
+  });
+
+  /** One lease's life on a mount: every answer, comparable across mounts (lease ids and times masked). */
+  async function life(mount: string): Promise<unknown[]> {
+    const { client } = server;
+    const answers: unknown[] = [];
+    const record = (res: TestResponse) => answers.push(comparable(res, mount, ['lease_id', 'data.id', 'data.issue_time', 'data.expire_time', 'data.last_renewal']));
+    const issued = await client.post(`${mount}/leased/a`, { ttl: '1h', max_ttl: '2h' });
+    record(issued);
+    const leaseId = issued.body.lease_id as string;
+    record(await client.put('sys/leases/lookup', { lease_id: leaseId }));
+    record(await client.put('sys/leases/renew', { lease_id: leaseId, increment: '30m' }));
+    record(await client.put('sys/leases/renew', { lease_id: leaseId, increment: '5h' }));
+    record(await client.put(`${mount}/refuse-revocation`, { refuse: true }));
+    record(await client.put('sys/leases/revoke', { lease_id: leaseId }));
+    record(await client.put(`${mount}/refuse-revocation`, { refuse: false }));
+    record(await client.put('sys/leases/revoke', { lease_id: leaseId }));
+    record(await client.get(`${mount}/leased/a`));
+    record(await client.put('sys/leases/lookup', { lease_id: leaseId }));
+    return answers;
+  }
+
+  it('answers every step of a lease\'s life the same: issue, lookup, renew, a refused and a done revocation', async () => {
+    const inProcess = await life(MOUNTS.inProcess);
+    const isolated = await life(MOUNTS.isolated);
+    expect((inProcess[2] as { status: number }).status).to.equal(200);
+    expect((inProcess[5] as { status: number }).status).to.equal(502);
+    expect((inProcess[8] as { body: { data: unknown } }).body.data).to.deep.equal({ state: 'revoked', renewals: 2 });
+    expect(isolated).to.deep.equal(inProcess);
+  });
+});
