@@ -161,7 +161,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ...(autoSeal ? { autoSeal } : {}),
     ...(seals && !seals.enabled ? { shamirFrom: seals } : {}),
     ...(options.autoUnsealBackoff ? { autoUnsealBackoff: options.autoUnsealBackoff } : {}),
-    ...(worker ? { siblings: worker.siblings } : {}),
+    ...(worker ? { siblings: worker.siblings, wholeServer: worker.wholeServer } : {}),
   });
   // Still read, as the cloud auth method's plugin block (config.ts, pluginConfigOf).
   if (config.cloudAuth) logger.warn('cloud_auth is deprecated: write it as plugin "cloud" { allow_sha1_signatures = … }');

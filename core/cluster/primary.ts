@@ -18,6 +18,7 @@ import type { PhysicalStorage } from '../../storage/storage.js';
 import { errorMessage } from '../errors.js';
 import { IpcPeer } from './ipc-peer.js';
 import { StoreOwner } from './store-owner.js';
+import { gatherReports } from './whole-server.js';
 import { WORKER_ENV, type WorkerReady } from './worker-link.js';
 
 export interface PrimaryOptions {
@@ -47,6 +48,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
     logger.info({ worker_number: index, pid: worker.process.pid }, 'worker started');
     const peer = new IpcPeer(worker, `worker ${index}`);
     owner.attach(index, peer);
+    gatherReports(peer, owner);
     let serving = false;
     peer.handle('unsealed', async ({ rootKey }) => {
       await owner.broadcast(index, 'unseal', { rootKey });
