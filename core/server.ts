@@ -255,6 +255,7 @@ async function listenOn(host: Host, config: ListenerConfig, logger: Logger, ui: 
     logger,
     ...(ui ? { ui } : {}),
     ...(config.unauthenticatedMetricsAccess ? { unauthenticatedMetrics: true } : {}),
+    ...(socketPath ? { siblingSocket: true } : {}),
   });
   const { host: bindHost, port } = socketPath ? { host: '', port: 0 } : splitAddress(config.address);
   return listen(app, {

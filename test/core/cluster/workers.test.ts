@@ -26,9 +26,6 @@ describe('workers: how many serving processes', () => {
     expect(resolveWorkers('3', { workers: 2 })).to.equal(3);
     expect(resolveWorkers(undefined, { workers: 2 })).to.equal(2);
     expect(resolveWorkers(undefined, {})).to.equal(os.availableParallelism());
-    // A PostgreSQL node configured before workers existed starts as one process, as it did.
-    expect(resolveWorkers(undefined, { storage: { kind: 'postgresql' } })).to.equal(1);
-    expect(resolveWorkers(undefined, { storage: { kind: 'leveldb' } })).to.equal(os.availableParallelism());
   });
 
   it('refuses a -workers flag that is not a whole number of at least 1, naming the flag and the value', () => {
