@@ -48,7 +48,7 @@ describe('keywarden server with two workers', function () {
   before(async () => {
     dir = await tempDir();
     auditFile = path.join(dir.path, 'audit.log');
-    server = await startWorkers(dir.path, { settings: { audit: [{ file: { file: { options: { file_path: auditFile } } } }] } });
+    server = await startWorkers(dir.path, { settings: { periodic_interval: '1s', audit: [{ file: { file: { options: { file_path: auditFile } } } }] } });
     const init = await request(server.address, 'PUT', 'sys/init', { body: { secret_shares: 1, secret_threshold: 1 } });
     expect(init.status, init.text).to.equal(200);
     rootToken = init.body.root_token as string;
@@ -221,6 +221,40 @@ describe('keywarden server with two workers', function () {
       for (const res of held) res.destroy();
       keys.close();
     }
+  });
+
+  it('sweeps expired tokens on the active worker only, never on a standby', async () => {
+    const sweeps = () =>
+      server
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('expired tokens removed'))
+        .map((line) => (JSON.parse(line) as { worker: number }).worker);
+    const activeWorker = () => {
+      const elected = server.output().split('\n').filter((line) => line.includes('"msg":"this node is now the active node"'));
+      return (JSON.parse(elected[elected.length - 1]!) as { worker: number }).worker;
+    };
+    const before = sweeps().length;
+    for (const client of [active, standby, standby]) expect((await client.post('auth/token/create', { ttl: '1s', policies: ['default'] })).status).to.equal(200);
+    // periodic_interval is 1s in this server's configuration.
+    await until(() => sweeps().length > before);
+    expect(sweeps().slice(before)).to.deep.equal(sweeps().slice(before).map(() => activeWorker()));
+  });
+
+  it('hands the active role to the other worker on sys/step-down through the standby, the old one a standby before the answer', async () => {
+    // Fresh connections: an idle one may have been closed, and its next request reach either worker.
+    active.close();
+    standby.close();
+    ({ active, standby } = await activeAndStandby(server.address, rootToken));
+    const elected = () => server.output().split('\n').filter((line) => line.includes('"msg":"this node is now the active node"'));
+    const before = elected().length;
+    const stepped = await standby.put('sys/step-down');
+    expect(stepped.status, stepped.text).to.equal(204);
+    expect((await active.get('sys/leader')).body.is_self).to.equal(false);
+    await until(() => elected().length > before);
+    expect(await standby.isActive()).to.equal(true);
+    for (const client of [active, standby]) expect((await client.post('kv/data/after-step-down', { data: {} })).status).to.equal(200);
+    [active, standby] = [standby, active];
   });
 
   it('reloads every worker on SIGHUP to the primary', async () => {
