@@ -34,6 +34,7 @@ import { AuditBroker } from './audit/broker.js';
 import { createSystemBackend } from './system/backend.js';
 import { mountedPaths, openApiDocument } from './system/openapi.js';
 import type { SystemDeps } from './system/services.js';
+import type { WholeServer } from './system/whole-server.js';
 import { systemClock, type Clock } from './clock.js';
 import { HostState } from './host-state.js';
 import { Pipeline } from './pipeline/pipeline.js';
@@ -96,6 +97,8 @@ export interface HostOptions {
   readonly sealHealthIntervals?: HealthIntervals;
   /** The other workers of this server, which follow this one's seal and unseal (SealDeps.siblings). */
   readonly siblings?: SealDeps['siblings'];
+  /** This process is one worker of several: sys/metrics and sys/in-flight-req report them all. */
+  readonly wholeServer?: WholeServer;
 }
 
 const DEFAULT_TTL = 768 * 3600;
@@ -120,6 +123,8 @@ export class Host {
   readonly pluginServices: DependencyContainer;
   readonly ha: HaManager | undefined;
   readonly metrics: Metrics;
+  /** The requests this process is answering (sys/in-flight-req). */
+  readonly inFlight: InFlightRequests;
   /** Log levels at run time (sys/loggers; SIGHUP sets the configured one). */
   readonly logLevels: LogLevels;
   private readonly state: HostState;
@@ -147,7 +152,7 @@ export class Host {
       tokens: () => this.tokens.counts,
       crypto: () => options.wasm?.dispatched ?? {},
       ...(options.ha ? { ha: () => ({ active: options.ha!.state === 'active', ...options.ha!.counts }) } : {}),
-    });
+    }, options.wholeServer);
     this.barrier = new Barrier(this.metrics.enabled ? timedStorage(options.physical, this.metrics) : options.physical, { clock });
     this.tokens = new TokenStore(this.barrier, clock);
     this.leases = new SecretLeases({ storage: this.barrier, clock, logger: this.logger, mounts: () => this.state.mounts });
@@ -172,7 +177,7 @@ export class Host {
       ...(options.wasm ? { WasmCrypto: options.wasm } : {}),
       ...(this.metrics.enabled ? { Metrics: this.metrics } : {}),
     });
-    const inFlight = new InFlightRequests();
+    const inFlight = (this.inFlight = new InFlightRequests());
     this.metrics.countInFlight(() => inFlight.size);
     this.state = new HostState({
       container: this.pluginServices,
@@ -253,6 +258,7 @@ export class Host {
       snapshots,
       metrics: this.metrics,
       inFlight,
+      ...(options.wholeServer ? { wholeServer: options.wholeServer } : {}),
       // The audit settings as SIGHUP last set them.
       configState: () => sanitizedConfig({ ...options.config, audit: this.auditConfig }),
       logLevels: this.logLevels,

@@ -172,7 +172,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ...(seals && !seals.enabled ? { shamirFrom: seals } : {}),
     ...(options.autoUnsealBackoff ? { autoUnsealBackoff: options.autoUnsealBackoff } : {}),
     ...(options.sealHealthIntervals ? { sealHealthIntervals: options.sealHealthIntervals } : {}),
-    ...(worker ? { siblings: worker.siblings } : {}),
+    ...(worker ? { siblings: worker.siblings, wholeServer: worker.wholeServer } : {}),
   });
   // Still read, as the cloud auth method's plugin block (config.ts, pluginConfigOf).
   if (config.cloudAuth) logger.warn('cloud_auth is deprecated: write it as plugin "cloud" { allow_sha1_signatures = … }');
@@ -268,6 +268,7 @@ async function listenOn(host: Host, config: ListenerConfig, logger: Logger, ui: 
     logger,
     ...(ui ? { ui } : {}),
     ...(config.unauthenticatedMetricsAccess ? { unauthenticatedMetrics: true } : {}),
+    ...(socketPath ? { siblingSocket: true } : {}),
   });
   const { host: bindHost, port } = socketPath ? { host: '', port: 0 } : splitAddress(config.address);
   return listen(app, {

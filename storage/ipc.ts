@@ -6,7 +6,8 @@
  * feed invalidates the other workers' caches.
  *
  * The primary answers a write only once every other worker has applied the change it reported,
- * so `sync` has nothing to wait for: a write acknowledged anywhere is already visible everywhere.
+ * so a write acknowledged by a worker is already visible on the others. On PostgreSQL the other
+ * nodes' writes arrive through the primary's change feed, and `sync` waits on that feed.
  */
 import type { IpcPeer } from '../core/cluster/ipc-peer.js';
 import type { BatchOp, HaLock, LeaderInfo, Leadership, SharedStorage, StoredEntry } from './storage.js';
@@ -66,7 +67,8 @@ export class IpcStorage implements SharedStorage {
   }
 
   async sync(): Promise<void> {
-    // Every write was applied by this worker before it was acknowledged (see above).
+    // Only another node's write can be unheard of: this node's were applied before they were acknowledged.
+    if (this.kind === 'postgresql') await this.peer.call('sync');
   }
 
   async exclusive<T>(name: string, work: () => Promise<T>): Promise<T> {
@@ -86,6 +88,8 @@ export class IpcStorage implements SharedStorage {
 /** The primary's election lock: one worker holds it and is the active one. */
 class IpcHaLock implements HaLock {
   private readonly leaderListeners: (() => void)[] = [];
+  /** The leadership held, by epoch: the primary says when the node lost the database's lock. */
+  private readonly held = new Map<number, (reason: string) => void>();
 
   constructor(
     private readonly peer: IpcPeer,
@@ -95,16 +99,25 @@ class IpcHaLock implements HaLock {
       for (const listener of this.leaderListeners) listener();
       return Promise.resolve();
     });
+    peer.handle('haLost', async ({ epoch, reason }) => {
+      const lose = this.held.get(epoch as number);
+      this.held.delete(epoch as number);
+      lose?.(reason as string);
+    });
   }
 
   async tryAcquire(self: { readonly nodeId: string; readonly apiAddr: string }): Promise<Leadership | undefined> {
     const epoch = await this.peer.call<number | null>('haAcquire', { nodeId: self.nodeId, apiAddr: self.apiAddr });
     if (epoch === null) return undefined;
+    // The primary keeps the lock for this worker while it lives, unless the node loses the database's lock.
+    const lost = new Promise<string>((resolve) => this.held.set(epoch, resolve));
     return {
       epoch,
-      // The primary keeps the lock for this worker while it lives; only losing the primary ends it.
-      lost: this.channelLost,
-      release: () => this.peer.call('haRelease', { epoch }),
+      lost: Promise.race([this.channelLost, lost]),
+      release: async () => {
+        this.held.delete(epoch);
+        await this.peer.call('haRelease', { epoch });
+      },
     };
   }
 

@@ -17,13 +17,16 @@ import type { Logger } from 'pino';
 import type { PhysicalStorage } from '../../storage/storage.js';
 import { errorMessage } from '../errors.js';
 import { IpcPeer } from './ipc-peer.js';
-import { StoreOwner } from './store-owner.js';
+import { StoreOwner, type NodeIdentity } from './store-owner.js';
+import { gatherReports } from './whole-server.js';
 import { WORKER_ENV, type WorkerReady } from './worker-link.js';
 
 export interface PrimaryOptions {
   readonly workers: number;
   /** The store the workers share; closed once they have all stopped. */
   readonly store: PhysicalStorage;
+  /** PostgreSQL HA: this node among the others (store-owner.ts). */
+  readonly node?: NodeIdentity;
   readonly logger: Logger;
   /** Every worker serves: `first` is the first worker's report (its addresses, dev mode's root token). */
   readonly serving: (first: WorkerReady) => Promise<void>;
@@ -32,7 +35,7 @@ export interface PrimaryOptions {
 /** Runs the workers until SIGINT or SIGTERM has stopped them all; the process's exit code. */
 export async function runPrimary(options: PrimaryOptions): Promise<number> {
   const { logger, store } = options;
-  const owner = new StoreOwner(store, logger);
+  const owner = new StoreOwner(store, logger, options.node);
   // Private to this user: the sockets take requests the workers forward with the client's token.
   const socketDir = mkdtempSync(path.join(os.tmpdir(), 'keywarden-workers-'));
   cluster.setupPrimary({ serialization: 'advanced' });
@@ -47,6 +50,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
     logger.info({ worker_number: index, pid: worker.process.pid }, 'worker started');
     const peer = new IpcPeer(worker, `worker ${index}`);
     owner.attach(index, peer);
+    gatherReports(peer, owner);
     let serving = false;
     peer.handle('unsealed', async ({ rootKey }) => {
       await owner.broadcast(index, 'unseal', { rootKey });

@@ -4,10 +4,18 @@
  * answers the writer only once all of them have applied it, and keeps the election lock that
  * makes one worker the active one. A worker that dies gives up what it held (the HA lock, named
  * locks), so the others carry on.
+ *
+ * On PostgreSQL the node is one member of a cluster of nodes (docs/architecture.md, "Workers"):
+ * this process is the node as the database sees it — one pool, one change feed, one HA record —
+ * and its workers a local cluster under it. The worker that takes the local lock bids for the
+ * database's HA lock in the node's name and is the cluster's active node if it wins; the other
+ * nodes' changes reach every worker through the feed, and a worker's `sync` waits on it.
  */
 import type { Logger } from 'pino';
 import { KeyedLock } from '../../sdk/keyed-lock.js';
-import type { BatchOp, PhysicalStorage, StoredEntry } from '../../storage/storage.js';
+import { isShared, type BatchOp, type Leadership, type PhysicalStorage, type SharedStorage, type StoredEntry } from '../../storage/storage.js';
+import { errorMessage } from '../errors.js';
+import { STEP_DOWN_PAUSE_MS } from '../ha/ha-manager.js';
 import type { IpcPeer } from './ipc-peer.js';
 
 interface Holder {
@@ -16,6 +24,15 @@ interface Holder {
   readonly apiAddr: string;
   readonly since: number;
   readonly epoch: number;
+  /** PostgreSQL HA: the node's hold on the database's lock, which this worker uses. */
+  readonly leadership?: Leadership;
+}
+
+/** The node as the other nodes sharing its store know it (PostgreSQL HA). */
+export interface NodeIdentity {
+  readonly nodeId: string;
+  /** The configuration's api_addr: where the other nodes forward to (any worker of this node takes it). */
+  readonly apiAddr: string;
 }
 
 export class StoreOwner {
@@ -28,11 +45,23 @@ export class StoreOwner {
   private readonly held = new Map<number, Map<string, () => void>>();
   private holder: Holder | undefined;
   private epoch = 0;
+  /** Shared with other nodes (PostgreSQL): their changes come through its feed. */
+  private readonly shared: SharedStorage | undefined;
+  /** A bid for the database's HA lock under way: the other workers wait for the next round. */
+  private bidding = false;
+  /** After the active worker gave the database's lock up (a step-down), no worker bids before this time (ms). */
+  private pauseUntil = 0;
 
   constructor(
     private readonly store: PhysicalStorage,
     private readonly logger: Logger,
-  ) {}
+    private readonly node?: NodeIdentity,
+  ) {
+    this.shared = isShared(store) ? store : undefined;
+    // In commit order over each worker's channel, as the feed delivers them.
+    this.shared?.onRemoteChange((change) => void this.broadcast(undefined, 'changed', change));
+    this.shared?.ha?.onLeaderChange(() => void this.broadcast(undefined, 'leader'));
+  }
 
   /**
    * Serves a worker's calls from now on. It takes part in broadcasts once it says hello: a
@@ -71,6 +100,7 @@ export class StoreOwner {
       await this.report(worker, { resync: true });
       return count;
     });
+    peer.handle('sync', async () => this.shared?.sync());
     peer.handle('lock', ({ name }) => this.lock(worker, name as string));
     peer.handle('unlock', ({ name }) => {
       this.unlock(worker, name as string);
@@ -78,9 +108,12 @@ export class StoreOwner {
     });
     peer.handle('haAcquire', ({ nodeId, apiAddr }) => this.acquire(worker, nodeId as string, apiAddr as string));
     peer.handle('haRelease', async ({ epoch }) => {
-      if (this.holder?.worker === worker && this.holder.epoch === epoch) this.release();
+      if (this.holder?.worker !== worker || this.holder.epoch !== epoch) return;
+      // The node steps down, not only its worker: a sibling taking the role back at once would undo it.
+      if (this.holder.leadership) this.pauseUntil = Date.now() + STEP_DOWN_PAUSE_MS;
+      await this.release();
     });
-    peer.handle('haLeader', async () => (this.holder ? { nodeId: this.holder.nodeId, apiAddr: this.holder.apiAddr, since: this.holder.since } : null));
+    peer.handle('haLeader', () => this.leader());
   }
 
   /** The worker exited: its calls in flight are dropped, and what it held is given up. */
@@ -92,7 +125,7 @@ export class StoreOwner {
     this.held.delete(worker);
     if (this.holder?.worker === worker) {
       this.logger.warn({ worker_number: worker, reason }, 'the active worker is gone; another takes the role');
-      this.release();
+      void this.release();
     }
   }
 
@@ -108,9 +141,10 @@ export class StoreOwner {
     await this.broadcast(writer, 'changed', change);
   }
 
+  /** The named lock among this node's workers, and among the nodes too when the store is shared. */
   private lock(worker: number, name: string): Promise<void> {
-    return new Promise<void>((granted) => {
-      void this.locks.run(name, () =>
+    return new Promise<void>((granted, refused) => {
+      const hold = () =>
         new Promise<void>((release) => {
           // The worker died while it waited: nobody would release the lock.
           if (!this.workers.has(worker)) return release();
@@ -118,8 +152,8 @@ export class StoreOwner {
           this.held.set(worker, mine);
           mine.set(name, release);
           granted();
-        }),
-      );
+        });
+      void this.locks.run(name, () => (this.shared ? this.shared.exclusive(name, hold) : hold())).catch(refused);
     });
   }
 
@@ -132,13 +166,52 @@ export class StoreOwner {
 
   private async acquire(worker: number, nodeId: string, apiAddr: string): Promise<number | null> {
     if (this.holder) return this.holder.worker === worker ? this.holder.epoch : null;
-    this.holder = { worker, nodeId, apiAddr, since: Date.now(), epoch: ++this.epoch };
+    const lock = this.shared?.ha;
+    let leadership: Leadership | undefined;
+    if (lock && this.node) {
+      if (this.bidding || Date.now() < this.pauseUntil) return null;
+      this.bidding = true;
+      try {
+        leadership = await lock.tryAcquire(this.node);
+      } finally {
+        this.bidding = false;
+      }
+      if (!leadership) return null;
+      // The worker died during the bid: the node gives the role up at once.
+      if (!this.workers.has(worker)) {
+        await leadership.release();
+        return null;
+      }
+    }
+    const holder: Holder = { worker, nodeId, apiAddr, since: Date.now(), epoch: leadership?.epoch ?? ++this.epoch, ...(leadership ? { leadership } : {}) };
+    this.holder = holder;
+    void leadership?.lost.then((reason) => {
+      if (this.holder !== holder) return;
+      this.holder = undefined;
+      // The worker steps down as a node that lost the lock does (IpcHaLock's `lost`).
+      void this.workers.get(worker)?.call('haLost', { epoch: holder.epoch, reason }).catch(() => undefined);
+      void this.broadcast(undefined, 'leader');
+    });
     void this.broadcast(worker, 'leader');
-    return this.holder.epoch;
+    return holder.epoch;
   }
 
-  private release(): void {
+  private async release(): Promise<void> {
+    const leadership = this.holder?.leadership;
     this.holder = undefined;
+    await leadership?.release().catch((err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'the HA lock could not be given up; it lapses with its lease'));
     void this.broadcast(undefined, 'leader');
+  }
+
+  /**
+   * Who is active, as a worker sees it: a worker of this node by its own socket, or another node
+   * by its api_addr. While this node holds the database's lock without an active worker (a change
+   * under way) nobody is, and a standby waits for the next round.
+   */
+  private async leader(): Promise<{ nodeId: string; apiAddr: string; since: number } | null> {
+    if (this.holder) return { nodeId: this.holder.nodeId, apiAddr: this.holder.apiAddr, since: this.holder.since };
+    const elsewhere = await this.shared?.ha?.leader();
+    if (!elsewhere || elsewhere.nodeId === this.node?.nodeId) return null;
+    return { nodeId: elsewhere.nodeId, apiAddr: elsewhere.apiAddr, since: elsewhere.since.getTime() };
   }
 }

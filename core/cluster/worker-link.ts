@@ -16,6 +16,8 @@ import { IpcStorage } from '../../storage/ipc.js';
 import type { Host } from '../host.js';
 import { zeroize } from '../../storage/aead.js';
 import { IpcPeer, type Channel } from './ipc-peer.js';
+import { workerReports } from './whole-server.js';
+import type { WholeServer } from '../system/whole-server.js';
 
 /** The environment the primary starts each worker with. */
 export const WORKER_ENV = {
@@ -36,6 +38,8 @@ export class WorkerLink {
   readonly peer: IpcPeer;
   /** Resolves with the reason when the channel to the primary closes. */
   readonly lost: Promise<string>;
+  /** sys/metrics and sys/in-flight-req of every worker. */
+  readonly wholeServer: WholeServer;
   private host: Host | undefined;
 
   private constructor(
@@ -59,6 +63,7 @@ export class WorkerLink {
     // Nothing is cached before the store is built, so there is nothing to invalidate yet.
     this.peer.handle('changed', async () => undefined);
     this.peer.handle('leader', async () => undefined);
+    this.wholeServer = workerReports(this.peer, index, () => this.host);
     void this.peer.call('hello').catch(() => undefined);
   }
 

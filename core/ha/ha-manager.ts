@@ -17,6 +17,8 @@ export type HaState = 'sealed' | 'standby' | 'active';
 
 /** How often a standby tries to take the lock (and refreshes who holds it). */
 const POLL_MS = 500;
+/** After a step-down the node sits out two election rounds, so another node takes the role. */
+export const STEP_DOWN_PAUSE_MS = 2 * POLL_MS + 100;
 
 export interface HaDeps {
   /** The node won the election: finish loading with writes allowed, start periodic work. */
@@ -122,8 +124,13 @@ export class HaManager {
     this.activeSince = undefined;
     this.current = 'standby';
     this.deps?.demote('stepped down');
-    this.pauseUntil = Date.now() + 2 * POLL_MS + 100;
+    this.pauseUntil = Date.now() + STEP_DOWN_PAUSE_MS;
     await held.release();
+  }
+
+  /** Whether the active node known is another worker of this server (reached on its socket, core/cluster/). */
+  get leaderIsSibling(): boolean {
+    return this.known?.apiAddr.startsWith('unix:') === true;
   }
 
   /** `sys/leader`. */

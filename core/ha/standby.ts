@@ -104,10 +104,13 @@ export class StandbyStrategy implements RequestStrategy {
   private async onStandby(request: HostRequest, forwarded: boolean, local: (request: HostRequest) => Promise<HostResponse>): Promise<HostResponse> {
     const { shared, unsealed, changes } = this.options;
     const again = () => new NotActiveError('this node is not the active node (the request was forwarded here during a change of leader); retry');
-    if (!unsealed.loaded || this.mintsServiceToken(request.path)) {
-      if (forwarded) throw again();
+    // Another node forwards to this node's api_addr, which any of its workers may take: a standby
+    // worker passes such a request on once, to the active worker beside it; never one a sibling sent.
+    const onwards = (): Promise<HostResponse> => {
+      if (forwarded && (request.fromSibling || !this.options.ha.leaderIsSibling)) throw again();
       return this.forward(request);
-    }
+    };
+    if (!unsealed.loaded || this.mintsServiceToken(request.path)) return onwards();
     await shared.sync();
     await changes.settled();
     const attempt = { wrote: false };
@@ -118,8 +121,7 @@ export class StandbyStrategy implements RequestStrategy {
       if (!attempt.wrote) throw err;
     }
     if (!attempt.wrote) return response!;
-    if (forwarded) throw again();
-    return this.forward(request);
+    return onwards();
   }
 
   /** Forwards to the active node, unless the client sent X-Vault-No-Request-Forwarding: then 503, as a request this node cannot run. */

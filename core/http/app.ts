@@ -32,6 +32,8 @@ export interface AppOptions {
   readonly ui?: UiFiles;
   /** `telemetry { unauthenticated_metrics_access }` of this listener. */
   readonly unauthenticatedMetrics?: boolean;
+  /** A worker's forwarding socket, which only the other workers of its server reach (core/cluster/). */
+  readonly siblingSocket?: boolean;
 }
 
 const METHODS_WITHOUT_BODY = new Set(['GET', 'HEAD']);
@@ -126,6 +128,7 @@ export function createApp(host: AppHost, options: AppOptions): Koa {
         rawBody: ctx.headers[FORWARDED_MAC] === undefined ? undefined : raw,
         bodyStream: streamed ? ctx.req : undefined,
         unauthenticatedMetrics,
+        ...(options.siblingSocket ? { fromSibling: true } : {}),
         ...(options.maxRequestDurationMs !== undefined ? { maxDurationMs: options.maxRequestDurationMs } : {}),
       });
     } catch (err) {

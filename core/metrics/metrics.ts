@@ -8,9 +8,15 @@
  * series is found once and then updated with additions. Parts that count for themselves anyway
  * (the token store, the WASM dispatcher, the HA manager, the seal) are read only when metrics are
  * scraped, so they cost the request path nothing.
+ *
+ * A worker of several (core/cluster/) reports the whole server: the primary asks every worker for
+ * its registry and merges them with prom-client's `AggregatorRegistry`, which sums a metric's
+ * series of equal labels unless the metric names another aggregator. Counts and histograms sum;
+ * what describes one process (its event loop, its memory, the leader changes it saw) carries a
+ * `worker` label instead, so each worker's series stays apart.
  */
 import os from 'node:os';
-import { Counter, Gauge, Registry, type Metric } from 'prom-client';
+import { Counter, Gauge, Registry, type Metric, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { FastCounter, FastHistogram, type CounterSeries, type HistogramSeries } from './series.js';
 import type { TelemetryConfig } from '../config/config.js';
 import { Retention } from './retention.js';
@@ -27,6 +33,19 @@ export interface MetricSources {
   crypto(): Readonly<Record<string, Readonly<Record<string, number>>>>;
   /** HA only: this node's role and counts. */
   readonly ha?: () => { readonly active: boolean; readonly leaderChanges: number; readonly forwarded: number; readonly forwardFailures: number };
+}
+
+/** A registry's metrics as `Registry.getMetricsAsJSON()` gives them. */
+export type MetricsAsJson = MetricObjectWithValues<MetricValue<string>>[];
+
+/** A worker of several: the whole server's metrics, which the primary aggregates (core/cluster/whole-server.ts). */
+export interface MetricsOfWorkers {
+  /** This worker's number, 1 to N: the `worker` label of the series that belong to one process. */
+  readonly worker: number;
+  /** Every worker's metrics, aggregated (prom-client's `AggregatorRegistry`). */
+  metricsJson(): Promise<MetricsAsJson>;
+  /** The same, in the Prometheus text exposition format. */
+  metricsText(): Promise<string>;
 }
 
 /** Latency buckets in seconds: from a cached single-item encrypt to a 30 MB batch. */
@@ -58,9 +77,14 @@ export class Metrics {
   private readonly transitSeries = new Map<string, Map<string, { op: CounterSeries; batch: HistogramSeries }>>();
   private readonly storageSeries = new Map<string, HistogramSeries>();
   private inFlight: () => number = () => 0;
+  private readonly wholeServer: MetricsOfWorkers | undefined;
 
-  constructor(telemetry: TelemetryConfig, sources: MetricSources) {
+  constructor(telemetry: TelemetryConfig, sources: MetricSources, wholeServer?: MetricsOfWorkers) {
     this.telemetry = telemetry;
+    this.wholeServer = wholeServer;
+    // A worker's label on the series of its own process; nothing on a single process.
+    const own: Record<string, string> = wholeServer ? { worker: String(wholeServer.worker) } : {};
+    const ownLabels = Object.keys(own);
     this.enabled = telemetry.collect;
     const registers = [this.registry];
     if (!telemetry.disableHostname) this.registry.setDefaultLabels({ host: os.hostname() });
@@ -74,7 +98,8 @@ export class Metrics {
     // Read when collected: the pipeline's tracker is handed over after construction (countInFlight).
     const inFlight = () => this.inFlight();
     new Gauge({ name: 'keywarden_requests_in_flight', help: 'Requests being answered now.', registers, collect() { this.set(inFlight()); } });
-    new Gauge({ name: 'keywarden_core_unsealed', help: '1 when this node is unsealed, 0 when sealed.', registers, collect() { this.set(sources.unsealed() ? 1 : 0); } });
+    // Workers seal and unseal together; one still sealed (restarting) makes the server read as sealed.
+    new Gauge({ name: 'keywarden_core_unsealed', help: '1 when this node is unsealed, 0 when sealed.', registers, aggregator: 'min', collect() { this.set(sources.unsealed() ? 1 : 0); } });
     new Counter({
       name: 'keywarden_tokens_created_total', help: 'Tokens created on this node, by type.', labelNames: ['type'], registers,
       collect() {
@@ -96,7 +121,13 @@ export class Metrics {
     const ha = sources.ha;
     if (ha) {
       new Gauge({ name: 'keywarden_ha_active', help: '1 while this node is the active node of its HA cluster, else 0.', registers, collect() { this.set(ha().active ? 1 : 0); } });
-      new Counter({ name: 'keywarden_ha_leader_changes_total', help: 'Times this node saw the active node change (itself included).', registers, collect() { this.reset(); this.inc(ha().leaderChanges); } });
+      new Counter({
+        name: 'keywarden_ha_leader_changes_total', help: 'Times this node saw the active node change (itself included).', labelNames: ownLabels, registers,
+        collect() {
+          this.reset();
+          this.inc(own, ha().leaderChanges);
+        },
+      });
       new Counter({
         name: 'keywarden_ha_forwarded_requests_total', help: 'Requests this standby forwarded to the active node, by result.', labelNames: ['result'], registers,
         collect() {
@@ -107,7 +138,7 @@ export class Metrics {
         },
       });
     }
-    this.runtime = new RuntimeMetrics(registers);
+    this.runtime = new RuntimeMetrics(registers, own);
   }
 
   /** The in-flight request count, from the pipeline's tracker. */
@@ -161,16 +192,25 @@ export class Metrics {
     return this.telemetry.prometheusRetentionMs > 0;
   }
 
-  /** The Prometheus text exposition. */
+  /** The Prometheus text exposition, of every worker when there are several. */
   async prometheus(): Promise<{ contentType: string; text: string }> {
-    await this.retention.sweep();
-    return { contentType: this.registry.contentType, text: await this.registry.metrics() };
+    const text = this.wholeServer ? await this.wholeServer.metricsText() : await (await this.ownRegistry()).metrics();
+    return { contentType: this.registry.contentType, text };
   }
 
-  /** Vault's JSON shape of sys/metrics (Gauges, Counters, Samples). */
+  /** Vault's JSON shape of sys/metrics (Gauges, Counters, Samples), of every worker when there are several. */
   async json(now: Date): Promise<MetricsJson> {
+    return toVaultJson(this.wholeServer ? await this.wholeServer.metricsJson() : await this.ownJson(), now);
+  }
+
+  /** This process's metrics alone, which the primary of several workers aggregates. */
+  async ownJson(): Promise<MetricsAsJson> {
+    return (await this.ownRegistry()).getMetricsAsJSON();
+  }
+
+  private async ownRegistry(): Promise<Registry> {
     await this.retention.sweep();
-    return toVaultJson(await this.registry.getMetricsAsJSON(), now);
+    return this.registry;
   }
 
   /** Stops the runtime sampling (the event-loop monitor). */

@@ -35,6 +35,8 @@ export interface HostRequest {
   readonly unauthenticatedMetrics?: boolean;
   /** The listener's `max_request_duration` in milliseconds (deadline.ts); its default when absent. */
   readonly maxDurationMs?: number;
+  /** Came through a worker's forwarding socket, from another worker of this server (core/cluster/). */
+  readonly fromSibling?: boolean;
 }
 
 export interface HostResponse {

@@ -21,6 +21,7 @@ import type { Quotas } from '../quotas/quotas.js';
 import type { IdentityStore } from '../auth/identity/identity-store.js';
 import type { CorsSettings } from '../http/cors.js';
 import type { SecretLeases } from '../leases/secret-leases.js';
+import type { WholeServer } from './whole-server.js';
 
 /** Tokens and policies, for the sys paths that report or change them. */
 export interface AuthzDeps {
@@ -69,6 +70,8 @@ export interface SystemDeps {
   readonly metrics: Metrics;
   /** sys/in-flight-req. */
   readonly inFlight: InFlightRequests;
+  /** A worker of several: sys/in-flight-req lists every worker's requests. */
+  readonly wholeServer?: WholeServer;
   /** sys/config/state/sanitized: the configuration without secrets. */
   configState(): Record<string, unknown>;
   /** sys/loggers. */

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { spawnServer, type ChildServer } from '../reliability/support/child.js';
 import { TestClient } from '../helpers/http.js';
 import { freePort } from '../helpers/net.js';
+import { until } from '../helpers/workers.js';
 
 export interface ClusterNode {
   readonly name: string;
@@ -26,13 +27,16 @@ export class Cluster {
     private readonly dir: string,
     private readonly configs: string[],
     private readonly bases: Record<string, unknown>[],
+    /** Serving processes per node (`-workers`). */
+    private readonly workers: number,
   ) {}
 
   /**
    * Starts `count` nodes on `connectionUrl`; `urlFor(i)` may give a node another URL (through a
    * proxy the test can cut), and `apiAddrFor(i, address)` another `api_addr` than its listener's
    * address (through a proxy that sees what the other nodes send it); `settings` are more
-   * configuration keys every node's file holds, or each node's own.
+   * configuration keys every node's file holds, or each node's own; `workers` the serving
+   * processes of each node.
    */
   static async start(
     count: number,
@@ -40,6 +44,7 @@ export class Cluster {
     urlFor?: (index: number) => string | undefined,
     apiAddrFor?: (index: number, address: string) => Promise<string>,
     settings: Record<string, unknown> | ((index: number) => Record<string, unknown>) = {},
+    workers = 1,
   ): Promise<Cluster> {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'keywarden-ha-'));
     const nodes: ClusterNode[] = [];
@@ -61,7 +66,7 @@ export class Cluster {
       configs.push(file);
       nodes.push({ name: `node${i}`, address, client: new TestClient(address), process: undefined });
     }
-    const cluster = new Cluster(nodes, dir, configs, bases);
+    const cluster = new Cluster(nodes, dir, configs, bases, workers);
     await Promise.all(nodes.map((_, i) => cluster.startNode(i)));
     return cluster;
   }
@@ -73,7 +78,9 @@ export class Cluster {
   }
 
   async startNode(index: number): Promise<void> {
-    this.nodes[index]!.process = await spawnServer(this.configs[index]!, this.dir);
+    const node = await spawnServer(this.configs[index]!, this.dir, 60_000, this.workers);
+    this.nodes[index]!.process = node;
+    if (this.workers > 1) await until(() => node.output().includes('"msg":"every worker serves"') || node.child.exitCode !== null);
   }
 
   /** Initializes through node 0 (3 shares, threshold 2) and unseals every node with the same shares. */

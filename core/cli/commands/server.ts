@@ -240,18 +240,18 @@ async function runPrimaryServer(opts: ServerOptions, config: ServerConfig, worke
   const { serverLogger, openStorage } = await import('../../server.js');
   const { runPrimary } = await import('../../cluster/primary.js');
   const { ensurePrivateDirectory } = await import('../../private-files.js');
-  const { ConfigError } = await import('../../config/config.js');
   const logger = serverLogger(config, 'primary');
   logProcessWarnings(logger);
-  if (config.storage.kind === 'postgresql') {
-    throw new ConfigError(`workers = ${workers} with storage "postgresql" is not supported yet: set workers = 1 (-workers=1), and run more nodes for more cores`);
-  }
   if (opts.dev) await ensurePrivateDirectory(dataDir, 'dev data directory', (message) => logger.warn(message));
-  const store = await openStorage(config, randomUUID(), logger);
+  const nodeId = randomUUID();
+  const store = await openStorage(config, nodeId, logger);
   const pidFile = config.pidFile;
+  const ha = config.storage.kind === 'postgresql' && config.storage.haEnabled;
+  if (ha) logger.info({ ha: 'enabled', node_id: nodeId, api_addr: config.apiAddr, workers }, 'this node joins its HA cluster');
   const code = await runPrimary({
     workers,
     store,
+    ...(ha ? { node: { nodeId, apiAddr: config.apiAddr! } } : {}),
     logger,
     serving: async (first) => {
       if (!(await announce(opts, pidFile, first.addresses[0]!, first.rootToken, logger))) process.kill(process.pid, 'SIGTERM');

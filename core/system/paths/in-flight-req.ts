@@ -1,4 +1,4 @@
-/** `sys/in-flight-req`: the requests this node is answering right now (this one included). */
+/** `sys/in-flight-req`: the requests this node is answering right now (this one included), on every worker when there are several. */
 import { definePath } from '../../framework/index.js';
 import type { SystemDeps } from '../services.js';
 
@@ -10,7 +10,7 @@ export function inFlightReqPath(services: SystemDeps) {
     operations: {
       read: {
         summary: 'The requests in flight on this node.',
-        handler: async () => ({ raw: { status: 200, body: services.inFlight.snapshot() } }),
+        handler: async () => ({ raw: { status: 200, body: services.wholeServer ? await services.wholeServer.inFlight() : services.inFlight.snapshot() } }),
       },
     },
     synopsis: 'Requests being answered by this node.',

@@ -4,7 +4,9 @@
  * (test/helpers/workers.ts) and looks at the other worker right after the answer.
  */
 import { expect } from 'chai';
+import http from 'node:http';
 import net from 'node:net';
+import { generateKeyPairSync } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,15 +19,13 @@ import { CLI_BIN } from '../../helpers/cli.js';
 import { spawnServer, writeConfig } from '../../reliability/support/child.js';
 import { send } from '../../reliability/support/http.js';
 import { activeAndStandby, PinnedClient, startWorkers, until, type WorkersServer } from '../../helpers/workers.js';
+import { parseExposition, type Family } from '../../helpers/prometheus.js';
 
 describe('workers: how many serving processes', () => {
   it('takes the -workers flag over the configuration, and the configuration over the machine\'s available parallelism', () => {
     expect(resolveWorkers('3', { workers: 2 })).to.equal(3);
     expect(resolveWorkers(undefined, { workers: 2 })).to.equal(2);
     expect(resolveWorkers(undefined, {})).to.equal(os.availableParallelism());
-    // A PostgreSQL node configured before workers existed starts as one process, as it did.
-    expect(resolveWorkers(undefined, { storage: { kind: 'postgresql' } })).to.equal(1);
-    expect(resolveWorkers(undefined, { storage: { kind: 'leveldb' } })).to.equal(os.availableParallelism());
   });
 
   it('refuses a -workers flag that is not a whole number of at least 1, naming the flag and the value', () => {
@@ -48,7 +48,7 @@ describe('keywarden server with two workers', function () {
   before(async () => {
     dir = await tempDir();
     auditFile = path.join(dir.path, 'audit.log');
-    server = await startWorkers(dir.path, { settings: { audit: [{ file: { file: { options: { file_path: auditFile } } } }] } });
+    server = await startWorkers(dir.path, { settings: { periodic_interval: '1s', audit: [{ file: { file: { options: { file_path: auditFile } } } }] } });
     const init = await request(server.address, 'PUT', 'sys/init', { body: { secret_shares: 1, secret_threshold: 1 } });
     expect(init.status, init.text).to.equal(200);
     rootToken = init.body.root_token as string;
@@ -161,6 +161,102 @@ describe('keywarden server with two workers', function () {
     }
   });
 
+  it('reports the whole server in sys/metrics through either worker: counts summed, each process\'s own gauges labelled by worker', async () => {
+    const scrape = async (client: PinnedClient): Promise<Family[]> => {
+      const res = await client.get('sys/metrics?format=prometheus');
+      expect(res.status, res.text).to.equal(200);
+      return parseExposition(res.text);
+    };
+    const reads = (families: Family[]) =>
+      families.find((f) => f.name === 'keywarden_requests_total')?.metrics.find((m) => m.labels.mount === 'kv/' && m.labels.operation === 'read' && m.labels.status === '404')?.value ?? 0;
+    const before = reads(await scrape(active));
+    for (const client of [active, active, active, standby, standby]) expect((await client.get('kv/data/metrics-probe')).status).to.equal(404);
+    for (const client of [active, standby]) {
+      const families = await scrape(client);
+      expect(reads(families) - before).to.equal(5);
+      const byName = (name: string) => families.find((f) => f.name === name)!.metrics;
+      expect(byName('keywarden_runtime_resident_memory_bytes').map((m) => m.labels.worker).sort()).to.deep.equal(['1', '2']);
+      // The server is unsealed and has one active worker, however many workers it runs.
+      expect(byName('keywarden_core_unsealed').map((m) => m.value)).to.deep.equal([1]);
+      expect(byName('keywarden_ha_active').map((m) => m.value)).to.deep.equal([1]);
+      const latency = byName('keywarden_request_duration_seconds').find((m) => m.labels.mount === 'kv/' && m.labels.operation === 'read')!;
+      expect(latency.count).to.be.at.least(5);
+    }
+    const json = await standby.get('sys/metrics');
+    const counted = (json.body.Counters as { Name: string; Count: number; Labels: Record<string, string> }[]).find(
+      (c) => c.Name === 'keywarden_requests_total' && c.Labels.mount === 'kv/' && c.Labels.operation === 'read' && c.Labels.status === '404',
+    );
+    expect(counted?.Count).to.equal(before + 5);
+  });
+
+  it('lists in sys/in-flight-req the requests every worker is answering, whichever worker is asked', async () => {
+    // A JWT login for a batch token, which the standby answers itself, waits there for the key set this server holds back.
+    const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const held: http.ServerResponse[] = [];
+    let hold = false;
+    const keys = http.createServer((_req, res) => {
+      if (!hold) res.end(JSON.stringify({ keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'k', use: 'sig', alg: 'ES256' }] }));
+      else held.push(res);
+    });
+    await new Promise<void>((resolve) => keys.listen(0, '127.0.0.1', resolve));
+    try {
+      const jwksUrl = `http://127.0.0.1:${(keys.address() as net.AddressInfo).port}/keys`;
+      expect((await active.post('sys/auth/jwt', { type: 'jwt', config: { token_type: 'batch' } })).status).to.equal(204);
+      const configured = await active.post('auth/jwt/config', { jwks_url: jwksUrl });
+      expect(configured.status, configured.text).to.equal(204);
+      expect((await active.post('auth/jwt/role/r', { role_type: 'jwt', user_claim: 'sub', bound_audiences: ['a'] })).status).to.equal(204);
+      hold = true;
+      const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+      const login = standby.post('auth/jwt/login', { role: 'r', jwt: `${part({ alg: 'ES256', kid: 'k' })}.${part({ sub: 'x', aud: 'a' })}.c2ln` });
+      await until(() => held.length === 1);
+      const listed = await active.get('sys/in-flight-req');
+      expect(listed.status, listed.text).to.equal(200);
+      const entries = Object.values(listed.body as Record<string, { request_path: string; request_method: string }>);
+      expect(entries.map((e) => `${e.request_method} ${e.request_path}`).sort()).to.deep.equal(['GET /v1/sys/in-flight-req', 'POST /v1/auth/jwt/login']);
+      held[0]!.end(JSON.stringify({ keys: [] }));
+      expect((await login).status).to.equal(400);
+      const after = await standby.get('sys/in-flight-req');
+      expect(Object.values(after.body as Record<string, { request_path: string }>).map((e) => e.request_path)).to.deep.equal(['/v1/sys/in-flight-req']);
+    } finally {
+      for (const res of held) res.destroy();
+      keys.close();
+    }
+  });
+
+  it('sweeps expired tokens on the active worker only, never on a standby', async () => {
+    const sweeps = () =>
+      server
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('expired tokens removed'))
+        .map((line) => (JSON.parse(line) as { worker: number }).worker);
+    const activeWorker = () => {
+      const elected = server.output().split('\n').filter((line) => line.includes('"msg":"this node is now the active node"'));
+      return (JSON.parse(elected[elected.length - 1]!) as { worker: number }).worker;
+    };
+    const before = sweeps().length;
+    for (const client of [active, standby, standby]) expect((await client.post('auth/token/create', { ttl: '1s', policies: ['default'] })).status).to.equal(200);
+    // periodic_interval is 1s in this server's configuration.
+    await until(() => sweeps().length > before);
+    expect(sweeps().slice(before)).to.deep.equal(sweeps().slice(before).map(() => activeWorker()));
+  });
+
+  it('hands the active role to the other worker on sys/step-down through the standby, the old one a standby before the answer', async () => {
+    // Fresh connections: an idle one may have been closed, and its next request reach either worker.
+    active.close();
+    standby.close();
+    ({ active, standby } = await activeAndStandby(server.address, rootToken));
+    const elected = () => server.output().split('\n').filter((line) => line.includes('"msg":"this node is now the active node"'));
+    const before = elected().length;
+    const stepped = await standby.put('sys/step-down');
+    expect(stepped.status, stepped.text).to.equal(204);
+    expect((await active.get('sys/leader')).body.is_self).to.equal(false);
+    await until(() => elected().length > before);
+    expect(await standby.isActive()).to.equal(true);
+    for (const client of [active, standby]) expect((await client.post('kv/data/after-step-down', { data: {} })).status).to.equal(200);
+    [active, standby] = [standby, active];
+  });
+
   it('reloads every worker on SIGHUP to the primary', async () => {
     const reopened = () => server.output().split('\n').filter((line) => line.includes('"msg":"reload: audit files reopened"'));
     const before = reopened().length;
@@ -189,7 +285,8 @@ describe('keywarden server -dev with two workers', function () {
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     try {
-      await until(() => output.includes('"msg":"every worker serves"') || child.exitCode !== null);
+      // The banner follows that line once the root token is stored for the CLI.
+      await until(() => (output.includes('"msg":"every worker serves"') && output.includes('Root Token: ')) || child.exitCode !== null);
       expect(output.match(/Root Token: /g), output).to.have.length(1);
       const token = /Root Token: (\S+)/.exec(output)![1]!;
       const address = /export VAULT_ADDR='([^']+)'/.exec(output)![1]!;
