@@ -9,6 +9,7 @@ import { expect } from 'chai';
 import { ml_dsa44, ml_dsa65, ml_dsa87 } from '@noble/post-quantum/ml-dsa.js';
 import { slh_dsa_sha2_128s, slh_dsa_shake_128f } from '@noble/post-quantum/slh-dsa.js';
 import { TransitHarness } from './harness.js';
+import { rawPublic, restoredWith as restoredIn } from './pq-helpers.js';
 import { turnsDuring } from '../../helpers/event-loop.js';
 import { compositeMessage, type HybridEcType } from '../../../plugins/transit/crypto/pq-signing.js';
 
@@ -27,11 +28,6 @@ const VECTORS = JSON.parse(readFileSync(new URL('../../../../test/fixtures/trans
   tests: CompositeVector[];
 };
 const vector = (id: string): CompositeVector => VECTORS.tests.find((v) => v.tcId === id)!;
-
-/** The raw public key of a PEM ML-DSA or SLH-DSA public key. */
-function rawPublic(pem: string): Uint8Array {
-  return Buffer.from(createPublicKey(pem).export({ format: 'jwk' }).pub as string, 'base64url');
-}
 
 /** The signature bytes of vault:v<N>:<base64>. */
 function signatureBytes(signature: string): Buffer {
@@ -59,17 +55,7 @@ describe('transit post-quantum signing keys', function () {
     return { signature: signature as string, valid: valid as boolean, other: other as boolean };
   }
 
-  /**
-   * A key restored from a backup of a fresh key of the same type whose version 1 now holds
-   * `key` and `publicKey` (base64): how published key material enters transit, since Vault's
-   * import takes no post-quantum keys.
-   */
-  async function restoredWith(name: string, create: Record<string, unknown>, key: string, publicKey: string) {
-    await ok(t.write(`keys/${name}-src`, { ...create, exportable: true, allow_plaintext_backup: true }));
-    const blob = JSON.parse(Buffer.from((await ok(t.read(`backup/${name}-src`))).backup, 'base64').toString('utf8'));
-    for (const entry of [blob.policy.keys['1'], blob.archived_keys.keys[1]]) Object.assign(entry, { key, public_key: publicKey });
-    return t.write(`restore/${name}`, { backup: b64(JSON.stringify(blob)) });
-  }
+  const restoredWith = (name: string, create: Record<string, unknown>, key: string, publicKey: string) => restoredIn(t, name, create, key, publicKey);
 
   describe('ml-dsa', () => {
     for (const set of ['44', '65', '87'] as const) {
@@ -88,7 +74,7 @@ describe('transit post-quantum signing keys', function () {
         const seed = Buffer.from((await ok(t.read(`export/signing-key/mldsa-${set}/1`))).keys['1'], 'base64');
         expect(seed).to.have.length(32);
         const { secretKey, publicKey } = noble.keygen(seed);
-        expect(Buffer.from(publicKey).equals(Buffer.from(rawPublic(pem)))).to.equal(true);
+        expect(Buffer.from(publicKey).equals(rawPublic(pem))).to.equal(true);
         const theirs = `vault:v1:${b64(Buffer.from(noble.sign(Buffer.from('from noble'), secretKey)))}`;
         expect((await ok(t.write(`verify/mldsa-${set}`, { input: b64('from noble'), signature: theirs }))).valid).to.equal(true);
       });
@@ -170,7 +156,7 @@ describe('transit post-quantum signing keys', function () {
         const v = vector(`id-ML-DSA-${set}`);
         await ok(restoredWith(`vector-${set}`, { type: 'ml-dsa', parameter_set: set }, v.sk, v.pk), 204);
         const pem = (await ok(t.read(`export/public-key/vector-${set}/1`))).keys['1'];
-        expect(b64(Buffer.from(rawPublic(pem)))).to.equal(v.pk);
+        expect(b64(rawPublic(pem))).to.equal(v.pk);
         expect((await ok(t.write(`verify/vector-${set}`, { input: VECTORS.m, signature: `vault:v1:${v.s}` }))).valid).to.equal(true);
       });
     }
