@@ -47,7 +47,7 @@ export interface PqParameters {
   readonly hybridEc?: HybridEcType;
 }
 
-/** FIPS 204 Table 2 sizes: public key and signature bytes. */
+/** Public key and signature bytes of each ML-DSA set (https://csrc.nist.gov/pubs/fips/204/final). */
 const ML_DSA_SIZES: Readonly<Record<string, { readonly publicKey: number; readonly signature: number }>> = {
   '44': { publicKey: 1312, signature: 2420 },
   '65': { publicKey: 1952, signature: 3309 },
@@ -100,7 +100,7 @@ export function pqParameters(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Hybrid (composite) parameters, from draft-ietf-lamps-pq-composite-sigs section 7
+// Hybrid (composite) parameters: the draft's labels, pre-hashes and OIDs (docs/transit.md, "Post-quantum signing keys")
 
 interface Composite {
   /** The draft's signature label, also the ML-DSA context. */
@@ -123,7 +123,7 @@ const COMPOSITES: Readonly<Record<string, Composite>> = {
   '87/ecdsa-p521': { label: 'COMPSIG-MLDSA87-ECDSA-P521-SHA512', prehash: 'sha512', ecdsaHash: 'sha512', oid: '1.3.6.1.5.5.7.6.54' },
 };
 
-/** "CompositeAlgorithmSignatures2025" (the draft's section 2.2). */
+/** The draft's fixed prefix of every message representative. */
 const COMPOSITE_PREFIX = Buffer.from('CompositeAlgorithmSignatures2025', 'ascii');
 
 const EC_CURVES: Readonly<Record<Exclude<HybridEcType, 'ed25519'>, { readonly curve: string; readonly size: number; readonly oid: string }>> = {
@@ -164,7 +164,7 @@ export async function generatePqKeyPair(family: PqFamily, p: PqParameters): Prom
   return { privateKey: pqc, publicKey: createPublicKey(pqc), ecPrivateKey: ec.privateKey, ecPublicKey: ec.publicKey };
 }
 
-/** An ML-DSA private key from its 32-byte seed ξ, as a PKCS#8 seed-form key (RFC 9881). */
+/** An ML-DSA private key from its 32-byte seed ξ, as a PKCS#8 seed-form key (https://www.rfc-editor.org/rfc/rfc9881). */
 export function mlDsaFromSeed(parameterSet: string, seed: Uint8Array): KeyObject {
   if (seed.length !== 32) throw new BadRequestError(`an ML-DSA seed has 32 bytes, got ${seed.length}`);
   const oidLast = { '44': 0x11, '65': 0x12, '87': 0x13 }[parameterSet]!;
@@ -175,14 +175,14 @@ export function mlDsaFromSeed(parameterSet: string, seed: Uint8Array): KeyObject
   return createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
 }
 
-/** The raw private key: the 32-byte ML-DSA seed, or SLH-DSA's 4n bytes (FIPS 205 section 9.1). */
+/** The raw private key: the 32-byte ML-DSA seed, or SLH-DSA's 4n bytes (SK.seed ‖ SK.prf ‖ PK.seed ‖ PK.root). */
 export function rawPrivateKey(key: KeyObject): Buffer {
   const priv = key.export({ format: 'jwk' }).priv as string | undefined;
   if (!priv) throw new BadRequestError('the private key holds no seed to export');
   return Buffer.from(priv, 'base64url');
 }
 
-/** The raw public key bytes (FIPS 204 section 7.2, FIPS 205 section 9.1). */
+/** The raw public key bytes, as FIPS 204 and FIPS 205 encode them. */
 export function rawPublicKey(key: KeyObject): Buffer {
   return Buffer.from(key.export({ format: 'jwk' }).pub as string, 'base64url');
 }
@@ -254,7 +254,7 @@ function ecRawPublic(key: KeyObject): Buffer {
   return Buffer.concat([Buffer.from([0x04]), Buffer.from(jwk.x!, 'base64url'), Buffer.from(jwk.y!, 'base64url')]);
 }
 
-/** The composite public key as a PEM SubjectPublicKeyInfo under the draft's OID (its section 5). */
+/** The composite public key as a PEM SubjectPublicKeyInfo under the draft's OID for the pair. */
 export function compositePublicPem(p: PqParameters, pair: PqKeyPair): string {
   const algorithm = tlv(0x30, tlv(0x06, oidBytes(compositeOf(p).oid)));
   const spki = tlv(0x30, Buffer.concat([algorithm, tlv(0x03, Buffer.concat([Buffer.from([0]), compositePublicKey(pair)]))]));
@@ -334,7 +334,7 @@ export function pqPublicKeyBytes(family: PqFamily, pair: PqKeyPair): Buffer {
 /**
  * A version's key pair from a backup entry: the private key as export gives it (optional) and the
  * raw public key. The public key is derived from the private one — the ML-DSA seed, the EC scalar,
- * or the PK.seed ‖ PK.root that an SLH-DSA private key carries (FIPS 205 section 9.1) — and an
+ * or the PK.seed ‖ PK.root that an SLH-DSA private key carries — and an
  * entry whose public key is another is refused.
  */
 export function pqVersionFromBackup(family: PqFamily, p: PqParameters, privateBytes: Buffer | undefined, publicBytes: Buffer, what: string): PqKeyPair {

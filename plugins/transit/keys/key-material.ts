@@ -48,7 +48,7 @@ export function exportEncryptionKey(info: KeyTypeInfo, v: KeyVersion): string {
 
 /**
  * `signing-key`: SEC1 PEM for ECDSA, seed‖public for Ed25519, PKCS#1 PEM for RSA; base64 of the
- * 32-byte seed for ML-DSA (FIPS 204 section 3.6.3), of the 4n-byte private key for SLH-DSA, and
+ * 32-byte seed for ML-DSA, of the 4n-byte private key for SLH-DSA, and
  * of the composite draft's private key (seed ‖ EC private key) for hybrid keys.
  */
 export function exportSigningKey(info: KeyTypeInfo, v: KeyVersion, pq?: PqParameters): string {

@@ -15,8 +15,7 @@ export function isPqFamily(family: string): family is PqFamily {
 }
 
 /**
- * ML-DSA and SLH-DSA sign the message itself (pure mode, FIPS 204 Algorithm 2 and FIPS 205
- * Algorithm 22), and a hybrid key hashes it as its composite says: hash_algorithm does not apply.
+ * ML-DSA and SLH-DSA sign the message itself (their pure mode), and a hybrid key hashes it as its composite says: hash_algorithm does not apply.
  * Prehashed input would ask for HashML-DSA or HashSLH-DSA, which are not offered: refused rather
  * than signed as if it were the message.
  */

@@ -145,6 +145,12 @@ describe('transit post-quantum signing keys', function () {
       expect([res.status, res.error]).to.deep.equal([400, 'key version 1: the public key is not the public key of the private key']);
     });
 
+    it('refuses to sign a CSR with a 400 that names the key types that can', async () => {
+      await ok(t.write('keys/no-csr', { type: 'ml-dsa', parameter_set: '44' }));
+      const res = await t.write('keys/no-csr/csr', {});
+      expect([res.status, res.error]).to.deep.equal([400, "key type 'ml-dsa' cannot sign a CSR here: only ECDSA, Ed25519 and RSA keys do"]);
+    });
+
     it('is not importable (Vault\'s import takes no post-quantum keys): 400, not a half-made key', async () => {
       const res = await t.write('keys/imported/import', { type: 'ml-dsa', public_key: 'x' });
       expect(res.status).to.equal(400);
