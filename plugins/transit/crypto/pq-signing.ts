@@ -288,9 +288,37 @@ const signAsync = (algorithm: string | null, data: Buffer, key: KeyObject | { ke
 const verifyAsync = (algorithm: string | null, data: Buffer, key: KeyObject | { key: KeyObject; context: Buffer }, signature: Buffer): Promise<boolean> =>
   new Promise((resolve, reject) => verify(algorithm, data, key, signature, (err, valid) => (err ? reject(err) : resolve(valid))));
 
+/**
+ * How many SLH-DSA signatures may hold threads of libuv's pool at once. The pool has four threads
+ * and storage (LevelDB) and the rest of node's crypto run there too; a batch of signatures that
+ * take seconds each would otherwise keep every other client's reads waiting.
+ */
+export const SLH_DSA_POOL_SHARE = 2;
+let slhSigning = 0;
+const slhWaiting: (() => void)[] = [];
+
+/** SLH-DSA signatures in the thread pool now (never above SLH_DSA_POOL_SHARE). */
+export function slhDsaSigningNow(): number {
+  return slhSigning;
+}
+
+/** Runs `work` once fewer than SLH_DSA_POOL_SHARE SLH-DSA signatures are running; a freed place passes to the next in line. */
+async function withinSlhShare<T>(work: () => Promise<T>): Promise<T> {
+  if (slhSigning < SLH_DSA_POOL_SHARE) slhSigning++;
+  else await new Promise<void>((resolve) => slhWaiting.push(resolve));
+  try {
+    return await work();
+  } finally {
+    const next = slhWaiting.shift();
+    if (next) next();
+    else slhSigning--;
+  }
+}
+
 /** A signature of `message` (pure ML-DSA or SLH-DSA with an empty context, or the composite). */
 export async function pqSign(family: PqFamily, p: PqParameters, pair: PqKeyPair, message: Buffer): Promise<Buffer> {
-  if (family !== 'hybrid') return signAsync(null, message, pair.privateKey!);
+  if (family === 'slh-dsa') return withinSlhShare(() => signAsync(null, message, pair.privateKey!));
+  if (family === 'ml-dsa') return signAsync(null, message, pair.privateKey!);
   const c = compositeOf(p);
   const m = compositeMessage(p, message);
   const [pqc, trad] = await Promise.all([

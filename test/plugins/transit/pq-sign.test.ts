@@ -11,7 +11,7 @@ import { slh_dsa_sha2_128s, slh_dsa_shake_128f } from '@noble/post-quantum/slh-d
 import { TransitHarness } from './harness.js';
 import { rawPublic, restoredWith as restoredIn } from './pq-helpers.js';
 import { turnsDuring } from '../../helpers/event-loop.js';
-import { compositeMessage, type HybridEcType } from '../../../plugins/transit/crypto/pq-signing.js';
+import { compositeMessage, SLH_DSA_POOL_SHARE, slhDsaSigningNow, type HybridEcType } from '../../../plugins/transit/crypto/pq-signing.js';
 
 const b64 = (text: string | Buffer): string => Buffer.from(text).toString('base64');
 const NOBLE_ML_DSA = { '44': ml_dsa44, '65': ml_dsa65, '87': ml_dsa87 } as const;
@@ -252,6 +252,22 @@ describe('transit post-quantum signing keys', function () {
       const res = await t.write('keys/bad-slh', { type: 'slh-dsa', parameter_set: '65' });
       expect(res.status).to.equal(400);
       expect(res.error).to.match(/invalid parameter_set "65" for key type slh-dsa: expected one of slh-dsa-sha2-128s/);
+    });
+
+    it('a batch of slow SLH-DSA signatures holds at most two of the thread pool\'s four threads, leaving the rest to storage and other crypto', async () => {
+      await ok(t.write('keys/shared-pool', { type: 'slh-dsa', parameter_set: 'slh-dsa-sha2-128s' }));
+      let most = 0;
+      const watch = setInterval(() => (most = Math.max(most, slhDsaSigningNow())), 1);
+      try {
+        const batch_input = Array.from({ length: 6 }, (_, i) => ({ input: b64(`item ${i}`) }));
+        const results = (await ok(t.write('sign/shared-pool', { batch_input }))).batch_results;
+        expect(results.every((r: { signature?: string }) => r.signature?.startsWith('vault:v1:'))).to.equal(true);
+      } finally {
+        clearInterval(watch);
+      }
+      expect(SLH_DSA_POOL_SHARE).to.equal(2);
+      expect(most).to.equal(2);
+      expect(slhDsaSigningNow()).to.equal(0);
     });
 
     it('a slow SLH-DSA signature does not hold up the event loop', async () => {
