@@ -40,7 +40,7 @@ export function importPaths(ctx: TransitContext) {
     pattern: 'keys/:name/import',
     fields: {
       name: { type: 'name', description: 'Name of the new key.', required: true },
-      type: { type: 'lowercase-string', description: 'Key type of the imported material (any type of keys/:name except managed_key).', required: true },
+      type: { type: 'lowercase-string', description: 'Key type of the imported material (any type of keys/:name except managed_key, ml-dsa, slh-dsa and hybrid).', required: true },
       ciphertext: { type: 'string', description: CIPHERTEXT_DESCRIPTION, sensitive: true },
       hash_function: { type: 'string', description: HASH_FUNCTION_DESCRIPTION, default: 'SHA256' },
       public_key: { type: 'string', description: PUBLIC_KEY_DESCRIPTION },
