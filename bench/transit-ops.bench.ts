@@ -3,8 +3,10 @@
  * encrypt (a different context per item) beside the naive floors (per-item HKDF + createCipheriv,
  * and per-item createCipheriv under one key) and the echo floor; single-item encrypt and decrypt
  * at 64 connections beside a bare koa JSON echo and Keywarden's HTTP layer alone
- * (bench/lib/app-echo.ts); HMAC, sign (ed25519, ecdsa-p256) and verify batches;
- * start-up time and resident memory after the load. Ratios measured in this one run.
+ * (bench/lib/app-echo.ts); HMAC, sign (ed25519, ecdsa-p256) and verify batches; sign and
+ * verify batches of the post-quantum keys, one row per parameter set (ml-dsa, the hybrid pairs,
+ * slh-dsa), on this build only; start-up time and resident memory after the load. Ratios
+ * measured in this one run.
  *
  * With BENCH_BASELINE=<directory of another built checkout> (a git worktree of an older commit,
  * built), the derived-key batch, the single-item cells and the HMAC, sign and verify batches also
@@ -211,6 +213,52 @@ async function main(): Promise<void> {
       const label = key === 'ed' ? 'ed25519' : 'ecdsa-p256';
       await batchFigure(`sign ${label} batch (items/s)`, `transit/sign/${key}`, inputBody);
       await batchFigure(`verify ${label} batch (items/s)`, `transit/verify/${key}`, await verifyBodyOf(server, key), baseline ? await verifyBodyOf(baseline, key) : undefined);
+    }
+
+    // Post-quantum keys, this build only (an older build has none), in items per second. The
+    // SLH-DSA "s" sets take seconds a signature: their sign figure is one batch of 4, one item
+    // per thread of the pool, timed alone; a load of them would queue minutes of work.
+    const PQ_KEYS: readonly [string, Record<string, string>, number][] = [
+      ...['44', '65', '87'].map((set): [string, Record<string, string>, number] => [`ml-dsa-${set}`, { type: 'ml-dsa', parameter_set: set }, 100]),
+      ...(
+        [
+          ['44', 'ed25519'],
+          ['44', 'ecdsa-p256'],
+          ['65', 'ecdsa-p256'],
+          ['65', 'ecdsa-p384'],
+          ['65', 'ed25519'],
+          ['87', 'ecdsa-p384'],
+          ['87', 'ecdsa-p521'],
+        ] as const
+      ).map(([set, ec]): [string, Record<string, string>, number] => [
+        `hybrid ML-DSA-${set} + ${ec}`,
+        { type: 'hybrid', parameter_set: set, hybrid_key_type_pqc: 'ml-dsa', hybrid_key_type_ec: ec },
+        100,
+      ]),
+      ...['sha2', 'shake'].flatMap((hash) =>
+        ['128', '192', '256'].flatMap((level) =>
+          (['s', 'f'] as const).map((speed): [string, Record<string, string>, number] => {
+            const set = `slh-dsa-${hash}-${level}${speed}`;
+            return [set, { type: 'slh-dsa', parameter_set: set }, 4];
+          }),
+        ),
+      ),
+    ];
+    for (const [label, create, size] of PQ_KEYS) {
+      const key = `pq-${label.replace(/[^a-z0-9-]+/gi, '-')}`;
+      await server.request('POST', `transit/keys/${key}`, create);
+      const items = inputs.slice(0, size);
+      const started = process.hrtime.bigint();
+      const signed = await server.request('POST', `transit/sign/${key}`, { batch_input: items });
+      const aloneRate = size / (Number(process.hrtime.bigint() - started) / 1e9);
+      const pqRate = async (p: string, body: string) => (await load(url(p), { body, headers, connections: 4, seconds: SECONDS })).requestsPerSecond * size;
+      const slow = /^slh-dsa-.*s$/.test(label);
+      const signRate = slow ? aloneRate : await pqRate(`transit/sign/${key}`, JSON.stringify({ batch_input: items }));
+      const how = slow ? `one batch of ${size}, alone` : `batch of ${size}`;
+      rows.push({ measure: `sign ${label}, ${how} (items/s)`, keywarden: signRate, 'compared with': echo, against: 'echo floor', ratio: signRate / echo });
+      const verifyBody = JSON.stringify({ batch_input: items.map((item, i) => ({ ...item, signature: signed.data.batch_results[i].signature })) });
+      const verifyRate = await pqRate(`transit/verify/${key}`, verifyBody);
+      rows.push({ measure: `verify ${label}, batch of ${size} (items/s)`, keywarden: verifyRate, 'compared with': echo, against: 'echo floor', ratio: verifyRate / echo });
     }
 
     rows.push({ measure: 'start-up to unsealed and serving (ms)', keywarden: server.startupMs, 'compared with': 1000, against: 'target', ratio: server.startupMs / 1000 });

@@ -57,6 +57,7 @@ export function parseCsrTemplate(pem: string): CsrTemplate {
 /** A PEM CSR for the key version, signed by its private key; an empty subject without a template. */
 export function createCsr(info: KeyTypeInfo, privateKey: KeyObject, publicKey: KeyObject, template?: CsrTemplate): string {
   const algorithm = SIGNATURE_ALGORITHMS[info.family === 'ecdsa' ? info.curve! : info.family];
+  if (!algorithm && info.signing) throw new BadRequestError(`key type '${info.name}' cannot sign a CSR here: only ECDSA, Ed25519 and RSA keys do`);
   if (!algorithm) throw new BadRequestError(`key type '${info.name}' does not support signing`);
   const requestInfo = asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, [
     asn1.create(asn1.Class.UNIVERSAL, asn1.Type.INTEGER, false, asn1.integerToDer(0).getBytes()),

@@ -10,6 +10,12 @@
  * version from min_available_version on, at index version − min_available_version (index 0 is an
  * empty entry while nothing was trimmed). We write both, as Vault does, and read a version from
  * either.
+ *
+ * Post-quantum keys (ml-dsa 14, hybrid 15, slh-dsa 17) are Vault Enterprise types whose entries
+ * Vault does not document: the policy carries `parameter_set` and, for hybrid keys,
+ * `hybrid_config` {PQCKeyType, ECKeyType} as Go would write Vault's HybridKeyConfig; an entry's
+ * `key` is the private key as export gives it and `public_key` the raw public key, base64
+ * (docs/transit.md, "Post-quantum signing keys").
  */
 import { createPrivateKey, createPublicKey, randomBytes, sign, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { parse, parseNumberAndBigInt, stringify } from 'lossless-json';
@@ -18,7 +24,9 @@ import { decodeBase64 } from '../crypto/base64.js';
 import { KeyPolicy, type BackupInfo, type PolicySettings } from './key-policy.js';
 import { keyTypeByVaultId, type KeyTypeInfo } from './key-types.js';
 import type { KeyVersion } from './key-version.js';
-import { checkKeyMatchesType, ed25519FromGoPrivateKey, ed25519GoPrivateKey, exportPublicKey } from './key-material.js';
+import { checkKeyMatchesType, ed25519FromGoPrivateKey, ed25519GoPrivateKey, exportPublicKey, exportSigningKey } from './key-material.js';
+import { KEY_TYPES } from './key-types.js';
+import { HYBRID_EC_TYPES, pqParameters, pqVersionFromBackup, pqPublicKeyBytes, type PqParameters } from '../crypto/pq-signing.js';
 
 const NANOS_PER_SECOND = 1_000_000_000n;
 /** Go's zero time.Time, as the empty archive entry at index 0 carries it. */
@@ -36,12 +44,12 @@ export function encodeBackup(policy: KeyPolicy): string {
   const s = policy.settings;
   const keys: JsonObject = {};
   for (const [version, v] of [...policy.versions].sort((a, b) => a[0] - b[0])) {
-    if (version >= s.minDecryptionVersion) keys[String(version)] = goKeyEntry(policy.info, v);
+    if (version >= s.minDecryptionVersion) keys[String(version)] = goKeyEntry(policy.info, v, policy.pq);
   }
   const archive: JsonObject[] = [];
   for (let version = s.minAvailableVersion; version <= s.latestVersion; version++) {
     const v = policy.versions.get(version);
-    archive.push(v ? goKeyEntry(policy.info, v) : emptyGoKeyEntry());
+    archive.push(v ? goKeyEntry(policy.info, v, policy.pq) : emptyGoKeyEntry());
   }
   const goPolicy: JsonObject = {
     name: s.name,
@@ -68,14 +76,22 @@ export function encodeBackup(policy: KeyPolicy): string {
     auto_rotate_period: BigInt(s.autoRotatePeriod) * NANOS_PER_SECOND,
     Imported: s.imported,
     AllowImportedKeyRotation: s.allowImportedKeyRotation,
+    ...(s.parameterSet ? { parameter_set: s.parameterSet } : {}),
+    ...(s.hybridEc ? { hybrid_config: { PQCKeyType: KEY_TYPES['ml-dsa'].vaultId, ECKeyType: KEY_TYPES[s.hybridEc].vaultId } } : {}),
   };
   const json = stringify({ policy: goPolicy, archived_keys: { keys: archive } })!;
   return Buffer.from(json, 'utf8').toString('base64');
 }
 
-function goKeyEntry(info: KeyTypeInfo, v: KeyVersion): JsonObject {
+function goKeyEntry(info: KeyTypeInfo, v: KeyVersion, pq: PqParameters | undefined): JsonObject {
   const entry: JsonObject = { key: null, hmac_key: v.hmacKey.toString('base64'), time: v.time };
   switch (info.family) {
+    case 'ml-dsa':
+    case 'slh-dsa':
+    case 'hybrid':
+      if (v.privateKey) entry.key = exportSigningKey(info, v, pq);
+      entry.public_key = pqPublicKeyBytes(info.family, { publicKey: v.publicKey!, ...(v.ecPublicKey ? { ecPublicKey: v.ecPublicKey } : {}) }).toString('base64');
+      break;
     case 'aes-gcm':
     case 'chacha':
     case 'hmac':
@@ -157,6 +173,7 @@ export function decodeBackup(blob: string): KeyPolicy {
   const autoRotateNanos = bigField(policy, 'auto_rotate_period', 0n);
   if (autoRotateNanos < 0n) throw new BadRequestError('backup policy has a negative auto_rotate_period');
 
+  const pq = backupPqParameters(info, policy);
   const entries = objectField(policy, 'keys', 'policy', true);
   const archivedKeys = lookup(asObject(root, 'backup'), 'archived_keys');
   const archive = archivedKeys === undefined || archivedKeys === null ? [] : arrayField(asObject(archivedKeys, 'archived_keys'), 'keys');
@@ -164,7 +181,7 @@ export function decodeBackup(blob: string): KeyPolicy {
   for (let version = Math.max(minAvailableVersion, 1); version <= latestVersion; version++) {
     const raw = lookup(entries, String(version)) ?? archive[version - minAvailableVersion];
     if (raw === undefined || raw === null) throw new BadRequestError(`backup is missing key version ${version}`);
-    versions.set(version, versionFromGo(info, version, asObject(raw, `key version ${version}`)));
+    versions.set(version, versionFromGo(info, version, asObject(raw, `key version ${version}`), pq));
   }
 
   const settings: PolicySettings = {
@@ -187,11 +204,28 @@ export function decodeBackup(blob: string): KeyPolicy {
     allowImportedKeyRotation: boolField(policy, 'AllowImportedKeyRotation'),
     ...infoField(policy, 'backup_info', 'backupInfo'),
     ...infoField(policy, 'restore_info', 'restoreInfo'),
+    ...(pq ?? {}),
   };
   return new KeyPolicy(settings, versions);
 }
 
-function versionFromGo(info: KeyTypeInfo, version: number, entry: JsonObject): KeyVersion {
+/** The parameter set (and hybrid EC type) a post-quantum key's backup names, checked as creation checks them. */
+function backupPqParameters(info: KeyTypeInfo, policy: JsonObject): PqParameters | undefined {
+  if (info.family !== 'ml-dsa' && info.family !== 'slh-dsa' && info.family !== 'hybrid') return undefined;
+  const config = lookup(policy, 'hybrid_config');
+  let hybridEc: string | undefined;
+  if (info.family === 'hybrid') {
+    const ecId = config && typeof config === 'object' ? intField(config as JsonObject, 'ECKeyType', -1) : -1;
+    hybridEc = HYBRID_EC_TYPES.find((name) => KEY_TYPES[name].vaultId === ecId) ?? `key type number ${ecId}`;
+  }
+  try {
+    return pqParameters(info.family, info.name, { parameterSet: stringField(policy, 'parameter_set', ''), hybridPqc: info.family === 'hybrid' ? 'ml-dsa' : undefined, hybridEc });
+  } catch (err) {
+    throw new BadRequestError(`backup: ${(err as Error).message}`);
+  }
+}
+
+function versionFromGo(info: KeyTypeInfo, version: number, entry: JsonObject, pq: PqParameters | undefined): KeyVersion {
   const what = `key version ${version}`;
   const key = bytesField(entry, 'key', what);
   const time = stringField(entry, 'time', '');
@@ -216,6 +250,12 @@ function versionFromGo(info: KeyTypeInfo, version: number, entry: JsonObject): K
       if (!key || key.length < 32 || key.length > 512) throw new BadRequestError(`${what}: an hmac key has 32 to 512 bytes, got ${key?.length ?? 0}`);
       // For hmac keys the key is the HMAC key (Vault's HMACKey returns Key for this type).
       return { ...base, key, hmacKey: key };
+    case 'ml-dsa':
+    case 'slh-dsa':
+    case 'hybrid': {
+      const publicKey = decodeBase64(stringField(entry, 'public_key', ''), `${what} public_key`);
+      return { ...base, hmacKey, ...pqVersionFromBackup(info.family, pq!, key, publicKey, what) };
+    }
     default: {
       const { privateKey, publicKey } = asymmetricFromGo(info, entry, key, what);
       checkKeyMatchesType(info, publicKey);

@@ -25,6 +25,11 @@ export function keyBody(policy: KeyPolicy, context?: Buffer): Record<string, unk
     auto_rotate_period: s.autoRotatePeriod,
   };
   if (s.keySize) body.key_size = s.keySize;
+  if (s.parameterSet) body.parameter_set = s.parameterSet;
+  if (s.hybridEc) {
+    body.hybrid_key_type_pqc = 'ml-dsa';
+    body.hybrid_key_type_ec = s.hybridEc;
+  }
   if (s.imported) body.imported_key_allow_rotation = s.allowImportedKeyRotation;
   if (s.backupInfo) body.backup_info = s.backupInfo;
   if (s.restoreInfo) body.restore_info = s.restoreInfo;
@@ -42,10 +47,10 @@ export function keyBody(policy: KeyPolicy, context?: Buffer): Record<string, unk
       keys[String(version)] = v.creationTime;
       continue;
     }
-    let publicKey = formatPublicKey(info, v);
+    let publicKey = formatPublicKey(info, v, policy.pq);
     if (info.family === 'ed25519' && s.derived) publicKey = context && v.privateKey ? derivedEd25519PublicKey(v, context).toString('base64') : '';
     keys[String(version)] = {
-      name: info.curve ?? (info.family === 'ed25519' ? 'ed25519' : info.name),
+      name: versionName(policy),
       public_key: publicKey,
       certificate_chain: v.certificateChain.map((der) => derToPem(der)).join('\n'),
       creation_time: v.time,
@@ -53,6 +58,15 @@ export function keyBody(policy: KeyPolicy, context?: Buffer): Record<string, unk
   }
   body.keys = keys;
   return body;
+}
+
+/** The `name` of a version's entry: the curve, ed25519, ml-dsa-<set> as Vault names it, the SLH-DSA set, or the type. */
+function versionName(policy: KeyPolicy): string {
+  const { info, settings } = policy;
+  if (info.curve) return info.curve;
+  if (info.family === 'ml-dsa') return `ml-dsa-${settings.parameterSet}`;
+  if (info.family === 'slh-dsa') return settings.parameterSet!;
+  return info.name;
 }
 
 function derToPem(base64Der: string): string {

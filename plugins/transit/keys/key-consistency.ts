@@ -43,6 +43,12 @@ export async function publicKeyOfPrivate(info: KeyTypeInfo, privateKey: KeyObjec
     case 'rsa':
       await checkRsaPrivateKey(privateKey, what);
       return embedded;
+    case 'ml-dsa':
+    case 'slh-dsa':
+    case 'hybrid':
+      // Built from the seed or the raw private key alone, and their public keys compared, when
+      // the version was read (pqVersionFromBackup in crypto/pq-signing.ts).
+      return embedded;
     default:
       throw new BadRequestError(`key type ${info.name} has no public or private key`);
   }

@@ -14,6 +14,7 @@ import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import forge from 'node-forge';
 import { BadRequestError } from '../../../sdk/index.js';
 import { ed25519FromSeed, ed25519RawPublic } from '../crypto/derive.js';
+import { compositePrivateKey, compositePublicPem, rawPrivateKey, type PqParameters } from '../crypto/pq-signing.js';
 import { checkImportedRsaStrength, publicKeyOfPrivate } from './key-consistency.js';
 import type { KeyTypeInfo } from './key-types.js';
 import type { KeyVersion } from './key-version.js';
@@ -45,10 +46,19 @@ export function exportEncryptionKey(info: KeyTypeInfo, v: KeyVersion): string {
   return v.key ? v.key.toString('base64') : '';
 }
 
-/** `signing-key`: SEC1 PEM for ECDSA, seed‖public for Ed25519, PKCS#1 PEM for RSA. */
-export function exportSigningKey(info: KeyTypeInfo, v: KeyVersion): string {
+/**
+ * `signing-key`: SEC1 PEM for ECDSA, seed‖public for Ed25519, PKCS#1 PEM for RSA; base64 of the
+ * 32-byte seed for ML-DSA, of the 4n-byte private key for SLH-DSA, and
+ * of the composite draft's private key (seed ‖ EC private key) for hybrid keys.
+ */
+export function exportSigningKey(info: KeyTypeInfo, v: KeyVersion, pq?: PqParameters): string {
   if (!v.privateKey) return '';
   switch (info.family) {
+    case 'ml-dsa':
+    case 'slh-dsa':
+      return rawPrivateKey(v.privateKey).toString('base64');
+    case 'hybrid':
+      return compositePrivateKey(pq!, { privateKey: v.privateKey, publicKey: v.publicKey!, ecPrivateKey: v.ecPrivateKey! }).toString('base64');
     case 'ecdsa':
       return pemText(v.privateKey.export({ type: 'sec1', format: 'pem' })).trimEnd();
     case 'ed25519':
@@ -63,10 +73,14 @@ export function exportHmacKey(v: KeyVersion): string {
   return v.hmacKey.toString('base64');
 }
 
-/** `public-key`: PKIX PEM (RSA with a trailing newline, ECDSA trimmed, as Vault), raw base64 for Ed25519. */
-export function exportPublicKey(info: KeyTypeInfo, v: KeyVersion): string {
+/**
+ * `public-key`: PKIX PEM (RSA, ML-DSA and SLH-DSA with a trailing newline, ECDSA trimmed, as
+ * Vault), raw base64 for Ed25519, the composite key as PEM under the draft's OID for hybrid keys.
+ */
+export function exportPublicKey(info: KeyTypeInfo, v: KeyVersion, pq?: PqParameters): string {
   if (!v.publicKey) return '';
   if (info.family === 'ed25519') return ed25519RawPublic(v.publicKey).toString('base64');
+  if (info.family === 'hybrid') return compositePublicPem(pq!, { publicKey: v.publicKey, ecPublicKey: v.ecPublicKey! });
   const pem = pemText(v.publicKey.export({ type: 'spki', format: 'pem' }));
   return info.family === 'ecdsa' ? pem.trimEnd() : withNewline(pem);
 }
@@ -86,6 +100,8 @@ function certificatePem(base64Der: string): string {
 /** The bytes byok-export wraps: raw for symmetric and HMAC keys, PKCS#8 DER for asymmetric ones. */
 export function wrappableMaterial(info: KeyTypeInfo, v: KeyVersion): Buffer {
   if (info.family === 'aes-gcm' || info.family === 'chacha' || info.family === 'hmac') return v.key!;
+  // A hybrid key is two keys; no PKCS#8 structure carries both for an importer to read.
+  if (info.family === 'hybrid') throw new BadRequestError('hybrid keys cannot be exported through byok-export: the import side has no format for them');
   if (!v.privateKey) throw new BadRequestError(`version ${v.version} of the key has only a public key; there is no private key to export`);
   return v.privateKey.export({ type: 'pkcs8', format: 'der' });
 }

@@ -4,6 +4,7 @@
  * into the cache, so a request that already holds a policy never sees it change under it.
  */
 import { BadRequestError } from '../../../sdk/index.js';
+import { pqParameters, type HybridEcType, type PqParameters } from '../crypto/pq-signing.js';
 import { keyTypeInfo, type KeyType, type KeyTypeInfo } from './key-types.js';
 import type { KeyVersion } from './key-version.js';
 
@@ -36,6 +37,10 @@ export interface PolicySettings {
   readonly allowImportedKeyRotation: boolean;
   readonly backupInfo?: BackupInfo;
   readonly restoreInfo?: BackupInfo;
+  /** ml-dsa (44, 65, 87), slh-dsa (slh-dsa-sha2-128s …) and hybrid (its ML-DSA set) keys only. */
+  readonly parameterSet?: string;
+  /** hybrid keys only: the type of their elliptic-curve half. */
+  readonly hybridEc?: HybridEcType;
 }
 
 export class KeyPolicy {
@@ -51,6 +56,12 @@ export class KeyPolicy {
 
   get name(): string {
     return this.settings.name;
+  }
+
+  /** The parameters of a post-quantum key (ml-dsa, slh-dsa, hybrid); undefined for the others. */
+  get pq(): PqParameters | undefined {
+    const { parameterSet, hybridEc } = this.settings;
+    return parameterSet ? { parameterSet, ...(hybridEc ? { hybridEc } : {}) } : undefined;
   }
 
   with(changes: Partial<PolicySettings>, versions: ReadonlyMap<number, KeyVersion> = this.versions): KeyPolicy {
@@ -96,8 +107,12 @@ export function newPolicySettings(input: {
   allowPlaintextBackup: boolean;
   keySize: number;
   autoRotatePeriod: number;
+  parameterSet?: string | undefined;
+  hybridPqc?: string | undefined;
+  hybridEc?: string | undefined;
 }): PolicySettings {
   const info = keyTypeInfo(input.type);
+  const pq = pqParameters(info.family, info.name, input);
   if (input.convergent && !input.derived) throw new BadRequestError('convergent encryption requires derivation to be enabled');
   if (input.derived && !info.derivation) throw new BadRequestError(`key derivation and convergent encryption not supported for keys of type ${info.name}`);
   if (input.convergent && info.family === 'ed25519') throw new BadRequestError(`convergent encryption not supported for keys of type ${info.name}`);
@@ -122,6 +137,7 @@ export function newPolicySettings(input: {
     keySize: info.family === 'hmac' ? input.keySize || 32 : 0,
     imported: false,
     allowImportedKeyRotation: false,
+    ...(pq ?? {}),
   };
 }
 

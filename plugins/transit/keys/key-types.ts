@@ -5,6 +5,7 @@
  * from the same list without Vault's managed keys, so its hmac is 10 and its xchacha20-poly1305 11
  * (https://github.com/openbao/openbao/blob/main/sdk/helper/keysutil/policy.go): 11 is taken by
  * Vault's hmac, so xchacha20-poly1305 backups carry XCHACHA_BACKUP_ID, a number neither uses.
+ * Vault's post-quantum types keep their numbers: ml-dsa 14, hybrid 15, slh-dsa 17.
  */
 import { BadRequestError } from '../../../sdk/index.js';
 
@@ -20,7 +21,10 @@ export type KeyType =
   | 'rsa-2048'
   | 'rsa-3072'
   | 'rsa-4096'
-  | 'hmac';
+  | 'hmac'
+  | 'ml-dsa'
+  | 'hybrid'
+  | 'slh-dsa';
 
 export interface KeyTypeInfo {
   readonly name: KeyType;
@@ -31,7 +35,7 @@ export interface KeyTypeInfo {
   readonly derivation: boolean;
   /** Authenticated encryption with associated data. */
   readonly aead: boolean;
-  readonly family: 'aes-gcm' | 'chacha' | 'ed25519' | 'ecdsa' | 'rsa' | 'hmac';
+  readonly family: 'aes-gcm' | 'chacha' | 'ed25519' | 'ecdsa' | 'rsa' | 'hmac' | 'ml-dsa' | 'hybrid' | 'slh-dsa';
   /** Symmetric key length in bytes (AES, ChaCha). */
   readonly keyBytes?: number;
   /** Nonce length in bytes of a symmetric cipher: 12, or 24 for XChaCha20-Poly1305. */
@@ -58,6 +62,10 @@ export const KEY_TYPES: Readonly<Record<KeyType, KeyTypeInfo>> = {
   'rsa-3072': t({ name: 'rsa-3072', vaultId: 9, encryption: true, decryption: true, signing: true, derivation: false, aead: false, family: 'rsa', rsaBits: 3072 }),
   'xchacha20-poly1305': t({ name: 'xchacha20-poly1305', vaultId: XCHACHA_BACKUP_ID, encryption: true, decryption: true, signing: false, derivation: true, aead: true, family: 'chacha', keyBytes: 32, nonceBytes: 24 }),
   hmac: t({ name: 'hmac', vaultId: 11, encryption: false, decryption: false, signing: false, derivation: false, aead: false, family: 'hmac' }),
+  // Post-quantum signing keys (crypto/pq-signing.ts); each takes a parameter_set.
+  'ml-dsa': t({ name: 'ml-dsa', vaultId: 14, encryption: false, decryption: false, signing: true, derivation: false, aead: false, family: 'ml-dsa' }),
+  hybrid: t({ name: 'hybrid', vaultId: 15, encryption: false, decryption: false, signing: true, derivation: false, aead: false, family: 'hybrid' }),
+  'slh-dsa': t({ name: 'slh-dsa', vaultId: 17, encryption: false, decryption: false, signing: true, derivation: false, aead: false, family: 'slh-dsa' }),
 };
 
 export const KEY_TYPE_NAMES = Object.keys(KEY_TYPES) as KeyType[];

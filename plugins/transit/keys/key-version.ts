@@ -5,6 +5,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPair, randomBytes, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import { BadRequestError } from '../../../sdk/index.js';
+import { compositePublicPem, generatePqKeyPair, type PqParameters } from '../crypto/pq-signing.js';
 import type { KeyTypeInfo } from './key-types.js';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
@@ -17,6 +18,9 @@ export interface KeyVersion {
   readonly hmacKey: Buffer;
   readonly privateKey?: KeyObject;
   readonly publicKey?: KeyObject;
+  /** hybrid keys only: the elliptic-curve half (privateKey and publicKey are the ML-DSA half). */
+  readonly ecPrivateKey?: KeyObject;
+  readonly ecPublicKey?: KeyObject;
   /** RFC 3339 with milliseconds. */
   readonly time: string;
   /** Seconds since the epoch. */
@@ -34,6 +38,8 @@ interface StoredVersion {
   hmac_key: string;
   private_key?: string;
   public_key?: string;
+  ec_private_key?: string;
+  ec_public_key?: string;
   time: string;
   creation_time: number;
   convergent_version: number;
@@ -45,7 +51,7 @@ export async function generateVersion(
   info: KeyTypeInfo,
   version: number,
   now: Date,
-  options: { keySize?: number; convergent: boolean },
+  options: { keySize?: number; convergent: boolean; pq?: PqParameters | undefined },
 ): Promise<KeyVersion> {
   const base = {
     version,
@@ -76,6 +82,12 @@ export async function generateVersion(
       const { privateKey, publicKey } = await generateKeyPairAsync('rsa', { modulusLength: info.rsaBits!, publicExponent: 65537 });
       return { ...base, privateKey, publicKey, hmacKey: randomBytes(32) };
     }
+    case 'ml-dsa':
+    case 'slh-dsa':
+    case 'hybrid': {
+      if (!options.pq) throw new BadRequestError(`a ${info.name} key needs a parameter_set`);
+      return { ...base, ...(await generatePqKeyPair(info.family, options.pq)), hmacKey: randomBytes(32) };
+    }
   }
 }
 
@@ -86,6 +98,8 @@ export function encodeVersion(v: KeyVersion): Buffer {
     hmac_key: v.hmacKey.toString('base64'),
     ...(v.privateKey ? { private_key: v.privateKey.export({ type: 'pkcs8', format: 'der' }).toString('base64') } : {}),
     ...(v.publicKey ? { public_key: v.publicKey.export({ type: 'spki', format: 'der' }).toString('base64') } : {}),
+    ...(v.ecPrivateKey ? { ec_private_key: v.ecPrivateKey.export({ type: 'pkcs8', format: 'der' }).toString('base64') } : {}),
+    ...(v.ecPublicKey ? { ec_public_key: v.ecPublicKey.export({ type: 'spki', format: 'der' }).toString('base64') } : {}),
     time: v.time,
     creation_time: v.creationTime,
     convergent_version: v.convergentVersion,
@@ -102,12 +116,16 @@ export function decodeVersion(raw: Uint8Array): KeyVersion {
     : privateKey
       ? createPublicKey(privateKey)
       : undefined;
+  const ecPrivateKey = s.ec_private_key ? createPrivateKey({ key: Buffer.from(s.ec_private_key, 'base64'), format: 'der', type: 'pkcs8' }) : undefined;
+  const ecPublicKey = s.ec_public_key ? createPublicKey({ key: Buffer.from(s.ec_public_key, 'base64'), format: 'der', type: 'spki' }) : undefined;
   return {
     version: s.version,
     ...(s.key ? { key: Buffer.from(s.key, 'base64') } : {}),
     hmacKey: Buffer.from(s.hmac_key, 'base64'),
     ...(privateKey ? { privateKey } : {}),
     ...(publicKey ? { publicKey } : {}),
+    ...(ecPrivateKey ? { ecPrivateKey } : {}),
+    ...(ecPublicKey ? { ecPublicKey } : {}),
     time: s.time,
     creationTime: s.creation_time,
     convergentVersion: s.convergent_version,
@@ -115,9 +133,13 @@ export function decodeVersion(raw: Uint8Array): KeyVersion {
   };
 }
 
-/** The public key as the read-key body shows it: PEM for ECDSA/RSA, base64 raw 32 bytes for Ed25519. */
-export function formatPublicKey(info: KeyTypeInfo, v: KeyVersion): string {
+/**
+ * The public key as the read-key body shows it: PEM for ECDSA/RSA/ML-DSA/SLH-DSA, base64 raw 32
+ * bytes for Ed25519, and for hybrid keys the composite key as PEM under the draft's OID.
+ */
+export function formatPublicKey(info: KeyTypeInfo, v: KeyVersion, pq?: PqParameters): string {
   if (!v.publicKey) return '';
+  if (info.family === 'hybrid') return compositePublicPem(pq!, { publicKey: v.publicKey, ecPublicKey: v.ecPublicKey! });
   if (info.family === 'ed25519') {
     const der = v.publicKey.export({ type: 'spki', format: 'der' });
     return der.subarray(der.length - 32).toString('base64');

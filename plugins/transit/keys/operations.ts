@@ -12,6 +12,9 @@ export interface CreateKeyInput {
   readonly allowPlaintextBackup: boolean;
   readonly keySize: number;
   readonly autoRotatePeriod: number;
+  readonly parameterSet?: string | undefined;
+  readonly hybridPqc?: string | undefined;
+  readonly hybridEc?: string | undefined;
 }
 
 /** Creates a key with version 1, unless it exists; returns the key and whether it existed. */
@@ -25,12 +28,15 @@ export async function createKey(ctx: TransitContext, name: string, input: Create
     allowPlaintextBackup: input.allowPlaintextBackup,
     keySize: input.keySize,
     autoRotatePeriod: input.autoRotatePeriod,
+    parameterSet: input.parameterSet,
+    hybridPqc: input.hybridPqc,
+    hybridEc: input.hybridEc,
   });
   return ctx.keys.withLock(name, async () => {
     const existing = await ctx.keys.get(name);
     if (existing) return { policy: existing, existed: true };
     const empty = new KeyPolicy(settings, new Map());
-    const first = await generateVersion(empty.info, 1, ctx.clock.now(), { keySize: settings.keySize, convergent: settings.convergentEncryption });
+    const first = await generateVersion(empty.info, 1, ctx.clock.now(), { keySize: settings.keySize, convergent: settings.convergentEncryption, pq: empty.pq });
     const policy = empty.with({ latestVersion: 1 }, new Map([[1, first]]));
     return { policy: await ctx.keys.save(policy, [first]), existed: false };
   });
@@ -44,7 +50,7 @@ export async function rotateKey(ctx: TransitContext, name: string): Promise<KeyP
     const s = policy.settings;
     if (s.imported && !s.allowImportedKeyRotation) throw new BadRequestError(`imported key ${name} does not allow rotation within Keywarden`);
     const next = s.latestVersion + 1;
-    const version = await generateVersion(policy.info, next, ctx.clock.now(), { keySize: s.keySize, convergent: s.convergentEncryption });
+    const version = await generateVersion(policy.info, next, ctx.clock.now(), { keySize: s.keySize, convergent: s.convergentEncryption, pq: policy.pq });
     const versions = new Map(policy.versions);
     versions.set(next, version);
     return ctx.keys.save(policy.with({ latestVersion: next, imported: false }, versions), [version]);

@@ -43,7 +43,8 @@ export function exportPath(ctx: TransitContext) {
     synopsis: 'Export named encryption, signing or HMAC keys, public keys and certificate chains.',
     description:
       'encryption-key (AES/ChaCha raw base64, RSA PKCS#1 PEM), signing-key (ECDSA SEC1 PEM, Ed25519 base64 seed and public key, ' +
-      'RSA PKCS#1 PEM), hmac-key (base64), public-key (PEM; Ed25519 raw base64) and certificate-chain (PEM). Private material ' +
+      'RSA PKCS#1 PEM; ML-DSA base64 seed, SLH-DSA base64 private key, hybrid base64 composite private key), hmac-key (base64), ' +
+      'public-key (PEM; Ed25519 raw base64) and certificate-chain (PEM). Private material ' +
       'needs exportable; versions below min_decryption_version are refused.',
   });
 }
@@ -97,11 +98,11 @@ function exportedMaterial(policy: KeyPolicy, v: KeyVersion, exportType: ExportTy
     case 'encryption-key':
       return exportEncryptionKey(policy.info, v);
     case 'signing-key':
-      return exportSigningKey(policy.info, v);
+      return exportSigningKey(policy.info, v, policy.pq);
     case 'hmac-key':
       return exportHmacKey(v);
     case 'public-key':
-      return exportPublicKey(policy.info, v);
+      return exportPublicKey(policy.info, v, policy.pq);
     case 'certificate-chain':
       return exportCertificateChain(v);
   }

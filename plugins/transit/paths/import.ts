@@ -40,7 +40,7 @@ export function importPaths(ctx: TransitContext) {
     pattern: 'keys/:name/import',
     fields: {
       name: { type: 'name', description: 'Name of the new key.', required: true },
-      type: { type: 'lowercase-string', description: 'Key type of the imported material (any type of keys/:name except managed_key).', required: true },
+      type: { type: 'lowercase-string', description: 'Key type of the imported material (any type of keys/:name except managed_key, ml-dsa, slh-dsa and hybrid).', required: true },
       ciphertext: { type: 'string', description: CIPHERTEXT_DESCRIPTION, sensitive: true },
       hash_function: { type: 'string', description: HASH_FUNCTION_DESCRIPTION, default: 'SHA256' },
       public_key: { type: 'string', description: PUBLIC_KEY_DESCRIPTION },
@@ -59,6 +59,9 @@ export function importPaths(ctx: TransitContext) {
           if (input.convergent_encryption !== undefined) throw new BadRequestError('import cannot be used on keys with convergent encryption enabled');
           if (input.auto_rotate_period > 0 && !input.allow_rotation) throw new BadRequestError('allow_rotation must be set to true if auto-rotation is enabled');
           const info = keyTypeInfo(input.type);
+          if (info.family === 'ml-dsa' || info.family === 'slh-dsa' || info.family === 'hybrid') {
+            throw new BadRequestError(`key type ${info.name} cannot be imported: Vault's import takes no post-quantum keys (docs/transit.md)`);
+          }
           if (input.derived) {
             if (!input.context) throw new BadRequestError("missing 'context': it is required when importing a key with derived set to true");
             decodeBase64(input.context, 'context');

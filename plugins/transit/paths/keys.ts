@@ -38,11 +38,19 @@ export function keysPaths(ctx: TransitContext): AnyPathDefinition[] {
       managed_key_name: { type: 'string', description: 'Managed keys are not available (no managed-key backend is configured).' },
       managed_key_id: { type: 'string', description: 'Managed keys are not available (no managed-key backend is configured).' },
       context: { type: 'string', description: 'Read only: base64 context, to show the derived public key of a derived ed25519 key.' },
-    },
-    refusedFields: {
-      parameter_set: 'ML-DSA and hybrid keys are Vault Enterprise key types; none of the key types here takes a parameter set',
-      hybrid_key_type_pqc: 'hybrid signature keys are a Vault Enterprise key type',
-      hybrid_key_type_ec: 'hybrid signature keys are a Vault Enterprise key type',
+      parameter_set: {
+        type: 'string',
+        description:
+          'Required for ml-dsa (44, 65 or 87), hybrid (the ML-DSA set: 44, 65 or 87) and slh-dsa keys (slh-dsa-sha2-128s, ' +
+          'slh-dsa-sha2-128f, slh-dsa-sha2-192s, slh-dsa-sha2-192f, slh-dsa-sha2-256s, slh-dsa-sha2-256f, and the same six with shake).',
+      },
+      hybrid_key_type_pqc: { type: 'string', description: 'hybrid keys: the post-quantum half, ml-dsa.' },
+      hybrid_key_type_ec: {
+        type: 'string',
+        description:
+          'hybrid keys: the elliptic-curve half, one of the IETF composite draft\'s pairs: ed25519 or ecdsa-p256 with 44; ecdsa-p256, ' +
+          'ecdsa-p384 or ed25519 with 65; ecdsa-p384 or ecdsa-p521 with 87.',
+      },
     },
     operations: {
       update: {
@@ -59,6 +67,9 @@ export function keysPaths(ctx: TransitContext): AnyPathDefinition[] {
             allowPlaintextBackup: input.allow_plaintext_backup,
             keySize: input.key_size,
             autoRotatePeriod: input.auto_rotate_period,
+            parameterSet: input.parameter_set,
+            hybridPqc: input.hybrid_key_type_pqc,
+            hybridEc: input.hybrid_key_type_ec,
           });
           return { data: keyBody(policy), ...(existed ? { warnings: [`key ${input.name} already existed`] } : {}) };
         },

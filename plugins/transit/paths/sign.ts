@@ -26,6 +26,8 @@ import {
   type SigningFamily,
 } from '../crypto/signing.js';
 import { inputLength, readBatchItems, referenceOf, runItems, single, type BatchItem } from './hmac.js';
+import { checkPqOptions, isPqFamily, runItemsAsync, signPq } from './pq-items.js';
+import type { PqFamily } from '../crypto/pq-signing.js';
 
 /** The request-wide options of sign and verify, as given (before checking). */
 export interface SigningOptionFields {
@@ -123,6 +125,7 @@ async function signHandler(ctx: TransitContext, _req: LogicalRequest, input: Sig
   if (!policy) throw new BadRequestError('signing key not found');
   const family = signingFamily(policy, 'signing');
   checkNoneHash(options);
+  if (isPqFamily(family)) checkPqOptions(family, options);
 
   const batch = input.batch_input !== undefined;
   const items: BatchItem[] = input.batch_input
@@ -140,13 +143,18 @@ async function signHandler(ctx: TransitContext, _req: LogicalRequest, input: Sig
   }
 
   const results = await inSlices(items, signingCost(policy, 'private', inputLength), (slice) =>
-    runItems(slice, (item): Signed => {
-      if (item.input === undefined) throw new BadRequestError('missing input');
-      const data = decodeBase64(item.input, 'input');
-      const context = item.context ? decodeBase64(item.context, 'context') : undefined;
-      if (versionError) throw versionError;
-      return signOne(policy, family, version!, data, context, options);
-    }),
+    isPqFamily(family)
+      ? runItemsAsync(slice, (item): Promise<Signed> => {
+          const data = itemInput(item);
+          if (versionError) throw versionError;
+          return signPq(policy, family, version!, data, options);
+        })
+      : runItems(slice, (item): Signed => {
+          const data = itemInput(item);
+          const context = item.context ? decodeBase64(item.context, 'context') : undefined;
+          if (versionError) throw versionError;
+          return signOne(policy, family, version!, data, context, options);
+        }),
   );
 
   if (!batch) {
@@ -174,6 +182,11 @@ async function signHandler(ctx: TransitContext, _req: LogicalRequest, input: Sig
       }),
     },
   };
+}
+
+function itemInput(item: BatchItem): Buffer {
+  if (item.input === undefined) throw new BadRequestError('missing input');
+  return decodeBase64(item.input, 'input');
 }
 
 function signOne(policy: KeyPolicy, family: SigningFamily, version: KeyVersion, data: Buffer, context: Buffer | undefined, options: SignOptions): Signed {
@@ -226,9 +239,9 @@ export function signingOptions(input: SigningOptionFields): SignOptions {
 
 
 /** The signing family of a key, or 400 `key type X does not support signing|verification`. */
-export function signingFamily(policy: KeyPolicy, what: 'signing' | 'verification'): SigningFamily {
+export function signingFamily(policy: KeyPolicy, what: 'signing' | 'verification'): SigningFamily | PqFamily {
   const family = policy.info.family;
-  if (!policy.info.signing || (family !== 'ecdsa' && family !== 'ed25519' && family !== 'rsa')) {
+  if (!policy.info.signing || (family !== 'ecdsa' && family !== 'ed25519' && family !== 'rsa' && !isPqFamily(family))) {
     throw new BadRequestError(`key type ${policy.info.name} does not support ${what}`);
   }
   return family;
@@ -253,6 +266,7 @@ function isSignatureAlgorithm(value: string): value is SignatureAlgorithm {
 const HELP_SYNOPSIS = 'Generate a signature for input data using the named key.';
 const HELP_DESCRIPTION =
   'Returns vault:v<N>:<signature> and key_version. ECDSA and RSA keys sign a digest of the input with hash_algorithm ' +
-  '(or the input itself when prehashed); ed25519 keys sign the input. RSA keys use PSS (salt_length) or PKCS#1 v1.5. ' +
+  '(or the input itself when prehashed); ed25519, ml-dsa and slh-dsa keys sign the input (pure mode); hybrid keys make the ' +
+  'IETF composite ML-DSA signature (ML-DSA signature followed by the ECDSA or Ed25519 one). RSA keys use PSS (salt_length) or PKCS#1 v1.5. ' +
   'Derived ed25519 keys need a context and also return the derived public key. With batch_input every item gets its own ' +
   'result (signature, key_version, or error, and its reference); the request still answers 200.';

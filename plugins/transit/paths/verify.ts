@@ -15,6 +15,7 @@ import { derivedEd25519PrivateKey, MISSING_CONTEXT } from '../crypto/derive.js';
 import { decodeSignatureText, parseSignature, verifyBytes, type SignOptions, type SigningFamily } from '../crypto/signing.js';
 import { hmacVerifyResult, inputLength, readBatchItems, referenceOf, runItems, single, verifyHmacs, type BatchItem } from './hmac.js';
 import { checkNoneHash, signingFamily, signingOptions, SIGNING_OPTION_FIELDS } from './sign.js';
+import { checkPqOptions, isPqFamily, runItemsAsync, verifyPq } from './pq-items.js';
 
 type VerifyInput = FieldValues<typeof VERIFY_FIELDS>;
 
@@ -73,15 +74,21 @@ async function verifyHandler(ctx: TransitContext, _req: LogicalRequest, input: V
   if (!policy) throw new BadRequestError('signature verification key not found');
   const family = signingFamily(policy, 'verification');
   checkNoneHash(options);
+  if (isPqFamily(family)) checkPqOptions(family, options);
 
   const outcomes = await inSlices(items, signingCost(policy, 'public', inputLength), (slice) =>
-    runItems(slice, (item) => {
-      if (item.input === undefined) throw new BadRequestError('missing input');
-      const data = decodeBase64(item.input, 'input');
-      if (item.signature === undefined) throw new BadRequestError('missing signature');
-      const context = item.context ? decodeBase64(item.context, 'context') : undefined;
-      return verifyOne(policy, family, data, item.signature, context, options);
-    }),
+    isPqFamily(family)
+      ? runItemsAsync(slice, (item) => {
+          const data = itemInput(item);
+          const parsed = parseSignature(item.signature!);
+          const version = policy.versionForReading(parsed.version, 'signature');
+          return verifyPq(policy, family, version, data, decodeSignatureText(parsed.text, options.marshaling));
+        })
+      : runItems(slice, (item) => {
+          const data = itemInput(item);
+          const context = item.context ? decodeBase64(item.context, 'context') : undefined;
+          return verifyOne(policy, family, data, item.signature!, context, options);
+        }),
   );
 
   if (!batch) return { data: { valid: single(outcomes[0]!) } };
@@ -122,6 +129,13 @@ function kindOf(items: readonly BatchItem[], batch: boolean): 'signature' | 'hma
   if (missing > 0 && hmacs > 0) throw new BadRequestError("some elements of batch_input are missing 'hmac'");
   if (missing > 0) throw new BadRequestError("no batch_input elements have 'signature' or 'hmac'");
   return hmacs > 0 ? 'hmac' : 'signature';
+}
+
+function itemInput(item: BatchItem): Buffer {
+  if (item.input === undefined) throw new BadRequestError('missing input');
+  const data = decodeBase64(item.input, 'input');
+  if (item.signature === undefined) throw new BadRequestError('missing signature');
+  return data;
 }
 
 function verifyOne(policy: KeyPolicy, family: SigningFamily, data: Buffer, signature: string, context: Buffer | undefined, options: SignOptions): boolean {

@@ -79,9 +79,6 @@ const REFUSALS: readonly Refusal[] = [
     value: 'hvs.someone-elses-token',
     asChild: true,
   },
-  ...['parameter_set', 'hybrid_key_type_pqc', 'hybrid_key_type_ec'].map(
-    (field): Refusal => ({ listed: '/transit/keys/{name}', field, method: 'POST', path: `transit/keys/pq-${field}`, body: { type: 'ed25519' }, value: '65' }),
-  ),
   {
     listed: '/transit/sign/{name}/{hash_algorithm}',
     field: 'signature_context',
@@ -239,9 +236,9 @@ describe('fields Vault defines that Keywarden does not honour', function () {
   });
 
   it('lists a path\'s refused fields in its help', async () => {
-    const help = await root.get('transit/keys/ed?help=1');
+    const help = await root.get('auth/token/lookup-self?help=1');
     expect(help.body.help).to.contain('### Refused parameters');
-    expect(help.body.help).to.contain('`parameter_set`: ML-DSA and hybrid keys are Vault Enterprise key types');
+    expect(help.body.help).to.contain('`token`: lookup-self looks up the calling token; auth/token/lookup looks up another');
   });
 
   describe('values Keywarden does not honour', () => {
