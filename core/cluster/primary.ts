@@ -40,6 +40,8 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
   const socketDir = mkdtempSync(path.join(os.tmpdir(), 'keywarden-workers-'));
   cluster.setupPrimary({ serialization: 'advanced' });
   const running = new Map<number, Worker>();
+  /** The workers that said they serve, by number. */
+  const servingWorkers = new Set<number>();
   let stopping = false;
   let failed: (code: number) => void = () => undefined;
   const startFailed = new Promise<number>((resolve) => (failed = resolve));
@@ -58,10 +60,14 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
       await owner.broadcast(undefined, 'elected');
     });
     peer.handle('sealed', () => owner.broadcast(index, 'seal'));
+    // The shares of an unseal are collected by one worker, the lowest-numbered that serves, so
+    // that shares sent over different connections add up whichever worker each one reached.
+    peer.handle('unseal-step', (step) => owner.call(servingWorkers.size > 0 ? Math.min(...servingWorkers) : index, 'unseal-step', step));
     peer.handle('join', async () => (await owner.broadcast(index, 'rootKey')).find((key) => key instanceof Uint8Array) ?? null);
     const ready = new Promise<WorkerReady>((resolve) =>
       peer.handle('ready', async (info) => {
         serving = true;
+        servingWorkers.add(index);
         resolve(info as unknown as WorkerReady);
       }),
     );
@@ -70,6 +76,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
     worker.on('exit', (code, signal) => {
       const reason = signal ? `killed by ${signal}` : `exited with code ${code}`;
       owner.detach(index, reason);
+      servingWorkers.delete(index);
       if (running.get(index) === worker) running.delete(index);
       if (stopping) return;
       if (!serving) {

@@ -14,7 +14,7 @@
 import type { Logger } from 'pino';
 import { KeyedLock } from '../../sdk/keyed-lock.js';
 import { isShared, type BatchOp, type Leadership, type PhysicalStorage, type SharedStorage, type StoredEntry } from '../../storage/storage.js';
-import { errorMessage } from '../errors.js';
+import { UnavailableError, errorMessage } from '../errors.js';
 import { STEP_DOWN_PAUSE_MS } from '../ha/ha-manager.js';
 import type { IpcPeer } from './ipc-peer.js';
 
@@ -127,6 +127,13 @@ export class StoreOwner {
       this.logger.warn({ worker_number: worker, reason }, 'the active worker is gone; another takes the role');
       void this.release();
     }
+  }
+
+  /** Asks one worker to run `op`. */
+  call<T>(worker: number, op: string, args: Record<string, unknown> = {}): Promise<T> {
+    const peer = this.workers.get(worker);
+    if (!peer) return Promise.reject(new UnavailableError(`worker ${worker} is not serving`));
+    return peer.call<T>(op, args);
   }
 
   /** Asks every worker but `except` to run `op`, and waits for all (a worker that dies meanwhile is not waited for). */

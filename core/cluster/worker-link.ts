@@ -16,6 +16,8 @@ import { IpcStorage } from '../../storage/ipc.js';
 import type { Host } from '../host.js';
 import { zeroize } from '../../storage/aead.js';
 import { IpcPeer, type Channel } from './ipc-peer.js';
+import { InternalError, KeywardenError, UnavailableError, errorClassOf, publicMessageOf } from '../errors.js';
+import type { SealStatus, UnsealStep } from '../seal/seal-api.js';
 import { workerReports } from './whole-server.js';
 import type { WholeServer } from '../system/whole-server.js';
 
@@ -59,6 +61,15 @@ export class WorkerLink {
       }
     });
     this.peer.handle('seal', async () => this.host?.seal.seal({ localOnly: true }));
+    // This worker collects the shares of an unseal (the primary's choice); an error goes back by its catalogue code, keeping its status.
+    this.peer.handle('unseal-step', async (step) => {
+      if (!this.host) throw new UnavailableError('the worker collecting unseal shares is starting; retry');
+      try {
+        return { status: await this.host.seal.runUnsealStep(step as unknown as UnsealStep) };
+      } catch (err) {
+        return { error: { code: err instanceof KeywardenError ? err.code : InternalError.code, message: publicMessageOf(err) } };
+      }
+    });
     this.peer.handle('elected', async () => this.host?.ha?.roundDone());
     // Nothing is cached before the store is built, so there is nothing to invalidate yet.
     this.peer.handle('changed', async () => undefined);
@@ -101,6 +112,14 @@ export class WorkerLink {
     },
     sealed: async (): Promise<void> => {
       await this.peer.call('sealed');
+    },
+    unsealStep: async (step: UnsealStep): Promise<SealStatus> => {
+      const answer = await this.peer.call<{ status?: SealStatus; error?: { code: string; message: string } }>('unseal-step', { ...step });
+      if (answer.error) {
+        const Kind = errorClassOf(answer.error.code) ?? InternalError;
+        throw new Kind(answer.error.message);
+      }
+      return answer.status!;
     },
   };
 

@@ -74,5 +74,16 @@ export interface SealDeps {
    * The other workers of this server (core/cluster/worker-link.ts): told once this node unsealed
    * or sealed, outside the queue, and they follow before the operation answers.
    */
-  readonly siblings?: { unsealed(): Promise<void>; sealed(): Promise<void> };
+  readonly siblings?: {
+    unsealed(): Promise<void>;
+    sealed(): Promise<void>;
+    /**
+     * Runs a step of a Shamir unseal on the one worker that collects every worker's shares, so
+     * that shares sent over different connections (different workers) add up.
+     */
+    unsealStep?(step: UnsealStep): Promise<SealStatus>;
+  };
 }
+
+/** One step of an unseal by shares: submit one, drop those collected, or read the progress. */
+export type UnsealStep = { readonly key: string; readonly migrate: boolean } | { readonly reset: true } | { readonly status: true };

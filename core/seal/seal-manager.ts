@@ -21,7 +21,7 @@ import { SerialQueue } from './serial.js';
 import type { AutoSealType } from './auto-seal.js';
 import { AutoUnsealer, encodeWrapped, type UnsealLog } from './auto-unseal.js';
 import { SealHealth } from './seal-health.js';
-import type { AutoInitResult, InitResult, SealDeps, SealStatus } from './seal-api.js';
+import type { AutoInitResult, InitResult, SealDeps, SealStatus, UnsealStep } from './seal-api.js';
 import { aad, encodeConfig, KEYS, openRootKeyRecord, readKeyBackup, readSealConfig, rootKeyUnderUnsealKey, shamirRecordOps, writeKeyBackup } from './seal-records.js';
 import { SealSet, type SealBackend } from './seal-set.js';
 import { migrate, PendingMigration, planUnseal, sealError, type Migration } from './migration.js';
@@ -146,7 +146,25 @@ export class SealManager {
     return (await this.loadConfig()) !== undefined;
   }
 
-  async status(): Promise<SealStatus> {
+  /** Seal state and unseal progress: while sealed, a worker of several reads the progress from the worker that collects the shares. */
+  status(): Promise<SealStatus> {
+    // The collector may be unsealed already while this worker is still following it.
+    return this.onCollector({ status: true })?.then((status) => ({ ...status, sealed: true })) ?? this.statusHere();
+  }
+
+  /** A step of an unseal by shares, run here: on the worker that collects them (core/cluster/worker-link.ts), or a server of one. */
+  async runUnsealStep(step: UnsealStep): Promise<SealStatus> {
+    if ('key' in step) return this.submitShareHere(step.key, step.migrate);
+    if ('reset' in step) this.clearUnsealing();
+    return this.statusHere();
+  }
+
+  /** The step run on the collecting worker, when this is a sealed worker of several; undefined otherwise. */
+  private onCollector(step: UnsealStep): Promise<SealStatus> | undefined {
+    return this.barrier.sealed ? this.deps.siblings?.unsealStep?.(step) : undefined;
+  }
+
+  private async statusHere(): Promise<SealStatus> {
     const sealed = this.barrier.sealed || !this.setUp;
     // A sealed node re-reads, so that operators unsealing it see the current t and n.
     const config = await this.loadConfig(sealed && !this.unsealing);
@@ -255,8 +273,9 @@ export class SealManager {
   }
 
   /** `sys/unseal` with `reset`: forgets the shares collected so far. */
-  reset(): void {
-    this.clearUnsealing();
+  /** `sys/unseal` with `reset`: drops the shares collected so far. */
+  async reset(): Promise<void> {
+    await (this.onCollector({ reset: true }) ?? this.runUnsealStep({ reset: true }));
   }
 
   /**
@@ -264,18 +283,22 @@ export class SealManager {
    * and progress unchanged; a repeated share is ignored. At the threshold the shares are combined
    * (and forgotten, whatever the outcome) and the barrier unsealed.
    */
-  async submitShare(encoded: string, migrate = false): Promise<SealStatus> {
+  submitShare(encoded: string, migrate = false): Promise<SealStatus> {
+    return this.onCollector({ key: encoded, migrate }) ?? this.submitShareHere(encoded, migrate);
+  }
+
+  private async submitShareHere(encoded: string, migrate: boolean): Promise<SealStatus> {
     let unsealedNow = false;
     const status = await this.queue.run(async () => {
       const config = await this.loadConfig(!this.unsealing);
       if (!config) throw new BadRequestError('Vault is not initialized');
-      if (!this.barrier.sealed) return this.status();
+      if (!this.barrier.sealed) return this.statusHere();
       const plan = await planUnseal(config, { to: this.deps.autoSeal, from: this.deps.shamirFrom }, migrate, this.recovery);
       const share = acceptShare(plan.scheme, encoded);
       this.unsealing ??= { nonce: randomUUID(), quorum: new ShareQuorum(plan.scheme.secret_threshold) };
-      if (this.unsealing.quorum.holds(share)) return this.status();
+      if (this.unsealing.quorum.holds(share)) return this.statusHere();
       const unsealKey = this.unsealing.quorum.add(share);
-      if (!unsealKey) return this.status();
+      if (!unsealKey) return this.statusHere();
       this.unsealing = undefined;
       try {
         await (plan.kind === 'unseal' ? this.unsealWith(unsealKey) : this.migrateWith(plan, unsealKey));
@@ -283,7 +306,7 @@ export class SealManager {
         zeroize(unsealKey);
       }
       unsealedNow = true;
-      return this.status();
+      return this.statusHere();
     });
     if (unsealedNow) await this.deps.siblings?.unsealed();
     return status;

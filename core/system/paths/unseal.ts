@@ -19,7 +19,7 @@ export function unsealPath(services: SystemDeps) {
         summary: 'Submit an unseal key share.',
         handler: async (_req, input) => {
           if (input.reset) {
-            services.seal.reset();
+            await services.seal.reset();
           } else {
             if (input.key === undefined) {
               throw new BadRequestError("'key' must be specified in request body as JSON, or 'reset' set to true");

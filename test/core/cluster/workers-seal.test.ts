@@ -1,7 +1,8 @@
 /**
  * The seal across the workers of one server (issue #32, item 6): a rekey or a seal migration done
  * through one worker is what every other worker reports and goes by at once, not the seal
- * configuration it read when it unsealed.
+ * configuration it read when it unsealed; the shares of an unseal add up whichever worker each
+ * one reaches.
  */
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
@@ -31,6 +32,34 @@ describe('keywarden server with two workers: the seal configuration after a reke
     if (server) expect(await server.stop(), server.output()).to.equal(0);
     server = undefined;
     await dir.remove();
+  });
+
+  it('adds up the shares of an unseal sent over different connections, whichever worker each reaches, and shows every worker the same progress', async () => {
+    server = await startWorkers(dir.path, {});
+    const init = await request(server.address, 'PUT', 'sys/init', { body: { secret_shares: 5, secret_threshold: 3 } });
+    expect(init.status, init.text).to.equal(200);
+    // Four connections: the cluster spreads them over both workers (checked once unsealed).
+    clients = Array.from({ length: 4 }, () => new PinnedClient(server!.address));
+    const keys = init.body.keys as string[];
+    for (let i = 0; i < 2; i++) {
+      const res = await clients[i]!.put('sys/unseal', { key: keys[i] });
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body, `after share ${i + 1}`).to.include({ sealed: true, progress: i + 1 });
+      for (const client of clients) expect((await client.get('sys/seal-status')).body, `seal-status after share ${i + 1}`).to.include({ sealed: true, progress: i + 1, t: 3 });
+    }
+    // A share that is not one of them is refused with a 400, as on a server of one.
+    const wrong = await clients[2]!.put('sys/unseal', { key: 'not-a-share' });
+    expect(wrong.status, wrong.text).to.equal(400);
+    const nonce = (await clients[0]!.get('sys/seal-status')).body.nonce as string;
+    expect((await clients[3]!.get('sys/seal-status')).body.nonce).to.equal(nonce);
+    const last = await clients[2]!.put('sys/unseal', { key: keys[2] });
+    expect(last.body, last.text).to.include({ sealed: false, progress: 0 });
+    for (const client of clients) {
+      client.token = init.body.root_token as string;
+      expect((await client.get('sys/seal-status')).body).to.include({ sealed: false });
+    }
+    const roles = await Promise.all(clients.map((client) => client.isActive()));
+    expect(new Set(roles), 'the connections reached both workers').to.have.property('size', 2);
   });
 
   it('reports a rekey done through one worker on the other at once, and a migration to a static seal done through one worker on every worker', async () => {
