@@ -23,6 +23,7 @@ import { chachaCipher, chachaDecipher } from './chacha.js';
 import { ItemError } from './item-error.js';
 import { MISSING_CONTEXT, counterModeKdf } from './derive.js';
 import { hmacInTurns } from './hmac.js';
+import { kemDecrypt, kemEncrypt } from './kem.js';
 
 /** RSA encryption paddings (`padding_scheme`): OAEP with SHA-256 (the default) and PKCS #1 v1.5. */
 export const RSA_PADDING_SCHEMES = ['oaep', 'pkcs1v15'] as const;
@@ -123,6 +124,7 @@ export function encryptBatch(wasm: WasmCrypto, policy: KeyPolicy, items: readonl
   const info = policy.info;
   if (!info.encryption) return results.fill(new ItemError(`message encryption not supported for key type ${info.name}`));
   if (info.family === 'rsa') rsaEncrypt(policy, items, results);
+  else if (info.family === 'kem') kemEncrypt(policy, items, results, versionPrefix);
   else encryptSymmetric(wasm, policy, items, results);
   return results;
 }
@@ -180,6 +182,7 @@ export function decryptBatch(wasm: WasmCrypto, policy: KeyPolicy, items: readonl
   const info = policy.info;
   if (!info.decryption) return results.fill(new ItemError(`message decryption not supported for key type ${info.name}`));
   if (info.family === 'rsa') rsaDecrypt(policy, items, results);
+  else if (info.family === 'kem') kemDecrypt(policy, items, results, parseCiphertext);
   else decryptSymmetric(wasm, policy, items, results);
   return results;
 }

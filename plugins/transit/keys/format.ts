@@ -2,6 +2,7 @@
 import type { KeyPolicy } from './key-policy.js';
 import { formatPublicKey } from './key-version.js';
 import { derivedEd25519PublicKey } from '../crypto/derive.js';
+import { kemForKey } from '../crypto/kem.js';
 
 export function keyBody(policy: KeyPolicy, context?: Buffer): Record<string, unknown> {
   const s = policy.settings;
@@ -25,6 +26,7 @@ export function keyBody(policy: KeyPolicy, context?: Buffer): Record<string, unk
     auto_rotate_period: s.autoRotatePeriod,
   };
   if (s.keySize) body.key_size = s.keySize;
+  if (s.parameterSet) body.parameter_set = s.parameterSet;
   if (s.imported) body.imported_key_allow_rotation = s.allowImportedKeyRotation;
   if (s.backupInfo) body.backup_info = s.backupInfo;
   if (s.restoreInfo) body.restore_info = s.restoreInfo;
@@ -45,7 +47,7 @@ export function keyBody(policy: KeyPolicy, context?: Buffer): Record<string, unk
     let publicKey = formatPublicKey(info, v);
     if (info.family === 'ed25519' && s.derived) publicKey = context && v.privateKey ? derivedEd25519PublicKey(v, context).toString('base64') : '';
     keys[String(version)] = {
-      name: info.curve ?? (info.family === 'ed25519' ? 'ed25519' : info.name),
+      name: info.curve ?? (info.family === 'ed25519' ? 'ed25519' : info.family === 'kem' ? kemForKey(info, s.parameterSet).name : info.name),
       public_key: publicKey,
       certificate_chain: v.certificateChain.map((der) => derToPem(der)).join('\n'),
       creation_time: v.time,

@@ -20,8 +20,10 @@ import type { KeyVersion } from './key-version.js';
 
 /** What an imported blob or public key becomes in a key version. */
 export interface ImportedMaterial {
-  /** Symmetric and HMAC keys. */
+  /** Symmetric and HMAC keys, and a KEM key's private seed. */
   readonly key?: Buffer;
+  /** KEM keys: the raw public key. */
+  readonly encapsulationKey?: Buffer;
   readonly privateKey?: KeyObject;
   readonly publicKey?: KeyObject;
 }
@@ -39,7 +41,7 @@ const NODE_CURVES: Readonly<Record<string, string>> = { prime256v1: 'P-256', sec
 // ---------------------------------------------------------------------------------------------
 // Export encodings
 
-/** `encryption-key`: raw base64 for AES/ChaCha, PKCS#1 PEM for RSA; "" for a version without its private part. */
+/** `encryption-key`: raw base64 for AES/ChaCha and for a KEM key's private seed, PKCS#1 PEM for RSA; "" for a version without its private part. */
 export function exportEncryptionKey(info: KeyTypeInfo, v: KeyVersion): string {
   if (info.family === 'rsa') return rsaPrivatePem(v);
   return v.key ? v.key.toString('base64') : '';
@@ -63,8 +65,9 @@ export function exportHmacKey(v: KeyVersion): string {
   return v.hmacKey.toString('base64');
 }
 
-/** `public-key`: PKIX PEM (RSA with a trailing newline, ECDSA trimmed, as Vault), raw base64 for Ed25519. */
+/** `public-key`: PKIX PEM (RSA with a trailing newline, ECDSA trimmed, as Vault), raw base64 for Ed25519 and KEM keys. */
 export function exportPublicKey(info: KeyTypeInfo, v: KeyVersion): string {
+  if (info.family === 'kem') return v.encapsulationKey?.toString('base64') ?? '';
   if (!v.publicKey) return '';
   if (info.family === 'ed25519') return ed25519RawPublic(v.publicKey).toString('base64');
   const pem = pemText(v.publicKey.export({ type: 'spki', format: 'pem' }));
@@ -83,9 +86,13 @@ function certificatePem(base64Der: string): string {
   return `-----BEGIN CERTIFICATE-----\n${lines.join('\n')}\n-----END CERTIFICATE-----`;
 }
 
-/** The bytes byok-export wraps: raw for symmetric and HMAC keys, PKCS#8 DER for asymmetric ones. */
+/** The bytes byok-export wraps: raw for symmetric and HMAC keys and KEM seeds, PKCS#8 DER for other asymmetric ones. */
 export function wrappableMaterial(info: KeyTypeInfo, v: KeyVersion): Buffer {
   if (info.family === 'aes-gcm' || info.family === 'chacha' || info.family === 'hmac') return v.key!;
+  if (info.family === 'kem') {
+    if (!v.key) throw new BadRequestError(`version ${v.version} of the key has only a public key; there is no private key to export`);
+    return v.key;
+  }
   if (!v.privateKey) throw new BadRequestError(`version ${v.version} of the key has only a public key; there is no private key to export`);
   return v.privateKey.export({ type: 'pkcs8', format: 'der' });
 }

@@ -5,6 +5,7 @@
  */
 import { BadRequestError } from '../../../sdk/index.js';
 import { keyTypeInfo, type KeyType, type KeyTypeInfo } from './key-types.js';
+import { parameterSetFor } from '../crypto/kem.js';
 import type { KeyVersion } from './key-version.js';
 
 export interface BackupInfo {
@@ -15,6 +16,8 @@ export interface BackupInfo {
 export interface PolicySettings {
   readonly name: string;
   readonly type: KeyType;
+  /** ml-kem keys: '768' or '1024' (docs/transit-kem.md); absent for every other type. */
+  readonly parameterSet?: string;
   readonly derived: boolean;
   /** 1 = HKDF-SHA-256 (every key made here); 0 = legacy HMAC-SHA256 counter mode (old backups). */
   readonly kdf: 0 | 1;
@@ -96,8 +99,10 @@ export function newPolicySettings(input: {
   allowPlaintextBackup: boolean;
   keySize: number;
   autoRotatePeriod: number;
+  parameterSet?: string | undefined;
 }): PolicySettings {
   const info = keyTypeInfo(input.type);
+  const parameterSet = parameterSetFor(info, input.parameterSet);
   if (input.convergent && !input.derived) throw new BadRequestError('convergent encryption requires derivation to be enabled');
   if (input.derived && !info.derivation) throw new BadRequestError(`key derivation and convergent encryption not supported for keys of type ${info.name}`);
   if (input.convergent && info.family === 'ed25519') throw new BadRequestError(`convergent encryption not supported for keys of type ${info.name}`);
@@ -107,6 +112,7 @@ export function newPolicySettings(input: {
   return {
     name: input.name,
     type: info.name,
+    ...(parameterSet ? { parameterSet } : {}),
     derived: input.derived,
     kdf: 1,
     convergentEncryption: input.convergent,

@@ -20,7 +20,9 @@ export type KeyType =
   | 'rsa-2048'
   | 'rsa-3072'
   | 'rsa-4096'
-  | 'hmac';
+  | 'hmac'
+  | 'ml-kem'
+  | 'mlkem768-x25519';
 
 export interface KeyTypeInfo {
   readonly name: KeyType;
@@ -31,7 +33,7 @@ export interface KeyTypeInfo {
   readonly derivation: boolean;
   /** Authenticated encryption with associated data. */
   readonly aead: boolean;
-  readonly family: 'aes-gcm' | 'chacha' | 'ed25519' | 'ecdsa' | 'rsa' | 'hmac';
+  readonly family: 'aes-gcm' | 'chacha' | 'ed25519' | 'ecdsa' | 'rsa' | 'hmac' | 'kem';
   /** Symmetric key length in bytes (AES, ChaCha). */
   readonly keyBytes?: number;
   /** Nonce length in bytes of a symmetric cipher: 12, or 24 for XChaCha20-Poly1305. */
@@ -44,6 +46,10 @@ const t = (info: KeyTypeInfo) => info;
 
 /** The backup type number of xchacha20-poly1305 keys (see above). */
 export const XCHACHA_BACKUP_ID = 1011;
+
+/** The backup type numbers of the key-encapsulation types, which neither anchor has (docs/transit-kem.md). */
+export const ML_KEM_BACKUP_ID = 1020;
+export const MLKEM768_X25519_BACKUP_ID = 1021;
 
 export const KEY_TYPES: Readonly<Record<KeyType, KeyTypeInfo>> = {
   'aes256-gcm96': t({ name: 'aes256-gcm96', vaultId: 0, encryption: true, decryption: true, signing: false, derivation: true, aead: true, family: 'aes-gcm', keyBytes: 32 }),
@@ -58,6 +64,8 @@ export const KEY_TYPES: Readonly<Record<KeyType, KeyTypeInfo>> = {
   'rsa-3072': t({ name: 'rsa-3072', vaultId: 9, encryption: true, decryption: true, signing: true, derivation: false, aead: false, family: 'rsa', rsaBits: 3072 }),
   'xchacha20-poly1305': t({ name: 'xchacha20-poly1305', vaultId: XCHACHA_BACKUP_ID, encryption: true, decryption: true, signing: false, derivation: true, aead: true, family: 'chacha', keyBytes: 32, nonceBytes: 24 }),
   hmac: t({ name: 'hmac', vaultId: 11, encryption: false, decryption: false, signing: false, derivation: false, aead: false, family: 'hmac' }),
+  'ml-kem': t({ name: 'ml-kem', vaultId: ML_KEM_BACKUP_ID, encryption: true, decryption: true, signing: false, derivation: false, aead: true, family: 'kem' }),
+  'mlkem768-x25519': t({ name: 'mlkem768-x25519', vaultId: MLKEM768_X25519_BACKUP_ID, encryption: true, decryption: true, signing: false, derivation: false, aead: true, family: 'kem' }),
 };
 
 export const KEY_TYPE_NAMES = Object.keys(KEY_TYPES) as KeyType[];

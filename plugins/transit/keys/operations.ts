@@ -12,6 +12,8 @@ export interface CreateKeyInput {
   readonly allowPlaintextBackup: boolean;
   readonly keySize: number;
   readonly autoRotatePeriod: number;
+  /** ml-kem keys: 768 (the default) or 1024. */
+  readonly parameterSet?: string | undefined;
 }
 
 /** Creates a key with version 1, unless it exists; returns the key and whether it existed. */
@@ -25,12 +27,17 @@ export async function createKey(ctx: TransitContext, name: string, input: Create
     allowPlaintextBackup: input.allowPlaintextBackup,
     keySize: input.keySize,
     autoRotatePeriod: input.autoRotatePeriod,
+    parameterSet: input.parameterSet,
   });
   return ctx.keys.withLock(name, async () => {
     const existing = await ctx.keys.get(name);
     if (existing) return { policy: existing, existed: true };
     const empty = new KeyPolicy(settings, new Map());
-    const first = await generateVersion(empty.info, 1, ctx.clock.now(), { keySize: settings.keySize, convergent: settings.convergentEncryption });
+    const first = await generateVersion(empty.info, 1, ctx.clock.now(), {
+      keySize: settings.keySize,
+      convergent: settings.convergentEncryption,
+      parameterSet: settings.parameterSet,
+    });
     const policy = empty.with({ latestVersion: 1 }, new Map([[1, first]]));
     return { policy: await ctx.keys.save(policy, [first]), existed: false };
   });
@@ -44,7 +51,7 @@ export async function rotateKey(ctx: TransitContext, name: string): Promise<KeyP
     const s = policy.settings;
     if (s.imported && !s.allowImportedKeyRotation) throw new BadRequestError(`imported key ${name} does not allow rotation within Keywarden`);
     const next = s.latestVersion + 1;
-    const version = await generateVersion(policy.info, next, ctx.clock.now(), { keySize: s.keySize, convergent: s.convergentEncryption });
+    const version = await generateVersion(policy.info, next, ctx.clock.now(), { keySize: s.keySize, convergent: s.convergentEncryption, parameterSet: s.parameterSet });
     const versions = new Map(policy.versions);
     versions.set(next, version);
     return ctx.keys.save(policy.with({ latestVersion: next, imported: false }, versions), [version]);

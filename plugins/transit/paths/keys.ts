@@ -38,9 +38,12 @@ export function keysPaths(ctx: TransitContext): AnyPathDefinition[] {
       managed_key_name: { type: 'string', description: 'Managed keys are not available (no managed-key backend is configured).' },
       managed_key_id: { type: 'string', description: 'Managed keys are not available (no managed-key backend is configured).' },
       context: { type: 'string', description: 'Read only: base64 context, to show the derived public key of a derived ed25519 key.' },
+      parameter_set: {
+        type: 'string',
+        description: 'ml-kem keys only: the ML-KEM parameter set, 768 (the default) or 1024 (docs/transit-kem.md); refused for every other type.',
+      },
     },
     refusedFields: {
-      parameter_set: 'ML-DSA and hybrid keys are Vault Enterprise key types; none of the key types here takes a parameter set',
       hybrid_key_type_pqc: 'hybrid signature keys are a Vault Enterprise key type',
       hybrid_key_type_ec: 'hybrid signature keys are a Vault Enterprise key type',
     },
@@ -59,6 +62,7 @@ export function keysPaths(ctx: TransitContext): AnyPathDefinition[] {
             allowPlaintextBackup: input.allow_plaintext_backup,
             keySize: input.key_size,
             autoRotatePeriod: input.auto_rotate_period,
+            parameterSet: input.parameter_set,
           });
           return { data: keyBody(policy), ...(existed ? { warnings: [`key ${input.name} already existed`] } : {}) };
         },

@@ -79,7 +79,7 @@ const REFUSALS: readonly Refusal[] = [
     value: 'hvs.someone-elses-token',
     asChild: true,
   },
-  ...['parameter_set', 'hybrid_key_type_pqc', 'hybrid_key_type_ec'].map(
+  ...['hybrid_key_type_pqc', 'hybrid_key_type_ec'].map(
     (field): Refusal => ({ listed: '/transit/keys/{name}', field, method: 'POST', path: `transit/keys/pq-${field}`, body: { type: 'ed25519' }, value: '65' }),
   ),
   {
@@ -241,7 +241,7 @@ describe('fields Vault defines that Keywarden does not honour', function () {
   it('lists a path\'s refused fields in its help', async () => {
     const help = await root.get('transit/keys/ed?help=1');
     expect(help.body.help).to.contain('### Refused parameters');
-    expect(help.body.help).to.contain('`parameter_set`: ML-DSA and hybrid keys are Vault Enterprise key types');
+    expect(help.body.help).to.contain('`hybrid_key_type_pqc`: hybrid signature keys are a Vault Enterprise key type');
   });
 
   describe('values Keywarden does not honour', () => {
