@@ -3,8 +3,10 @@
  * encrypt (a different context per item) beside the naive floors (per-item HKDF + createCipheriv,
  * and per-item createCipheriv under one key) and the echo floor; single-item encrypt and decrypt
  * at 64 connections beside a bare koa JSON echo and Keywarden's HTTP layer alone
- * (bench/lib/app-echo.ts); HMAC, sign (ed25519, ecdsa-p256) and verify batches;
- * start-up time and resident memory after the load. Ratios measured in this one run.
+ * (bench/lib/app-echo.ts); HMAC, sign (ed25519, ecdsa-p256) and verify batches; encrypt and
+ * decrypt batches under the key-encapsulation keys (ml-kem 768 and 1024, mlkem768-x25519) beside
+ * rsa-2048's OAEP, the other public-key encryption; start-up time and resident memory after the
+ * load. Ratios measured in this one run.
  *
  * With BENCH_BASELINE=<directory of another built checkout> (a git worktree of an older commit,
  * built), the derived-key batch, the single-item cells and the HMAC, sign and verify batches also
@@ -211,6 +213,31 @@ async function main(): Promise<void> {
       const label = key === 'ed' ? 'ed25519' : 'ecdsa-p256';
       await batchFigure(`sign ${label} batch (items/s)`, `transit/sign/${key}`, inputBody);
       await batchFigure(`verify ${label} batch (items/s)`, `transit/verify/${key}`, await verifyBodyOf(server, key), baseline ? await verifyBodyOf(baseline, key) : undefined);
+    }
+
+    // Key-encapsulation keys (docs/transit-kem.md): batches of 100 × 64 B sealed to the public key
+    // and opened, beside rsa-2048 (OAEP, SHA-256). This build only: a baseline has no such keys.
+    const kemKeys = [
+      ['kem768', { type: 'ml-kem' }, 'ml-kem 768'],
+      ['kem1024', { type: 'ml-kem', parameter_set: '1024' }, 'ml-kem 1024'],
+      ['xwing', { type: 'mlkem768-x25519' }, 'mlkem768-x25519'],
+      ['rsa', { type: 'rsa-2048' }, 'rsa-2048 (OAEP)'],
+    ] as const;
+    const kemItems = Array.from({ length: 100 }, () => ({ plaintext: randomBytes(64).toString('base64') }));
+    const kemRate = async (p: string, body: string) => (await load(url(p), { body, headers, connections: 4, seconds: SECONDS })).requestsPerSecond * 100;
+    const kemFigures: Record<string, { encrypt: number; decrypt: number }> = {};
+    for (const [key, settings, label] of kemKeys) {
+      await server.request('POST', `transit/keys/${key}`, settings);
+      const sealed = await server.request('POST', `transit/encrypt/${key}`, { batch_input: kemItems });
+      const decryptBody = JSON.stringify({ batch_input: sealed.data.batch_results.map((r: { ciphertext: string }) => ({ ciphertext: r.ciphertext })) });
+      kemFigures[label] = { encrypt: await kemRate(`transit/encrypt/${key}`, JSON.stringify({ batch_input: kemItems })), decrypt: await kemRate(`transit/decrypt/${key}`, decryptBody) };
+    }
+    const rsaFigures = kemFigures['rsa-2048 (OAEP)']!;
+    for (const [, , label] of kemKeys.slice(0, 3)) {
+      for (const operation of ['encrypt', 'decrypt'] as const) {
+        const ours = kemFigures[label]![operation];
+        rows.push({ measure: `${operation} ${label} batch 100 × 64 B (items/s)`, keywarden: ours, 'compared with': rsaFigures[operation], against: `${operation} rsa-2048 (OAEP) batch`, ratio: ours / rsaFigures[operation] });
+      }
     }
 
     rows.push({ measure: 'start-up to unsealed and serving (ms)', keywarden: server.startupMs, 'compared with': 1000, against: 'target', ratio: server.startupMs / 1000 });

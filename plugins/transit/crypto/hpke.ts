@@ -163,14 +163,16 @@ export function keySchedule(suite: HpkeSuite, sharedSecret: Uint8Array, info: Ui
   };
 }
 
-function aeadCipher(aead: HpkeAead, keys: HpkeContextKeys): CipherGCM | CipherChaCha20Poly1305 {
+/** The AEAD's cipher for the context's first message, for sealing in pieces (the caller sets the associated data). */
+export function aeadCipher(aead: HpkeAead, keys: HpkeContextKeys): CipherGCM | CipherChaCha20Poly1305 {
   const options = { authTagLength: TAG_BYTES };
   return aead.cipher === 'chacha20-poly1305'
     ? createCipheriv(aead.cipher, keys.key, keys.baseNonce, options)
     : createCipheriv(aead.cipher, keys.key, keys.baseNonce, options);
 }
 
-function aeadDecipher(aead: HpkeAead, keys: HpkeContextKeys): DecipherGCM | DecipherChaCha20Poly1305 {
+/** The AEAD's decipher for the context's first message, for opening in pieces. */
+export function aeadDecipher(aead: HpkeAead, keys: HpkeContextKeys): DecipherGCM | DecipherChaCha20Poly1305 {
   const options = { authTagLength: TAG_BYTES };
   return aead.cipher === 'chacha20-poly1305'
     ? createDecipheriv(aead.cipher, keys.key, keys.baseNonce, options)

@@ -6,12 +6,12 @@
  * KEM, then the AEAD's ciphertext and tag. An item's `context` is HPKE's `info` and its
  * `associated_data` the AEAD's associated data; both are needed again to decrypt.
  */
-import { BadRequestError } from '../../../sdk/index.js';
+import { BadRequestError, nextTurn } from '../../../sdk/index.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyTypeInfo } from '../keys/key-types.js';
 import type { KeyVersion } from '../keys/key-version.js';
-import { decodeBase64 } from './base64.js';
-import { HPKE_AEADS, HPKE_KDFS, HPKE_KEMS, open, seal, type HpkeKem, type HpkeSuite } from './hpke.js';
+import { decodeBase64, decodeBase64InTurns } from './base64.js';
+import { HPKE_AEADS, HPKE_KDFS, HPKE_KEMS, aeadCipher, aeadDecipher, keySchedule, open, seal, type HpkeKem, type HpkeSuite } from './hpke.js';
 import { ItemError } from './item-error.js';
 
 /** The parameter sets an `ml-kem` key may have; 768 is the default. */
@@ -72,6 +72,7 @@ interface OpenItem {
 }
 
 const EMPTY = new Uint8Array(0);
+const TAG_BYTES = 16;
 const OPEN_FAILED = 'failed to open the ciphertext: message authentication failed';
 const NONCE_NOT_ALLOWED = 'provided nonce not allowed for this key';
 
@@ -87,25 +88,117 @@ export function kemEncrypt(
 ): void {
   const suite = kemSuite(policy.info, policy.settings.parameterSet);
   items.forEach((item, i) => {
-    let version: KeyVersion;
-    try {
-      version = policy.versionForWriting(item.keyVersion);
-    } catch (err) {
-      results[i] = ItemError.of(err);
+    const target = sealingTarget(policy, item);
+    if (target instanceof ItemError) {
+      results[i] = target;
       return;
     }
-    if (item.nonce !== undefined) {
-      results[i] = new ItemError(NONCE_NOT_ALLOWED);
-      return;
-    }
-    const publicKey = version.encapsulationKey;
-    if (!publicKey) {
-      results[i] = new ItemError('internal error', true, new Error(`version ${version.version} of key ${policy.name} has no public key`));
-      return;
-    }
-    const { enc, sealed } = seal(suite, publicKey, item.context ?? EMPTY, item.aad ?? EMPTY, item.plaintext);
-    results[i] = { ciphertext: prefix(version.version) + Buffer.concat([enc, sealed]).toString('base64'), keyVersion: version.version };
+    const { enc, sealed } = seal(suite, target.publicKey, item.context ?? EMPTY, item.aad ?? EMPTY, item.plaintext);
+    results[i] = { ciphertext: prefix(target.version) + Buffer.concat([enc, sealed]).toString('base64'), keyVersion: target.version };
   });
+}
+
+/** The version an item is sealed to and its public key, or the item's error. */
+function sealingTarget(policy: KeyPolicy, item: SealItem): { version: number; publicKey: Buffer } | ItemError {
+  let version: KeyVersion;
+  try {
+    version = policy.versionForWriting(item.keyVersion);
+  } catch (err) {
+    return ItemError.of(err);
+  }
+  if (item.nonce !== undefined) return new ItemError(NONCE_NOT_ALLOWED);
+  if (!version.encapsulationKey) return new ItemError('internal error', true, new Error(`version ${version.version} of key ${policy.name} has no public key`));
+  return { version: version.version, publicKey: version.encapsulationKey };
+}
+
+/**
+ * kemEncrypt of one plaintext of megabytes: the same ciphertext, but sealed and base64-encoded
+ * `turnBytes` at a time with a turn of the event loop after each, as cipher.ts's encryptLarge
+ * does for symmetric keys. enc's length is no multiple of 3, so the bytes that do not fill a
+ * base64 quantum are carried to the next piece.
+ */
+export async function kemEncryptLarge(
+  policy: KeyPolicy,
+  item: SealItem,
+  prefix: (version: number) => string,
+  turnBytes: number,
+): Promise<{ ciphertext: string; keyVersion: number } | ItemError> {
+  const target = sealingTarget(policy, item);
+  if (target instanceof ItemError) return target;
+  const suite = kemSuite(policy.info, policy.settings.parameterSet);
+  const { sharedSecret, enc } = suite.kem.encap(target.publicKey);
+  const keys = keySchedule(suite, sharedSecret, item.context ?? EMPTY);
+  sharedSecret.fill(0);
+  const cipher = aeadCipher(suite.aead, keys);
+  keys.key.fill(0);
+  const { plaintext, aad } = item;
+  if (aad?.length) cipher.setAAD(aad, { plaintextLength: plaintext.length });
+  const texts = [prefix(target.version)];
+  let carry: Buffer = Buffer.from(enc);
+  for (let at = 0; at < plaintext.length || at === 0; at += turnBytes) {
+    if (at > 0) await nextTurn();
+    const last = at + turnBytes >= plaintext.length;
+    const body = cipher.update(plaintext.subarray(at, at + turnBytes));
+    const bytes = last ? Buffer.concat([carry, body, cipher.final(), cipher.getAuthTag()]) : Buffer.concat([carry, body]);
+    const whole = last ? bytes.length : bytes.length - (bytes.length % 3);
+    texts.push(bytes.subarray(0, whole).toString('base64'));
+    carry = bytes.subarray(whole);
+  }
+  return { ciphertext: texts.join(''), keyVersion: target.version };
+}
+
+/**
+ * kemDecrypt of one ciphertext of megabytes: decoded and opened `turnBytes` at a time with a turn
+ * of the event loop after each; the plaintext is released only once the tag has verified, and a
+ * forged one is wiped.
+ */
+export async function kemDecryptLarge(
+  policy: KeyPolicy,
+  item: OpenItem,
+  parse: (text: string) => { version: number; payload: string } | ItemError,
+  turnBytes: number,
+): Promise<Buffer | ItemError> {
+  const parsed = parse(item.ciphertext);
+  if (parsed instanceof ItemError) return parsed;
+  const suite = kemSuite(policy.info, policy.settings.parameterSet);
+  let version: KeyVersion;
+  try {
+    version = policy.versionForReading(parsed.version);
+  } catch (err) {
+    return ItemError.of(err);
+  }
+  let payload: Buffer;
+  try {
+    payload = await decodeBase64InTurns(parsed.payload, 'ciphertext');
+  } catch {
+    return new ItemError('invalid ciphertext: could not decode base64');
+  }
+  if (!version.key) return new ItemError('requested version for decryption does not contain a private part');
+  if (payload.length < suite.kem.encBytes) return new ItemError(`invalid ciphertext length: a ${suite.kem.name} ciphertext starts with its ${suite.kem.encBytes}-byte encapsulated key`);
+  if (payload.length < suite.kem.encBytes + TAG_BYTES) return new ItemError(OPEN_FAILED);
+  const decapsulationKey = suite.kem.decapsulationKeyOf(version.key);
+  const sharedSecret = suite.kem.decap(payload.subarray(0, suite.kem.encBytes), decapsulationKey);
+  decapsulationKey.fill(0);
+  const keys = keySchedule(suite, sharedSecret, item.context ?? EMPTY);
+  sharedSecret.fill(0);
+  const decipher = aeadDecipher(suite.aead, keys);
+  keys.key.fill(0);
+  const body = payload.subarray(suite.kem.encBytes, payload.length - TAG_BYTES);
+  decipher.setAuthTag(payload.subarray(payload.length - TAG_BYTES));
+  if (item.aad?.length) decipher.setAAD(item.aad, { plaintextLength: body.length });
+  const plaintext = Buffer.allocUnsafe(body.length);
+  let written = 0;
+  for (let at = 0; at < body.length; at += turnBytes) {
+    if (at > 0) await nextTurn();
+    written += decipher.update(body.subarray(at, at + turnBytes)).copy(plaintext, written);
+  }
+  try {
+    decipher.final();
+  } catch {
+    plaintext.fill(0);
+    return new ItemError(OPEN_FAILED);
+  }
+  return plaintext;
 }
 
 /**

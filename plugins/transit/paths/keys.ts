@@ -21,7 +21,7 @@ export function keysPaths(ctx: TransitContext): AnyPathDefinition[] {
       name: { type: 'name', description: 'Name of the key.', required: true },
       type: {
         type: 'string',
-        description: 'Type of the key.',
+        description: 'Type of the key; ml-kem (with parameter_set) and mlkem768-x25519 are key-encapsulation keys for encrypt and datakey (docs/transit-kem.md).',
         default: 'aes256-gcm96',
         allowedValues: [...KEY_TYPE_NAMES, 'managed_key'],
       },

@@ -9,8 +9,11 @@ import { Aes256Gcm, CipherSuite, HkdfSha256, HkdfSha384 } from '@hpke/core';
 import { MlKem1024, MlKem768 } from '@hpke/ml-kem';
 import { XWing } from '@hpke/hybridkem-x-wing';
 import { HPKE_KEMS } from '../../../plugins/transit/crypto/hpke.js';
-import { TransitHarness } from './harness.js';
+import { TransitHarness, sharedWasm } from './harness.js';
 import { ok, snapshot, wrapFor } from './byok-helpers.js';
+import { turnsDuring } from '../../helpers/event-loop.js';
+import { decryptLarge, encryptLarge, type Encrypted } from '../../../plugins/transit/crypto/cipher.js';
+import { KeyStore } from '../../../plugins/transit/keys/key-store.js';
 
 const b64 = (text: string | Buffer) => (typeof text === 'string' ? Buffer.from(text) : text).toString('base64');
 
@@ -175,6 +178,36 @@ describe('transit key-encapsulation keys (ml-kem, mlkem768-x25519)', () => {
     await ok(h.write('keys/c/import', { type: 'ml-kem', public_key: b64(Buffer.from(HPKE_KEMS.mlKem768.publicKeyOf(randomBytes(64)))) }), 204);
     const mismatch = await h.write('keys/c/import_version', { ciphertext: await wrapFor(h, randomBytes(64)), version: 1 });
     expect([mismatch.status, mismatch.error]).to.deep.equal([400, 'cannot import key: the private key does not match the public key of version 1']);
+  });
+
+  it('seals and opens a plaintext of megabytes in pieces, giving the event loop back, into a ciphertext an HPKE library opens', async () => {
+    await ok(h.write('keys/k', { type: 'mlkem768-x25519', exportable: true }));
+    const plaintext = randomBytes(5 * 1024 * 1024 + 7);
+    const [context, aad] = [Buffer.from('big'), Buffer.from('aad')];
+    // The cipher calls alone, without the base64 decoding of the request, which takes turns of its own.
+    const policy = (await new KeyStore(h.storage, 0).get('k'))!;
+    const wasm = await sharedWasm();
+    const sealing = await turnsDuring(() => encryptLarge(wasm, policy, { plaintext, context, aad, keyVersion: 0 }));
+    expect(sealing.turns).to.be.at.least(3);
+    const { ciphertext } = sealing.result as Encrypted;
+    const opening = await turnsDuring(() => decryptLarge(wasm, policy, { ciphertext, context, aad }));
+    expect(opening.turns).to.be.at.least(3);
+    expect((opening.result as Buffer).equals(plaintext)).to.equal(true);
+    const api = await ok(h.write('decrypt/k', { ciphertext, context: b64(context), associated_data: b64(aad) }));
+    expect(Buffer.from(api.plaintext, 'base64').equals(plaintext)).to.equal(true);
+
+    const seed = Buffer.from((await ok(h.read('export/encryption-key/k/1'))).keys['1'], 'base64');
+    const client = new CipherSuite({ kem: new XWing(), kdf: new HkdfSha256(), aead: new Aes256Gcm() });
+    const payload = Buffer.from(ciphertext.slice('vault:v1:'.length), 'base64');
+    const recipientKey = await client.kem.deserializePrivateKey(new Uint8Array(seed));
+    const enc = new Uint8Array(payload.subarray(0, HPKE_KEMS.mlKem768X25519.encBytes));
+    const opened = await client.open({ recipientKey, enc, info: Buffer.from('big') }, new Uint8Array(payload.subarray(enc.length)), Buffer.from('aad'));
+    expect(Buffer.from(opened).equals(plaintext)).to.equal(true);
+
+    const forged = Buffer.from(payload);
+    forged[forged.length - 1]! ^= 1;
+    const refused = await h.write('decrypt/k', { ciphertext: `vault:v1:${forged.toString('base64')}`, context: b64('big'), associated_data: b64('aad') });
+    expect([refused.status, refused.error]).to.deep.equal([400, 'failed to open the ciphertext: message authentication failed']);
   });
 
   it('exports the private seed of an exportable key as encryption-key, from which the public key follows', async () => {
