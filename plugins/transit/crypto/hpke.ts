@@ -3,7 +3,8 @@
  * sealing of one message to a KEM public key that transit's ml-kem and mlkem768-x25519 keys use
  * (docs/transit-kem.md). The KEMs are ML-KEM-768, ML-KEM-1024 (FIPS 203) and MLKEM768-X25519
  * (X-Wing) as draft-ietf-hpke-pq defines them for HPKE
- * (https://datatracker.ietf.org/doc/draft-ietf-hpke-pq/), from @noble/post-quantum (audited); the
+ * (https://datatracker.ietf.org/doc/draft-ietf-hpke-pq/), from OpenSSL through node:crypto where the
+ * running Node has them (kem-node.ts), from @noble/post-quantum (audited) where it does not; the
  * KDFs are HKDF-SHA-256 and HKDF-SHA-384, the AEADs AES-128-GCM, AES-256-GCM and
  * ChaCha20-Poly1305, all through node:crypto.
  *
@@ -24,9 +25,13 @@ import {
 } from 'node:crypto';
 import { ml_kem768, ml_kem1024 } from '@noble/post-quantum/ml-kem.js';
 import { ml_kem768_x25519 } from '@noble/post-quantum/hybrid.js';
+import { nodeKems } from './kem-node.js';
 
-/** A KEM as HPKE sees it: private keys in their seed form (draft-ietf-hpke-pq, sections 3 and 4). */
-export interface HpkeKem {
+/**
+ * A KEM as HPKE sees it: private keys in their seed form (draft-ietf-hpke-pq, sections 3 and 4).
+ * `K` is the engine's form of a private key ready to decapsulate.
+ */
+export interface HpkeKem<K = unknown> {
   readonly id: number;
   readonly name: string;
   /** Bytes of a private key (the seed), a public key and an encapsulated key. */
@@ -35,12 +40,24 @@ export interface HpkeKem {
   readonly encBytes: number;
   /** The public key of a private key's seed. */
   publicKeyOf(seed: Uint8Array): Uint8Array;
-  /** A fresh shared secret and its encapsulation to `publicKey`; `randomness` only for test vectors. */
+  /**
+   * A fresh shared secret and its encapsulation to `publicKey`; `randomness` only for test
+   * vectors, and only @noble takes it (node:crypto draws its own).
+   */
   encap(publicKey: Uint8Array, randomness?: Uint8Array): { sharedSecret: Uint8Array; enc: Uint8Array };
-  /** The private key in the form decap takes (for ML-KEM, the seed expanded); the caller wipes it after use. */
-  decapsulationKeyOf(seed: Uint8Array): Uint8Array;
+  /** The private key in the form decap takes (for @noble's ML-KEM, the seed expanded); `forget` it after use. */
+  decapsulationKeyOf(seed: Uint8Array): K;
   /** The shared secret in `enc` for a key from decapsulationKeyOf. */
-  decap(enc: Uint8Array, decapsulationKey: Uint8Array): Uint8Array;
+  decap(enc: Uint8Array, decapsulationKey: K): Uint8Array;
+  /** Wipes what of a key from decapsulationKeyOf is ours to wipe. */
+  forget(decapsulationKey: K): void;
+}
+
+/** One engine's three KEMs. */
+export interface KemSet {
+  readonly mlKem768: HpkeKem;
+  readonly mlKem1024: HpkeKem;
+  readonly mlKem768X25519: HpkeKem;
 }
 
 interface NobleKem {
@@ -53,7 +70,7 @@ interface NobleKem {
  * ML-KEM keeps its private key as the 64-byte seed d ‖ z and expands it to decapsulate; X-Wing's
  * private key is its 32-byte seed, which its decapsulation takes as it is.
  */
-function kem(id: number, name: string, noble: NobleKem, sizes: { seed: number; publicKey: number; enc: number }, expands: boolean): HpkeKem {
+function nobleKem(id: number, name: string, noble: NobleKem, sizes: { seed: number; publicKey: number; enc: number }, expands: boolean): HpkeKem<Uint8Array> {
   return {
     id,
     name,
@@ -67,15 +84,68 @@ function kem(id: number, name: string, noble: NobleKem, sizes: { seed: number; p
     },
     decapsulationKeyOf: (seed) => (expands ? noble.keygen(seed).secretKey : Uint8Array.from(seed)),
     decap: (enc, decapsulationKey) => noble.decapsulate(enc, decapsulationKey),
+    forget: (decapsulationKey) => decapsulationKey.fill(0),
+  };
+}
+
+/** The engines the KEMs can run on: OpenSSL's through node:crypto (kem-node.ts), and @noble/post-quantum in JavaScript. */
+export type KemEngine = 'node:crypto' | '@noble/post-quantum';
+
+const ENGINES = new Map<KemEngine, KemSet>();
+{
+  const node = nodeKems();
+  if (node) ENGINES.set('node:crypto', node);
+  ENGINES.set('@noble/post-quantum', {
+    mlKem768: nobleKem(0x0041, 'ML-KEM-768', ml_kem768, { seed: 64, publicKey: 1184, enc: 1088 }, true),
+    mlKem1024: nobleKem(0x0042, 'ML-KEM-1024', ml_kem1024, { seed: 64, publicKey: 1568, enc: 1568 }, true),
+    mlKem768X25519: nobleKem(0x647a, 'MLKEM768-X25519', ml_kem768_x25519, { seed: 32, publicKey: 1216, enc: 1120 }, false),
+  });
+}
+
+/** node:crypto's when the running Node has ML-KEM (Node 24), @noble's otherwise; decided once, at load. */
+let engine: KemEngine = ENGINES.keys().next().value!;
+let active: KemSet = ENGINES.get(engine)!;
+
+/** The engines this Node offers, the one in use first. */
+export function kemEngines(): KemEngine[] {
+  return [...ENGINES.keys()];
+}
+
+export function kemEngine(): KemEngine {
+  return engine;
+}
+
+/** Runs the KEMs on `name` from now on; for the tests, which check both engines against the same vectors. */
+export function useKemEngine(name: KemEngine): void {
+  const set = ENGINES.get(name);
+  if (!set) throw new Error(`the KEM engine ${name} is not available on this Node`);
+  engine = name;
+  active = set;
+}
+
+/** A KEM that runs on the engine in use; the sizes and identifiers are the same on every engine. */
+function current(which: keyof KemSet): HpkeKem {
+  const { id, name, seedBytes, publicKeyBytes, encBytes } = active[which];
+  return {
+    id,
+    name,
+    seedBytes,
+    publicKeyBytes,
+    encBytes,
+    publicKeyOf: (seed) => active[which].publicKeyOf(seed),
+    encap: (publicKey, randomness) => active[which].encap(publicKey, randomness),
+    decapsulationKeyOf: (seed) => active[which].decapsulationKeyOf(seed),
+    decap: (enc, key) => active[which].decap(enc, key),
+    forget: (key) => active[which].forget(key),
   };
 }
 
 /** The KEMs, by their HPKE KEM identifiers (https://www.iana.org/assignments/hpke/hpke.xhtml). */
 export const HPKE_KEMS = {
-  mlKem768: kem(0x0041, 'ML-KEM-768', ml_kem768, { seed: 64, publicKey: 1184, enc: 1088 }, true),
-  mlKem1024: kem(0x0042, 'ML-KEM-1024', ml_kem1024, { seed: 64, publicKey: 1568, enc: 1568 }, true),
-  mlKem768X25519: kem(0x647a, 'MLKEM768-X25519', ml_kem768_x25519, { seed: 32, publicKey: 1216, enc: 1120 }, false),
-} as const satisfies Record<string, HpkeKem>;
+  mlKem768: current('mlKem768'),
+  mlKem1024: current('mlKem1024'),
+  mlKem768X25519: current('mlKem768X25519'),
+} as const satisfies KemSet;
 
 export interface HpkeKdf {
   readonly id: number;
@@ -216,7 +286,7 @@ export function seal(suite: HpkeSuite, publicKey: Uint8Array, info: Uint8Array, 
 }
 
 /** Single-shot open: the plaintext, or null when `sealed` does not open under the key (from decapsulationKeyOf). */
-export function open(suite: HpkeSuite, decapsulationKey: Uint8Array, enc: Uint8Array, info: Uint8Array, aad: Uint8Array, sealed: Uint8Array): Buffer | null {
+export function open(suite: HpkeSuite, decapsulationKey: unknown, enc: Uint8Array, info: Uint8Array, aad: Uint8Array, sealed: Uint8Array): Buffer | null {
   const sharedSecret = suite.kem.decap(enc, decapsulationKey);
   const keys = keySchedule(suite, sharedSecret, info);
   sharedSecret.fill(0);

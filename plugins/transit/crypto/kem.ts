@@ -178,7 +178,7 @@ export async function kemDecryptLarge(
   if (payload.length < suite.kem.encBytes + TAG_BYTES) return new ItemError(OPEN_FAILED);
   const decapsulationKey = suite.kem.decapsulationKeyOf(version.key);
   const sharedSecret = suite.kem.decap(payload.subarray(0, suite.kem.encBytes), decapsulationKey);
-  decapsulationKey.fill(0);
+  suite.kem.forget(decapsulationKey);
   const keys = keySchedule(suite, sharedSecret, item.context ?? EMPTY);
   sharedSecret.fill(0);
   const decipher = aeadDecipher(suite.aead, keys);
@@ -212,7 +212,7 @@ export function kemDecrypt(
   parse: (text: string) => { version: number; payload: string } | ItemError,
 ): void {
   const suite = kemSuite(policy.info, policy.settings.parameterSet);
-  const keys = new Map<number, Uint8Array>();
+  const keys = new Map<number, unknown>();
   try {
     items.forEach((item, i) => {
       const parsed = parse(item.ciphertext);
@@ -249,7 +249,7 @@ export function kemDecrypt(
       results[i] = plaintext ?? new ItemError(OPEN_FAILED);
     });
   } finally {
-    for (const key of keys.values()) key.fill(0);
+    for (const key of keys.values()) suite.kem.forget(key);
   }
 }
 

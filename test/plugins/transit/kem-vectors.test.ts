@@ -6,12 +6,13 @@
  * ML-KEM and HPKE framing).
  */
 import { expect } from 'chai';
+import * as crypto from 'node:crypto';
 import { createHash, createPrivateKey, createPublicKey, decapsulate, diffieHellman, encapsulate, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Aes256Gcm, CipherSuite, HkdfSha256, HkdfSha384 } from '@hpke/core';
 import { MlKem1024, MlKem768 } from '@hpke/ml-kem';
 import { XWing } from '@hpke/hybridkem-x-wing';
-import { HPKE_AEADS, HPKE_KDFS, HPKE_KEMS, keySchedule, open, openFirst, seal, sealFirst, type HpkeKem, type HpkeSuite } from '../../../plugins/transit/crypto/hpke.js';
+import { HPKE_AEADS, HPKE_KDFS, HPKE_KEMS, kemEngine, kemEngines, keySchedule, open, openFirst, seal, sealFirst, useKemEngine, type HpkeKem, type HpkeSuite, type KemEngine } from '../../../plugins/transit/crypto/hpke.js';
 import { kemPublicKeyFromImport, kemSuite } from '../../../plugins/transit/crypto/kem.js';
 import { KEY_TYPES } from '../../../plugins/transit/keys/key-types.js';
 
@@ -32,10 +33,51 @@ function nodeMlKemPrivateKey(type: 'ml-kem-768' | 'ml-kem-1024', seed: Uint8Arra
   return createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
 }
 
+/** DER's TLV: a tag, the length of `content` (short or long form) and `content`. */
+function der(tag: number, content: Buffer): Buffer {
+  const length = content.length < 0x80 ? Buffer.of(content.length) : Buffer.of(0x82, content.length >> 8, content.length & 0xff);
+  return Buffer.concat([Buffer.of(tag), length, content]);
+}
+
+/**
+ * The engine's decapsulation key from ACVP's expanded dk, which holds no seed: the bytes themselves
+ * for @noble; for node:crypto, PKCS#8 in the expandedKey form of draft-ietf-lamps-kyber-certificates
+ * (an OCTET STRING of the dk).
+ */
+function expandedDecapsulationKey(engine: KemEngine, parameterSet: string, dk: Buffer): unknown {
+  if (engine === '@noble/post-quantum') return dk;
+  const algorithm = Buffer.from(`300b06096086480165030404${parameterSet === 'ML-KEM-768' ? '02' : '03'}`, 'hex');
+  const pkcs8 = der(0x30, Buffer.concat([Buffer.from('020100', 'hex'), algorithm, der(0x04, der(0x04, dk))]));
+  return createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' });
+}
+
 /** node:crypto's X25519 private key from its 32 raw bytes (PKCS#8, RFC 8410). */
 function nodeX25519PrivateKey(raw: Uint8Array): KeyObject {
   return createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b656e04220420', 'hex'), raw]), format: 'der', type: 'pkcs8' });
 }
+
+const DEFAULT_ENGINE = kemEngine();
+
+/** `body`'s tests once for each KEM engine this Node offers, with that engine in use. */
+function onEachEngine(title: string, body: (engine: KemEngine) => void): void {
+  for (const engine of kemEngines()) {
+    describe(`${title}, on ${engine}`, () => {
+      before(() => useKemEngine(engine));
+      after(() => useKemEngine(DEFAULT_ENGINE));
+      body(engine);
+    });
+  }
+}
+
+const NOBLE: KemEngine = '@noble/post-quantum';
+
+describe('the KEM engine', () => {
+  it('is OpenSSL\'s through node:crypto on a Node that has ML-KEM, with @noble/post-quantum beside it', () => {
+    const hasMlKem = typeof (crypto as { encapsulate?: unknown }).encapsulate === 'function';
+    expect(kemEngines()).to.deep.equal(hasMlKem ? ['node:crypto', NOBLE] : [NOBLE]);
+    expect(DEFAULT_ENGINE).to.equal(hasMlKem ? 'node:crypto' : NOBLE);
+  });
+});
 
 interface AcvpGroup {
   parameterSet: string;
@@ -43,31 +85,49 @@ interface AcvpGroup {
   tests: Record<string, any>[];
 }
 
-describe('ML-KEM (FIPS 203) against the NIST ACVP samples', () => {
+onEachEngine('ML-KEM (FIPS 203) against the NIST ACVP samples', (engine) => {
   const acvp = fixture('ml-kem-acvp.json');
   const groups = (set: 'keyGen' | 'encapDecap', fn?: string): AcvpGroup[] => acvp[set].testGroups.filter((g: AcvpGroup) => g.function === fn);
 
-  it('makes the published encapsulation and decapsulation keys from the seed d ‖ z that transit stores', () => {
+  it('makes the published encapsulation key from the seed d ‖ z that transit stores, and a decapsulation key that opens what is sealed to it', () => {
     for (const group of groups('keyGen')) {
       const kem = ML_KEMS[group.parameterSet]!;
       for (const t of group.tests) {
         const seed = Buffer.concat([hex(t.d), hex(t.z)]);
         expect(same(kem.publicKeyOf(seed), hex(t.ek)), `${group.parameterSet} tcId ${t.tcId} ek`).to.equal(true);
-        expect(same(kem.decapsulationKeyOf(seed), hex(t.dk)), `${group.parameterSet} tcId ${t.tcId} dk`).to.equal(true);
+        const key = kem.decapsulationKeyOf(seed);
+        // @noble's decapsulation key is the expanded dk itself; OpenSSL's is an object of its own.
+        if (engine === NOBLE) expect(same(key as Uint8Array, hex(t.dk)), `${group.parameterSet} tcId ${t.tcId} dk`).to.equal(true);
+        const { enc, sharedSecret } = kem.encap(hex(t.ek));
+        expect(same(kem.decap(enc, key), sharedSecret), `${group.parameterSet} tcId ${t.tcId} round trip`).to.equal(true);
       }
     }
   });
 
-  it('encapsulates with the published randomness m to the published ciphertext and shared key', () => {
-    for (const group of groups('encapDecap', 'encapsulation')) {
-      const kem = ML_KEMS[group.parameterSet]!;
-      for (const t of group.tests) {
-        const { enc, sharedSecret } = kem.encap(hex(t.ek), hex(t.m));
-        expect(same(enc, hex(t.c)), `${group.parameterSet} tcId ${t.tcId} c`).to.equal(true);
-        expect(same(sharedSecret, hex(t.k)), `${group.parameterSet} tcId ${t.tcId} k`).to.equal(true);
+  if (engine === NOBLE) {
+    it('encapsulates with the published randomness m to the published ciphertext and shared key', () => {
+      for (const group of groups('encapDecap', 'encapsulation')) {
+        const kem = ML_KEMS[group.parameterSet]!;
+        for (const t of group.tests) {
+          const { enc, sharedSecret } = kem.encap(hex(t.ek), hex(t.m));
+          expect(same(enc, hex(t.c)), `${group.parameterSet} tcId ${t.tcId} c`).to.equal(true);
+          expect(same(sharedSecret, hex(t.k)), `${group.parameterSet} tcId ${t.tcId} k`).to.equal(true);
+        }
       }
-    }
-  });
+    });
+  } else {
+    // node:crypto takes no encapsulation randomness, so the encapsulation samples are checked from
+    // the other side: their ciphertexts decapsulate to their keys under the published dk.
+    it('decapsulates the published encapsulations to their shared keys, and refuses to encapsulate with given randomness', () => {
+      for (const group of groups('encapDecap', 'encapsulation')) {
+        const kem = ML_KEMS[group.parameterSet]!;
+        for (const t of group.tests) {
+          expect(same(kem.decap(hex(t.c), expandedDecapsulationKey(engine, group.parameterSet, hex(t.dk))), hex(t.k)), `${group.parameterSet} tcId ${t.tcId}`).to.equal(true);
+        }
+        expect(() => kem.encap(hex(group.tests[0]!.ek), hex(group.tests[0]!.m))).to.throw(/randomness/);
+      }
+    });
+  }
 
   it('decapsulates valid ciphertexts to their key, and modified ones to the implicit-rejection key', () => {
     const reasons = new Set<string>();
@@ -75,7 +135,7 @@ describe('ML-KEM (FIPS 203) against the NIST ACVP samples', () => {
       const kem = ML_KEMS[group.parameterSet]!;
       for (const t of group.tests) {
         reasons.add(t.reason);
-        expect(same(kem.decap(hex(t.c), hex(t.dk)), hex(t.k)), `${group.parameterSet} tcId ${t.tcId} (${t.reason})`).to.equal(true);
+        expect(same(kem.decap(hex(t.c), expandedDecapsulationKey(engine, group.parameterSet, hex(t.dk))), hex(t.k)), `${group.parameterSet} tcId ${t.tcId} (${t.reason})`).to.equal(true);
       }
     }
     expect([...reasons].sort()).to.deep.equal(['modified ciphertext', 'valid decapsulation']);
@@ -114,17 +174,19 @@ describe('ML-KEM (FIPS 203) against the NIST ACVP samples', () => {
   });
 });
 
-describe('X-Wing (MLKEM768-X25519) against its draft vectors', () => {
+onEachEngine('X-Wing (MLKEM768-X25519) against its draft vectors', (engine) => {
   const kem = HPKE_KEMS.mlKem768X25519;
   const { vectors } = fixture('x-wing.json');
 
-  it('makes the public key from the seed, encapsulates with eseed to ct and ss, and decapsulates ct to ss', () => {
+  it(`makes the public key from the seed${engine === NOBLE ? ', encapsulates with eseed to ct and ss,' : ''} and decapsulates ct to ss`, () => {
     expect(vectors).to.have.length(3);
     for (const v of vectors) {
       expect(same(kem.publicKeyOf(hex(v.seed)), hex(v.pk))).to.equal(true);
-      const { enc, sharedSecret } = kem.encap(hex(v.pk), hex(v.eseed));
-      expect(same(enc, hex(v.ct))).to.equal(true);
-      expect(same(sharedSecret, hex(v.ss))).to.equal(true);
+      if (engine === NOBLE) {
+        const { enc, sharedSecret } = kem.encap(hex(v.pk), hex(v.eseed));
+        expect(same(enc, hex(v.ct))).to.equal(true);
+        expect(same(sharedSecret, hex(v.ss))).to.equal(true);
+      }
       expect(same(kem.decap(hex(v.ct), kem.decapsulationKeyOf(hex(v.sk))), hex(v.ss))).to.equal(true);
     }
   });
@@ -149,7 +211,7 @@ describe('X-Wing (MLKEM768-X25519) against its draft vectors', () => {
   });
 });
 
-describe('HPKE (RFC 9180) with the post-quantum KEMs', () => {
+onEachEngine('HPKE (RFC 9180) with the post-quantum KEMs', (engine) => {
   const { vectors } = fixture('hpke-pq.json');
   const suiteOf = (v: any): HpkeSuite => ({
     kem: Object.values(HPKE_KEMS).find((k) => k.id === v.kem_id)!,
@@ -157,14 +219,17 @@ describe('HPKE (RFC 9180) with the post-quantum KEMs', () => {
     aead: Object.values(HPKE_AEADS).find((a) => a.id === v.aead_id)!,
   });
 
-  it('reproduces draft-ietf-hpke-pq\'s vectors: keys, encapsulation, shared secret, key schedule, and the first message sealed and opened', () => {
+  it(`reproduces draft-ietf-hpke-pq's vectors: keys, ${engine === NOBLE ? 'encapsulation, ' : ''}shared secret, key schedule, and the first message sealed and opened`, () => {
     expect(vectors.map((v: any) => v.kem_id)).to.deep.equal([0x41, 0x42, 0x647a]);
     for (const v of vectors) {
       const suite = suiteOf(v);
       expect(same(suite.kem.publicKeyOf(hex(v.skRm)), hex(v.pkRm)), suite.kem.name).to.equal(true);
-      const { enc, sharedSecret } = suite.kem.encap(hex(v.pkRm), hex(v.ikmE));
-      expect(same(enc, hex(v.enc))).to.equal(true);
-      expect(same(sharedSecret, hex(v.shared_secret))).to.equal(true);
+      // Encapsulation from ikmE only where the engine takes given randomness (@noble).
+      if (engine === NOBLE) {
+        const { enc, sharedSecret } = suite.kem.encap(hex(v.pkRm), hex(v.ikmE));
+        expect(same(enc, hex(v.enc))).to.equal(true);
+        expect(same(sharedSecret, hex(v.shared_secret))).to.equal(true);
+      }
       expect(same(suite.kem.decap(hex(v.enc), suite.kem.decapsulationKeyOf(hex(v.skRm))), hex(v.shared_secret))).to.equal(true);
       const keys = keySchedule(suite, hex(v.shared_secret), hex(v.info));
       expect(keys.key.toString('hex')).to.equal(v.key);
@@ -222,4 +287,29 @@ describe('HPKE (RFC 9180) with the post-quantum KEMs', () => {
       });
     }
   });
+});
+
+describe('the two KEM engines together', () => {
+  after(() => useKemEngine(DEFAULT_ENGINE));
+
+  for (const which of ['mlKem768', 'mlKem1024', 'mlKem768X25519'] as const) {
+    it(`${HPKE_KEMS[which].name}: make the same public key from a seed, and each opens what the other seals to it`, function () {
+      if (kemEngines().length < 2) this.skip();
+      const kem = HPKE_KEMS[which];
+      const seed = randomBytes(kem.seedBytes);
+      const made = (engine: KemEngine) => {
+        useKemEngine(engine);
+        return { publicKey: Buffer.from(kem.publicKeyOf(seed)), sealed: kem.encap(kem.publicKeyOf(seed)) };
+      };
+      const opens = (engine: KemEngine, enc: Uint8Array) => {
+        useKemEngine(engine);
+        return Buffer.from(kem.decap(enc, kem.decapsulationKeyOf(seed)));
+      };
+      const node = made('node:crypto');
+      const noble = made(NOBLE);
+      expect(node.publicKey.equals(noble.publicKey)).to.equal(true);
+      expect(opens(NOBLE, node.sealed.enc).equals(Buffer.from(node.sealed.sharedSecret))).to.equal(true);
+      expect(opens('node:crypto', noble.sealed.enc).equals(Buffer.from(noble.sealed.sharedSecret))).to.equal(true);
+    });
+  }
 });
