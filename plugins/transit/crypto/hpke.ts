@@ -186,7 +186,8 @@ const MODE_BASE = 0;
 export interface HpkeContextKeys {
   readonly key: Buffer;
   readonly baseNonce: Buffer;
-  readonly exporterSecret: Buffer;
+  /** Computed when asked for: transit seals one message and exports nothing. */
+  exporterSecret(): Buffer;
 }
 
 function suiteId(suite: HpkeSuite): Buffer {
@@ -217,19 +218,34 @@ function labeledExpand(suite: HpkeSuite, prk: Uint8Array, label: string, info: U
   return Buffer.concat(blocks).subarray(0, length);
 }
 
+/**
+ * key_schedule_context for mode_base without `info`'s hash: its mode byte and psk_id_hash, the
+ * same for every message of a suite, made once per suite. Next to OpenSSL's ML-KEM the
+ * schedule's HMACs are most of a seal (bench/README.md, "What a batch item costs"), so those that
+ * do not depend on the message are made once, and the exporter secret only when asked for.
+ */
+const contextHeads = new WeakMap<HpkeSuite, { head: Buffer; emptyInfoHash: Buffer }>();
+
+function contextHead(suite: HpkeSuite): { head: Buffer; emptyInfoHash: Buffer } {
+  let head = contextHeads.get(suite);
+  if (!head) {
+    const empty = Buffer.alloc(0);
+    head = { head: Buffer.concat([Buffer.of(MODE_BASE), labeledExtract(suite, empty, 'psk_id_hash', empty)]), emptyInfoHash: labeledExtract(suite, empty, 'info_hash', empty) };
+    contextHeads.set(suite, head);
+  }
+  return head;
+}
+
 /** KeySchedule for mode_base: no PSK, an empty psk_id. */
 export function keySchedule(suite: HpkeSuite, sharedSecret: Uint8Array, info: Uint8Array): HpkeContextKeys {
   const empty = Buffer.alloc(0);
-  const context = Buffer.concat([
-    Buffer.of(MODE_BASE),
-    labeledExtract(suite, empty, 'psk_id_hash', empty),
-    labeledExtract(suite, empty, 'info_hash', info),
-  ]);
+  const { head, emptyInfoHash } = contextHead(suite);
+  const context = Buffer.concat([head, info.length === 0 ? emptyInfoHash : labeledExtract(suite, empty, 'info_hash', info)]);
   const secret = labeledExtract(suite, sharedSecret, 'secret', empty);
   return {
     key: labeledExpand(suite, secret, 'key', context, suite.aead.keyBytes),
     baseNonce: labeledExpand(suite, secret, 'base_nonce', context, NONCE_BYTES),
-    exporterSecret: labeledExpand(suite, secret, 'exp', context, suite.kdf.bytes),
+    exporterSecret: () => labeledExpand(suite, secret, 'exp', context, suite.kdf.bytes),
   };
 }
 
