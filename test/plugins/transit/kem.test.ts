@@ -216,6 +216,17 @@ describe('transit key-encapsulation keys (ml-kem, mlkem768-x25519)', () => {
     expect([refused.status, refused.error]).to.deep.equal([400, 'failed to open the ciphertext: message authentication failed']);
   });
 
+  it('encrypts and decrypts a batch of a hundred items in slices, giving the event loop back between them', async () => {
+    await ok(h.write('keys/k', { type: 'ml-kem' }));
+    const texts = Array.from({ length: 100 }, (_, i) => b64(`item ${i}`));
+    const sealing = await turnsDuring(() => ok(h.write('encrypt/k', { batch_input: texts.map((plaintext) => ({ plaintext })) })));
+    expect(sealing.turns).to.be.at.least(3);
+    const sealed = sealing.result.batch_results.map((r: { ciphertext: string }) => ({ ciphertext: r.ciphertext }));
+    const opening = await turnsDuring(() => ok(h.write('decrypt/k', { batch_input: sealed })));
+    expect(opening.turns).to.be.at.least(3);
+    expect(opening.result.batch_results.map((r: { plaintext: string }) => r.plaintext)).to.deep.equal(texts);
+  });
+
   it('exports the private seed of an exportable key as encryption-key, from which the public key follows', async () => {
     await ok(h.write('keys/k', { type: 'ml-kem', exportable: true }));
     const seed = Buffer.from((await ok(h.read('export/encryption-key/k/1'))).keys['1'], 'base64');
