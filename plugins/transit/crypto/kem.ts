@@ -148,6 +148,18 @@ export async function kemEncryptLarge(
 }
 
 /**
+ * The shared secret in `enc`, or null when the KEM refuses it: @noble's X-Wing throws on an X25519
+ * part that is a low-order point, which is the client's bad ciphertext and answers as a forgery.
+ */
+function decapOrNull(kem: HpkeKem, enc: Uint8Array, key: unknown): Uint8Array | null {
+  try {
+    return kem.decap(enc, key);
+  } catch {
+    return null;
+  }
+}
+
+/**
  * kemDecrypt of one ciphertext of megabytes: decoded and opened `turnBytes` at a time with a turn
  * of the event loop after each; the plaintext is released only once the tag has verified, and a
  * forged one is wiped.
@@ -177,8 +189,9 @@ export async function kemDecryptLarge(
   if (payload.length < suite.kem.encBytes) return new ItemError(`invalid ciphertext length: a ${suite.kem.name} ciphertext starts with its ${suite.kem.encBytes}-byte encapsulated key`);
   if (payload.length < suite.kem.encBytes + TAG_BYTES) return new ItemError(OPEN_FAILED);
   const decapsulationKey = suite.kem.decapsulationKeyOf(version.key);
-  const sharedSecret = suite.kem.decap(payload.subarray(0, suite.kem.encBytes), decapsulationKey);
+  const sharedSecret = decapOrNull(suite.kem, payload.subarray(0, suite.kem.encBytes), decapsulationKey);
   suite.kem.forget(decapsulationKey);
+  if (!sharedSecret) return new ItemError(OPEN_FAILED);
   const keys = keySchedule(suite, sharedSecret, item.context ?? EMPTY);
   sharedSecret.fill(0);
   const decipher = aeadDecipher(suite.aead, keys);
@@ -245,7 +258,12 @@ export function kemDecrypt(
       let key = keys.get(version.version);
       if (!key) keys.set(version.version, (key = suite.kem.decapsulationKeyOf(version.key)));
       const enc = payload.subarray(0, suite.kem.encBytes);
-      const plaintext = open(suite, key, enc, item.context ?? EMPTY, item.aad ?? EMPTY, payload.subarray(suite.kem.encBytes));
+      let plaintext: Buffer | null;
+      try {
+        plaintext = open(suite, key, enc, item.context ?? EMPTY, item.aad ?? EMPTY, payload.subarray(suite.kem.encBytes));
+      } catch {
+        plaintext = null;
+      }
       results[i] = plaintext ?? new ItemError(OPEN_FAILED);
     });
   } finally {

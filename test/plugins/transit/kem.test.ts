@@ -216,6 +216,27 @@ describe('transit key-encapsulation keys (ml-kem, mlkem768-x25519)', () => {
     expect([refused.status, refused.error]).to.deep.equal([400, 'failed to open the ciphertext: message authentication failed']);
   });
 
+  it('answers a ciphertext whose X25519 part is a low-order point as one that does not open, alone and in a batch, on each engine', async () => {
+    await ok(h.write('keys/k', { type: 'mlkem768-x25519' }));
+    const { ciphertext } = await ok(h.write('encrypt/k', { plaintext: b64('x') }));
+    const payload = Buffer.from(ciphertext.slice('vault:v1:'.length), 'base64');
+    payload.fill(0, 1088, 1120);
+    const forged = 'vault:v1:' + payload.toString('base64');
+    const inUse = kemEngine();
+    try {
+      for (const engine of kemEngines()) {
+        useKemEngine(engine);
+        const alone = await h.write('decrypt/k', { ciphertext: forged });
+        expect([alone.status, alone.error], engine).to.deep.equal([400, 'failed to open the ciphertext: message authentication failed']);
+        const batch = await ok(h.write('decrypt/k', { batch_input: [{ ciphertext: forged }, { ciphertext }], partial_failure_response_code: 207 }), 207);
+        expect(batch.batch_results[0].error, engine).to.equal('failed to open the ciphertext: message authentication failed');
+        expect(batch.batch_results[1].plaintext, engine).to.equal(b64('x'));
+      }
+    } finally {
+      useKemEngine(inUse);
+    }
+  });
+
   it('encrypts and decrypts a batch of a hundred items in slices, giving the event loop back between them', async () => {
     await ok(h.write('keys/k', { type: 'ml-kem' }));
     const texts = Array.from({ length: 100 }, (_, i) => b64(`item ${i}`));
