@@ -5,8 +5,9 @@
  * at 64 connections beside a bare koa JSON echo and Keywarden's HTTP layer alone
  * (bench/lib/app-echo.ts); HMAC, sign (ed25519, ecdsa-p256) and verify batches; sign and
  * verify batches of the post-quantum keys, one row per parameter set (ml-dsa, the hybrid pairs,
- * slh-dsa), on this build only; start-up time and resident memory after the load. Ratios
- * measured in this one run.
+ * slh-dsa), on this build only; encrypt and decrypt batches under the key-encapsulation keys
+ * (ml-kem 768 and 1024, mlkem768-x25519) beside rsa-2048's OAEP, the other public-key encryption;
+ * start-up time and resident memory after the load. Ratios measured in this one run.
  *
  * With BENCH_BASELINE=<directory of another built checkout> (a git worktree of an older commit,
  * built), the derived-key batch, the single-item cells and the HMAC, sign and verify batches also
@@ -21,6 +22,9 @@ import { sequentialLatency } from './lib/latency.js';
 import { interleaved, load, rangeText, rssMb, ROUNDS, WARM_UP_S, type LoadResult, type Measured } from './lib/load.js';
 
 const SECONDS = Number(process.env.BENCH_DURATION ?? 5);
+/** The KEM rows' batch size and shortest cell. */
+const KEM_BATCH = 10;
+const KEM_SECONDS = 10;
 const BASELINE = process.env.BENCH_BASELINE;
 
 /** A row of this build's figure over the baseline build's (BENCH_BASELINE), both measured in interleaved rounds. */
@@ -259,6 +263,33 @@ async function main(): Promise<void> {
       const verifyBody = JSON.stringify({ batch_input: items.map((item, i) => ({ ...item, signature: signed.data.batch_results[i].signature })) });
       const verifyRate = await pqRate(`transit/verify/${key}`, verifyBody);
       rows.push({ measure: `verify ${label}, batch of ${size} (items/s)`, keywarden: verifyRate, 'compared with': echo, against: 'echo floor', ratio: verifyRate / echo });
+    }
+
+    // Key-encapsulation keys (docs/transit-kem.md): batches of 10 × 64 B sealed to the public key
+    // and opened, beside rsa-2048 (OAEP, SHA-256). This build only: a baseline has no such keys.
+    // Batches of 100 in cells as long as the other rows' answered none within the cell on a loaded
+    // machine (the rows came out 0), so batches are small and cells at least KEM_SECONDS.
+    const kemKeys = [
+      ['kem768', { type: 'ml-kem' }, 'ml-kem 768'],
+      ['kem1024', { type: 'ml-kem', parameter_set: '1024' }, 'ml-kem 1024'],
+      ['xwing', { type: 'mlkem768-x25519' }, 'mlkem768-x25519'],
+      ['rsa', { type: 'rsa-2048' }, 'rsa-2048 (OAEP)'],
+    ] as const;
+    const kemItems = Array.from({ length: KEM_BATCH }, () => ({ plaintext: randomBytes(64).toString('base64') }));
+    const kemRate = async (p: string, body: string) => (await load(url(p), { body, headers, connections: 4, seconds: Math.max(SECONDS, KEM_SECONDS) })).requestsPerSecond * KEM_BATCH;
+    const kemFigures: Record<string, { encrypt: number; decrypt: number }> = {};
+    for (const [key, settings, label] of kemKeys) {
+      await server.request('POST', `transit/keys/${key}`, settings);
+      const sealed = await server.request('POST', `transit/encrypt/${key}`, { batch_input: kemItems });
+      const decryptBody = JSON.stringify({ batch_input: sealed.data.batch_results.map((r: { ciphertext: string }) => ({ ciphertext: r.ciphertext })) });
+      kemFigures[label] = { encrypt: await kemRate(`transit/encrypt/${key}`, JSON.stringify({ batch_input: kemItems })), decrypt: await kemRate(`transit/decrypt/${key}`, decryptBody) };
+    }
+    const rsaFigures = kemFigures['rsa-2048 (OAEP)']!;
+    for (const [, , label] of kemKeys.slice(0, 3)) {
+      for (const operation of ['encrypt', 'decrypt'] as const) {
+        const ours = kemFigures[label]![operation];
+        rows.push({ measure: `${operation} ${label} batch ${KEM_BATCH} × 64 B (items/s)`, keywarden: ours, 'compared with': rsaFigures[operation], against: `${operation} rsa-2048 (OAEP) batch`, ratio: ours / rsaFigures[operation] });
+      }
     }
 
     rows.push({ measure: 'start-up to unsealed and serving (ms)', keywarden: server.startupMs, 'compared with': 1000, against: 'target', ratio: server.startupMs / 1000 });

@@ -23,6 +23,7 @@ import { chachaCipher, chachaDecipher } from './chacha.js';
 import { ItemError } from './item-error.js';
 import { MISSING_CONTEXT, counterModeKdf } from './derive.js';
 import { hmacInTurns } from './hmac.js';
+import { kemDecrypt, kemDecryptLarge, kemEncrypt, kemEncryptLarge } from './kem.js';
 
 /** RSA encryption paddings (`padding_scheme`): OAEP with SHA-256 (the default) and PKCS #1 v1.5. */
 export const RSA_PADDING_SCHEMES = ['oaep', 'pkcs1v15'] as const;
@@ -123,6 +124,7 @@ export function encryptBatch(wasm: WasmCrypto, policy: KeyPolicy, items: readonl
   const info = policy.info;
   if (!info.encryption) return results.fill(new ItemError(`message encryption not supported for key type ${info.name}`));
   if (info.family === 'rsa') rsaEncrypt(policy, items, results);
+  else if (info.family === 'kem') kemEncrypt(policy, items, results, versionPrefix);
   else encryptSymmetric(wasm, policy, items, results);
   return results;
 }
@@ -180,6 +182,7 @@ export function decryptBatch(wasm: WasmCrypto, policy: KeyPolicy, items: readonl
   const info = policy.info;
   if (!info.decryption) return results.fill(new ItemError(`message decryption not supported for key type ${info.name}`));
   if (info.family === 'rsa') rsaDecrypt(policy, items, results);
+  else if (info.family === 'kem') kemDecrypt(policy, items, results, parseCiphertext);
   else decryptSymmetric(wasm, policy, items, results);
   return results;
 }
@@ -262,11 +265,13 @@ export function isLargeItem(item: EncryptItem): boolean {
  * Encrypts one item with a plaintext of megabytes: the ciphertext encryptBatch would make, but
  * sealed and base64-encoded TURN_BYTES at a time with a turn of the event loop after each
  * (encrypting tens of megabytes in one go held every other client up: bench/README.md, "Large
- * requests"), the convergent nonce's HMAC likewise. Keys without a symmetric cipher go to
+ * requests"), the convergent nonce's HMAC likewise. KEM keys seal in pieces too
+ * (kemEncryptLarge); other keys without a symmetric cipher go to
  * encryptBatch.
  */
 export async function encryptLarge(wasm: WasmCrypto, policy: KeyPolicy, item: EncryptItem): Promise<Encrypted | ItemError> {
   const family = policy.info.family;
+  if (family === 'kem') return kemEncryptLarge(policy, item, versionPrefix, TURN_BYTES);
   if (!policy.info.encryption || (family !== 'aes-gcm' && family !== 'chacha')) return encryptBatch(wasm, policy, [item])[0]!;
   const results: (Encrypted | ItemError)[] = [];
   const [work] = encryptionWork(wasm, policy, [item], results);
@@ -314,11 +319,13 @@ export function isLargeCiphertext(item: DecryptItem): boolean {
  * Decrypts one item with a ciphertext of megabytes: the plaintext or error decryptBatch would
  * give, with the same checks in the same order, but the payload decoded and opened TURN_BYTES at
  * a time with a turn of the event loop after each, as encryptLarge seals. The plaintext is
- * released only once the tag has verified; a forged one is wiped. Keys without a symmetric cipher
+ * released only once the tag has verified; a forged one is wiped. KEM keys open in pieces too
+ * (kemDecryptLarge); other keys without a symmetric cipher
  * go to decryptBatch.
  */
 export async function decryptLarge(wasm: WasmCrypto, policy: KeyPolicy, item: DecryptItem): Promise<Buffer | ItemError> {
   const family = policy.info.family;
+  if (family === 'kem') return kemDecryptLarge(policy, item, parseCiphertext, TURN_BYTES);
   if (!policy.info.decryption || (family !== 'aes-gcm' && family !== 'chacha')) return decryptBatch(wasm, policy, [item])[0]!;
   const parsed = parseCiphertext(item.ciphertext);
   let decoded: Buffer | undefined;

@@ -6,6 +6,8 @@
  */
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyType } from '../keys/key-types.js';
+import { kemEngine, type KemEngine } from './hpke.js';
+import { kemForKey } from './kem.js';
 
 /**
  * The estimated cost of the items of a batch, in microseconds: `itemUs` for every item and
@@ -49,6 +51,24 @@ const ASYMMETRIC_US: Readonly<Partial<Record<KeyType, { readonly private: number
   hybrid: { private: 120, public: 120 },
 };
 
+/**
+ * Sealing (`public`: encapsulation, key schedule, AES-256-GCM) and opening (`private`) one item
+ * under a KEM key (docs/transit-kem.md), by engine (hpke.ts) and HPKE KEM name, measured as
+ * bench/README.md ("What a batch item costs") says.
+ */
+const KEM_US: Readonly<Record<KemEngine, Readonly<Record<string, { readonly private: number; readonly public: number }>>>> = {
+  'node:crypto': {
+    'ML-KEM-768': { private: 300, public: 300 },
+    'ML-KEM-1024': { private: 400, public: 350 },
+    'MLKEM768-X25519': { private: 750, public: 900 },
+  },
+  '@noble/post-quantum': {
+    'ML-KEM-768': { private: 900, public: 800 },
+    'ML-KEM-1024': { private: 1400, public: 1000 },
+    'MLKEM768-X25519': { private: 3300, public: 3200 },
+  },
+};
+
 /** The length of an item's text field; 0 when it is not a string. */
 export function textLength(text: unknown): number {
   return typeof text === 'string' ? text.length : 0;
@@ -63,6 +83,9 @@ export function readCost<T>(sizeOf: (item: T) => number): ItemCost<T> {
 export function cipherCost<T>(policy: KeyPolicy, decrypting: boolean, sizeOf: (item: T) => number): ItemCost<T> {
   const info = policy.info;
   if (info.family === 'rsa') return { itemUs: ASYMMETRIC_US[info.name]![decrypting ? 'private' : 'public'], unitUs: 0, sizeOf };
+  if (info.family === 'kem') {
+    return { itemUs: KEM_US[kemEngine()][kemForKey(info, policy.settings.parameterSet).name]![decrypting ? 'private' : 'public'], unitUs: SYMMETRIC_BYTE_US, sizeOf };
+  }
   const itemUs = (info.family === 'chacha' ? CHACHA_ITEM_US : SYMMETRIC_ITEM_US) + (policy.settings.derived ? DERIVED_ITEM_US : 0);
   return { itemUs, unitUs: SYMMETRIC_BYTE_US, sizeOf };
 }

@@ -73,7 +73,8 @@ export function pqParameters(
 ): PqParameters | undefined {
   const { parameterSet, hybridPqc, hybridEc } = fields;
   if (family !== 'ml-dsa' && family !== 'slh-dsa' && family !== 'hybrid') {
-    if (parameterSet) throw new BadRequestError(`parameter_set is not valid for key type ${typeName}: only ml-dsa, slh-dsa and hybrid keys take one`);
+    // ml-kem keys take one too (crypto/kem.ts checks theirs).
+    if (parameterSet && family !== 'kem') throw new BadRequestError(`parameter_set is not valid for key type ${typeName}: only ml-dsa, slh-dsa, hybrid and ml-kem keys take one`);
     if (hybridPqc || hybridEc) throw new BadRequestError(`hybrid_key_type_pqc and hybrid_key_type_ec are only valid for hybrid keys, not ${typeName}`);
     return undefined;
   }

@@ -21,6 +21,7 @@ import { createPrivateKey, createPublicKey, randomBytes, sign, verify, type Json
 import { parse, parseNumberAndBigInt, stringify } from 'lossless-json';
 import { BadRequestError } from '../../../sdk/index.js';
 import { decodeBase64 } from '../crypto/base64.js';
+import { kemMaterialFromImport, kemPublicKeyFromImport, parameterSetFor } from '../crypto/kem.js';
 import { KeyPolicy, type BackupInfo, type PolicySettings } from './key-policy.js';
 import { keyTypeByVaultId, type KeyTypeInfo } from './key-types.js';
 import type { KeyVersion } from './key-version.js';
@@ -54,6 +55,7 @@ export function encodeBackup(policy: KeyPolicy): string {
   const goPolicy: JsonObject = {
     name: s.name,
     ...(s.keySize ? { key_size: s.keySize } : {}),
+    ...(s.parameterSet ? { parameter_set: s.parameterSet } : {}),
     keys,
     derived: s.derived,
     kdf: s.kdf,
@@ -96,6 +98,10 @@ function goKeyEntry(info: KeyTypeInfo, v: KeyVersion, pq: PqParameters | undefin
     case 'chacha':
     case 'hmac':
       entry.key = v.key!.toString('base64');
+      break;
+    case 'kem':
+      if (v.key) entry.key = v.key.toString('base64');
+      entry.public_key = v.encapsulationKey!.toString('base64');
       break;
     case 'ed25519':
       if (v.privateKey) entry.key = ed25519GoPrivateKey(v.privateKey).toString('base64');
@@ -171,6 +177,10 @@ export function decodeBackup(blob: string): KeyPolicy {
   const kdf = intField(policy, 'kdf', 0);
   if (kdf !== 0 && kdf !== 1) throw new BadRequestError(`backup policy has an unknown kdf ${kdf}`);
   const autoRotateNanos = bigField(policy, 'auto_rotate_period', 0n);
+  const parameterSet = parameterSetFor(info, stringField(policy, 'parameter_set', ''));
+  if (info.family === 'kem' && (boolField(policy, 'derived') || boolField(policy, 'convergent_encryption'))) {
+    throw new BadRequestError(`backup policy of key type ${info.name} is derived or convergent, which that type does not support`);
+  }
   if (autoRotateNanos < 0n) throw new BadRequestError('backup policy has a negative auto_rotate_period');
 
   const pq = backupPqParameters(info, policy);
@@ -181,12 +191,13 @@ export function decodeBackup(blob: string): KeyPolicy {
   for (let version = Math.max(minAvailableVersion, 1); version <= latestVersion; version++) {
     const raw = lookup(entries, String(version)) ?? archive[version - minAvailableVersion];
     if (raw === undefined || raw === null) throw new BadRequestError(`backup is missing key version ${version}`);
-    versions.set(version, versionFromGo(info, version, asObject(raw, `key version ${version}`), pq));
+    versions.set(version, versionFromGo(info, version, asObject(raw, `key version ${version}`), pq, parameterSet));
   }
 
   const settings: PolicySettings = {
     name,
     type: info.name,
+    ...(parameterSet ? { parameterSet } : {}),
     derived: boolField(policy, 'derived'),
     kdf,
     convergentEncryption: boolField(policy, 'convergent_encryption'),
@@ -225,7 +236,7 @@ function backupPqParameters(info: KeyTypeInfo, policy: JsonObject): PqParameters
   }
 }
 
-function versionFromGo(info: KeyTypeInfo, version: number, entry: JsonObject, pq: PqParameters | undefined): KeyVersion {
+function versionFromGo(info: KeyTypeInfo, version: number, entry: JsonObject, pq: PqParameters | undefined, parameterSet: string | undefined): KeyVersion {
   const what = `key version ${version}`;
   const key = bytesField(entry, 'key', what);
   const time = stringField(entry, 'time', '');
@@ -255,6 +266,13 @@ function versionFromGo(info: KeyTypeInfo, version: number, entry: JsonObject, pq
     case 'hybrid': {
       const publicKey = decodeBase64(stringField(entry, 'public_key', ''), `${what} public_key`);
       return { ...base, hmacKey, ...pqVersionFromBackup(info.family, pq!, key, publicKey, what) };
+    }
+    case 'kem': {
+      const encapsulationKey = kemPublicKeyFromImport(info, parameterSet, stringField(entry, 'public_key', ''));
+      if (!key) return { ...base, hmacKey, encapsulationKey };
+      const material = kemMaterialFromImport(info, parameterSet, key);
+      if (!material.encapsulationKey.equals(encapsulationKey)) throw new BadRequestError(`${what}: public_key is not the public key of the private seed`);
+      return { ...base, hmacKey, ...material };
     }
     default: {
       const { privateKey, publicKey } = asymmetricFromGo(info, entry, key, what);

@@ -2,6 +2,7 @@
 import type { KeyPolicy } from './key-policy.js';
 import { formatPublicKey } from './key-version.js';
 import { derivedEd25519PublicKey } from '../crypto/derive.js';
+import { kemForKey } from '../crypto/kem.js';
 
 export function keyBody(policy: KeyPolicy, context?: Buffer): Record<string, unknown> {
   const s = policy.settings;
@@ -66,6 +67,7 @@ function versionName(policy: KeyPolicy): string {
   if (info.curve) return info.curve;
   if (info.family === 'ml-dsa') return `ml-dsa-${settings.parameterSet}`;
   if (info.family === 'slh-dsa') return settings.parameterSet!;
+  if (info.family === 'kem') return kemForKey(info, settings.parameterSet).name;
   return info.name;
 }
 

@@ -21,8 +21,10 @@ import type { KeyVersion } from './key-version.js';
 
 /** What an imported blob or public key becomes in a key version. */
 export interface ImportedMaterial {
-  /** Symmetric and HMAC keys. */
+  /** Symmetric and HMAC keys, and a KEM key's private seed. */
   readonly key?: Buffer;
+  /** KEM keys: the raw public key. */
+  readonly encapsulationKey?: Buffer;
   readonly privateKey?: KeyObject;
   readonly publicKey?: KeyObject;
 }
@@ -40,7 +42,7 @@ const NODE_CURVES: Readonly<Record<string, string>> = { prime256v1: 'P-256', sec
 // ---------------------------------------------------------------------------------------------
 // Export encodings
 
-/** `encryption-key`: raw base64 for AES/ChaCha, PKCS#1 PEM for RSA; "" for a version without its private part. */
+/** `encryption-key`: raw base64 for AES/ChaCha and for a KEM key's private seed, PKCS#1 PEM for RSA; "" for a version without its private part. */
 export function exportEncryptionKey(info: KeyTypeInfo, v: KeyVersion): string {
   if (info.family === 'rsa') return rsaPrivatePem(v);
   return v.key ? v.key.toString('base64') : '';
@@ -78,6 +80,7 @@ export function exportHmacKey(v: KeyVersion): string {
  * Vault), raw base64 for Ed25519, the composite key as PEM under the draft's OID for hybrid keys.
  */
 export function exportPublicKey(info: KeyTypeInfo, v: KeyVersion, pq?: PqParameters): string {
+  if (info.family === 'kem') return v.encapsulationKey?.toString('base64') ?? '';
   if (!v.publicKey) return '';
   if (info.family === 'ed25519') return ed25519RawPublic(v.publicKey).toString('base64');
   if (info.family === 'hybrid') return compositePublicPem(pq!, { publicKey: v.publicKey, ecPublicKey: v.ecPublicKey! });
@@ -97,11 +100,15 @@ function certificatePem(base64Der: string): string {
   return `-----BEGIN CERTIFICATE-----\n${lines.join('\n')}\n-----END CERTIFICATE-----`;
 }
 
-/** The bytes byok-export wraps: raw for symmetric and HMAC keys, PKCS#8 DER for asymmetric ones. */
+/** The bytes byok-export wraps: raw for symmetric and HMAC keys and KEM seeds, PKCS#8 DER for other asymmetric ones. */
 export function wrappableMaterial(info: KeyTypeInfo, v: KeyVersion): Buffer {
   if (info.family === 'aes-gcm' || info.family === 'chacha' || info.family === 'hmac') return v.key!;
   // A hybrid key is two keys; no PKCS#8 structure carries both for an importer to read.
   if (info.family === 'hybrid') throw new BadRequestError('hybrid keys cannot be exported through byok-export: the import side has no format for them');
+  if (info.family === 'kem') {
+    if (!v.key) throw new BadRequestError(`version ${v.version} of the key has only a public key; there is no private key to export`);
+    return v.key;
+  }
   if (!v.privateKey) throw new BadRequestError(`version ${v.version} of the key has only a public key; there is no private key to export`);
   return v.privateKey.export({ type: 'pkcs8', format: 'der' });
 }

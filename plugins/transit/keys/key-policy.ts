@@ -6,6 +6,7 @@
 import { BadRequestError } from '../../../sdk/index.js';
 import { pqParameters, type HybridEcType, type PqParameters } from '../crypto/pq-signing.js';
 import { keyTypeInfo, type KeyType, type KeyTypeInfo } from './key-types.js';
+import { parameterSetFor } from '../crypto/kem.js';
 import type { KeyVersion } from './key-version.js';
 
 export interface BackupInfo {
@@ -37,7 +38,7 @@ export interface PolicySettings {
   readonly allowImportedKeyRotation: boolean;
   readonly backupInfo?: BackupInfo;
   readonly restoreInfo?: BackupInfo;
-  /** ml-dsa (44, 65, 87), slh-dsa (slh-dsa-sha2-128s …) and hybrid (its ML-DSA set) keys only. */
+  /** ml-dsa (44, 65, 87), slh-dsa (slh-dsa-sha2-128s …), hybrid (its ML-DSA set) and ml-kem (768, 1024) keys only. */
   readonly parameterSet?: string;
   /** hybrid keys only: the type of their elliptic-curve half. */
   readonly hybridEc?: HybridEcType;
@@ -61,6 +62,8 @@ export class KeyPolicy {
   /** The parameters of a post-quantum key (ml-dsa, slh-dsa, hybrid); undefined for the others. */
   get pq(): PqParameters | undefined {
     const { parameterSet, hybridEc } = this.settings;
+    // An ml-kem key has a parameter set too; it is no signing key.
+    if (this.info.family === 'kem') return undefined;
     return parameterSet ? { parameterSet, ...(hybridEc ? { hybridEc } : {}) } : undefined;
   }
 
@@ -113,6 +116,7 @@ export function newPolicySettings(input: {
 }): PolicySettings {
   const info = keyTypeInfo(input.type);
   const pq = pqParameters(info.family, info.name, input);
+  const kemParameterSet = parameterSetFor(info, input.parameterSet);
   if (input.convergent && !input.derived) throw new BadRequestError('convergent encryption requires derivation to be enabled');
   if (input.derived && !info.derivation) throw new BadRequestError(`key derivation and convergent encryption not supported for keys of type ${info.name}`);
   if (input.convergent && info.family === 'ed25519') throw new BadRequestError(`convergent encryption not supported for keys of type ${info.name}`);
@@ -122,6 +126,7 @@ export function newPolicySettings(input: {
   return {
     name: input.name,
     type: info.name,
+    ...(kemParameterSet ? { parameterSet: kemParameterSet } : {}),
     derived: input.derived,
     kdf: 1,
     convergentEncryption: input.convergent,

@@ -24,7 +24,9 @@ export type KeyType =
   | 'hmac'
   | 'ml-dsa'
   | 'hybrid'
-  | 'slh-dsa';
+  | 'slh-dsa'
+  | 'ml-kem'
+  | 'mlkem768-x25519';
 
 export interface KeyTypeInfo {
   readonly name: KeyType;
@@ -35,7 +37,7 @@ export interface KeyTypeInfo {
   readonly derivation: boolean;
   /** Authenticated encryption with associated data. */
   readonly aead: boolean;
-  readonly family: 'aes-gcm' | 'chacha' | 'ed25519' | 'ecdsa' | 'rsa' | 'hmac' | 'ml-dsa' | 'hybrid' | 'slh-dsa';
+  readonly family: 'aes-gcm' | 'chacha' | 'ed25519' | 'ecdsa' | 'rsa' | 'hmac' | 'ml-dsa' | 'hybrid' | 'slh-dsa' | 'kem';
   /** Symmetric key length in bytes (AES, ChaCha). */
   readonly keyBytes?: number;
   /** Nonce length in bytes of a symmetric cipher: 12, or 24 for XChaCha20-Poly1305. */
@@ -48,6 +50,10 @@ const t = (info: KeyTypeInfo) => info;
 
 /** The backup type number of xchacha20-poly1305 keys (see above). */
 export const XCHACHA_BACKUP_ID = 1011;
+
+/** The backup type numbers of the key-encapsulation types, which neither anchor has (docs/transit-kem.md). */
+export const ML_KEM_BACKUP_ID = 1020;
+export const MLKEM768_X25519_BACKUP_ID = 1021;
 
 export const KEY_TYPES: Readonly<Record<KeyType, KeyTypeInfo>> = {
   'aes256-gcm96': t({ name: 'aes256-gcm96', vaultId: 0, encryption: true, decryption: true, signing: false, derivation: true, aead: true, family: 'aes-gcm', keyBytes: 32 }),
@@ -66,6 +72,8 @@ export const KEY_TYPES: Readonly<Record<KeyType, KeyTypeInfo>> = {
   'ml-dsa': t({ name: 'ml-dsa', vaultId: 14, encryption: false, decryption: false, signing: true, derivation: false, aead: false, family: 'ml-dsa' }),
   hybrid: t({ name: 'hybrid', vaultId: 15, encryption: false, decryption: false, signing: true, derivation: false, aead: false, family: 'hybrid' }),
   'slh-dsa': t({ name: 'slh-dsa', vaultId: 17, encryption: false, decryption: false, signing: true, derivation: false, aead: false, family: 'slh-dsa' }),
+  'ml-kem': t({ name: 'ml-kem', vaultId: ML_KEM_BACKUP_ID, encryption: true, decryption: true, signing: false, derivation: false, aead: true, family: 'kem' }),
+  'mlkem768-x25519': t({ name: 'mlkem768-x25519', vaultId: MLKEM768_X25519_BACKUP_ID, encryption: true, decryption: true, signing: false, derivation: false, aead: true, family: 'kem' }),
 };
 
 export const KEY_TYPE_NAMES = Object.keys(KEY_TYPES) as KeyType[];

@@ -7,13 +7,16 @@ import { promisify } from 'node:util';
 import { BadRequestError } from '../../../sdk/index.js';
 import { compositePublicPem, generatePqKeyPair, type PqParameters } from '../crypto/pq-signing.js';
 import type { KeyTypeInfo } from './key-types.js';
+import { kemForKey } from '../crypto/kem.js';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 
 export interface KeyVersion {
   readonly version: number;
-  /** Symmetric key (AES, ChaCha) or the HMAC key of an `hmac`-type key. */
+  /** Symmetric key (AES, ChaCha), the HMAC key of an `hmac`-type key, or a KEM key's private seed. */
   readonly key?: Buffer;
+  /** KEM keys: the public (encapsulation) key, raw (docs/transit-kem.md). */
+  readonly encapsulationKey?: Buffer;
   /** The version's independent 256-bit HMAC key (for `hmac` keys: the key itself). */
   readonly hmacKey: Buffer;
   readonly privateKey?: KeyObject;
@@ -35,6 +38,7 @@ export interface KeyVersion {
 interface StoredVersion {
   version: number;
   key?: string;
+  encapsulation_key?: string;
   hmac_key: string;
   private_key?: string;
   public_key?: string;
@@ -51,7 +55,7 @@ export async function generateVersion(
   info: KeyTypeInfo,
   version: number,
   now: Date,
-  options: { keySize?: number; convergent: boolean; pq?: PqParameters | undefined },
+  options: { keySize?: number; convergent: boolean; pq?: PqParameters | undefined; parameterSet?: string | undefined },
 ): Promise<KeyVersion> {
   const base = {
     version,
@@ -88,6 +92,11 @@ export async function generateVersion(
       if (!options.pq) throw new BadRequestError(`a ${info.name} key needs a parameter_set`);
       return { ...base, ...(await generatePqKeyPair(info.family, options.pq)), hmacKey: randomBytes(32) };
     }
+    case 'kem': {
+      const kem = kemForKey(info, options.parameterSet);
+      const key = randomBytes(kem.seedBytes);
+      return { ...base, key, encapsulationKey: Buffer.from(kem.publicKeyOf(key)), hmacKey: randomBytes(32) };
+    }
   }
 }
 
@@ -95,6 +104,7 @@ export function encodeVersion(v: KeyVersion): Buffer {
   const stored: StoredVersion = {
     version: v.version,
     ...(v.key ? { key: v.key.toString('base64') } : {}),
+    ...(v.encapsulationKey ? { encapsulation_key: v.encapsulationKey.toString('base64') } : {}),
     hmac_key: v.hmacKey.toString('base64'),
     ...(v.privateKey ? { private_key: v.privateKey.export({ type: 'pkcs8', format: 'der' }).toString('base64') } : {}),
     ...(v.publicKey ? { public_key: v.publicKey.export({ type: 'spki', format: 'der' }).toString('base64') } : {}),
@@ -121,6 +131,7 @@ export function decodeVersion(raw: Uint8Array): KeyVersion {
   return {
     version: s.version,
     ...(s.key ? { key: Buffer.from(s.key, 'base64') } : {}),
+    ...(s.encapsulation_key ? { encapsulationKey: Buffer.from(s.encapsulation_key, 'base64') } : {}),
     hmacKey: Buffer.from(s.hmac_key, 'base64'),
     ...(privateKey ? { privateKey } : {}),
     ...(publicKey ? { publicKey } : {}),
@@ -138,6 +149,7 @@ export function decodeVersion(raw: Uint8Array): KeyVersion {
  * bytes for Ed25519, and for hybrid keys the composite key as PEM under the draft's OID.
  */
 export function formatPublicKey(info: KeyTypeInfo, v: KeyVersion, pq?: PqParameters): string {
+  if (info.family === 'kem') return v.encapsulationKey?.toString('base64') ?? '';
   if (!v.publicKey) return '';
   if (info.family === 'hybrid') return compositePublicPem(pq!, { publicKey: v.publicKey, ecPublicKey: v.ecPublicKey! });
   if (info.family === 'ed25519') {

@@ -36,7 +36,12 @@ export async function createKey(ctx: TransitContext, name: string, input: Create
     const existing = await ctx.keys.get(name);
     if (existing) return { policy: existing, existed: true };
     const empty = new KeyPolicy(settings, new Map());
-    const first = await generateVersion(empty.info, 1, ctx.clock.now(), { keySize: settings.keySize, convergent: settings.convergentEncryption, pq: empty.pq });
+    const first = await generateVersion(empty.info, 1, ctx.clock.now(), {
+      keySize: settings.keySize,
+      convergent: settings.convergentEncryption,
+      pq: empty.pq,
+      parameterSet: settings.parameterSet,
+    });
     const policy = empty.with({ latestVersion: 1 }, new Map([[1, first]]));
     return { policy: await ctx.keys.save(policy, [first]), existed: false };
   });
@@ -50,7 +55,7 @@ export async function rotateKey(ctx: TransitContext, name: string): Promise<KeyP
     const s = policy.settings;
     if (s.imported && !s.allowImportedKeyRotation) throw new BadRequestError(`imported key ${name} does not allow rotation within Keywarden`);
     const next = s.latestVersion + 1;
-    const version = await generateVersion(policy.info, next, ctx.clock.now(), { keySize: s.keySize, convergent: s.convergentEncryption, pq: policy.pq });
+    const version = await generateVersion(policy.info, next, ctx.clock.now(), { keySize: s.keySize, convergent: s.convergentEncryption, pq: policy.pq, parameterSet: s.parameterSet });
     const versions = new Map(policy.versions);
     versions.set(next, version);
     return ctx.keys.save(policy.with({ latestVersion: next, imported: false }, versions), [version]);

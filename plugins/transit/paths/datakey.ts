@@ -19,10 +19,10 @@ const DATAKEY_FIELDS = {
     required: true,
   },
   name: { type: 'name', description: 'Name of the key that encrypts the data key.', required: true },
-  context: { type: 'string', description: 'Base64 context the key is derived from; required for derived keys, ignored by others.' },
+  context: { type: 'string', description: 'Base64 context the key is derived from; required for derived keys. For ml-kem and mlkem768-x25519 keys it is the HPKE info, needed again to decrypt; ignored by others.' },
   associated_data: {
     type: 'string',
-    description: 'Base64 associated data the data key is sealed with, as encrypt does: decrypt needs it again. AEAD key types only (AES-GCM, ChaCha20-Poly1305).',
+    description: 'Base64 associated data the data key is sealed with, as encrypt does: decrypt needs it again. AEAD key types only (AES-GCM, ChaCha20-Poly1305, and the HPKE AEAD of ml-kem and mlkem768-x25519 keys).',
   },
   nonce: { type: 'string', description: 'Base64 12-byte nonce, for convergent keys made by Vault 0.6.1 only (convergent version 1); refused for other keys.' },
   bits: { type: 'int', description: 'Length of the data key in bits: 128, 256 (the default) or 512.', default: 256 },

@@ -14,8 +14,8 @@ import type { KeyPolicy } from '../keys/key-policy.js';
 const DECRYPT_FIELDS = {
   name: { type: 'name', description: 'Name of the key.', required: true },
   ciphertext: { type: 'string', description: 'The vault:v<N>: ciphertext to decrypt, as encrypt returned it; required unless batch_input is given.' },
-  associated_data: { type: 'string', description: 'Base64 associated data given when encrypting (AEAD key types only).' },
-  context: { type: 'string', description: 'Base64 context the key is derived from; required for derived keys, ignored by others.' },
+  associated_data: { type: 'string', description: 'Base64 associated data given when encrypting (AEAD key types only, ml-kem and mlkem768-x25519 included).' },
+  context: { type: 'string', description: 'Base64 context the key is derived from; required for derived keys. For ml-kem and mlkem768-x25519 keys it is the HPKE info, needed again to decrypt; ignored by others.' },
   nonce: {
     type: 'string',
     description: 'Base64 12-byte nonce given when encrypting; needed only for convergent keys made by Vault 0.6.1 (convergent version 1), ignored otherwise.',

@@ -24,11 +24,11 @@ const ENCRYPT_FIELDS = {
   plaintext: { type: 'string', description: 'Base64 plaintext to encrypt; required unless batch_input is given.', sensitive: true },
   associated_data: {
     type: 'string',
-    description: 'Base64 associated data: authenticated, not encrypted, and needed again to decrypt. AEAD key types only (AES-GCM, ChaCha20-Poly1305).',
+    description: 'Base64 associated data: authenticated, not encrypted, and needed again to decrypt. AEAD key types only (AES-GCM, ChaCha20-Poly1305, and the HPKE AEAD of ml-kem and mlkem768-x25519 keys).',
   },
   context: {
     type: 'string',
-    description: 'Base64 context the key is derived from; required for derived keys, ignored by others. On upsert, a context makes the new key derived.',
+    description: 'Base64 context the key is derived from; required for derived keys. For ml-kem and mlkem768-x25519 keys it is the HPKE info, needed again to decrypt; ignored by others. On upsert, a context makes the new key derived.',
   },
   key_version: { type: 'int', description: 'Version to encrypt with: 0 is the latest; otherwise at least min_encryption_version.', default: 0 },
   nonce: {
@@ -48,8 +48,8 @@ const ENCRYPT_FIELDS = {
   type: {
     type: 'string',
     description:
-      'On upsert, the type of key to create: aes256-gcm96 (the default), aes128-gcm96, chacha20-poly1305, xchacha20-poly1305, rsa-2048, rsa-3072 or ' +
-      'rsa-4096. Batch items may name it instead of the request.',
+      'On upsert, the type of key to create: aes256-gcm96 (the default), aes128-gcm96, chacha20-poly1305, xchacha20-poly1305, rsa-2048, rsa-3072, ' +
+      'rsa-4096, ml-kem (ML-KEM-768) or mlkem768-x25519. Batch items may name it instead of the request.',
   },
   convergent_encryption: {
     type: 'bool',
@@ -261,7 +261,8 @@ const ENCRYPT_DESCRIPTION = `
 Encrypts base64 plaintexts with the named key and returns vault:v<N>:<base64> ciphertexts with the
 version used. AES-GCM and ChaCha20-Poly1305 ciphertexts hold nonce, ciphertext and tag; nonces are
 random, or derived from plaintext and context for convergent keys. Derived keys need a context.
-RSA keys encrypt with OAEP (SHA-256). With batch_input, each item gets a result (or an error) in
+RSA keys encrypt with OAEP (SHA-256). ml-kem and mlkem768-x25519 keys seal each plaintext to the
+key's public key with single-shot HPKE (docs/transit-kem.md). With batch_input, each item gets a result (or an error) in
 input order; if some fail the status is 400, or partial_failure_response_code when at least one
 succeeded. On a missing key, a request with the create capability creates it first unless
 config/keys disables upsert.`;

@@ -43,8 +43,9 @@ export function exportPath(ctx: TransitContext) {
     synopsis: 'Export named encryption, signing or HMAC keys, public keys and certificate chains.',
     description:
       'encryption-key (AES/ChaCha raw base64, RSA PKCS#1 PEM), signing-key (ECDSA SEC1 PEM, Ed25519 base64 seed and public key, ' +
-      'RSA PKCS#1 PEM; ML-DSA base64 seed, SLH-DSA base64 private key, hybrid base64 composite private key), hmac-key (base64), ' +
-      'public-key (PEM; Ed25519 raw base64) and certificate-chain (PEM). Private material ' +
+      'RSA PKCS#1 PEM; ML-DSA base64 seed, SLH-DSA base64 private key, hybrid base64 composite private key; ml-kem and ' +
+      'mlkem768-x25519 the base64 private seed), hmac-key (base64), public-key (PEM; Ed25519, ml-kem and mlkem768-x25519 raw ' +
+      'base64) and certificate-chain (PEM). Private material ' +
       'needs exportable; versions below min_decryption_version are refused.',
   });
 }
@@ -60,7 +61,7 @@ function checkKeyTypeOffers(policy: KeyPolicy, exportType: ExportType): void {
       if (!info.signing) throw new BadRequestError('signing not supported for the key');
       return;
     case 'public-key':
-      if (!info.signing) throw new BadRequestError(`public-key export not supported for key type ${info.name}: it has no public key`);
+      if (!info.signing && info.family !== 'kem') throw new BadRequestError(`public-key export not supported for key type ${info.name}: it has no public key`);
       return;
     case 'certificate-chain':
       if (!info.signing) throw new BadRequestError('certificate chain not supported for keys that do not support signing');

@@ -11,6 +11,7 @@ import { BadRequestError, definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { decodeBase64 } from '../crypto/base64.js';
 import { parseOaepHash, unwrapKeyMaterial } from '../crypto/byok.js';
+import { kemMaterialFromImport, kemPublicKeyFromImport } from '../crypto/kem.js';
 import { materialFromImport, publicKeyFromImport, type ImportedMaterial } from '../keys/key-material.js';
 import { KeyPolicy, newPolicySettings } from '../keys/key-policy.js';
 import { keyTypeInfo, type KeyTypeInfo } from '../keys/key-types.js';
@@ -31,8 +32,10 @@ interface ReadMaterial {
 
 const CIPHERTEXT_DESCRIPTION =
   'Base64: the ephemeral AES-256 key wrapped with RSA-OAEP for wrapping_key (first 512 bytes), then the key material ' +
-  'wrapped under it with AES key wrap with padding (RFC 5649). Raw bytes for symmetric and hmac keys, PKCS#8 DER for asymmetric ones.';
-const PUBLIC_KEY_DESCRIPTION = 'PEM public key (or base64 raw 32 bytes for ed25519), instead of ciphertext, for asymmetric types.';
+  'wrapped under it with AES key wrap with padding (RFC 5649). Raw bytes for symmetric and hmac keys and for the private seed ' +
+  'of ml-kem (64 bytes) and mlkem768-x25519 (32 bytes) keys, PKCS#8 DER for other asymmetric ones.';
+const PUBLIC_KEY_DESCRIPTION =
+  'PEM public key (or base64 raw 32 bytes for ed25519, base64 of the raw public key for ml-kem and mlkem768-x25519), instead of ciphertext, for asymmetric types.';
 const HASH_FUNCTION_DESCRIPTION = 'Hash of the RSA-OAEP wrapping (and its MGF1): SHA1, SHA224, SHA256, SHA384 or SHA512.';
 
 export function importPaths(ctx: TransitContext) {
@@ -51,6 +54,7 @@ export function importPaths(ctx: TransitContext) {
       allow_plaintext_backup: { type: 'bool', description: 'Allows plaintext backups; cannot be turned off once set.', default: false },
       auto_rotate_period: { type: 'duration', description: 'Rotate automatically after this long (needs allow_rotation); 0 disables, otherwise at least 1h.', default: 0 },
       convergent_encryption: { type: 'bool', description: 'Not supported on import: an imported key cannot use convergent encryption.' },
+      parameter_set: { type: 'string', description: 'ml-kem keys only: the parameter set of the imported key, 768 (the default) or 1024.' },
     },
     operations: {
       update: {
@@ -75,8 +79,9 @@ export function importPaths(ctx: TransitContext) {
             allowPlaintextBackup: input.allow_plaintext_backup,
             keySize: 0,
             autoRotatePeriod: input.auto_rotate_period,
+            parameterSet: input.parameter_set,
           });
-          const { material, isPrivate } = await readMaterial(ctx, info, input);
+          const { material, isPrivate } = await readMaterial(ctx, info, input, settings.parameterSet);
           if (!isPrivate && info.family === 'ed25519' && input.derived) {
             throw new BadRequestError('unable to import only a public key for a derived ed25519 key: derivation needs the private key');
           }
@@ -127,10 +132,10 @@ export function importPaths(ctx: TransitContext) {
         summary: 'Import a new version, or the private part of a public-only version.',
         handler: async (_req, input) => {
           const current = importableKey(await ctx.keys.get(input.name), input.name);
-          const { material, isPrivate } = await readMaterial(ctx, current.info, input);
+          const { material, isPrivate } = await readMaterial(ctx, current.info, input, current.settings.parameterSet);
           await ctx.keys.withLock(input.name, async () => {
             const policy = importableKey(await ctx.keys.get(input.name), input.name);
-            if (policy.settings.type !== current.settings.type) throw new BadRequestError(`key ${input.name} changed type during the import; retry`);
+            if (policy.settings.type !== current.settings.type || policy.settings.parameterSet !== current.settings.parameterSet) throw new BadRequestError(`key ${input.name} changed type during the import; retry`);
             const { next, written } = withImportedVersion(policy, material, isPrivate, input.version, ctx.clock.now());
             await ctx.keys.save(next, [written]);
           });
@@ -169,20 +174,20 @@ function withImportedVersion(
 ): { next: KeyPolicy; written: KeyVersion } {
   const s = policy.settings;
   const info = policy.info;
-  const asymmetric = info.family === 'rsa' || info.family === 'ecdsa' || info.family === 'ed25519';
+  const asymmetric = info.family === 'rsa' || info.family === 'ecdsa' || info.family === 'ed25519' || info.family === 'kem';
   if (requested !== undefined) {
     const target = policy.versions.get(requested);
     if (!target || requested < 1 || requested > s.latestVersion) throw new BadRequestError(`key version ${requested} does not exist`);
     if (!asymmetric) throw new BadRequestError(`key type ${info.name} does not support importing into an existing version`);
-    if (target.privateKey) throw new BadRequestError(`version ${requested} already has its private key; it cannot be updated`);
+    if (hasPrivatePart(info, target)) throw new BadRequestError(`version ${requested} already has its private key; it cannot be updated`);
     if (!isPrivate) throw new BadRequestError(`version ${requested} already has a public key; only its private key can be imported into it`);
-    if (!material.publicKey!.equals(target.publicKey!)) {
+    if (!samePublicKey(material, target)) {
       throw new BadRequestError(`cannot import key: the private key does not match the public key of version ${requested}`);
     }
     return completed(policy, target, material);
   }
   const latest = policy.versions.get(s.latestVersion);
-  if (isPrivate && asymmetric && latest && !latest.privateKey && material.publicKey!.equals(latest.publicKey!)) {
+  if (isPrivate && asymmetric && latest && !hasPrivatePart(info, latest) && samePublicKey(material, latest)) {
     return completed(policy, latest, material);
   }
   if (!isPrivate && info.family === 'ed25519' && s.derived) {
@@ -195,19 +200,31 @@ function withImportedVersion(
   return { next: policy.with({ latestVersion: written.version, keySize }, versions), written };
 }
 
+/** Whether a version holds its private key: a KEM key's seed, or another type's private key. */
+function hasPrivatePart(info: KeyTypeInfo, v: KeyVersion): boolean {
+  return info.family === 'kem' ? v.key !== undefined : v.privateKey !== undefined;
+}
+
+/** Whether imported private material has the public key of a version. */
+function samePublicKey(material: ImportedMaterial, v: KeyVersion): boolean {
+  if (material.encapsulationKey) return v.encapsulationKey !== undefined && material.encapsulationKey.equals(v.encapsulationKey);
+  return v.publicKey !== undefined && material.publicKey!.equals(v.publicKey);
+}
+
 function completed(policy: KeyPolicy, target: KeyVersion, material: ImportedMaterial): { next: KeyPolicy; written: KeyVersion } {
-  const written: KeyVersion = { ...target, privateKey: material.privateKey! };
+  const written: KeyVersion = material.encapsulationKey ? { ...target, key: material.key! } : { ...target, privateKey: material.privateKey! };
   const versions = new Map(policy.versions);
   versions.set(written.version, written);
   return { next: policy.with({}, versions), written };
 }
 
 /** Decodes `ciphertext` (unwrapping it with the wrapping key) or `public_key`, checked against the type. */
-async function readMaterial(ctx: TransitContext, info: KeyTypeInfo, fields: KeyFields): Promise<ReadMaterial> {
+async function readMaterial(ctx: TransitContext, info: KeyTypeInfo, fields: KeyFields, parameterSet: string | undefined): Promise<ReadMaterial> {
   if (fields.ciphertext !== undefined && fields.public_key !== undefined) {
     throw new BadRequestError('only one of the following fields, ciphertext and public_key, can be set');
   }
   if (fields.public_key !== undefined) {
+    if (info.family === 'kem') return { material: { encapsulationKey: kemPublicKeyFromImport(info, parameterSet, fields.public_key) }, isPrivate: false };
     if (info.family !== 'rsa' && info.family !== 'ecdsa' && info.family !== 'ed25519') {
       throw new BadRequestError(`key type ${info.name} does not support public_key import`);
     }
@@ -222,7 +239,7 @@ async function readMaterial(ctx: TransitContext, info: KeyTypeInfo, fields: KeyF
   }
   const bytes = unwrapKeyMaterial(wrapping.versions.get(wrapping.settings.latestVersion)!.privateKey!, blob, hash);
   try {
-    return { material: await materialFromImport(info, bytes), isPrivate: true };
+    return { material: info.family === 'kem' ? kemMaterialFromImport(info, parameterSet, bytes) : await materialFromImport(info, bytes), isPrivate: true };
   } finally {
     bytes.fill(0);
   }
@@ -233,6 +250,7 @@ export function importedVersion(info: KeyTypeInfo, version: number, now: Date, m
   return {
     version,
     ...(material.key ? { key: material.key } : {}),
+    ...(material.encapsulationKey ? { encapsulationKey: material.encapsulationKey } : {}),
     // hmac keys HMAC with the key itself; every other type gets its own random HMAC key.
     hmacKey: info.family === 'hmac' ? material.key! : randomBytes(32),
     ...(material.privateKey ? { privateKey: material.privateKey } : {}),

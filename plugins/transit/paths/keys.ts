@@ -21,7 +21,7 @@ export function keysPaths(ctx: TransitContext): AnyPathDefinition[] {
       name: { type: 'name', description: 'Name of the key.', required: true },
       type: {
         type: 'string',
-        description: 'Type of the key.',
+        description: 'Type of the key; ml-kem (with parameter_set) and mlkem768-x25519 are key-encapsulation keys for encrypt and datakey (docs/transit-kem.md).',
         default: 'aes256-gcm96',
         allowedValues: [...KEY_TYPE_NAMES, 'managed_key'],
       },
@@ -42,7 +42,8 @@ export function keysPaths(ctx: TransitContext): AnyPathDefinition[] {
         type: 'string',
         description:
           'Required for ml-dsa (44, 65 or 87), hybrid (the ML-DSA set: 44, 65 or 87) and slh-dsa keys (slh-dsa-sha2-128s, ' +
-          'slh-dsa-sha2-128f, slh-dsa-sha2-192s, slh-dsa-sha2-192f, slh-dsa-sha2-256s, slh-dsa-sha2-256f, and the same six with shake).',
+          'slh-dsa-sha2-128f, slh-dsa-sha2-192s, slh-dsa-sha2-192f, slh-dsa-sha2-256s, slh-dsa-sha2-256f, and the same six with shake), ' +
+          'and ml-kem keys (768, the default, or 1024: docs/transit-kem.md); refused for every other type.',
       },
       hybrid_key_type_pqc: { type: 'string', description: 'hybrid keys: the post-quantum half, ml-dsa.' },
       hybrid_key_type_ec: {

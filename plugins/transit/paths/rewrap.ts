@@ -15,7 +15,7 @@ import { RSA_PADDING_SCHEMES, NONCE_NOT_ALLOWED, decryptBatch, decryptLarge, enc
 const REWRAP_FIELDS = {
   name: { type: 'name', description: 'Name of the key.', required: true },
   ciphertext: { type: 'string', description: 'The vault:v<N>: ciphertext to rewrap; required unless batch_input is given.' },
-  context: { type: 'string', description: 'Base64 context the key is derived from; required for derived keys, ignored by others.' },
+  context: { type: 'string', description: 'Base64 context the key is derived from; required for derived keys. For ml-kem and mlkem768-x25519 keys it is the HPKE info, needed again to decrypt; ignored by others.' },
   associated_data: {
     type: 'string',
     description: 'Base64 associated data the ciphertext was made with (AEAD key types only); the new ciphertext is bound to it too.',
