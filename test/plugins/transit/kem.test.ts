@@ -107,7 +107,7 @@ describe('transit key-encapsulation keys (ml-kem, mlkem768-x25519)', () => {
     const bad = await h.write('keys/k', { type: 'ml-kem', parameter_set: '512' });
     expect([bad.status, bad.error]).to.deep.equal([400, 'invalid parameter_set 512 for key type ml-kem: expected one of 768, 1024']);
     const other = await h.write('keys/a', { type: 'aes256-gcm96', parameter_set: '768' });
-    expect([other.status, other.error]).to.deep.equal([400, 'parameter_set is not valid for key type aes256-gcm96: only ml-kem keys take one (768 or 1024)']);
+    expect([other.status, other.error]).to.deep.equal([400, 'parameter_set is not valid for key type aes256-gcm96: only ml-dsa, slh-dsa, hybrid and ml-kem keys take one']);
     const hybrid = await h.write('keys/x', { type: 'mlkem768-x25519', parameter_set: '768' });
     expect(hybrid.status).to.equal(400);
     expect((await h.write('keys/d', { type: 'ml-kem', derived: true })).error).to.equal('key derivation and convergent encryption not supported for keys of type ml-kem');
