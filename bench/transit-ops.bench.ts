@@ -3,7 +3,8 @@
  * encrypt (a different context per item) beside the naive floors (per-item HKDF + createCipheriv,
  * and per-item createCipheriv under one key) and the echo floor; single-item encrypt and decrypt
  * at 64 connections beside a bare koa JSON echo and Keywarden's HTTP layer alone
- * (bench/lib/app-echo.ts); HMAC, sign (ed25519, ecdsa-p256) and verify batches;
+ * (bench/lib/app-echo.ts); HMAC, CMAC (beside a per-item node:crypto CMAC), sign (ed25519,
+ * ecdsa-p256) and verify batches;
  * start-up time and resident memory after the load. Ratios measured in this one run.
  *
  * With BENCH_BASELINE=<directory of another built checkout> (a git worktree of an older commit,
@@ -46,6 +47,7 @@ async function startTarget(root?: string): Promise<BenchServer> {
   await server.request('POST', 'transit/keys/plain');
   await server.request('POST', 'transit/keys/ed', { type: 'ed25519' });
   await server.request('POST', 'transit/keys/ec', { type: 'ecdsa-p256' });
+  await server.request('POST', 'transit/keys/cmac', { type: 'aes256-cmac' });
   return server;
 }
 
@@ -202,6 +204,16 @@ async function main(): Promise<void> {
       rows.push(againstBaseline(measure, m.ours, m.before));
     };
     await batchFigure('HMAC-SHA-256 batch 1,000 × 64 B (items/s)', 'transit/hmac/plain', inputBody);
+    // AES-256-CMAC (@noble/ciphers) beside the same batch CMACed per item with node:crypto's AES
+    // (floor/naive-cmac), both over HTTP, interleaved.
+    const cmacCells = await interleaved(
+      (seconds) => ({
+        ours: async () => (await load(url('transit/cmac/cmac'), { body: inputBody, headers, connections: 4, seconds })).requestsPerSecond * 1000,
+        naive: async () => (await load(url('floor/naive-cmac/x'), { body: inputBody, headers, connections: 4, seconds })).requestsPerSecond * 1000,
+      }),
+      SECONDS,
+    );
+    rows.push(compared('AES-256-CMAC batch 1,000 × 64 B (items/s)', cmacCells.ours!, 'naive per-item node:crypto AES-ECB + AES-CBC CMAC', cmacCells.naive!));
     // Each server verifies signatures made by its own key.
     const verifyBodyOf = async (target: BenchServer, key: string) => {
       const signed = await target.request('POST', `transit/sign/${key}`, { batch_input: inputs });

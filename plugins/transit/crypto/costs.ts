@@ -26,6 +26,9 @@ const SYMMETRIC_ITEM_US = 1;
 const SYMMETRIC_BYTE_US = 0.004;
 /** ChaCha20-Poly1305 has no batch kernel: a native cipher per item. */
 const CHACHA_ITEM_US = 8;
+/** AES-CMAC of an item (@noble/ciphers: the key schedule and subkeys per item, then AES in JavaScript), and per character of its base64 input. */
+const CMAC_ITEM_US = 15;
+const CMAC_CHAR_US = 0.08;
 /** A derived key per item (HKDF, the per-item-key kernel), and for convergent keys the nonce's HMAC. */
 const DERIVED_ITEM_US = 3;
 /** Deriving an ed25519 key from a context: HKDF, then the key object and its public half. */
@@ -73,6 +76,11 @@ export function rewrapCost<T>(policy: KeyPolicy, sizeOf: (item: T) => number): I
 /** Reading and MACing items whose input has `sizeOf` characters. */
 export function macCost<T>(sizeOf: (item: T) => number): ItemCost<T> {
   return { itemUs: PARSE_ITEM_US + SYMMETRIC_ITEM_US, unitUs: PARSE_CHAR_US + SYMMETRIC_BYTE_US, sizeOf };
+}
+
+/** Reading and CMACing items whose input has `sizeOf` characters. */
+export function cmacCost<T>(sizeOf: (item: T) => number): ItemCost<T> {
+  return { itemUs: PARSE_ITEM_US + CMAC_ITEM_US, unitUs: PARSE_CHAR_US + CMAC_CHAR_US, sizeOf };
 }
 
 /**

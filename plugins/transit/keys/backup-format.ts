@@ -79,6 +79,7 @@ function goKeyEntry(info: KeyTypeInfo, v: KeyVersion): JsonObject {
     case 'aes-gcm':
     case 'chacha':
     case 'hmac':
+    case 'cmac':
       entry.key = v.key!.toString('base64');
       break;
     case 'ed25519':
@@ -210,6 +211,7 @@ function versionFromGo(info: KeyTypeInfo, version: number, entry: JsonObject): K
   switch (info.family) {
     case 'aes-gcm':
     case 'chacha':
+    case 'cmac':
       if (!key || key.length !== info.keyBytes) throw new BadRequestError(`${what}: a ${info.name} key has ${info.keyBytes} bytes, got ${key?.length ?? 0}`);
       return { ...base, key, hmacKey };
     case 'hmac':

@@ -38,7 +38,7 @@ export function keyBody(policy: KeyPolicy, context?: Buffer): Record<string, unk
   const keys: Record<string, unknown> = {};
   for (const [version, v] of [...policy.versions].sort((a, b) => a[0] - b[0])) {
     if (version < s.minDecryptionVersion) continue;
-    if (info.family === 'aes-gcm' || info.family === 'chacha') {
+    if (info.family === 'aes-gcm' || info.family === 'chacha' || info.family === 'cmac') {
       keys[String(version)] = v.creationTime;
       continue;
     }

@@ -2,10 +2,10 @@
  * Key material in and out of transit, in the encodings Vault uses (docs/transit.md, "Export,
  * backup and bring your own key").
  *
- * Out (export): raw base64 for symmetric and HMAC keys; PKCS#1 PEM (`RSA PRIVATE KEY`) for RSA;
+ * Out (export): raw base64 for symmetric, HMAC and CMAC keys; PKCS#1 PEM (`RSA PRIVATE KEY`) for RSA;
  * SEC1 PEM (`EC PRIVATE KEY`) for ECDSA; base64 of Go's 64-byte seed‖public key for Ed25519;
  * PKIX PEM (`PUBLIC KEY`) or, for Ed25519, base64 of the raw 32 bytes for public keys.
- * In (import): raw bytes for symmetric and HMAC keys; PKCS#8 DER for asymmetric keys, with the two
+ * In (import): raw bytes for symmetric, HMAC and CMAC keys; PKCS#8 DER for asymmetric keys, with the two
  * quirks Vault accepts (RSA keys under the RSA-PSS OID, and Ed25519 seeds in an ECPrivateKey), and
  * also PKCS#1/SEC1 DER and raw Ed25519 seeds, which carry the same keys; public keys as PEM, or
  * for Ed25519 also the base64 raw form that export returns.
@@ -58,6 +58,11 @@ export function exportSigningKey(info: KeyTypeInfo, v: KeyVersion): string {
   }
 }
 
+/** `cmac-key`: the raw key of a CMAC key's version, base64. */
+export function exportCmacKey(v: KeyVersion): string {
+  return v.key!.toString('base64');
+}
+
 /** `hmac-key`: the version's HMAC key (for `hmac` keys, the key itself). */
 export function exportHmacKey(v: KeyVersion): string {
   return v.hmacKey.toString('base64');
@@ -83,9 +88,9 @@ function certificatePem(base64Der: string): string {
   return `-----BEGIN CERTIFICATE-----\n${lines.join('\n')}\n-----END CERTIFICATE-----`;
 }
 
-/** The bytes byok-export wraps: raw for symmetric and HMAC keys, PKCS#8 DER for asymmetric ones. */
+/** The bytes byok-export wraps: raw for symmetric, HMAC and CMAC keys, PKCS#8 DER for asymmetric ones. */
 export function wrappableMaterial(info: KeyTypeInfo, v: KeyVersion): Buffer {
-  if (info.family === 'aes-gcm' || info.family === 'chacha' || info.family === 'hmac') return v.key!;
+  if (info.family === 'aes-gcm' || info.family === 'chacha' || info.family === 'hmac' || info.family === 'cmac') return v.key!;
   if (!v.privateKey) throw new BadRequestError(`version ${v.version} of the key has only a public key; there is no private key to export`);
   return v.privateKey.export({ type: 'pkcs8', format: 'der' });
 }
@@ -129,6 +134,7 @@ export async function materialFromImport(info: KeyTypeInfo, bytes: Buffer): Prom
   switch (info.family) {
     case 'aes-gcm':
     case 'chacha':
+    case 'cmac':
       if (bytes.length !== info.keyBytes) {
         throw new BadRequestError(`invalid key size ${bytes.length} bytes for key type ${info.name}: expected ${info.keyBytes} raw bytes`);
       }

@@ -76,7 +76,7 @@ export class KeyPolicy {
   }
 
   /** The version to decrypt or verify with: refused above latest or below min_decryption_version. */
-  versionForReading(version: number, what: 'ciphertext' | 'signature' | 'HMAC' = 'ciphertext'): KeyVersion {
+  versionForReading(version: number, what: 'ciphertext' | 'signature' | 'HMAC' | 'CMAC' = 'ciphertext'): KeyVersion {
     const s = this.settings;
     if (version > s.latestVersion) throw new BadRequestError(`invalid ${what}: version is too new`);
     if (version < s.minDecryptionVersion) throw new BadRequestError('ciphertext or signature version is disallowed by policy (too old)');

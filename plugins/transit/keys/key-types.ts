@@ -5,6 +5,7 @@
  * from the same list without Vault's managed keys, so its hmac is 10 and its xchacha20-poly1305 11
  * (https://github.com/openbao/openbao/blob/main/sdk/helper/keysutil/policy.go): 11 is taken by
  * Vault's hmac, so xchacha20-poly1305 backups carry XCHACHA_BACKUP_ID, a number neither uses.
+ * aes128-cmac and aes256-cmac are Vault's 12 and 13 (OpenBao has no CMAC keys).
  */
 import { BadRequestError } from '../../../sdk/index.js';
 
@@ -20,7 +21,9 @@ export type KeyType =
   | 'rsa-2048'
   | 'rsa-3072'
   | 'rsa-4096'
-  | 'hmac';
+  | 'hmac'
+  | 'aes128-cmac'
+  | 'aes256-cmac';
 
 export interface KeyTypeInfo {
   readonly name: KeyType;
@@ -31,8 +34,8 @@ export interface KeyTypeInfo {
   readonly derivation: boolean;
   /** Authenticated encryption with associated data. */
   readonly aead: boolean;
-  readonly family: 'aes-gcm' | 'chacha' | 'ed25519' | 'ecdsa' | 'rsa' | 'hmac';
-  /** Symmetric key length in bytes (AES, ChaCha). */
+  readonly family: 'aes-gcm' | 'chacha' | 'ed25519' | 'ecdsa' | 'rsa' | 'hmac' | 'cmac';
+  /** Symmetric key length in bytes (AES, ChaCha, CMAC). */
   readonly keyBytes?: number;
   /** Nonce length in bytes of a symmetric cipher: 12, or 24 for XChaCha20-Poly1305. */
   readonly nonceBytes?: number;
@@ -58,6 +61,8 @@ export const KEY_TYPES: Readonly<Record<KeyType, KeyTypeInfo>> = {
   'rsa-3072': t({ name: 'rsa-3072', vaultId: 9, encryption: true, decryption: true, signing: true, derivation: false, aead: false, family: 'rsa', rsaBits: 3072 }),
   'xchacha20-poly1305': t({ name: 'xchacha20-poly1305', vaultId: XCHACHA_BACKUP_ID, encryption: true, decryption: true, signing: false, derivation: true, aead: true, family: 'chacha', keyBytes: 32, nonceBytes: 24 }),
   hmac: t({ name: 'hmac', vaultId: 11, encryption: false, decryption: false, signing: false, derivation: false, aead: false, family: 'hmac' }),
+  'aes128-cmac': t({ name: 'aes128-cmac', vaultId: 12, encryption: false, decryption: false, signing: false, derivation: false, aead: false, family: 'cmac', keyBytes: 16 }),
+  'aes256-cmac': t({ name: 'aes256-cmac', vaultId: 13, encryption: false, decryption: false, signing: false, derivation: false, aead: false, family: 'cmac', keyBytes: 32 }),
 };
 
 export const KEY_TYPE_NAMES = Object.keys(KEY_TYPES) as KeyType[];

@@ -11,7 +11,7 @@ const generateKeyPairAsync = promisify(generateKeyPair);
 
 export interface KeyVersion {
   readonly version: number;
-  /** Symmetric key (AES, ChaCha) or the HMAC key of an `hmac`-type key. */
+  /** Symmetric key (AES, ChaCha, CMAC) or the HMAC key of an `hmac`-type key. */
   readonly key?: Buffer;
   /** The version's independent 256-bit HMAC key (for `hmac` keys: the key itself). */
   readonly hmacKey: Buffer;
@@ -57,6 +57,7 @@ export async function generateVersion(
   switch (info.family) {
     case 'aes-gcm':
     case 'chacha':
+    case 'cmac':
       return { ...base, key: randomBytes(info.keyBytes!), hmacKey: randomBytes(32) };
     case 'hmac': {
       const size = options.keySize || 32;

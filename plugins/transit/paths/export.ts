@@ -7,11 +7,11 @@
  */
 import { BadRequestError, definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
-import { exportCertificateChain, exportEncryptionKey, exportHmacKey, exportPublicKey, exportSigningKey } from '../keys/key-material.js';
+import { exportCertificateChain, exportCmacKey, exportEncryptionKey, exportHmacKey, exportPublicKey, exportSigningKey } from '../keys/key-material.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';
 
-const EXPORT_TYPES = ['encryption-key', 'signing-key', 'hmac-key', 'public-key', 'certificate-chain'] as const;
+const EXPORT_TYPES = ['encryption-key', 'signing-key', 'hmac-key', 'public-key', 'certificate-chain', 'cmac-key'] as const;
 type ExportType = (typeof EXPORT_TYPES)[number];
 
 export function exportPath(ctx: TransitContext) {
@@ -40,10 +40,11 @@ export function exportPath(ctx: TransitContext) {
         },
       },
     },
-    synopsis: 'Export named encryption, signing or HMAC keys, public keys and certificate chains.',
+    synopsis: 'Export named encryption, signing, HMAC or CMAC keys, public keys and certificate chains.',
     description:
       'encryption-key (AES/ChaCha raw base64, RSA PKCS#1 PEM), signing-key (ECDSA SEC1 PEM, Ed25519 base64 seed and public key, ' +
-      'RSA PKCS#1 PEM), hmac-key (base64), public-key (PEM; Ed25519 raw base64) and certificate-chain (PEM). Private material ' +
+      'RSA PKCS#1 PEM), hmac-key (base64), cmac-key (aes128-cmac and aes256-cmac keys, base64), public-key (PEM; Ed25519 raw ' +
+      'base64) and certificate-chain (PEM). Private material ' +
       'needs exportable; versions below min_decryption_version are refused.',
   });
 }
@@ -63,6 +64,9 @@ function checkKeyTypeOffers(policy: KeyPolicy, exportType: ExportType): void {
       return;
     case 'certificate-chain':
       if (!info.signing) throw new BadRequestError('certificate chain not supported for keys that do not support signing');
+      return;
+    case 'cmac-key':
+      if (info.family !== 'cmac') throw new BadRequestError(`cmac-key export not supported for key type ${info.name}: it is not a CMAC key`);
       return;
     case 'hmac-key':
       return;
@@ -104,5 +108,7 @@ function exportedMaterial(policy: KeyPolicy, v: KeyVersion, exportType: ExportTy
       return exportPublicKey(policy.info, v);
     case 'certificate-chain':
       return exportCertificateChain(v);
+    case 'cmac-key':
+      return exportCmacKey(v);
   }
 }

@@ -90,19 +90,14 @@ const REFUSALS: readonly Refusal[] = [
     body: { input: ED_INPUT },
     value: b64('context'),
   },
-  ...[
-    ['signature_context', b64('context')],
-    ['cmac', 'vault:v1:AAAAAAAAAAAAAAAAAAAAAA=='],
-  ].map(
-    ([field, value]): Refusal => ({
-      listed: '/transit/verify/{name}/{hash_algorithm}',
-      field: field!,
-      method: 'POST',
-      path: 'transit/verify/ed',
-      body: { input: ED_INPUT },
-      value,
-    }),
-  ),
+  {
+    listed: '/transit/verify/{name}/{hash_algorithm}',
+    field: 'signature_context',
+    method: 'POST',
+    path: 'transit/verify/ed',
+    body: { input: ED_INPUT },
+    value: b64('context'),
+  },
   ...[
     ['role_arn', 'arn:aws:iam::111122223333:role/federated'],
     ['identity_token_audience', 'keywarden'],

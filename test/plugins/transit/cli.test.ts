@@ -1,0 +1,47 @@
+/**
+ * transit's newer key types through the generic CLI (`keywarden write`), as a user pastes Vault's
+ * commands: the CLI in a subprocess against a real server over HTTP.
+ */
+import { expect } from 'chai';
+import { startUnsealedServer, tempDir } from '../../helpers/server.js';
+import { runCli, type CliRun } from '../../helpers/cli.js';
+import type { RunningServer } from '../../../core/server.js';
+import type { TestClient } from '../../helpers/http.js';
+
+describe('transit from the CLI', function () {
+  this.timeout(60_000);
+  let server: RunningServer & { client: TestClient; rootToken: string };
+  let home: Awaited<ReturnType<typeof tempDir>>;
+  let env: NodeJS.ProcessEnv;
+  const cli = (...args: string[]): Promise<CliRun> => runCli(args, env);
+  const json = async (...args: string[]) => {
+    const run = await cli('write', '-format=json', ...args);
+    expect(run.code, run.stderr).to.equal(0);
+    return JSON.parse(run.stdout).data;
+  };
+  const b64 = (text: string) => Buffer.from(text).toString('base64');
+
+  before(async () => {
+    server = await startUnsealedServer();
+    home = await tempDir();
+    env = { PATH: process.env.PATH, HOME: home.path, VAULT_ADDR: server.address, VAULT_TOKEN: server.rootToken };
+    expect((await cli('secrets', 'enable', 'transit')).code).to.equal(0);
+  });
+  after(async () => {
+    await server.close();
+    await home.remove();
+  });
+
+  it('makes an aes256-cmac key, CMACs with it (url_mac_length too) and verifies the CMAC', async () => {
+    expect((await cli('write', 'transit/keys/mac', 'type=aes256-cmac')).code).to.equal(0);
+    const { cmac } = await json('transit/cmac/mac', `input=${b64('hello')}`);
+    expect(cmac).to.match(/^vault:v1:/);
+    expect((await json('transit/verify/mac', `input=${b64('hello')}`, `cmac=${cmac}`)).valid).to.equal(true);
+    const short = (await json('transit/cmac/mac/8', `input=${b64('hello')}`)).cmac as string;
+    expect(Buffer.from(short.split(':')[2]!, 'base64')).to.have.length(8);
+    expect((await json('transit/verify/mac', `input=${b64('hello')}`, `cmac=${short}`, 'mac_length=8')).valid).to.equal(true);
+    const refused = await cli('write', 'transit/cmac/mac', `input=${b64('hello')}`, 'mac_length=17');
+    expect(refused.code).to.equal(2);
+    expect(refused.stderr).to.contain('mac_length 17 is invalid');
+  });
+});
