@@ -4,7 +4,7 @@
  * and per-item createCipheriv under one key) and the echo floor; single-item encrypt and decrypt
  * at 64 connections beside a bare koa JSON echo and Keywarden's HTTP layer alone
  * (bench/lib/app-echo.ts); HMAC, CMAC (beside a per-item node:crypto CMAC), sign (ed25519,
- * ecdsa-p256) and verify batches;
+ * ecdsa-p256, ed25519ph) and verify batches;
  * start-up time and resident memory after the load. Ratios measured in this one run.
  *
  * With BENCH_BASELINE=<directory of another built checkout> (a git worktree of an older commit,
@@ -12,7 +12,7 @@
  * run against a server of that build, interleaved with this one's, and a row per figure gives
  * this build over that one: before and after measured in one run under the same load.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { report, type Row } from './lib/report.js';
 import { startBenchServer, type BenchServer } from './lib/server.js';
 import { startHelper } from './lib/helper-process.js';
@@ -224,6 +224,15 @@ async function main(): Promise<void> {
       await batchFigure(`sign ${label} batch (items/s)`, `transit/sign/${key}`, inputBody);
       await batchFigure(`verify ${label} batch (items/s)`, `transit/verify/${key}`, await verifyBodyOf(server, key), baseline ? await verifyBodyOf(baseline, key) : undefined);
     }
+    // Ed25519ph (@noble/curves) of 1,000 SHA-512 digests, beside the pure ed25519 rows above (node:crypto).
+    const digests = inputs.map(({ input }) => ({ input: createHash('sha512').update(Buffer.from(input, 'base64')).digest('base64') }));
+    const phSigned = await server.request('POST', 'transit/sign/ed/sha2-512', { batch_input: digests, prehashed: true });
+    const phVerifyBody = JSON.stringify({ prehashed: true, batch_input: digests.map((item, i) => ({ ...item, signature: phSigned.data.batch_results[i].signature })) });
+    const ph = async (p: string, body: string) => (await load(url(p), { body, headers, connections: 4, seconds: SECONDS })).requestsPerSecond * 1000;
+    const phSign = await ph('transit/sign/ed/sha2-512', JSON.stringify({ prehashed: true, batch_input: digests }));
+    rows.push({ measure: 'sign ed25519ph batch (items/s)', keywarden: phSign, 'compared with': echo, against: 'echo floor', ratio: phSign / echo });
+    const phVerify = await ph('transit/verify/ed/sha2-512', phVerifyBody);
+    rows.push({ measure: 'verify ed25519ph batch (items/s)', keywarden: phVerify, 'compared with': echo, against: 'echo floor', ratio: phVerify / echo });
 
     rows.push({ measure: 'start-up to unsealed and serving (ms)', keywarden: server.startupMs, 'compared with': 1000, against: 'target', ratio: server.startupMs / 1000 });
     const rss = rssMb(server.child.pid!);

@@ -16,7 +16,7 @@ import { derivedEd25519PrivateKey, MISSING_CONTEXT } from '../crypto/derive.js';
 import { decodeSignatureText, parseSignature, verifyBytes, type SignOptions, type SigningFamily } from '../crypto/signing.js';
 import { verifyCmacs } from './cmac.js';
 import { hmacVerifyResult, inputLength, readBatchItems, referenceOf, runItems, single, verifyHmacs, type BatchItem } from './hmac.js';
-import { checkNoneHash, signingFamily, signingOptions, SIGNING_OPTION_FIELDS } from './sign.js';
+import { checkNoneHash, checkSignatureContext, signingFamily, signingOptions, SIGNING_OPTION_FIELDS, usesEd25519Variant, type ItemContexts } from './sign.js';
 
 type VerifyInput = FieldValues<typeof VERIFY_FIELDS>;
 
@@ -33,7 +33,7 @@ const VERIFY_FIELDS = {
   batch_input: {
     type: 'object-list',
     description:
-      'Items {input, signature, hmac or cmac, context, mac_length, reference} checked in one request, results in input order; ' +
+      'Items {input, signature, hmac or cmac, context, signature_context, mac_length, reference} checked in one request, results in input order; ' +
       'every item gives the same one of signature, hmac and cmac. The top-level input, signature, hmac and cmac are then ignored.',
   },
   ...SIGNING_OPTION_FIELDS,
@@ -43,9 +43,6 @@ export function verifyPath(ctx: TransitContext) {
   return definePath({
     pattern: 'verify/:name/:hash_algorithm?',
     fields: VERIFY_FIELDS,
-    refusedFields: {
-      signature_context: 'Ed25519ctx and Ed25519ph signatures are Vault Enterprise features; ed25519 keys verify pure Ed25519 signatures here',
-    },
     operations: {
       update: { summary: 'Verify a signature or HMAC of input data.', handler: (req, input) => verifyHandler(ctx, req, input) },
     },
@@ -57,7 +54,7 @@ export function verifyPath(ctx: TransitContext) {
 async function verifyHandler(ctx: TransitContext, req: LogicalRequest, input: VerifyInput) {
   const batch = input.batch_input !== undefined;
   const items: BatchItem[] = input.batch_input
-    ? readBatchItems(input.batch_input, ['input', 'signature', 'hmac', 'cmac', 'context', 'mac_length', 'reference'])
+    ? readBatchItems(input.batch_input, ['input', 'signature', 'hmac', 'cmac', 'context', 'signature_context', 'mac_length', 'reference'])
     : [
         {
           input: input.input ?? '',
@@ -65,10 +62,12 @@ async function verifyHandler(ctx: TransitContext, req: LogicalRequest, input: Ve
           ...(input.hmac !== undefined ? { hmac: input.hmac } : {}),
           ...(input.cmac !== undefined ? { cmac: input.cmac } : {}),
           ...(input.context !== undefined ? { context: input.context } : {}),
+          ...(input.signature_context !== undefined ? { signature_context: input.signature_context } : {}),
         },
       ];
 
   const kind = kindOf(items, batch);
+  if (kind !== 'signature' && items.some((item) => item.signature_context)) throw new BadRequestError('signature_context applies to signatures only, not to HMACs or CMACs');
   if (kind === 'cmac') {
     const url = urlSegment(req.path);
     if (input.hash_algorithm !== undefined && input.hash_algorithm !== url) throw new BadRequestError('hash_algorithm does not apply to CMACs; mac_length gives their length');
@@ -91,14 +90,16 @@ async function verifyHandler(ctx: TransitContext, req: LogicalRequest, input: Ve
   if (!policy) throw new BadRequestError('signature verification key not found');
   const family = signingFamily(policy, 'verification');
   checkNoneHash(options);
+  checkSignatureContext(family, items);
 
-  const outcomes = await inSlices(items, signingCost(policy, 'public', inputLength), (slice) =>
+  const outcomes = await inSlices(items, signingCost(policy, 'public', inputLength, usesEd25519Variant(family, options, items)), (slice) =>
     runItems(slice, (item) => {
       if (item.input === undefined) throw new BadRequestError('missing input');
       const data = decodeBase64(item.input, 'input');
       if (item.signature === undefined) throw new BadRequestError('missing signature');
       const context = item.context ? decodeBase64(item.context, 'context') : undefined;
-      return verifyOne(policy, family, data, item.signature, context, options);
+      const signatureContext = item.signature_context ? decodeBase64(item.signature_context, 'signature_context') : undefined;
+      return verifyOne(policy, family, data, item.signature, { context, signatureContext }, options);
     }),
   );
 
@@ -148,7 +149,7 @@ function urlSegment(path: string): string | undefined {
   return segment === undefined || segment === '' ? undefined : decodeURIComponent(segment);
 }
 
-function verifyOne(policy: KeyPolicy, family: SigningFamily, data: Buffer, signature: string, context: Buffer | undefined, options: SignOptions): boolean {
+function verifyOne(policy: KeyPolicy, family: SigningFamily, data: Buffer, signature: string, { context, signatureContext }: ItemContexts, options: SignOptions): boolean {
   const parsed = parseSignature(signature);
   const version = policy.versionForReading(parsed.version, 'signature');
   const bytes = decodeSignatureText(parsed.text, options.marshaling);
@@ -160,13 +161,14 @@ function verifyOne(policy: KeyPolicy, family: SigningFamily, data: Buffer, signa
     if (!version.publicKey) throw new BadRequestError(`key version ${version.version} has no public key`);
     key = version.publicKey;
   }
-  return verifyBytes(family, key, data, bytes, options);
+  return verifyBytes(family, key, data, bytes, options, signatureContext);
 }
 
 const HELP_SYNOPSIS = 'Verify a signature or HMAC for input data created using the named key.';
 const HELP_DESCRIPTION =
   'Returns valid: true or false. Give signature (with the same hash_algorithm, prehashed, signature_algorithm, salt_length ' +
-  'and marshaling_algorithm as when signing, and the context for derived ed25519 keys), hmac (hash_algorithm is then the ' +
+  'and marshaling_algorithm as when signing, the context for derived ed25519 keys and the signature_context of an Ed25519ctx ' +
+  'or Ed25519ph signature), hmac (hash_algorithm is then the ' +
   "HMAC's algorithm) or cmac (with the mac_length it was made with; the URL segment is then url_mac_length). Versions below " +
   'min_decryption_version are refused. With batch_input every item gets its own result; the request still answers 200 ' +
   '(HMAC and CMAC results omit valid when it is false, as Vault does).';

@@ -3,6 +3,7 @@
  * commands: the CLI in a subprocess against a real server over HTTP.
  */
 import { expect } from 'chai';
+import { createHash } from 'node:crypto';
 import { startUnsealedServer, tempDir } from '../../helpers/server.js';
 import { runCli, type CliRun } from '../../helpers/cli.js';
 import type { RunningServer } from '../../../core/server.js';
@@ -43,5 +44,15 @@ describe('transit from the CLI', function () {
     const refused = await cli('write', 'transit/cmac/mac', `input=${b64('hello')}`, 'mac_length=17');
     expect(refused.code).to.equal(2);
     expect(refused.stderr).to.contain('mac_length 17 is invalid');
+  });
+
+  it('signs Ed25519ph of a SHA-512 digest with a signature_context, and verifies it', async () => {
+    expect((await cli('write', 'transit/keys/ed', 'type=ed25519')).code).to.equal(0);
+    const digest = createHash('sha512').update('hello').digest('base64');
+    const context = b64('app');
+    const { signature } = await json('transit/sign/ed/sha2-512', `input=${digest}`, 'prehashed=true', `signature_context=${context}`);
+    expect(signature).to.match(/^vault:v1:/);
+    expect((await json('transit/verify/ed/sha2-512', `input=${digest}`, 'prehashed=true', `signature_context=${context}`, `signature=${signature}`)).valid).to.equal(true);
+    expect((await json('transit/verify/ed/sha2-512', `input=${digest}`, 'prehashed=true', `signature=${signature}`)).valid).to.equal(false);
   });
 });
