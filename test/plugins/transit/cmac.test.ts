@@ -228,6 +228,19 @@ describe('aes128-cmac and aes256-cmac keys', () => {
     expect(res.error).to.match(/a aes128-cmac key has 16 bytes, got 32/);
   });
 
+  it('moves to another mount with byok-export, where every version verifies the MACs it made', async () => {
+    const b = await TransitHarness.create();
+    await ok(h.write('keys/to-b/import', { type: 'rsa-4096', public_key: (await ok(b.read('wrapping_key'))).public_key }), 204);
+    await ok(h.write('keys/k', { type: 'aes256-cmac', exportable: true }));
+    await ok(h.write('keys/k/rotate'));
+    const macs = [await ok(h.write('cmac/k', { input: b64('m'), key_version: 1 })), await ok(h.write('cmac/k', { input: b64('m') }))];
+    const exported = await ok(h.read('byok-export/to-b/k'));
+    expect(exported).to.include({ name: 'k', type: 'aes256-cmac' });
+    await ok(b.write('keys/k/import', { type: 'aes256-cmac', ciphertext: exported.keys['1'] }), 204);
+    await ok(b.write('keys/k/import_version', { ciphertext: exported.keys['2'] }), 204);
+    for (const { cmac } of macs) expect((await ok(b.write('verify/k', { input: b64('m'), cmac }))).valid).to.equal(true);
+  });
+
   it('imports a CMAC key (BYOK) that then gives the published MACs, refuses a key of the wrong size, and trims old versions', async () => {
     const set = vectors.keys[0]!;
     await ok(h.write('keys/rfc/import', { type: 'aes128-cmac', ciphertext: await wrapFor(h, Buffer.from(set.key, 'hex')), allow_rotation: true }), 204);
