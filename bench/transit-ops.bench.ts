@@ -224,15 +224,16 @@ async function main(): Promise<void> {
       await batchFigure(`sign ${label} batch (items/s)`, `transit/sign/${key}`, inputBody);
       await batchFigure(`verify ${label} batch (items/s)`, `transit/verify/${key}`, await verifyBodyOf(server, key), baseline ? await verifyBodyOf(baseline, key) : undefined);
     }
-    // Ed25519ph (@noble/curves) of 1,000 SHA-512 digests, beside the pure ed25519 rows above (node:crypto).
-    const digests = inputs.map(({ input }) => ({ input: createHash('sha512').update(Buffer.from(input, 'base64')).digest('base64') }));
+    // Ed25519ph (@noble/curves, in JavaScript) of 100 SHA-512 digests, beside the pure ed25519 rows
+    // above (node:crypto): a batch of 1,000 can outlast a cell on a loaded machine and count nothing.
+    const digests = inputs.slice(0, 100).map(({ input }) => ({ input: createHash('sha512').update(Buffer.from(input, 'base64')).digest('base64') }));
     const phSigned = await server.request('POST', 'transit/sign/ed/sha2-512', { batch_input: digests, prehashed: true });
     const phVerifyBody = JSON.stringify({ prehashed: true, batch_input: digests.map((item, i) => ({ ...item, signature: phSigned.data.batch_results[i].signature })) });
-    const ph = async (p: string, body: string) => (await load(url(p), { body, headers, connections: 4, seconds: SECONDS })).requestsPerSecond * 1000;
+    const ph = async (p: string, body: string) => (await load(url(p), { body, headers, connections: 4, seconds: SECONDS })).requestsPerSecond * digests.length;
     const phSign = await ph('transit/sign/ed/sha2-512', JSON.stringify({ prehashed: true, batch_input: digests }));
-    rows.push({ measure: 'sign ed25519ph batch (items/s)', keywarden: phSign, 'compared with': echo, against: 'echo floor', ratio: phSign / echo });
+    rows.push({ measure: 'sign ed25519ph batch 100 × SHA-512 digest (items/s)', keywarden: phSign, 'compared with': echo, against: 'echo floor', ratio: phSign / echo });
     const phVerify = await ph('transit/verify/ed/sha2-512', phVerifyBody);
-    rows.push({ measure: 'verify ed25519ph batch (items/s)', keywarden: phVerify, 'compared with': echo, against: 'echo floor', ratio: phVerify / echo });
+    rows.push({ measure: 'verify ed25519ph batch 100 × SHA-512 digest (items/s)', keywarden: phVerify, 'compared with': echo, against: 'echo floor', ratio: phVerify / echo });
 
     rows.push({ measure: 'start-up to unsealed and serving (ms)', keywarden: server.startupMs, 'compared with': 1000, against: 'target', ratio: server.startupMs / 1000 });
     const rss = rssMb(server.child.pid!);
