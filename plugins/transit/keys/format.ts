@@ -45,7 +45,7 @@ export function keyBody(policy: KeyPolicy, context?: Buffer): Record<string, unk
     let publicKey = formatPublicKey(info, v);
     if (info.family === 'ed25519' && s.derived) publicKey = context && v.privateKey ? derivedEd25519PublicKey(v, context).toString('base64') : '';
     keys[String(version)] = {
-      name: info.curve ?? (info.family === 'ed25519' ? 'ed25519' : info.name),
+      name: info.curve ?? info.name,
       public_key: publicKey,
       certificate_chain: v.certificateChain.map((der) => derToPem(der)).join('\n'),
       creation_time: v.time,

@@ -5,7 +5,8 @@
  * from the same list without Vault's managed keys, so its hmac is 10 and its xchacha20-poly1305 11
  * (https://github.com/openbao/openbao/blob/main/sdk/helper/keysutil/policy.go): 11 is taken by
  * Vault's hmac, so xchacha20-poly1305 backups carry XCHACHA_BACKUP_ID, a number neither uses.
- * aes128-cmac and aes256-cmac are Vault's 12 and 13 (OpenBao has no CMAC keys).
+ * aes128-cmac and aes256-cmac are Vault's 12 and 13 (OpenBao has no CMAC keys). Neither has a key
+ * type that holds an X25519 key, so x25519 backups carry X25519_BACKUP_ID, again a number neither uses.
  */
 import { BadRequestError } from '../../../sdk/index.js';
 
@@ -23,7 +24,8 @@ export type KeyType =
   | 'rsa-4096'
   | 'hmac'
   | 'aes128-cmac'
-  | 'aes256-cmac';
+  | 'aes256-cmac'
+  | 'x25519';
 
 export interface KeyTypeInfo {
   readonly name: KeyType;
@@ -34,7 +36,7 @@ export interface KeyTypeInfo {
   readonly derivation: boolean;
   /** Authenticated encryption with associated data. */
   readonly aead: boolean;
-  readonly family: 'aes-gcm' | 'chacha' | 'ed25519' | 'ecdsa' | 'rsa' | 'hmac' | 'cmac';
+  readonly family: 'aes-gcm' | 'chacha' | 'ed25519' | 'ecdsa' | 'rsa' | 'hmac' | 'cmac' | 'x25519';
   /** Symmetric key length in bytes (AES, ChaCha, CMAC). */
   readonly keyBytes?: number;
   /** Nonce length in bytes of a symmetric cipher: 12, or 24 for XChaCha20-Poly1305. */
@@ -47,6 +49,9 @@ const t = (info: KeyTypeInfo) => info;
 
 /** The backup type number of xchacha20-poly1305 keys (see above). */
 export const XCHACHA_BACKUP_ID = 1011;
+
+/** The backup type number of x25519 keys (see above). */
+export const X25519_BACKUP_ID = 1020;
 
 export const KEY_TYPES: Readonly<Record<KeyType, KeyTypeInfo>> = {
   'aes256-gcm96': t({ name: 'aes256-gcm96', vaultId: 0, encryption: true, decryption: true, signing: false, derivation: true, aead: true, family: 'aes-gcm', keyBytes: 32 }),
@@ -63,6 +68,7 @@ export const KEY_TYPES: Readonly<Record<KeyType, KeyTypeInfo>> = {
   hmac: t({ name: 'hmac', vaultId: 11, encryption: false, decryption: false, signing: false, derivation: false, aead: false, family: 'hmac' }),
   'aes128-cmac': t({ name: 'aes128-cmac', vaultId: 12, encryption: false, decryption: false, signing: false, derivation: false, aead: false, family: 'cmac', keyBytes: 16 }),
   'aes256-cmac': t({ name: 'aes256-cmac', vaultId: 13, encryption: false, decryption: false, signing: false, derivation: false, aead: false, family: 'cmac', keyBytes: 32 }),
+  x25519: t({ name: 'x25519', vaultId: X25519_BACKUP_ID, encryption: false, decryption: false, signing: false, derivation: false, aead: false, family: 'x25519' }),
 };
 
 export const KEY_TYPE_NAMES = Object.keys(KEY_TYPES) as KeyType[];

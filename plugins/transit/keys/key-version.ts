@@ -69,6 +69,10 @@ export async function generateVersion(
       const { privateKey, publicKey } = await generateKeyPairAsync('ed25519');
       return { ...base, privateKey, publicKey, hmacKey: randomBytes(32) };
     }
+    case 'x25519': {
+      const { privateKey, publicKey } = await generateKeyPairAsync('x25519');
+      return { ...base, privateKey, publicKey, hmacKey: randomBytes(32) };
+    }
     case 'ecdsa': {
       const { privateKey, publicKey } = await generateKeyPairAsync('ec', { namedCurve: info.curve! });
       return { ...base, privateKey, publicKey, hmacKey: randomBytes(32) };
@@ -116,10 +120,10 @@ export function decodeVersion(raw: Uint8Array): KeyVersion {
   };
 }
 
-/** The public key as the read-key body shows it: PEM for ECDSA/RSA, base64 raw 32 bytes for Ed25519. */
+/** The public key as the read-key body shows it: PEM for ECDSA/RSA, base64 raw 32 bytes for Ed25519 and X25519. */
 export function formatPublicKey(info: KeyTypeInfo, v: KeyVersion): string {
   if (!v.publicKey) return '';
-  if (info.family === 'ed25519') {
+  if (info.family === 'ed25519' || info.family === 'x25519') {
     const der = v.publicKey.export({ type: 'spki', format: 'der' });
     return der.subarray(der.length - 32).toString('base64');
   }

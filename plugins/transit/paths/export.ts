@@ -43,8 +43,8 @@ export function exportPath(ctx: TransitContext) {
     synopsis: 'Export named encryption, signing, HMAC or CMAC keys, public keys and certificate chains.',
     description:
       'encryption-key (AES/ChaCha raw base64, RSA PKCS#1 PEM), signing-key (ECDSA SEC1 PEM, Ed25519 base64 seed and public key, ' +
-      'RSA PKCS#1 PEM), hmac-key (base64), cmac-key (aes128-cmac and aes256-cmac keys, base64), public-key (PEM; Ed25519 raw ' +
-      'base64) and certificate-chain (PEM). Private material ' +
+      'RSA PKCS#1 PEM), hmac-key (base64), cmac-key (aes128-cmac and aes256-cmac keys, base64), public-key (PEM; Ed25519 and X25519 raw ' +
+      'base64) and certificate-chain (PEM). An x25519 key exports only public-key: it neither encrypts nor signs. Private material ' +
       'needs exportable; versions below min_decryption_version are refused.',
   });
 }
@@ -60,7 +60,7 @@ function checkKeyTypeOffers(policy: KeyPolicy, exportType: ExportType): void {
       if (!info.signing) throw new BadRequestError('signing not supported for the key');
       return;
     case 'public-key':
-      if (!info.signing) throw new BadRequestError(`public-key export not supported for key type ${info.name}: it has no public key`);
+      if (!info.signing && info.family !== 'x25519') throw new BadRequestError(`public-key export not supported for key type ${info.name}: it has no public key`);
       return;
     case 'certificate-chain':
       if (!info.signing) throw new BadRequestError('certificate chain not supported for keys that do not support signing');
