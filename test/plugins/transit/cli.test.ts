@@ -3,7 +3,7 @@
  * commands: the CLI in a subprocess against a real server over HTTP.
  */
 import { expect } from 'chai';
-import { createHash } from 'node:crypto';
+import { createHash, generateKeyPairSync } from 'node:crypto';
 import { startUnsealedServer, tempDir } from '../../helpers/server.js';
 import { runCli, type CliRun } from '../../helpers/cli.js';
 import type { RunningServer } from '../../../core/server.js';
@@ -54,5 +54,18 @@ describe('transit from the CLI', function () {
     expect(signature).to.match(/^vault:v1:/);
     expect((await json('transit/verify/ed/sha2-512', `input=${digest}`, 'prehashed=true', `signature_context=${context}`, `signature=${signature}`)).valid).to.equal(true);
     expect((await json('transit/verify/ed/sha2-512', `input=${digest}`, 'prehashed=true', `signature=${signature}`)).valid).to.equal(false);
+  });
+
+  it('makes an x25519 key and derives a key with a peer\'s raw X25519 public key, as Alice and Bob do', async () => {
+    expect((await cli('write', 'transit/keys/agree', 'type=x25519')).code).to.equal(0);
+    const peer = generateKeyPairSync('x25519');
+    const peerRaw = Buffer.from(peer.publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64');
+    const made = await cli('write', 'transit/derive-key/agreed', 'base_key_name=agree', `peer_public_key=${peerRaw}`);
+    expect(made.code, made.stderr).to.equal(0);
+    const read = await cli('read', '-format=json', 'transit/keys/agreed');
+    expect(JSON.parse(read.stdout).data).to.include({ type: 'aes256-gcm96', imported_key: true });
+    const zero = await cli('write', 'transit/derive-key/zero', 'base_key_name=agree', `peer_public_key=${Buffer.alloc(32).toString('base64')}`);
+    expect(zero.code).to.equal(2);
+    expect(zero.stderr).to.contain('small order');
   });
 });
