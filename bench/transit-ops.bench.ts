@@ -3,7 +3,8 @@
  * encrypt (a different context per item) beside the naive floors (per-item HKDF + createCipheriv,
  * and per-item createCipheriv under one key) and the echo floor; single-item encrypt and decrypt
  * at 64 connections beside a bare koa JSON echo and Keywarden's HTTP layer alone
- * (bench/lib/app-echo.ts); HMAC, sign (ed25519, ecdsa-p256) and verify batches; sign and
+ * (bench/lib/app-echo.ts); HMAC, CMAC (beside a per-item node:crypto CMAC), sign (ed25519,
+ * ecdsa-p256, ed25519ph) and verify batches; sign and
  * verify batches of the post-quantum keys, one row per parameter set (ml-dsa, the hybrid pairs,
  * slh-dsa), on this build only; encrypt and decrypt batches under the key-encapsulation keys
  * (ml-kem 768 and 1024, mlkem768-x25519) beside rsa-2048's OAEP, the other public-key encryption;
@@ -14,7 +15,7 @@
  * run against a server of that build, interleaved with this one's, and a row per figure gives
  * this build over that one: before and after measured in one run under the same load.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { report, type Row } from './lib/report.js';
 import { startBenchServer, type BenchServer } from './lib/server.js';
 import { startHelper } from './lib/helper-process.js';
@@ -52,6 +53,7 @@ async function startTarget(root?: string): Promise<BenchServer> {
   await server.request('POST', 'transit/keys/plain');
   await server.request('POST', 'transit/keys/ed', { type: 'ed25519' });
   await server.request('POST', 'transit/keys/ec', { type: 'ecdsa-p256' });
+  await server.request('POST', 'transit/keys/cmac', { type: 'aes256-cmac' });
   return server;
 }
 
@@ -208,6 +210,16 @@ async function main(): Promise<void> {
       rows.push(againstBaseline(measure, m.ours, m.before));
     };
     await batchFigure('HMAC-SHA-256 batch 1,000 × 64 B (items/s)', 'transit/hmac/plain', inputBody);
+    // AES-256-CMAC (@noble/ciphers) beside the same batch CMACed per item with node:crypto's AES
+    // (floor/naive-cmac), both over HTTP, interleaved.
+    const cmacCells = await interleaved(
+      (seconds) => ({
+        ours: async () => (await load(url('transit/cmac/cmac'), { body: inputBody, headers, connections: 4, seconds })).requestsPerSecond * 1000,
+        naive: async () => (await load(url('floor/naive-cmac/x'), { body: inputBody, headers, connections: 4, seconds })).requestsPerSecond * 1000,
+      }),
+      SECONDS,
+    );
+    rows.push(compared('AES-256-CMAC batch 1,000 × 64 B (items/s)', cmacCells.ours!, 'naive per-item node:crypto AES-ECB + AES-CBC CMAC', cmacCells.naive!));
     // Each server verifies signatures made by its own key.
     const verifyBodyOf = async (target: BenchServer, key: string) => {
       const signed = await target.request('POST', `transit/sign/${key}`, { batch_input: inputs });
@@ -218,6 +230,16 @@ async function main(): Promise<void> {
       await batchFigure(`sign ${label} batch (items/s)`, `transit/sign/${key}`, inputBody);
       await batchFigure(`verify ${label} batch (items/s)`, `transit/verify/${key}`, await verifyBodyOf(server, key), baseline ? await verifyBodyOf(baseline, key) : undefined);
     }
+    // Ed25519ph (@noble/curves, in JavaScript) of 100 SHA-512 digests, beside the pure ed25519 rows
+    // above (node:crypto): a batch of 1,000 can outlast a cell on a loaded machine and count nothing.
+    const digests = inputs.slice(0, 100).map(({ input }) => ({ input: createHash('sha512').update(Buffer.from(input, 'base64')).digest('base64') }));
+    const phSigned = await server.request('POST', 'transit/sign/ed/sha2-512', { batch_input: digests, prehashed: true });
+    const phVerifyBody = JSON.stringify({ prehashed: true, batch_input: digests.map((item, i) => ({ ...item, signature: phSigned.data.batch_results[i].signature })) });
+    const ph = async (p: string, body: string) => (await load(url(p), { body, headers, connections: 4, seconds: SECONDS })).requestsPerSecond * digests.length;
+    const phSign = await ph('transit/sign/ed/sha2-512', JSON.stringify({ prehashed: true, batch_input: digests }));
+    rows.push({ measure: 'sign ed25519ph batch 100 × SHA-512 digest (items/s)', keywarden: phSign, 'compared with': echo, against: 'echo floor', ratio: phSign / echo });
+    const phVerify = await ph('transit/verify/ed/sha2-512', phVerifyBody);
+    rows.push({ measure: 'verify ed25519ph batch 100 × SHA-512 digest (items/s)', keywarden: phVerify, 'compared with': echo, against: 'echo floor', ratio: phVerify / echo });
 
     // Post-quantum keys, this build only (an older build has none), in items per second. The
     // SLH-DSA "s" sets take seconds a signature: their sign figure is one batch of 4, one item

@@ -9,10 +9,13 @@
  *   naive-derived/:name — the same for a derived key: per item, the key from hkdfSync over the
  *                  item's context (HKDF-SHA-256, no salt, as transit derives), then as naive
  *   naive-decrypt/:name — per item createDecipheriv
+ *   naive-cmac/:name — per item AES-CMAC built from node:crypto's AES (OpenSSL; Node has no CMAC):
+ *                  the subkeys from one AES-ECB block, the MAC from AES-CBC (test/helpers/node-cmac.ts)
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { FrameworkBackend, definePath } from '../../core/framework/index.js';
 import type { PluginManifest } from '../../core/plugins/plugin.js';
+import { nodeCmac } from '../../test/helpers/node-cmac.js';
 
 const KEY = randomBytes(32);
 const NO_SALT = Buffer.alloc(0);
@@ -130,6 +133,23 @@ const manifest: PluginManifest = {
           },
           synopsis: 'Naive per-item derived-key floor.',
           description: 'Per-item HKDF-SHA-256 (node:crypto hkdfSync) and AES-256-GCM.',
+        }),
+        definePath({
+          pattern: 'naive-cmac/:name',
+          fields: {
+            name: { type: 'string', description: 'Ignored.', required: true },
+            batch_input: { type: 'object-list', description: 'Items with input.' },
+          },
+          operations: {
+            update: {
+              summary: 'CMAC each item with node:crypto AES-ECB and AES-CBC calls.',
+              handler: async (_req, input) => ({
+                data: { batch_results: items(input.batch_input, 'input').map((data) => ({ cmac: `vault:v1:${nodeCmac(KEY, data).toString('base64')}`, reference: '' })) },
+              }),
+            },
+          },
+          synopsis: 'Naive per-item CMAC floor.',
+          description: 'Per-item AES-256-CMAC from node:crypto AES-ECB (subkeys) and AES-CBC (the MAC).',
         }),
         definePath({
           pattern: 'naive-decrypt/:name',

@@ -11,7 +11,7 @@
  */
 import * as nodeCrypto from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
-import type { HpkeKem, KemSet } from './hpke.js';
+import type { HpkeKem, KemSet } from './hpke-kem.js';
 
 type MlKemType = 'ml-kem-768' | 'ml-kem-1024';
 

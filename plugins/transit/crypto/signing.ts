@@ -1,6 +1,7 @@
 /**
  * Signatures of transit keys (docs/transit.md, "Ciphertexts, signatures and HMACs"): ECDSA
- * P-256/384/521, Ed25519 and RSA (PSS or PKCS#1 v1.5), as `vault:v<N>:<signature>` with asn1
+ * P-256/384/521, Ed25519 (Ed25519ctx and Ed25519ph in ed25519-variants.ts) and RSA (PSS or
+ * PKCS#1 v1.5), as `vault:v<N>:<signature>` with asn1
  * (standard base64) or jws (base64url without padding; ECDSA as fixed-width r‖s) marshaling.
  *
  * node:crypto signs and verifies whenever it is handed the message. For `prehashed` input it is
@@ -28,6 +29,7 @@ import {
 } from 'node:crypto';
 import { BadRequestError, InternalError } from '../../../sdk/index.js';
 import { decodeBase64 } from './base64.js';
+import { ed25519Variant, isContextVariant, signEd25519Variant, verifyEd25519Variant } from './ed25519-variants.js';
 import { parseGoInt } from './hmac.js';
 
 export const SIGNATURE_HASHES = ['none', 'sha1', 'sha2-224', 'sha2-256', 'sha2-384', 'sha2-512', 'sha3-224', 'sha3-256', 'sha3-384', 'sha3-512'] as const;
@@ -88,12 +90,16 @@ export function parseSaltLength(raw: string): number {
 // ---------------------------------------------------------------------------------------------
 // Signing and verifying raw bytes
 
-/** Signs `input` with a private key of the family; returns the signature bytes as marshaled. */
-export function signBytes(family: SigningFamily, key: KeyObject, input: Buffer, options: SignOptions): Buffer {
+/**
+ * Signs `input` with a private key of the family; returns the signature bytes as marshaled. For
+ * ed25519 keys the options and `signatureContext` pick pure Ed25519, Ed25519ctx or Ed25519ph.
+ */
+export function signBytes(family: SigningFamily, key: KeyObject, input: Buffer, options: SignOptions, signatureContext?: Buffer): Buffer {
   switch (family) {
-    case 'ed25519':
-      checkPureEd25519(options);
-      return nodeSign(null, input, key);
+    case 'ed25519': {
+      const variant = ed25519Variant(options, signatureContext);
+      return isContextVariant(variant) ? signEd25519Variant(key, input, variant) : nodeSign(null, input, key);
+    }
     case 'ecdsa':
       return signEcdsa(key, input, options);
     case 'rsa':
@@ -102,28 +108,17 @@ export function signBytes(family: SigningFamily, key: KeyObject, input: Buffer, 
 }
 
 /** Verifies marshaled signature bytes; false for a wrong signature, BadRequestError for malformed options. */
-export function verifyBytes(family: SigningFamily, key: KeyObject, input: Buffer, signature: Buffer, options: SignOptions): boolean {
+export function verifyBytes(family: SigningFamily, key: KeyObject, input: Buffer, signature: Buffer, options: SignOptions, signatureContext?: Buffer): boolean {
   switch (family) {
-    case 'ed25519':
-      checkPureEd25519(options);
+    case 'ed25519': {
+      const variant = ed25519Variant(options, signatureContext);
+      if (isContextVariant(variant)) return verifyEd25519Variant(key, input, signature, variant);
       return signature.length === 64 && nodeVerify(null, input, key, signature);
+    }
     case 'ecdsa':
       return verifyEcdsa(key, input, signature, options);
     case 'rsa':
       return verifyRsa(key, input, signature, options);
-  }
-}
-
-/**
- * Ed25519 hashes internally, so hash_algorithm does not apply — except that prehashed input, or
- * sha2-512 (Vault's selector for it), asks for Ed25519ph, a Vault Enterprise signature this
- * server does not make. Refused as Vault's own community edition refuses it, never signed as pure
- * Ed25519 over a digest the caller thinks is being prehash-signed.
- */
-function checkPureEd25519(options: SignOptions): void {
-  if (options.prehashed) throw new BadRequestError('only pure Ed25519 signatures are supported: prehashed must be false (Ed25519ph is a Vault Enterprise feature)');
-  if (options.hash === 'sha2-512') {
-    throw new BadRequestError('only pure Ed25519 signatures are supported: hash_algorithm sha2-512 selects Ed25519ph, a Vault Enterprise feature');
   }
 }
 

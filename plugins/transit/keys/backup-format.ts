@@ -22,6 +22,7 @@ import { parse, parseNumberAndBigInt, stringify } from 'lossless-json';
 import { BadRequestError } from '../../../sdk/index.js';
 import { decodeBase64 } from '../crypto/base64.js';
 import { kemMaterialFromImport, kemPublicKeyFromImport, parameterSetFor } from '../crypto/kem.js';
+import { x25519FromRaw, x25519PublicFromRaw, x25519RawPrivate } from '../crypto/x25519.js';
 import { KeyPolicy, type BackupInfo, type PolicySettings } from './key-policy.js';
 import { keyTypeByVaultId, type KeyTypeInfo } from './key-types.js';
 import type { KeyVersion } from './key-version.js';
@@ -97,6 +98,7 @@ function goKeyEntry(info: KeyTypeInfo, v: KeyVersion, pq: PqParameters | undefin
     case 'aes-gcm':
     case 'chacha':
     case 'hmac':
+    case 'cmac':
       entry.key = v.key!.toString('base64');
       break;
     case 'kem':
@@ -105,6 +107,11 @@ function goKeyEntry(info: KeyTypeInfo, v: KeyVersion, pq: PqParameters | undefin
       break;
     case 'ed25519':
       if (v.privateKey) entry.key = ed25519GoPrivateKey(v.privateKey).toString('base64');
+      entry.public_key = exportPublicKey(info, v);
+      break;
+    case 'x25519':
+      // Our own type (key-types.ts): the raw 32-byte private and public keys, as RFC 7748 writes them.
+      if (v.privateKey) entry.key = x25519RawPrivate(v.privateKey).toString('base64');
       entry.public_key = exportPublicKey(info, v);
       break;
     case 'ecdsa': {
@@ -255,6 +262,7 @@ function versionFromGo(info: KeyTypeInfo, version: number, entry: JsonObject, pq
   switch (info.family) {
     case 'aes-gcm':
     case 'chacha':
+    case 'cmac':
       if (!key || key.length !== info.keyBytes) throw new BadRequestError(`${what}: a ${info.name} key has ${info.keyBytes} bytes, got ${key?.length ?? 0}`);
       return { ...base, key, hmacKey };
     case 'hmac':
@@ -292,6 +300,16 @@ function asymmetricFromGo(info: KeyTypeInfo, entry: JsonObject, key: Buffer | un
       const raw = decodeBase64(stringField(entry, 'public_key', ''), `${what} public_key`);
       if (raw.length !== 32) throw new BadRequestError(`${what}: has neither an Ed25519 private key nor a 32-byte public key`);
       return { publicKey: jwkKey({ kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, false, what) };
+    }
+    case 'x25519': {
+      const raw = decodeBase64(stringField(entry, 'public_key', ''), `${what} public_key`);
+      if (raw.length !== 32 && !key) throw new BadRequestError(`${what}: has neither an X25519 private key nor a 32-byte public key`);
+      if (!key) return { publicKey: x25519PublicFromRaw(raw) };
+      if (key.length !== 32) throw new BadRequestError(`${what}: an X25519 private key has 32 bytes, got ${key.length}`);
+      const privateKey = x25519FromRaw(key);
+      const publicKey = createPublicKey(privateKey);
+      if (raw.length > 0 && !publicKey.equals(x25519PublicFromRaw(raw))) throw new BadRequestError(`${what}: public_key is not the public key of key`);
+      return { privateKey, publicKey };
     }
     case 'ecdsa': {
       const width = COORDINATE_BYTES[info.curve!]!;

@@ -2,7 +2,7 @@
 import type { KeyPolicy } from './key-policy.js';
 import { formatPublicKey } from './key-version.js';
 import { derivedEd25519PublicKey } from '../crypto/derive.js';
-import { kemForKey } from '../crypto/kem.js';
+import { kemForKey } from '../crypto/kem-parameters.js';
 
 export function keyBody(policy: KeyPolicy, context?: Buffer): Record<string, unknown> {
   const s = policy.settings;
@@ -44,7 +44,7 @@ export function keyBody(policy: KeyPolicy, context?: Buffer): Record<string, unk
   const keys: Record<string, unknown> = {};
   for (const [version, v] of [...policy.versions].sort((a, b) => a[0] - b[0])) {
     if (version < s.minDecryptionVersion) continue;
-    if (info.family === 'aes-gcm' || info.family === 'chacha') {
+    if (info.family === 'aes-gcm' || info.family === 'chacha' || info.family === 'cmac') {
       keys[String(version)] = v.creationTime;
       continue;
     }

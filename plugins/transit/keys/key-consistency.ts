@@ -40,6 +40,10 @@ export async function publicKeyOfPrivate(info: KeyTypeInfo, privateKey: KeyObjec
       }
       return embedded;
     }
+    case 'x25519':
+      // OpenSSL computes an X25519 public key from the private key; key-material.ts refuses a
+      // PKCS#8 key whose own public key (RFC 8410's OneAsymmetricKey) disagrees with it.
+      return embedded;
     case 'rsa':
       await checkRsaPrivateKey(privateKey, what);
       return embedded;

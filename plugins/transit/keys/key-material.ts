@@ -2,19 +2,20 @@
  * Key material in and out of transit, in the encodings Vault uses (docs/transit.md, "Export,
  * backup and bring your own key").
  *
- * Out (export): raw base64 for symmetric and HMAC keys; PKCS#1 PEM (`RSA PRIVATE KEY`) for RSA;
+ * Out (export): raw base64 for symmetric, HMAC and CMAC keys; PKCS#1 PEM (`RSA PRIVATE KEY`) for RSA;
  * SEC1 PEM (`EC PRIVATE KEY`) for ECDSA; base64 of Go's 64-byte seed‖public key for Ed25519;
- * PKIX PEM (`PUBLIC KEY`) or, for Ed25519, base64 of the raw 32 bytes for public keys.
- * In (import): raw bytes for symmetric and HMAC keys; PKCS#8 DER for asymmetric keys, with the two
+ * PKIX PEM (`PUBLIC KEY`) or, for Ed25519 and X25519, base64 of the raw 32 bytes for public keys.
+ * In (import): raw bytes for symmetric, HMAC and CMAC keys; PKCS#8 DER for asymmetric keys, with the two
  * quirks Vault accepts (RSA keys under the RSA-PSS OID, and Ed25519 seeds in an ECPrivateKey), and
- * also PKCS#1/SEC1 DER and raw Ed25519 seeds, which carry the same keys; public keys as PEM, or
- * for Ed25519 also the base64 raw form that export returns.
+ * also PKCS#1/SEC1 DER and raw Ed25519 seeds and X25519 private keys, which carry the same keys;
+ * public keys as PEM, or for Ed25519 and X25519 also the base64 raw form that export returns.
  */
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import forge from 'node-forge';
 import { BadRequestError } from '../../../sdk/index.js';
 import { ed25519FromSeed, ed25519RawPublic } from '../crypto/derive.js';
 import { compositePrivateKey, compositePublicPem, rawPrivateKey, type PqParameters } from '../crypto/pq-signing.js';
+import { X25519_BYTES, x25519FromRaw, x25519PublicFromRaw, x25519RawPublic } from '../crypto/x25519.js';
 import { checkImportedRsaStrength, publicKeyOfPrivate } from './key-consistency.js';
 import type { KeyTypeInfo } from './key-types.js';
 import type { KeyVersion } from './key-version.js';
@@ -70,6 +71,11 @@ export function exportSigningKey(info: KeyTypeInfo, v: KeyVersion, pq?: PqParame
   }
 }
 
+/** `cmac-key`: the raw key of a CMAC key's version, base64. */
+export function exportCmacKey(v: KeyVersion): string {
+  return v.key!.toString('base64');
+}
+
 /** `hmac-key`: the version's HMAC key (for `hmac` keys, the key itself). */
 export function exportHmacKey(v: KeyVersion): string {
   return v.hmacKey.toString('base64');
@@ -84,6 +90,7 @@ export function exportPublicKey(info: KeyTypeInfo, v: KeyVersion, pq?: PqParamet
   if (!v.publicKey) return '';
   if (info.family === 'ed25519') return ed25519RawPublic(v.publicKey).toString('base64');
   if (info.family === 'hybrid') return compositePublicPem(pq!, { publicKey: v.publicKey, ecPublicKey: v.ecPublicKey! });
+  if (info.family === 'x25519') return x25519RawPublic(v.publicKey).toString('base64');
   const pem = pemText(v.publicKey.export({ type: 'spki', format: 'pem' }));
   return info.family === 'ecdsa' ? pem.trimEnd() : withNewline(pem);
 }
@@ -100,9 +107,9 @@ function certificatePem(base64Der: string): string {
   return `-----BEGIN CERTIFICATE-----\n${lines.join('\n')}\n-----END CERTIFICATE-----`;
 }
 
-/** The bytes byok-export wraps: raw for symmetric and HMAC keys and KEM seeds, PKCS#8 DER for other asymmetric ones. */
+/** The bytes byok-export wraps: raw for symmetric, HMAC and CMAC keys and KEM seeds, PKCS#8 DER for other asymmetric ones. */
 export function wrappableMaterial(info: KeyTypeInfo, v: KeyVersion): Buffer {
-  if (info.family === 'aes-gcm' || info.family === 'chacha' || info.family === 'hmac') return v.key!;
+  if (info.family === 'aes-gcm' || info.family === 'chacha' || info.family === 'hmac' || info.family === 'cmac') return v.key!;
   // A hybrid key is two keys; no PKCS#8 structure carries both for an importer to read.
   if (info.family === 'hybrid') throw new BadRequestError('hybrid keys cannot be exported through byok-export: the import side has no format for them');
   if (info.family === 'kem') {
@@ -152,6 +159,7 @@ export async function materialFromImport(info: KeyTypeInfo, bytes: Buffer): Prom
   switch (info.family) {
     case 'aes-gcm':
     case 'chacha':
+    case 'cmac':
       if (bytes.length !== info.keyBytes) {
         throw new BadRequestError(`invalid key size ${bytes.length} bytes for key type ${info.name}: expected ${info.keyBytes} raw bytes`);
       }
@@ -170,13 +178,15 @@ export async function materialFromImport(info: KeyTypeInfo, bytes: Buffer): Prom
   }
 }
 
-/** The `public_key` field: PEM (PKIX, or PKCS#1 for RSA); for Ed25519 also base64 of the raw 32 bytes. */
+/** The `public_key` field: PEM (PKIX, or PKCS#1 for RSA); for Ed25519 and X25519 also base64 of the raw 32 bytes. */
 export function publicKeyFromImport(info: KeyTypeInfo, text: string): KeyObject {
   if (/PRIVATE KEY/.test(text)) throw new BadRequestError('public_key holds a private key; send private keys wrapped in ciphertext');
   let publicKey: KeyObject;
   const trimmed = text.trim();
   if (info.family === 'ed25519' && /^[A-Za-z0-9+/]{43}=$/.test(trimmed)) {
     publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(trimmed, 'base64').toString('base64url') }, format: 'jwk' });
+  } else if (info.family === 'x25519' && /^[A-Za-z0-9+/]{43}=$/.test(trimmed)) {
+    publicKey = x25519PublicFromRaw(Buffer.from(trimmed, 'base64'));
   } else {
     if (!trimmed.startsWith('-----BEGIN')) throw new BadRequestError('error parsing public key: not in PEM format');
     try {
@@ -210,6 +220,9 @@ export function checkKeyMatchesType(info: KeyTypeInfo, key: KeyObject): void {
     case 'ed25519':
       if (kind !== 'ed25519') throw wrongKind(info, kind);
       return;
+    case 'x25519':
+      if (kind !== 'x25519') throw wrongKind(info, kind);
+      return;
     default:
       throw new BadRequestError(`key type ${info.name} has no public or private key`);
   }
@@ -229,7 +242,9 @@ function parsePrivateKeyDer(info: KeyTypeInfo, bytes: Buffer): KeyObject {
   }
   if (!key && info.family === 'ed25519' && bytes.length === 32) key = ed25519FromSeed(bytes);
   if (!key && info.family === 'ed25519' && bytes.length === 64) key = ed25519FromGoPrivateKey(bytes, 'imported key');
+  if (!key && info.family === 'x25519' && bytes.length === X25519_BYTES) key = x25519FromRaw(bytes);
   if (!key) throw new BadRequestError('error parsing asymmetric key: the key material is not a PKCS#8 DER private key');
+  if (key.asymmetricKeyType === 'x25519') checkX25519PublicKey(bytes, key);
   // RSA keys under the RSA-PSS OID: the inner key is plain PKCS#1, usable for OAEP too (Vault accepts them).
   if (key.asymmetricKeyType === 'rsa-pss') key = innerPkcs1(bytes) ?? key;
   return key;
@@ -239,8 +254,24 @@ function parsePrivateKeyDer(info: KeyTypeInfo, bytes: Buffer): KeyObject {
 function parseQuirks(info: KeyTypeInfo, bytes: Buffer): KeyObject | undefined {
   if (info.family === 'rsa') return tryKey(() => createPrivateKey({ key: bytes, format: 'der', type: 'pkcs1' }));
   if (info.family === 'ecdsa') return tryKey(() => createPrivateKey({ key: bytes, format: 'der', type: 'sec1' }));
+  if (info.family !== 'ed25519') return undefined;
   const seed = ed25519SeedFromEcPrivateKey(bytes);
   return seed ? ed25519FromSeed(seed) : undefined;
+}
+
+/**
+ * A PKCS#8 v2 X25519 key may carry its public key ([1] publicKey, RFC 8410 §7); OpenSSL ignores
+ * it and computes the public key from the private one, so a key whose two halves disagree is
+ * refused here instead of imported as something other than what its sender holds.
+ */
+function checkX25519PublicKey(der: Buffer, privateKey: KeyObject): void {
+  const publicField = children(asn1Of(der)).find((node) => node.tagClass === forge.asn1.Class.CONTEXT_SPECIFIC && (node.type as number) === 1);
+  if (!publicField || typeof publicField.value !== 'string') return;
+  // A BIT STRING's contents: the count of unused bits (0), then the 32-byte key.
+  const embedded = Buffer.from(publicField.value, 'binary').subarray(1);
+  if (!embedded.equals(x25519RawPublic(createPublicKey(privateKey)))) {
+    throw new BadRequestError('invalid key: the X25519 public key in the key material does not belong to its private key');
+  }
 }
 
 function tryKey(make: () => KeyObject): KeyObject | undefined {

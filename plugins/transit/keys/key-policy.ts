@@ -6,7 +6,7 @@
 import { BadRequestError } from '../../../sdk/index.js';
 import { pqParameters, type HybridEcType, type PqParameters } from '../crypto/pq-signing.js';
 import { keyTypeInfo, type KeyType, type KeyTypeInfo } from './key-types.js';
-import { parameterSetFor } from '../crypto/kem.js';
+import { parameterSetFor } from '../crypto/kem-parameters.js';
 import type { KeyVersion } from './key-version.js';
 
 export interface BackupInfo {
@@ -90,7 +90,7 @@ export class KeyPolicy {
   }
 
   /** The version to decrypt or verify with: refused above latest or below min_decryption_version. */
-  versionForReading(version: number, what: 'ciphertext' | 'signature' | 'HMAC' = 'ciphertext'): KeyVersion {
+  versionForReading(version: number, what: 'ciphertext' | 'signature' | 'HMAC' | 'CMAC' = 'ciphertext'): KeyVersion {
     const s = this.settings;
     if (version > s.latestVersion) throw new BadRequestError(`invalid ${what}: version is too new`);
     if (version < s.minDecryptionVersion) throw new BadRequestError('ciphertext or signature version is disallowed by policy (too old)');

@@ -6,6 +6,8 @@
  * (https://github.com/openbao/openbao/blob/main/sdk/helper/keysutil/policy.go): 11 is taken by
  * Vault's hmac, so xchacha20-poly1305 backups carry XCHACHA_BACKUP_ID, a number neither uses.
  * Vault's post-quantum types keep their numbers: ml-dsa 14, hybrid 15, slh-dsa 17.
+ * aes128-cmac and aes256-cmac are Vault's 12 and 13 (OpenBao has no CMAC keys). Neither has a key
+ * type that holds an X25519 key, so x25519 backups carry X25519_BACKUP_ID, again a number neither uses.
  */
 import { BadRequestError } from '../../../sdk/index.js';
 
@@ -26,7 +28,10 @@ export type KeyType =
   | 'hybrid'
   | 'slh-dsa'
   | 'ml-kem'
-  | 'mlkem768-x25519';
+  | 'mlkem768-x25519'
+  | 'aes128-cmac'
+  | 'aes256-cmac'
+  | 'x25519';
 
 export interface KeyTypeInfo {
   readonly name: KeyType;
@@ -37,8 +42,8 @@ export interface KeyTypeInfo {
   readonly derivation: boolean;
   /** Authenticated encryption with associated data. */
   readonly aead: boolean;
-  readonly family: 'aes-gcm' | 'chacha' | 'ed25519' | 'ecdsa' | 'rsa' | 'hmac' | 'ml-dsa' | 'hybrid' | 'slh-dsa' | 'kem';
-  /** Symmetric key length in bytes (AES, ChaCha). */
+  readonly family: 'aes-gcm' | 'chacha' | 'ed25519' | 'ecdsa' | 'rsa' | 'hmac' | 'cmac' | 'x25519' | 'ml-dsa' | 'hybrid' | 'slh-dsa' | 'kem';
+  /** Symmetric key length in bytes (AES, ChaCha, CMAC). */
   readonly keyBytes?: number;
   /** Nonce length in bytes of a symmetric cipher: 12, or 24 for XChaCha20-Poly1305. */
   readonly nonceBytes?: number;
@@ -54,6 +59,8 @@ export const XCHACHA_BACKUP_ID = 1011;
 /** The backup type numbers of the key-encapsulation types, which neither anchor has (docs/transit-kem.md). */
 export const ML_KEM_BACKUP_ID = 1020;
 export const MLKEM768_X25519_BACKUP_ID = 1021;
+/** The backup type number of x25519 keys (see above). */
+export const X25519_BACKUP_ID = 1022;
 
 export const KEY_TYPES: Readonly<Record<KeyType, KeyTypeInfo>> = {
   'aes256-gcm96': t({ name: 'aes256-gcm96', vaultId: 0, encryption: true, decryption: true, signing: false, derivation: true, aead: true, family: 'aes-gcm', keyBytes: 32 }),
@@ -68,6 +75,9 @@ export const KEY_TYPES: Readonly<Record<KeyType, KeyTypeInfo>> = {
   'rsa-3072': t({ name: 'rsa-3072', vaultId: 9, encryption: true, decryption: true, signing: true, derivation: false, aead: false, family: 'rsa', rsaBits: 3072 }),
   'xchacha20-poly1305': t({ name: 'xchacha20-poly1305', vaultId: XCHACHA_BACKUP_ID, encryption: true, decryption: true, signing: false, derivation: true, aead: true, family: 'chacha', keyBytes: 32, nonceBytes: 24 }),
   hmac: t({ name: 'hmac', vaultId: 11, encryption: false, decryption: false, signing: false, derivation: false, aead: false, family: 'hmac' }),
+  'aes128-cmac': t({ name: 'aes128-cmac', vaultId: 12, encryption: false, decryption: false, signing: false, derivation: false, aead: false, family: 'cmac', keyBytes: 16 }),
+  'aes256-cmac': t({ name: 'aes256-cmac', vaultId: 13, encryption: false, decryption: false, signing: false, derivation: false, aead: false, family: 'cmac', keyBytes: 32 }),
+  x25519: t({ name: 'x25519', vaultId: X25519_BACKUP_ID, encryption: false, decryption: false, signing: false, derivation: false, aead: false, family: 'x25519' }),
   // Post-quantum signing keys (crypto/pq-signing.ts); each takes a parameter_set.
   'ml-dsa': t({ name: 'ml-dsa', vaultId: 14, encryption: false, decryption: false, signing: true, derivation: false, aead: false, family: 'ml-dsa' }),
   hybrid: t({ name: 'hybrid', vaultId: 15, encryption: false, decryption: false, signing: true, derivation: false, aead: false, family: 'hybrid' }),

@@ -7,13 +7,13 @@ import { promisify } from 'node:util';
 import { BadRequestError } from '../../../sdk/index.js';
 import { compositePublicPem, generatePqKeyPair, type PqParameters } from '../crypto/pq-signing.js';
 import type { KeyTypeInfo } from './key-types.js';
-import { kemForKey } from '../crypto/kem.js';
+import { kemForKey } from '../crypto/kem-parameters.js';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 
 export interface KeyVersion {
   readonly version: number;
-  /** Symmetric key (AES, ChaCha), the HMAC key of an `hmac`-type key, or a KEM key's private seed. */
+  /** Symmetric key (AES, ChaCha, CMAC), the HMAC key of an `hmac`-type key, or a KEM key's private seed. */
   readonly key?: Buffer;
   /** KEM keys: the public (encapsulation) key, raw (docs/transit-kem.md). */
   readonly encapsulationKey?: Buffer;
@@ -67,6 +67,7 @@ export async function generateVersion(
   switch (info.family) {
     case 'aes-gcm':
     case 'chacha':
+    case 'cmac':
       return { ...base, key: randomBytes(info.keyBytes!), hmacKey: randomBytes(32) };
     case 'hmac': {
       const size = options.keySize || 32;
@@ -76,6 +77,10 @@ export async function generateVersion(
     }
     case 'ed25519': {
       const { privateKey, publicKey } = await generateKeyPairAsync('ed25519');
+      return { ...base, privateKey, publicKey, hmacKey: randomBytes(32) };
+    }
+    case 'x25519': {
+      const { privateKey, publicKey } = await generateKeyPairAsync('x25519');
       return { ...base, privateKey, publicKey, hmacKey: randomBytes(32) };
     }
     case 'ecdsa': {
@@ -146,13 +151,13 @@ export function decodeVersion(raw: Uint8Array): KeyVersion {
 
 /**
  * The public key as the read-key body shows it: PEM for ECDSA/RSA/ML-DSA/SLH-DSA, base64 raw 32
- * bytes for Ed25519, and for hybrid keys the composite key as PEM under the draft's OID.
+ * bytes for Ed25519 and X25519, and for hybrid keys the composite key as PEM under the draft's OID.
  */
 export function formatPublicKey(info: KeyTypeInfo, v: KeyVersion, pq?: PqParameters): string {
   if (info.family === 'kem') return v.encapsulationKey?.toString('base64') ?? '';
   if (!v.publicKey) return '';
   if (info.family === 'hybrid') return compositePublicPem(pq!, { publicKey: v.publicKey, ecPublicKey: v.ecPublicKey! });
-  if (info.family === 'ed25519') {
+  if (info.family === 'ed25519' || info.family === 'x25519') {
     const der = v.publicKey.export({ type: 'spki', format: 'der' });
     return der.subarray(der.length - 32).toString('base64');
   }

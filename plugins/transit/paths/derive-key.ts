@@ -6,11 +6,16 @@
  * stored under `name`, as an imported key: the same bytes the peer derives from its own private key
  * and the base key's public key, so both sides hold one key without it crossing the wire.
  *
+ * Beyond OpenBao, the base key can also be an `x25519` key of this mount (RFC 7748, crypto/x25519.ts):
+ * the peer's public key is then base64 of its raw 32 bytes (the form keys/:name shows) or PEM, and
+ * the rest is the same.
+ *
  * Where OpenBao would add a version to an existing key of that name, a name in use is refused here:
  * an agreement is a new key, and quietly turning an existing key's next version into it would
  * surprise whoever holds that key.
  */
 import { createPublicKey, diffieHellman, hkdfSync, type KeyObject } from 'node:crypto';
+import { x25519PeerKey, x25519SharedSecret } from '../crypto/x25519.js';
 import { BadRequestError, definePath, errorMessage } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { KeyPolicy, newPolicySettings } from '../keys/key-policy.js';
@@ -27,9 +32,12 @@ export function deriveKeyPath(ctx: TransitContext) {
     pattern: 'derive-key/:name',
     fields: {
       name: { type: 'name', description: 'Name of the new key the agreed secret becomes.', required: true },
-      key_derivation_algorithm: { type: 'string', description: 'The agreement: ecdh (ECDH over the base key\'s curve), the only one.', default: 'ecdh' },
-      peer_public_key: { type: 'string', description: 'The other party\'s public key, PEM (PKIX), on the base key\'s curve.' },
-      base_key_name: { type: 'string', description: 'The ecdsa-p256, ecdsa-p384 or ecdsa-p521 key of this mount whose private half takes part.' },
+      key_derivation_algorithm: { type: 'string', description: 'The agreement: ecdh (ECDH over the base key\'s curve, X25519 for an x25519 key), the only one.', default: 'ecdh' },
+      peer_public_key: {
+        type: 'string',
+        description: 'The other party\'s public key, PEM (PKIX), on the base key\'s curve; for an x25519 base key also base64 of the raw 32 bytes.',
+      },
+      base_key_name: { type: 'string', description: 'The ecdsa-p256, ecdsa-p384, ecdsa-p521 or x25519 key of this mount whose private half takes part.' },
       base_key_version: { type: 'int', description: 'Version of the base key; 0 (the default) is the latest.', default: 0 },
       derived_key_type: {
         type: 'lowercase-string',
@@ -48,13 +56,15 @@ export function deriveKeyPath(ctx: TransitContext) {
 
           const base = input.base_key_name ? await ctx.keys.get(input.base_key_name) : undefined;
           if (!base) throw new BadRequestError('specified base key not found');
+          const isX25519 = base.info.family === 'x25519';
           const curve = NODE_CURVE_OF[base.settings.type];
-          if (curve === undefined) throw new BadRequestError(`base key type ${base.settings.type} does not support key agreement`);
+          if (curve === undefined && !isX25519) throw new BadRequestError(`base key type ${base.settings.type} does not support key agreement`);
           const privateKey = baseVersion(base, input.base_key_version).privateKey;
           if (!privateKey) throw new BadRequestError(`version ${input.base_key_version || base.settings.latestVersion} of the base key has no private key (it was imported as a public key)`);
-          const peer = peerKey(input.peer_public_key, base.settings.type, curve);
 
-          const secret = diffieHellman({ privateKey, publicKey: peer });
+          const secret = isX25519
+            ? x25519SharedSecret(privateKey, x25519PeerKey(input.peer_public_key))
+            : diffieHellman({ privateKey, publicKey: peerKey(input.peer_public_key, base.settings.type, curve!) });
           const key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), Buffer.alloc(0), info.keyBytes!));
           secret.fill(0);
 
@@ -80,8 +90,8 @@ export function deriveKeyPath(ctx: TransitContext) {
     },
     synopsis: 'Derive a new key by key agreement with a peer.',
     description:
-      'ECDH between the private half of base_key_name (an ECDSA key of this mount, version base_key_version) and ' +
-      'peer_public_key; the shared secret through HKDF-SHA-256 (no salt, no info) becomes the new key name, of type ' +
+      'ECDH between the private half of base_key_name (an ECDSA or x25519 key of this mount, version base_key_version) and ' +
+      'peer_public_key (X25519 for an x25519 key, refusing an all-zero shared secret); the shared secret through HKDF-SHA-256 (no salt, no info) becomes the new key name, of type ' +
       'derived_key_type, as an imported key that cannot be rotated or exported. The peer derives the same key from its ' +
       'private key and the base key\'s public key (keys/:name shows it). Refused when name is already a key.',
   });

@@ -7,11 +7,11 @@
  */
 import { BadRequestError, definePath } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
-import { exportCertificateChain, exportEncryptionKey, exportHmacKey, exportPublicKey, exportSigningKey } from '../keys/key-material.js';
+import { exportCertificateChain, exportCmacKey, exportEncryptionKey, exportHmacKey, exportPublicKey, exportSigningKey } from '../keys/key-material.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';
 
-const EXPORT_TYPES = ['encryption-key', 'signing-key', 'hmac-key', 'public-key', 'certificate-chain'] as const;
+const EXPORT_TYPES = ['encryption-key', 'signing-key', 'hmac-key', 'public-key', 'certificate-chain', 'cmac-key'] as const;
 type ExportType = (typeof EXPORT_TYPES)[number];
 
 export function exportPath(ctx: TransitContext) {
@@ -40,12 +40,13 @@ export function exportPath(ctx: TransitContext) {
         },
       },
     },
-    synopsis: 'Export named encryption, signing or HMAC keys, public keys and certificate chains.',
+    synopsis: 'Export named encryption, signing, HMAC or CMAC keys, public keys and certificate chains.',
     description:
       'encryption-key (AES/ChaCha raw base64, RSA PKCS#1 PEM), signing-key (ECDSA SEC1 PEM, Ed25519 base64 seed and public key, ' +
       'RSA PKCS#1 PEM; ML-DSA base64 seed, SLH-DSA base64 private key, hybrid base64 composite private key; ml-kem and ' +
-      'mlkem768-x25519 the base64 private seed), hmac-key (base64), public-key (PEM; Ed25519, ml-kem and mlkem768-x25519 raw ' +
-      'base64) and certificate-chain (PEM). Private material ' +
+      'mlkem768-x25519 the base64 private seed), hmac-key (base64), cmac-key (aes128-cmac and aes256-cmac keys, base64), ' +
+      'public-key (PEM; Ed25519, X25519, ml-kem and mlkem768-x25519 raw base64) and certificate-chain (PEM). An x25519 key ' +
+      'exports only public-key: it neither encrypts nor signs. Private material ' +
       'needs exportable; versions below min_decryption_version are refused.',
   });
 }
@@ -61,10 +62,13 @@ function checkKeyTypeOffers(policy: KeyPolicy, exportType: ExportType): void {
       if (!info.signing) throw new BadRequestError('signing not supported for the key');
       return;
     case 'public-key':
-      if (!info.signing && info.family !== 'kem') throw new BadRequestError(`public-key export not supported for key type ${info.name}: it has no public key`);
+      if (!info.signing && info.family !== 'kem' && info.family !== 'x25519') throw new BadRequestError(`public-key export not supported for key type ${info.name}: it has no public key`);
       return;
     case 'certificate-chain':
       if (!info.signing) throw new BadRequestError('certificate chain not supported for keys that do not support signing');
+      return;
+    case 'cmac-key':
+      if (info.family !== 'cmac') throw new BadRequestError(`cmac-key export not supported for key type ${info.name}: it is not a CMAC key`);
       return;
     case 'hmac-key':
       return;
@@ -106,5 +110,7 @@ function exportedMaterial(policy: KeyPolicy, v: KeyVersion, exportType: ExportTy
       return exportPublicKey(policy.info, v, policy.pq);
     case 'certificate-chain':
       return exportCertificateChain(v);
+    case 'cmac-key':
+      return exportCmacKey(v);
   }
 }

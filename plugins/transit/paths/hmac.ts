@@ -7,6 +7,7 @@
  */
 import { BadRequestError, definePath, type FieldSpecs, type FieldValues, type LogicalRequest } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
+import type { KeyPolicy } from '../keys/key-policy.js';
 import { decodeBase64, decodeBase64InTurns, isLongText } from '../crypto/base64.js';
 import { answerEntries, inSlices } from '../crypto/slices.js';
 import { macCost } from '../crypto/costs.js';
@@ -74,6 +75,7 @@ export function hmacPath(ctx: TransitContext) {
 async function hmacHandler(ctx: TransitContext, req: LogicalRequest, input: HmacInput) {
   const policy = await ctx.keys.get(input.name);
   if (!policy) throw new BadRequestError('encryption key not found');
+  refuseCmacKey(policy);
   const version = versionForHmac(policy, input.key_version);
   const algorithm = input.algorithm;
   if (!isHmacAlgorithm(algorithm)) throw new BadRequestError(`unsupported algorithm "${algorithm}"`);
@@ -122,6 +124,7 @@ export async function verifyHmacs(
 ): Promise<ItemOutcome<boolean>[]> {
   const policy = await ctx.keys.get(name);
   if (!policy) throw new BadRequestError('encryption key not found');
+  refuseCmacKey(policy);
   if (!isHmacAlgorithm(algorithm)) throw new BadRequestError(`invalid hash algorithm "${algorithm}"`);
   return inSlices(items, MAC_COST, (slice) => {
     const prepared = runItems(slice, (item) => {
@@ -141,6 +144,11 @@ export async function verifyHmacs(
       return valid.map((v, i) => hmacEquals(computed[i]!, v.mac));
     });
   });
+}
+
+/** CMAC keys do not HMAC (Vault's HMACSupported is false for them): their material is for CMAC only. */
+function refuseCmacKey(policy: KeyPolicy): void {
+  if (policy.info.family === 'cmac') throw new BadRequestError(`HMAC is not supported with key type ${policy.info.name}; use cmac/${policy.name}`);
 }
 
 /** Vault's hmac verify batch item: `valid` omitted when false (Go's omitempty). */

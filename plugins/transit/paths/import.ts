@@ -33,9 +33,9 @@ interface ReadMaterial {
 const CIPHERTEXT_DESCRIPTION =
   'Base64: the ephemeral AES-256 key wrapped with RSA-OAEP for wrapping_key (first 512 bytes), then the key material ' +
   'wrapped under it with AES key wrap with padding (RFC 5649). Raw bytes for symmetric and hmac keys and for the private seed ' +
-  'of ml-kem (64 bytes) and mlkem768-x25519 (32 bytes) keys, PKCS#8 DER for other asymmetric ones.';
+  'of ml-kem (64 bytes) and mlkem768-x25519 (32 bytes) keys, PKCS#8 DER for other asymmetric ones (or the raw 32-byte private key for x25519).';
 const PUBLIC_KEY_DESCRIPTION =
-  'PEM public key (or base64 raw 32 bytes for ed25519, base64 of the raw public key for ml-kem and mlkem768-x25519), instead of ciphertext, for asymmetric types.';
+  'PEM public key (or base64 raw 32 bytes for ed25519 and x25519, base64 of the raw public key for ml-kem and mlkem768-x25519), instead of ciphertext, for asymmetric types.';
 const HASH_FUNCTION_DESCRIPTION = 'Hash of the RSA-OAEP wrapping (and its MGF1): SHA1, SHA224, SHA256, SHA384 or SHA512.';
 
 export function importPaths(ctx: TransitContext) {
@@ -174,7 +174,7 @@ function withImportedVersion(
 ): { next: KeyPolicy; written: KeyVersion } {
   const s = policy.settings;
   const info = policy.info;
-  const asymmetric = info.family === 'rsa' || info.family === 'ecdsa' || info.family === 'ed25519' || info.family === 'kem';
+  const asymmetric = info.family === 'rsa' || info.family === 'ecdsa' || info.family === 'ed25519' || info.family === 'kem' || info.family === 'x25519';
   if (requested !== undefined) {
     const target = policy.versions.get(requested);
     if (!target || requested < 1 || requested > s.latestVersion) throw new BadRequestError(`key version ${requested} does not exist`);
@@ -225,7 +225,7 @@ async function readMaterial(ctx: TransitContext, info: KeyTypeInfo, fields: KeyF
   }
   if (fields.public_key !== undefined) {
     if (info.family === 'kem') return { material: { encapsulationKey: kemPublicKeyFromImport(info, parameterSet, fields.public_key) }, isPrivate: false };
-    if (info.family !== 'rsa' && info.family !== 'ecdsa' && info.family !== 'ed25519') {
+    if (info.family !== 'rsa' && info.family !== 'ecdsa' && info.family !== 'ed25519' && info.family !== 'x25519') {
       throw new BadRequestError(`key type ${info.name} does not support public_key import`);
     }
     return { material: { publicKey: publicKeyFromImport(info, fields.public_key) }, isPrivate: false };

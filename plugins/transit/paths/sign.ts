@@ -1,5 +1,6 @@
 /**
- * `sign/:name(/:hash_algorithm)`: signatures with ECDSA, Ed25519 (also derived per context) and RSA
+ * `sign/:name(/:hash_algorithm)`: signatures with ECDSA, Ed25519 (also derived per context, and
+ * Ed25519ctx and Ed25519ph with signature_context and prehashed) and RSA
  * keys (https://developer.hashicorp.com/vault/api-docs/secret/transit#sign-data; their formats:
  * docs/transit.md, "Ciphertexts, signatures and HMACs"). Also the option parsing that verify
  * shares. Unlike Vault, which answers some single-item signing failures (a bad key_version, a
@@ -56,13 +57,21 @@ export const SIGNING_OPTION_FIELDS = {
     description:
       'Hash algorithm, in the URL or the body (default sha2-256): sha1, sha2-224, sha2-256, sha2-384, sha2-512, sha3-224, ' +
       'sha3-256, sha3-384, sha3-512, or none (needs prehashed=true and signature_algorithm=pkcs1v15: a PKCS#1 v1.5 signature ' +
-      'without the hash OID). Ignored for ed25519 keys.',
+      'without the hash OID). For ed25519 keys only sha2-512 means anything: with prehashed=true it selects Ed25519ph.',
   },
   algorithm: { type: 'string', description: 'Deprecated: use hash_algorithm.', deprecated: true },
   context: { type: 'string', description: 'Base64 context the key is derived from; required for derived (ed25519) keys.' },
+  signature_context: {
+    type: 'string',
+    description:
+      'ed25519 keys: base64 context (up to 255 bytes) of an Ed25519ctx signature, or of an Ed25519ph one with prehashed=true ' +
+      'and hash_algorithm=sha2-512. Batch items carry their own.',
+  },
   prehashed: {
     type: 'bool',
-    description: 'The input is already a digest (base64 of the binary digest); for RSA keys hash_algorithm names its hash.',
+    description:
+      'The input is already a digest (base64 of the binary digest); for RSA keys hash_algorithm names its hash; for ed25519 keys, ' +
+      'with hash_algorithm=sha2-512, the input is the SHA-512 digest of the message and the signature is Ed25519ph.',
     default: false,
   },
   signature_algorithm: {
@@ -100,8 +109,9 @@ const SIGN_FIELDS = {
   batch_input: {
     type: 'object-list',
     description:
-      'Items {input, context, reference} signed in one request, results in input order; the top-level input and context are then ' +
-      'ignored. Results carry the signature, key_version, and for derived ed25519 keys the derived public key (publickey).',
+      'Items {input, context, signature_context, reference} signed in one request, results in input order; the top-level input, ' +
+      'context and signature_context are then ignored. Results carry the signature, key_version, and for derived ed25519 keys the ' +
+      'derived public key (publickey).',
   },
   ...SIGNING_OPTION_FIELDS,
 } as const satisfies FieldSpecs;
@@ -110,7 +120,6 @@ export function signPath(ctx: TransitContext) {
   return definePath({
     pattern: 'sign/:name/:hash_algorithm?',
     fields: SIGN_FIELDS,
-    refusedFields: { signature_context: 'Ed25519ctx and Ed25519ph signatures are Vault Enterprise features; ed25519 keys make pure Ed25519 signatures here' },
     operations: {
       update: { summary: 'Sign input data with a named key.', handler: (req, input) => signHandler(ctx, req, input) },
     },
@@ -129,8 +138,15 @@ async function signHandler(ctx: TransitContext, _req: LogicalRequest, input: Sig
 
   const batch = input.batch_input !== undefined;
   const items: BatchItem[] = input.batch_input
-    ? readBatchItems(input.batch_input, ['input', 'context', 'reference'])
-    : [{ input: input.input ?? '', ...(input.context !== undefined ? { context: input.context } : {}) }];
+    ? readBatchItems(input.batch_input, ['input', 'context', 'signature_context', 'reference'])
+    : [
+        {
+          input: input.input ?? '',
+          ...(input.context !== undefined ? { context: input.context } : {}),
+          ...(input.signature_context !== undefined ? { signature_context: input.signature_context } : {}),
+        },
+      ];
+  checkSignatureContext(family, items);
 
   // A bad key_version fails every item (after its own input checks), as Vault reports it per item.
   let version: KeyVersion | undefined;
@@ -142,7 +158,7 @@ async function signHandler(ctx: TransitContext, _req: LogicalRequest, input: Sig
     versionError = err;
   }
 
-  const results = await inSlices(items, signingCost(policy, 'private', inputLength), (slice) =>
+  const results = await inSlices(items, signingCost(policy, 'private', inputLength, usesEd25519Variant(family, options, items)), (slice) =>
     isPqFamily(family)
       ? runItemsAsync(slice, (item): Promise<Signed> => {
           const data = itemInput(item);
@@ -152,8 +168,9 @@ async function signHandler(ctx: TransitContext, _req: LogicalRequest, input: Sig
       : runItems(slice, (item): Signed => {
           const data = itemInput(item);
           const context = item.context ? decodeBase64(item.context, 'context') : undefined;
+          const signatureContext = item.signature_context ? decodeBase64(item.signature_context, 'signature_context') : undefined;
           if (versionError) throw versionError;
-          return signOne(policy, family, version!, data, context, options);
+          return signOne(policy, family, version!, data, { context, signatureContext }, options);
         }),
   );
 
@@ -189,7 +206,13 @@ function itemInput(item: BatchItem): Buffer {
   return decodeBase64(item.input, 'input');
 }
 
-function signOne(policy: KeyPolicy, family: SigningFamily, version: KeyVersion, data: Buffer, context: Buffer | undefined, options: SignOptions): Signed {
+/** An item's two contexts: `context` derives the key, `signatureContext` goes into an Ed25519ctx or Ed25519ph signature. */
+export interface ItemContexts {
+  readonly context: Buffer | undefined;
+  readonly signatureContext: Buffer | undefined;
+}
+
+function signOne(policy: KeyPolicy, family: SigningFamily, version: KeyVersion, data: Buffer, { context, signatureContext }: ItemContexts, options: SignOptions): Signed {
   let key: KeyObject;
   let publicKey: Buffer | undefined;
   if (family === 'ed25519' && policy.settings.derived) {
@@ -199,7 +222,7 @@ function signOne(policy: KeyPolicy, family: SigningFamily, version: KeyVersion, 
   } else {
     key = version.privateKey!;
   }
-  const signature = formatSignature(version.version, signBytes(family, key, data, options), options.marshaling);
+  const signature = formatSignature(version.version, signBytes(family, key, data, options, signatureContext), options.marshaling);
   return { signature, version: version.version, ...(publicKey ? { publicKey } : {}) };
 }
 
@@ -247,6 +270,18 @@ export function signingFamily(policy: KeyPolicy, what: 'signing' | 'verification
   return family;
 }
 
+/** Whether the items are Ed25519ctx or Ed25519ph signatures, which cost more than pure Ed25519 ones. */
+export function usesEd25519Variant(family: SigningFamily | PqFamily, options: SignOptions, items: readonly BatchItem[]): boolean {
+  return family === 'ed25519' && (options.prehashed || items.some((item) => item.signature_context));
+}
+
+/** signature_context belongs to Ed25519ctx and Ed25519ph: refused for keys of other types rather than ignored. */
+export function checkSignatureContext(family: SigningFamily | PqFamily, items: readonly BatchItem[]): void {
+  if (family !== 'ed25519' && items.some((item) => item.signature_context)) {
+    throw new BadRequestError('signature_context applies to ed25519 keys only (Ed25519ctx and Ed25519ph signatures)');
+  }
+}
+
 /**
  * `none` signs the given bytes with PKCS#1 v1.5 and no DigestInfo, so it needs prehashed input and
  * pkcs1v15 spelled out (the default is pss).
@@ -268,5 +303,6 @@ const HELP_DESCRIPTION =
   'Returns vault:v<N>:<signature> and key_version. ECDSA and RSA keys sign a digest of the input with hash_algorithm ' +
   '(or the input itself when prehashed); ed25519, ml-dsa and slh-dsa keys sign the input (pure mode); hybrid keys make the ' +
   'IETF composite ML-DSA signature (ML-DSA signature followed by the ECDSA or Ed25519 one). RSA keys use PSS (salt_length) or PKCS#1 v1.5. ' +
-  'Derived ed25519 keys need a context and also return the derived public key. With batch_input every item gets its own ' +
+  'Derived ed25519 keys need a context and also return the derived public key. ed25519 keys sign Ed25519ctx with a ' +
+  'signature_context, and Ed25519ph of a SHA-512 digest with prehashed=true and hash_algorithm=sha2-512. With batch_input every item gets its own ' +
   'result (signature, key_version, or error, and its reference); the request still answers 200.';

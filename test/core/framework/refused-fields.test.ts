@@ -79,27 +79,6 @@ const REFUSALS: readonly Refusal[] = [
     value: 'hvs.someone-elses-token',
     asChild: true,
   },
-  {
-    listed: '/transit/sign/{name}/{hash_algorithm}',
-    field: 'signature_context',
-    method: 'POST',
-    path: 'transit/sign/ed',
-    body: { input: ED_INPUT },
-    value: b64('context'),
-  },
-  ...[
-    ['signature_context', b64('context')],
-    ['cmac', 'vault:v1:AAAAAAAAAAAAAAAAAAAAAA=='],
-  ].map(
-    ([field, value]): Refusal => ({
-      listed: '/transit/verify/{name}/{hash_algorithm}',
-      field: field!,
-      method: 'POST',
-      path: 'transit/verify/ed',
-      body: { input: ED_INPUT },
-      value,
-    }),
-  ),
   ...[
     ['role_arn', 'arn:aws:iam::111122223333:role/federated'],
     ['identity_token_audience', 'keywarden'],
@@ -242,17 +221,6 @@ describe('fields Vault defines that Keywarden does not honour', function () {
   });
 
   describe('values Keywarden does not honour', () => {
-    it('sign and verify refuse Ed25519ph (prehashed, or sha2-512) on ed25519 keys, as Vault\'s community edition does', async () => {
-      const prehashed = 'only pure Ed25519 signatures are supported: prehashed must be false (Ed25519ph is a Vault Enterprise feature)';
-      const sha512 = 'only pure Ed25519 signatures are supported: hash_algorithm sha2-512 selects Ed25519ph, a Vault Enterprise feature';
-      expect((await root.post('transit/sign/ed', { input: ED_INPUT, prehashed: true })).body.errors).to.deep.equal([prehashed]);
-      expect((await root.post('transit/sign/ed/sha2-512', { input: ED_INPUT })).body.errors).to.deep.equal([sha512]);
-      const verify = await root.post('transit/verify/ed', { input: ED_INPUT, signature: state.signature, prehashed: 'true' });
-      expect(verify.status).to.equal(400);
-      expect(verify.body.errors).to.deep.equal([prehashed]);
-      expect((await root.post('transit/verify/ed', { input: ED_INPUT, signature: state.signature })).body.data.valid).to.equal(true);
-    });
-
     it('keys/:name/config refuses to turn exportable or allow_plaintext_backup off once on', async () => {
       expect((await root.post('transit/keys/one-way', { exportable: true, allow_plaintext_backup: true })).status).to.equal(200);
       const off = await root.post('transit/keys/one-way/config', { exportable: false });

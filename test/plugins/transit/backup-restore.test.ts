@@ -379,7 +379,7 @@ describe('transit backup and restore', function () {
       ['a backup that is not base64', { backup: 'not base64!' }, /unable to decode backup as base64/],
       ['base64 of something that is not JSON', { backup: b64('{"policy": ') }, /backup is not valid JSON/],
       ['JSON without a policy', { backup: toBlob({ archived_keys: null }) }, /has no "policy"/],
-      ['an unknown key type', { backup: toBlob(policy({ type: 12 })) }, /unknown key type 12/],
+      ['an unknown key type', { backup: toBlob(policy({ type: 999 })) }, /unknown key type 999/],
       ['a managed key', { backup: toBlob(policy({ type: 10 })) }, /managed_key/],
       ['a missing version', { backup: toBlob(policy({ latest_version: 2 })) }, /missing key version 2/],
       ['no versions at all', { backup: toBlob(policy({ latest_version: 0 })) }, /no key versions/],

@@ -271,22 +271,22 @@ describe('transit hmac', function () {
     });
   });
 
-  describe('verify takes exactly one of signature and hmac', () => {
+  describe('verify takes exactly one of signature, hmac and cmac', () => {
     it('refuses both, and neither, in a single request', async () => {
       expect(await t.write('verify/mac', { input: b64('x'), hmac: 'vault:v1:AAAA', signature: 'vault:v1:AAAA' })).to.include({
         status: 400,
-        error: "provide one of 'signature' or 'hmac'",
+        error: "provide one of 'signature', 'hmac' or 'cmac'",
       });
-      expect(await t.write('verify/mac', { input: b64('x') })).to.include({ status: 400, error: "neither a 'signature' nor an 'hmac' were given to verify" });
+      expect(await t.write('verify/mac', { input: b64('x') })).to.include({ status: 400, error: "none of 'signature', 'hmac' or 'cmac' was given to verify" });
     });
 
     it('refuses a batch that mixes them, misses them, or gives both in one item', async () => {
       const cases: [Record<string, string>[], string][] = [
-        [[{ input: 'AA==', hmac: 'x' }, { input: 'AA==', signature: 'y' }], "elements of batch_input must all provide 'signature' or all provide 'hmac'"],
+        [[{ input: 'AA==', hmac: 'x' }, { input: 'AA==', signature: 'y' }], "elements of batch_input must all provide either 'signature', 'hmac' or 'cmac'"],
         [[{ input: 'AA==', signature: 'y' }, { input: 'AA==' }], "some elements of batch_input are missing 'signature'"],
         [[{ input: 'AA==' }, { input: 'AA==', hmac: 'x' }], "some elements of batch_input are missing 'hmac'"],
-        [[{ input: 'AA==' }], "no batch_input elements have 'signature' or 'hmac'"],
-        [[{ input: 'AA==', hmac: 'x', signature: 'y' }], "batch_input[0] provides both 'signature' and 'hmac'; provide one of them"],
+        [[{ input: 'AA==' }], "no batch_input elements have 'signature', 'hmac' or 'cmac'"],
+        [[{ input: 'AA==', hmac: 'x', signature: 'y' }], "batch_input[0] provides 'signature' and 'hmac'; provide one of them"],
       ];
       for (const [batch_input, error] of cases) expect(await t.write('verify/mac', { batch_input })).to.include({ status: 400, error });
     });
