@@ -2,18 +2,18 @@
  * AES-CMAC of transit's aes128-cmac and aes256-cmac keys (RFC 4493; NIST SP 800-38B), as Vault
  * Enterprise answers it (https://developer.hashicorp.com/vault/api-docs/secret/transit#generate-cmac):
  * `vault:v<N>:<base64 MAC>`, the 16-byte MAC cut to its first `mac_length` bytes when one is asked
- * for (SP 800-38B §6.2 step 7: the MSB of the full MAC). The MAC is @noble/ciphers' `cmac`;
- * docs/transit.md ("CMAC keys") says why that one and how it was checked.
+ * for (SP 800-38B §6.2 step 7: the MSB of the full MAC). The MAC is computed over OpenSSL's AES
+ * (crypto/aes-cmac.ts says why); docs/transit.md ("CMAC keys") says how it is checked.
  *
  * A verification recomputes the MAC at the length the verifier names (16 unless mac_length says
  * otherwise) and compares it in constant time with the one given: a shorter MAC than the
  * verifier expects is false, never checked at its own length, so nobody can shorten a MAC to make
  * it easier to forge.
  */
-import { cmac } from '@noble/ciphers/aes.js';
 import { BadRequestError, nextTurn, parseGoInt } from '../../../sdk/index.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';
+import { AesCmac } from './aes-cmac.js';
 import { decodeBase64, decodeBase64InTurns } from './base64.js';
 
 /** AES's block size: the full length of a CMAC and the largest mac_length. */
@@ -36,13 +36,12 @@ export function macLength(raw: number | string | undefined, field: string): numb
 
 /** The AES-CMAC of `data` under `key` (16 or 32 bytes), cut to `length` bytes. */
 export function computeCmac(key: Uint8Array, data: Uint8Array, length = CMAC_BLOCK_BYTES): Buffer {
-  const mac = cmac(data, key);
-  return Buffer.from(mac.buffer, mac.byteOffset, length);
+  return new AesCmac(key).update(data).digest().subarray(0, length);
 }
 
 /**
- * Bytes CMACed between turns of the event loop: a few milliseconds' work for AES in JavaScript
- * (bench/README.md, "What a batch item costs"), so an input of megabytes holds no other client up.
+ * Bytes CMACed between turns of the event loop, so an input of megabytes holds no other client up
+ * (bench/README.md, "What a batch item costs").
  */
 const TURN_BYTES = 48 * 1024;
 
@@ -60,13 +59,12 @@ export function cmacOfText(key: Uint8Array, text: string, length: number): Buffe
 
 async function cmacInTurns(key: Uint8Array, text: string, length: number): Promise<Buffer> {
   const data = await decodeBase64InTurns(text, 'input');
-  const mac = cmac.create(key);
+  const mac = new AesCmac(key);
   for (let at = 0; at < data.length; at += TURN_BYTES) {
     await nextTurn();
     mac.update(data.subarray(at, at + TURN_BYTES));
   }
-  const full = mac.digest();
-  return Buffer.from(full.buffer, full.byteOffset, length);
+  return mac.digest().subarray(0, length);
 }
 
 /** The key of a CMAC key's version; 400 for a key of another type. */

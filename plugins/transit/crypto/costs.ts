@@ -28,9 +28,9 @@ const SYMMETRIC_ITEM_US = 1;
 const SYMMETRIC_BYTE_US = 0.004;
 /** ChaCha20-Poly1305 has no batch kernel: a native cipher per item. */
 const CHACHA_ITEM_US = 8;
-/** AES-CMAC of an item (@noble/ciphers: the key schedule and subkeys per item, then AES in JavaScript), and per character of its base64 input. */
-const CMAC_ITEM_US = 15;
-const CMAC_CHAR_US = 0.08;
+/** AES-CMAC of an item (two OpenSSL cipher contexts per item: subkeys, then CBC), and per character of its base64 input. */
+const CMAC_ITEM_US = 40;
+const CMAC_CHAR_US = 0.01;
 /** A derived key per item (HKDF, the per-item-key kernel), and for convergent keys the nonce's HMAC. */
 const DERIVED_ITEM_US = 3;
 /** Deriving an ed25519 key from a context: HKDF, then the key object and its public half. */
