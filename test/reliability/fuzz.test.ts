@@ -17,6 +17,7 @@
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { LOCKED_USERS_PREFIX } from '../../core/auth/lockout/user-lockout.js';
 import { MemoryStorage } from '../../storage/memory.js';
 import { HangError, send, type RawResponse } from './support/http.js';
 import { diffSnapshots, snapshot } from './support/storage.js';
@@ -229,8 +230,12 @@ async function fuzzOperations(server: ReliabilityServer, models: readonly PathMo
             checkAnswer(c, res);
             // A 4xx batch answer (every item failed) is a request that ran: an upsert may have created its key, as in Vault.
             if (res.status >= 400 && !Array.isArray(res.json?.data?.batch_results)) {
-              const changed = diffSnapshots(before, await snapshot(server.physical));
-              expect(changed, `${describeCase(c)}\n  → ${res.status} ${clip(res.text, 200)}\n  but storage changed`).to.deep.equal([]);
+              // Written by design on a refused request: the lock of a user a failed login locks out (Vault's
+              // user lockout), and a mount's salt, made at its first use (approle hashes IDs with it).
+              const changed = diffSnapshots(before, await snapshot(server.physical)).filter(
+                (change) => !change.includes(LOCKED_USERS_PREFIX) && !/^added [^/]+\/[0-9a-f-]{36}\/salt$/.test(change),
+              );
+              expect(changed, `${describeCase(c)}\n  → ${res.status} ${clip(res.text, 200)}\n  but storage changed: ${changed.join(', ')}`).to.deep.equal([]);
             }
           } finally {
             await repair(server, tokens);
