@@ -3,7 +3,7 @@
  * encrypt creates a key it does not find (as in Vault), and every other tool answers "not found".
  * A token that may not list mounts or keys types the name instead.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import { ApiError, api, list, seg } from './api.js';
 import { Errors, Field, useLoad } from './components.js';
 
@@ -40,8 +40,9 @@ export function useTransitKeys(mount: string): { data: string[] | null | undefin
 
 export function MountPicker({ mount, onMount }: { mount: string; onMount: (mount: string) => void }) {
   const mounts = useTransitMounts();
-  // The default "transit" may not exist here: the first mount there is is chosen instead.
-  useEffect(() => {
+  // The default "transit" may not exist here: the first mount there is is chosen instead, before
+  // the list is painted, so that a pick made as soon as it shows is never overridden.
+  useLayoutEffect(() => {
     if (mounts && mounts.length > 0 && !mounts.includes(mount)) onMount(mounts[0]!);
   }, [mounts]);
   if (mounts === null || mounts?.length === 0) {
@@ -71,7 +72,9 @@ const OTHER = '\u0000other';
 export function KeyPicker(props: { mount: string; keys: string[] | null | undefined; error: unknown; keyName: string; onKey: (name: string) => void }) {
   const { keys, keyName, onKey } = props;
   const [other, setOther] = useState(false);
-  useEffect(() => {
+  // A layout effect: the default is picked before the list is painted. A plain effect runs a frame
+  // later with the name as it was at render, and overrode a key picked as soon as the list showed.
+  useLayoutEffect(() => {
     if (!keys || keys.length === 0) return;
     // A name typed under "Another name…" that now exists (encrypt created it) is picked from the list.
     if (other && keys.includes(keyName)) setOther(false);
