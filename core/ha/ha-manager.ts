@@ -17,8 +17,12 @@ export type HaState = 'sealed' | 'standby' | 'active';
 
 /** How often a standby tries to take the lock (and refreshes who holds it). */
 const POLL_MS = 500;
-/** After a step-down the node sits out two election rounds, so another node takes the role. */
-export const STEP_DOWN_PAUSE_MS = 2 * POLL_MS + 100;
+/**
+ * After a step-down the node does not bid for ten seconds, as Vault's does
+ * (https://developer.hashicorp.com/vault/api-docs/system/step-down), so that another node takes
+ * the role even when its bids are slow; if none does, this node takes it back.
+ */
+export const STEP_DOWN_PAUSE_MS = 10_000;
 
 export interface HaDeps {
   /** The node won the election: finish loading with writes allowed, start periodic work. */

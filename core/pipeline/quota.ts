@@ -52,7 +52,7 @@ export class QuotaStage {
   }
 
   private apply(loaded: LoadedQuotas, http: HostRequest, run: (request: HostRequest) => Promise<HostResponse>): Promise<HostResponse> {
-    if (loaded.rules.size === 0 || Quotas.exempt(loaded, http.path)) return run(http);
+    if (loaded.rules.size === 0 || !Quotas.mayApply(loaded, http.path) || Quotas.exempt(loaded, http.path)) return run(http);
     const live = Quotas.applying(loaded, http.path, this.mountOf(http.path));
     if (!live) return run(http);
     const take = live.buckets.take(http.remoteAddress, this.deps.now());

@@ -149,6 +149,17 @@ export class Quotas {
     return loaded.global;
   }
 
+  /**
+   * Whether any rule could apply to `path`: there is a global rule, or a rule on a mount the path
+   * is under. Checked before the mount is resolved, so that a rule on another mount costs a
+   * request a few string comparisons.
+   */
+  static mayApply(loaded: Loaded, path: string): boolean {
+    if (loaded.global) return true;
+    for (const mount of loaded.byMount.keys()) if (path.startsWith(mount) || `${path}/` === mount) return true;
+    return false;
+  }
+
   /** Whether `path` is exempt from every rate-limit rule. */
   static exempt(loaded: Loaded, path: string): boolean {
     if (loaded.exempt.has(path)) return true;

@@ -48,11 +48,13 @@ describe('PostgreSQL HA with workers: two nodes of two workers each', function (
     const answers = await Promise.all(workers.map(async (w) => ((await w.client.get('sys/leader')).body.is_self === true ? [w] : [])));
     return answers.flat();
   };
-  /** The active workers once `done` holds of them; the mocha timeout bounds the wait. */
-  const activesWhen = async (done: (found: Worker[]) => boolean): Promise<Worker[]> => {
+  /** The active workers once `done` holds of them, within `ms` (a step-down's pause is 10 s). */
+  const activesWhen = async (done: (found: Worker[]) => boolean, ms = 45_000): Promise<Worker[]> => {
+    const deadline = Date.now() + ms;
     for (;;) {
       const found = await actives();
       if (done(found)) return found;
+      if (Date.now() > deadline) expect.fail(`after ${ms} ms the active workers are still: ${found.map(name).join(', ') || 'none'}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   };
