@@ -155,7 +155,7 @@ export class Host {
     }, options.wholeServer);
     this.barrier = new Barrier(this.metrics.enabled ? timedStorage(options.physical, this.metrics) : options.physical, { clock });
     this.tokens = new TokenStore(this.barrier, clock);
-    this.leases = new SecretLeases({ storage: this.barrier, clock, logger: this.logger, mounts: () => this.state.mounts });
+    this.leases = new SecretLeases({ storage: this.barrier, clock, logger: this.logger, mounts: () => this.state.mounts, tokens: this.tokens });
     this.quotas = new Quotas(this.barrier);
     this.cors = new CorsSettings(this.barrier);
     this.policies = new PolicyStore(this.barrier);

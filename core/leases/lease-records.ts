@@ -23,6 +23,11 @@ export interface SecretLeaseEntry {
   readonly maxTtl: number;
   readonly renewable: boolean;
   /**
+   * The salted hash of the service token it was issued under (a batch token's parent): revoking
+   * that token revokes the lease, as in Vault. Absent for a request without one.
+   */
+  readonly tokenHash?: string;
+  /**
    * Why the backend failed to revoke it when it expired: the lease is then irrevocable (Vault's
    * word), left for an operator's revoke or revoke-force and counted by `sys/leases/count`.
    */
@@ -37,7 +42,13 @@ export const LEASE_KEYS = {
    * first lease not due; the id is encoded because it holds `/`.
    */
   duePrefix: 'sys/expire/due/',
+  /** `<token hash>/<lease id, base64url>`: the leases a token's revocation revokes. */
+  tokenPrefix: 'sys/expire/token/',
 } as const;
+
+function tokenKey(entry: Pick<SecretLeaseEntry, 'tokenHash' | 'leaseId'>): string | undefined {
+  return entry.tokenHash ? `${LEASE_KEYS.tokenPrefix}${entry.tokenHash}/${Buffer.from(entry.leaseId).toString('base64url')}` : undefined;
+}
 
 export function dueKey(entry: Pick<SecretLeaseEntry, 'expireTime' | 'leaseId'>): string {
   return `${LEASE_KEYS.duePrefix}${String(entry.expireTime).padStart(12, '0')}-${Buffer.from(entry.leaseId).toString('base64url')}`;
@@ -67,14 +78,30 @@ export class LeaseRecords {
     // An irrevocable lease is left out of the sweep: it failed once and waits for an operator.
     if (entry.revokeError === undefined) ops.push({ type: 'put', key: dueKey(entry), value: new Uint8Array(0) });
     else ops.push({ type: 'delete', key: dueKey(entry) });
+    const byToken = tokenKey(entry);
+    if (byToken && !previous) ops.push({ type: 'put', key: byToken, value: new Uint8Array(0) });
     await this.storage.batch(ops);
   }
 
   async remove(entry: SecretLeaseEntry): Promise<void> {
+    const byToken = tokenKey(entry);
     await this.storage.batch([
       { type: 'delete', key: LEASE_KEYS.idPrefix + entry.leaseId },
       { type: 'delete', key: dueKey(entry) },
+      ...(byToken ? [{ type: 'delete' as const, key: byToken }] : []),
     ]);
+  }
+
+  /** The ids of the leases issued under the token with this hash. */
+  async idsOfToken(tokenHash: string): Promise<string[]> {
+    if (!/^[0-9a-f]{64}$/.test(tokenHash)) return [];
+    const names = await this.storage.list(`${LEASE_KEYS.tokenPrefix}${tokenHash}/`);
+    return names.map((name) => Buffer.from(name, 'base64url').toString('utf8'));
+  }
+
+  /** Drops the index entry of a lease that is gone already. */
+  dropTokenKey(tokenHash: string, leaseId: string): Promise<void> {
+    return this.storage.delete(tokenKey({ tokenHash, leaseId })!);
   }
 
   /** The names one level under `prefix` (empty, or ending in `/`): leases, and folders with a trailing `/`. */

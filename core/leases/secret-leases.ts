@@ -15,7 +15,8 @@ import type { LeaseInfo, LeasedSecret, SecretRequest, SecretResult } from '../fr
 import type { LiveMount, MountTable } from '../mounts/mount-table.js';
 import type { Storage } from '../../storage/storage.js';
 import { KeyedLock } from '../../sdk/keyed-lock.js';
-import { base62 } from '../auth/token-entry.js';
+import { base62, type ResolvedToken } from '../auth/token-entry.js';
+import type { TokenStore } from '../auth/token-store.js';
 import { LEASE_KEYS, LeaseRecords, dueKey, parseDueKey, type SecretLeaseEntry } from './lease-records.js';
 
 export type { SecretLeaseEntry } from './lease-records.js';
@@ -27,6 +28,8 @@ export interface SecretLeasesDeps {
   readonly logger: Logger;
   /** The live mount table. @throws SealedError while sealed. */
   readonly mounts: () => MountTable;
+  /** Where a token's revocation is heard: the leases issued under it are revoked with it. */
+  readonly tokens?: Pick<TokenStore, 'onRevoked'>;
 }
 
 /** A renewal's outcome, for the answer of sys/leases/renew. */
@@ -50,6 +53,7 @@ export class SecretLeases {
 
   constructor(private readonly deps: SecretLeasesDeps) {
     this.records = new LeaseRecords(deps.storage);
+    deps.tokens?.onRevoked((hash) => this.revokeByToken(hash));
   }
 
   now(): number {
@@ -60,13 +64,19 @@ export class SecretLeases {
    * Stores the lease of a secret `live`'s backend answered `path` (the full request path) with,
    * and returns what the envelope shows. The TTL is the secret's, else the mount's default, and
    * never beyond the max TTL: the secret's, else the mount's, and never beyond the mount's.
+   * The lease belongs to `token` (a batch token's parent), as in Vault: revoking that token revokes
+   * it; a batch token's lease also ends no later than the batch token
+   * (https://developer.hashicorp.com/vault/docs/concepts/tokens#batch-tokens).
    */
-  async register(live: LiveMount, path: string, secret: SecretResult): Promise<LeaseInfo> {
+  async register(live: LiveMount, path: string, secret: SecretResult, token?: ResolvedToken): Promise<LeaseInfo> {
     const view = this.deps.mounts().systemViewFor(live);
     const mountMax = view.maxLeaseTtl();
-    const maxTtl = secret.maxTtl && secret.maxTtl > 0 ? Math.min(secret.maxTtl, mountMax) : mountMax;
-    const ttl = Math.min(secret.ttl && secret.ttl > 0 ? secret.ttl : view.defaultLeaseTtl(), maxTtl);
     const now = this.now();
+    const batch = token?.entry.type === 'batch';
+    const tokenLeft = batch && token.entry.expireTime !== 0 ? Math.max(token.entry.expireTime - now, 1) : Infinity;
+    const maxTtl = Math.min(secret.maxTtl && secret.maxTtl > 0 ? Math.min(secret.maxTtl, mountMax) : mountMax, tokenLeft);
+    const ttl = Math.min(secret.ttl && secret.ttl > 0 ? secret.ttl : view.defaultLeaseTtl(), maxTtl);
+    const tokenHash = batch ? token.entry.parent : token?.hash;
     const entry: SecretLeaseEntry = {
       leaseId: `${path.replace(/\/+$/, '')}/${base62(24)}`,
       mountUuid: live.entry.uuid,
@@ -80,6 +90,7 @@ export class SecretLeases {
       ttl,
       maxTtl,
       renewable: (secret.renewable ?? true) && live.backend?.renewSecret !== undefined,
+      ...(tokenHash ? { tokenHash } : {}),
     };
     await this.records.write(entry);
     return { id: entry.leaseId, duration: ttl, renewable: entry.renewable };
@@ -162,6 +173,28 @@ export class SecretLeases {
     for await (const id of this.records.idsUnder(prefix)) ids.push(id);
     for (const id of ids) if (await this.revoke(id, force)) revoked++;
     return revoked;
+  }
+
+  /**
+   * Revokes the leases issued under a token being revoked (however it ends: revoked, expired, or
+   * with its parent), as Vault's expiration manager does. A backend that fails makes the lease
+   * irrevocable, as in the sweep, rather than keeping the token alive.
+   */
+  async revokeByToken(tokenHash: string): Promise<void> {
+    for (const leaseId of await this.records.idsOfToken(tokenHash)) {
+      await this.locks.run(leaseId, async () => {
+        const entry = await this.records.read(leaseId);
+        if (!entry) return this.records.dropTokenKey(tokenHash, leaseId);
+        try {
+          await this.revokeEntry(entry, false);
+        } catch (err) {
+          const why = errorMessage(err);
+          this.deps.logger.warn({ lease_id: leaseId, err: why }, 'a lease of a revoked token could not be revoked; it is irrevocable until an operator revokes it');
+          await this.records.write({ ...entry, revokeError: why }, entry);
+        }
+        return undefined;
+      });
+    }
   }
 
   /**

@@ -4,6 +4,7 @@
  * sets an answer's lease: one a mounted backend wrote itself is dropped, and only secrets engines
  * may answer with a secret.
  */
+import type { ResolvedToken } from '../auth/token-entry.js';
 import type { LogicalResponse } from '../framework/request.js';
 import type { SecretLeases } from '../leases/secret-leases.js';
 import type { Route } from './types.js';
@@ -14,12 +15,12 @@ export class LeaseStage {
   constructor(private readonly leases: SecretRegistry) {}
 
   /** The answer with its secret leased; the sys backend's answers (a renewal's lease) pass unchanged. */
-  async lease(route: Route, path: string, response: LogicalResponse): Promise<LogicalResponse> {
+  async lease(route: Route, path: string, response: LogicalResponse, token: ResolvedToken | undefined): Promise<LogicalResponse> {
     const live = route.live;
     if (!live) return response;
     const { secret, lease: _ignored, ...rest } = response;
     if (!secret) return rest;
     if (live.entry.table !== 'secret') throw new Error('only secrets engines may return a secret');
-    return { ...rest, lease: await this.leases.register(live, path, secret) };
+    return { ...rest, lease: await this.leases.register(live, path, secret, token) };
   }
 }

@@ -191,7 +191,7 @@ export class Pipeline {
         const user = prepared.lockoutUser;
         response = user === undefined ? await execute() : await this.lockout.run(route, user, execute);
         if (response?.auth) response = await this.login.mint(route, request.path, response);
-        if (response?.secret !== undefined || response?.lease !== undefined) response = await this.leasing.lease(route, request.path, response);
+        if (response?.secret !== undefined || response?.lease !== undefined) response = await this.leasing.lease(route, request.path, response, caller);
       } catch (err) {
         if (audit.recording) await audit.failed(err);
         throw err;

@@ -153,6 +153,74 @@ describe('secret leases', function () {
     expect((await client.get('sys/leases/count?type=irrevocable')).body.data.lease_count).to.equal(0);
   });
 
+  describe('the leases of a token', () => {
+    before(async () => {
+      const policy = 'path "engine/*" { capabilities = ["create", "update", "read"] }\npath "auth/token/create" { capabilities = ["update"] }';
+      expect((await client.put('sys/policies/acl/issuer', { policy })).status).to.equal(204);
+    });
+    /** A token made by `parent` (the root token by default) that may issue secrets and make tokens. */
+    async function token(body: Record<string, unknown>, parent?: string): Promise<string> {
+      const res = await client.post('auth/token/create', { policies: ['issuer'], ...body }, parent ? { token: parent } : {});
+      expect(res.status, res.text).to.equal(200);
+      return res.body.auth.client_token as string;
+    }
+    const issueWith = async (name: string, by: string, body: Record<string, unknown> = {}) => {
+      const res = await client.post(`engine/leased/${name}`, body, { token: by });
+      expect(res.status, res.text).to.equal(200);
+      return res.body as { lease_id: string; lease_duration: number };
+    };
+    const live = async (leaseId: string) => (await client.put('sys/leases/lookup', { lease_id: leaseId })).status === 200;
+
+    it('revokes them through the engine when the token is revoked, with its children\'s, and no other lease', async () => {
+      const parent = await token({ ttl: '1h' });
+      const child = await token({ ttl: '1h' }, parent);
+      const ofParent = await issueWith('tok-parent', parent);
+      const ofChild = await issueWith('tok-child', child);
+      const ofRoot = await issue('tok-root');
+      expect((await client.post('auth/token/revoke', { token: parent })).status).to.equal(204);
+      expect(await stateOf('tok-parent')).to.include({ state: 'revoked' });
+      expect(await stateOf('tok-child')).to.include({ state: 'revoked' });
+      expect(await live(ofParent.lease_id)).to.equal(false);
+      expect(await live(ofChild.lease_id)).to.equal(false);
+      expect(await stateOf('tok-root')).to.include({ state: 'live' });
+      expect(await live(ofRoot.lease_id)).to.equal(true);
+    });
+
+    it('revokes them when the token expires, in the periodic work, though the lease had longer to run', async () => {
+      const short = await token({ ttl: '10m' });
+      const { lease_id } = await issueWith('tok-expiring', short, { ttl: '1h' });
+      clock.advance(601);
+      await server.host.runPeriodic();
+      expect(await stateOf('tok-expiring')).to.include({ state: 'revoked' });
+      expect(await live(lease_id)).to.equal(false);
+    });
+
+    it('ends a batch token\'s lease no later than the batch token, and revokes it with the batch token\'s parent', async () => {
+      const parent = await token({ ttl: '1h' });
+      const batch = await token({ type: 'batch', ttl: '5m' }, parent);
+      const { lease_id, lease_duration } = await issueWith('tok-batch', batch, { ttl: '1h' });
+      expect(lease_duration).to.be.within(299, 300);
+      expect((await client.post('auth/token/revoke', { token: parent })).status).to.equal(204);
+      expect(await stateOf('tok-batch')).to.include({ state: 'revoked' });
+      expect(await live(lease_id)).to.equal(false);
+    });
+
+    it('keeps the token revoked when the engine cannot revoke a lease of it: the lease is left irrevocable', async () => {
+      const holder = await token({ ttl: '1h' });
+      const { lease_id } = await issueWith('tok-stubborn', holder);
+      await client.put('engine/refuse-revocation', { refuse: true });
+      try {
+        expect((await client.post('auth/token/revoke', { token: holder })).status).to.equal(204);
+        expect((await client.post('auth/token/lookup', { token: holder })).status).to.equal(403);
+        const listed = await client.get('sys/leases?type=irrevocable');
+        expect(listed.body.data.leases.map((l: { lease_id: string }) => l.lease_id)).to.include(lease_id);
+      } finally {
+        await client.put('engine/refuse-revocation', { refuse: false });
+      }
+      expect((await client.put(`sys/leases/revoke-force/${lease_id}`)).status).to.equal(204);
+    });
+  });
+
   it('revokes a mount\'s leases through it when it is disabled', async () => {
     expect((await client.post('sys/mounts/leaving', { type: 'contract' })).status).to.equal(204);
     const { lease_id } = await issue('gone', {}, 'leaving');
