@@ -2,7 +2,8 @@
  * What more workers buy (issue #31, item 5): the same transit encrypt against two servers started
  * the same way (LevelDB, configuration file), one with `workers = 1` (a single process, as before
  * workers existed) and one with `workers = 2`, in interleaved rounds (BENCH_ROUNDS). Batch encrypt
- * (1,000 × 64 B) and single-item encrypt.
+ * (1,000 × 64 B) and single-item encrypt; and kv writes, which do not scale with workers (each runs
+ * on the active worker and is confirmed by the others), to measure what the coordination costs.
  *
  * The load comes from another process: `wrk` where the machine has it (/usr/bin/wrk), else
  * autocannon in a process of its own (bench/lib/load-process.ts), whose CPU time is reported so
@@ -30,11 +31,16 @@ interface Shape {
   readonly label: string;
   readonly items: number;
   readonly connections: number;
+  /** Where the requests go, and what they carry. */
+  readonly path: string;
+  readonly body: () => unknown;
 }
 
+const plaintext = () => ({ plaintext: randomBytes(64).toString('base64') });
 const SHAPES: Shape[] = [
-  { label: 'batch 1,000 × 64 B', items: 1000, connections: 8 },
-  { label: 'single item 64 B', items: 1, connections: 64 },
+  { label: 'encrypt, batch 1,000 × 64 B', items: 1000, connections: 8, path: 'transit/encrypt/bench', body: () => ({ batch_input: Array.from({ length: 1000 }, plaintext) }) },
+  { label: 'encrypt, single item 64 B', items: 1, connections: 64, path: 'transit/encrypt/bench', body: plaintext },
+  { label: 'kv v2 write, 256 B', items: 1, connections: 16, path: 'kv/data/bench', body: () => ({ data: { value: randomBytes(192).toString('base64') } }) },
 ];
 
 /** The 2-worker batch figure the issue asks for, over 1 worker. */
@@ -63,7 +69,7 @@ async function start(workers: number): Promise<Server> {
 
 /** Runs the load once: requests answered, seconds, and the client's own CPU time (µs). */
 async function loadOnce(server: Server, body: string, shape: Shape, seconds: number): Promise<{ total: number; duration: number; clientCpuUs: number }> {
-  const url = `${server.configured.address}/v1/transit/encrypt/bench`;
+  const url = `${server.configured.address}/v1/${shape.path}`;
   if (existsSync(WRK)) {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'keywarden-bench-wrk-'));
     try {
@@ -118,14 +124,13 @@ async function main(): Promise<void> {
   try {
     const two = await start(2);
     started = two;
-    for (const server of [one, two]) await server.configured.request('POST', 'transit/keys/bench', { type: 'aes256-gcm96' });
+    for (const server of [one, two]) {
+      await server.configured.request('POST', 'transit/keys/bench', { type: 'aes256-gcm96' });
+      await server.configured.request('POST', 'sys/mounts/kv', { type: 'kv', options: { version: '2' } });
+    }
     const rows: Row[] = [];
     for (const shape of SHAPES) {
-      const input =
-        shape.items === 1
-          ? { plaintext: randomBytes(64).toString('base64') }
-          : { batch_input: Array.from({ length: shape.items }, () => ({ plaintext: randomBytes(64).toString('base64') })) };
-      const body = JSON.stringify(input);
+      const body = JSON.stringify(shape.body());
       const m: Record<'one' | 'two', Measured> = await interleaved(
         (seconds) => ({
           one: () => measure(one, body, shape, seconds, `1 ${shape.label}`),
@@ -135,7 +140,7 @@ async function main(): Promise<void> {
       );
       const ratio = m.two.best / m.one.best;
       rows.push({
-        operation: `encrypt, ${shape.label}, ${shape.connections} connections`,
+        operation: `${shape.label}, ${shape.connections} connections`,
         '1 worker items/s': m.one.best,
         '2 workers items/s': m.two.best,
         '2 / 1': ratio,
@@ -152,7 +157,7 @@ async function main(): Promise<void> {
       `${DURATION_S} s per cell after a ${WARM_UP_S} s warm-up, best of ${ROUNDS} interleaved rounds (the range beside it); ` +
         `load from ${existsSync(WRK) ? 'wrk (1 thread)' : 'autocannon in a process of its own (no wrk at /usr/bin/wrk)'}; ` +
         `load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(', ')} on ${os.availableParallelism()} cores.`,
-      'Server CPU: user + system time of every process of the server (the primary and its workers), per item encrypted. ' +
+      'Server CPU: user + system time of every process of the server (the primary and its workers), per item (a write is one item). ' +
         'Client CPU share: the load generator\'s CPU time over the cell\'s wall time (1.00 = one core busy).',
       `RSS after the load: 1 worker ${rss(one.workerPids)[0]!.toFixed(0)} MB; 2 workers ${workersRss.map((r) => r.toFixed(0)).join(' + ')} MB and the primary ${primaryRss.toFixed(0)} MB (total ${(workersRss.reduce((a, b) => a + b, 0) + primaryRss).toFixed(0)} MB).`,
     ]);
