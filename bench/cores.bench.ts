@@ -31,7 +31,7 @@ interface Shape {
   readonly label: string;
   readonly items: number;
   readonly connections: number;
-  /** Where the requests go, and what they carry. */
+  /** Where the requests go, and what they carry. A `[<id>]` in the path is a new id each request. */
   readonly path: string;
   readonly body: () => unknown;
 }
@@ -40,7 +40,8 @@ const plaintext = () => ({ plaintext: randomBytes(64).toString('base64') });
 const SHAPES: Shape[] = [
   { label: 'encrypt, batch 1,000 × 64 B', items: 1000, connections: 8, path: 'transit/encrypt/bench', body: () => ({ batch_input: Array.from({ length: 1000 }, plaintext) }) },
   { label: 'encrypt, single item 64 B', items: 1, connections: 64, path: 'transit/encrypt/bench', body: plaintext },
-  { label: 'kv v2 write, 256 B', items: 1, connections: 16, path: 'kv/data/bench', body: () => ({ data: { value: randomBytes(192).toString('base64') } }) },
+  // Each write to a key of its own: writes to one key wait for each other.
+  { label: 'kv v2 write, 256 B, a new key each', items: 1, connections: 16, path: 'kv/data/bench-[<id>]', body: () => ({ data: { value: randomBytes(192).toString('base64') } }) },
 ];
 
 /** The 2-worker batch figure the issue asks for, over 1 worker. */
@@ -76,7 +77,8 @@ async function loadOnce(server: Server, body: string, shape: Shape, seconds: num
       const script = path.join(dir, 'post.lua');
       await writeFile(
         script,
-        `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\nwrk.headers["Content-Type"] = "application/json"\nwrk.headers["X-Vault-Token"] = "${server.configured.token}"\n`,
+        `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\nwrk.headers["Content-Type"] = "application/json"\nwrk.headers["X-Vault-Token"] = "${server.configured.token}"\n` +
+          (url.includes('[<id>]') ? `counter = 0\nrequest = function() counter = counter + 1; return wrk.format(nil, (${JSON.stringify(`/v1/${shape.path}`)}):gsub("%[<id>%]", tostring(counter) .. "-" .. tostring(math.random(1e9)))) end\n` : ''),
       );
       // Through a shell that prints its own /proc stat once wrk is done: its children's CPU time is wrk's.
       const { stdout } = await run('/bin/sh', ['-c', '"$0" "$@" && cat /proc/$$/stat', WRK, '-t1', `-c${shape.connections}`, `-d${seconds}s`, '-s', script, url]);
@@ -97,6 +99,7 @@ async function loadOnce(server: Server, body: string, shape: Shape, seconds: num
     duration: seconds,
     headers: { 'X-Vault-Token': server.configured.token, 'Content-Type': 'application/json' },
     body,
+    idReplacement: shape.path.includes('[<id>]'),
   };
   const { stdout } = await run(process.execPath, [path.join(here, 'lib/load-process.js'), JSON.stringify(options)], { maxBuffer: 1 << 20 });
   const result = JSON.parse(stdout.trim().split('\n').pop()!) as { total: number; duration: number; non2xx: number; errors: number; cpuUs: number };
