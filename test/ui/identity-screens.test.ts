@@ -13,6 +13,7 @@ import { launchBrowser, UI_SCREENSHOTS, watchedPage } from '../helpers/browser.j
 import { startUnsealedServer } from '../helpers/server.js';
 import type { TestClient } from '../helpers/http.js';
 import type { RunningServer } from '../../core/server.js';
+import { contractPlugin } from '../fixtures/plugins/contract.js';
 
 describe('the web UI in a real browser: entities, groups and leases', function () {
   this.timeout(120_000);
@@ -39,7 +40,8 @@ describe('the web UI in a real browser: entities, groups and leases', function (
   before(async function () {
     this.timeout(300_000);
     mkdirSync(UI_SCREENSHOTS, { recursive: true });
-    server = await startUnsealedServer({ ui: true });
+    // The contract engine's secrets have renewable leases and record what was done to them.
+    server = await startUnsealedServer({ ui: true, plugins: [contractPlugin] });
     const admin = server.client;
     expect((await admin.post('sys/auth/userpass', { type: 'userpass' })).status).to.equal(204);
     for (const user of ['alice', 'bob']) {
@@ -208,6 +210,34 @@ describe('the web UI in a real browser: entities, groups and leases', function (
     await page.getByText('Revoked every lease under auth/userpass/').waitFor();
     for (const token of [bob.token, second.token]) expect((await admin.post('auth/token/lookup', { token })).status).to.equal(403);
     await shot('43-leases-revoke-prefix');
+  });
+
+  it('leases: renews a secret\'s lease by the increment asked, through its engine, and revokes it through the engine after confirming', async () => {
+    const admin = server.client;
+    expect((await admin.post('sys/mounts/engine', { type: 'contract' })).status).to.equal(204);
+    const issued = await admin.post('engine/leased/ui', { ttl: '1h', max_ttl: '3h' });
+    expect(issued.status, issued.text).to.equal(200);
+    const leaseId = issued.body.lease_id as string;
+    const engineState = async () => (await admin.get('engine/leased/ui')).body.data as { state: string; renewals: number };
+    await section('Leases').click();
+    await page.getByLabel('Prefix', { exact: true }).fill('engine/leased/ui/');
+    await page.getByRole('button', { name: 'List', exact: true }).click();
+    await page.getByRole('list', { name: 'Leases and folders' }).getByRole('button', { name: `Look up ${leaseId}` }).click();
+    const detail = page.getByRole('region', { name: 'Lease' });
+    await detail.getByText('Renewable', { exact: true }).waitFor();
+    await detail.getByLabel('Increment').fill('2h');
+    await detail.getByRole('button', { name: 'Renew' }).click();
+    await page.getByText(`Renewed ${leaseId}`).waitFor();
+    expect(await engineState()).to.deep.equal({ state: 'live', renewals: 1 });
+    expect((await admin.put('sys/leases/lookup', { lease_id: leaseId })).body.data.ttl).to.be.within(7190, 7200);
+    await detail.getByText('never').waitFor({ state: 'detached' });
+
+    await detail.getByRole('button', { name: 'Revoke lease' }).click();
+    expect(await page.getByRole('dialog').textContent()).to.contain('Its engine revokes the secret at once');
+    await confirm();
+    await page.getByText(`Revoked ${leaseId}`).waitFor();
+    expect(await engineState()).to.include({ state: 'revoked' });
+    expect((await admin.put('sys/leases/lookup', { lease_id: leaseId })).status).to.equal(400);
   });
 
   it('never put a login\'s token in the page, broke none of the Content-Security-Policy and threw no page error', async () => {

@@ -128,7 +128,11 @@ export function Leases() {
               )}
               <ConfirmButton
                 label="Revoke lease"
-                message={`Revoke ${found.id}? Its token stops working at once, with the tokens created from it.`}
+                message={
+                  found.id.startsWith('auth/')
+                    ? `Revoke ${found.id}? Its token stops working at once, with the tokens created from it.`
+                    : `Revoke ${found.id}? Its engine revokes the secret at once (a certificate is revoked, credentials are deleted).`
+                }
                 onConfirm={() =>
                   act.run(async () => {
                     await api('PUT', 'sys/leases/revoke', { lease_id: found.id });
