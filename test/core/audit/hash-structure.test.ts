@@ -19,6 +19,7 @@ import { AuditBroker, AuditMemo } from '../../../core/audit/broker.js';
 import { MemoryStorage } from '../../../storage/memory.js';
 import { DEFAULT_AUDIT_RULES } from '../../../core/audit/rules.js';
 import { FileAuditDevice } from '../../../core/audit/file-device.js';
+import { entryBytes, type AuditEntry } from '../../../core/audit/entry.js';
 
 const SALT = '0c6f3b1e-2d4a-4b8c-9e7f-112233445566';
 /** Far more turns than a pass done in one go gives (none). */
@@ -194,6 +195,33 @@ describe('audit HMAC pass', function () {
       counting = false;
       FileAuditDevice.prototype.write = write;
       await server.close();
+      await dir.remove();
+    }
+  });
+
+  it('writes the line of a 100,000-item batch from its hashed text\'s runs, never the 9 MB text joined and encoded in one go', async () => {
+    const dir = await tempDir();
+    const broker = new AuditBroker(new MemoryStorage(), pino({ level: 'silent' }), undefined, { ...DEFAULT_AUDIT_RULES, unsafeAllowApiAuditCreation: true });
+    const entries: AuditEntry[] = [];
+    const write = FileAuditDevice.prototype.write;
+    FileAuditDevice.prototype.write = function (this: FileAuditDevice, entry) {
+      entries.push(entry);
+      return write.call(this, entry);
+    };
+    try {
+      await broker.enable('file', { type: 'file', options: { file_path: path.join(dir.path, 'a.log') } });
+      const data = { batch_input: Array.from({ length: 100_000 }, (_, i) => ({ plaintext: `p${i}` })) };
+      await broker.logRequest({ request: { id: 'r', operation: 'update', path: 'transit/encrypt/k', data } }, new AuditMemo());
+      const parts = entryBytes(entries[0]!, '', '\n');
+      const line = Buffer.concat(parts).toString('utf8');
+      expect(line).to.equal(await readFile(path.join(dir.path, 'a.log'), 'utf8'));
+      expect(JSON.parse(line).request.data.batch_input[99_999].plaintext).to.match(/^hmac-sha256:/);
+      // Made in one go, the text was one part of the line (and one string) of the whole 9 MB.
+      expect(line.length).to.be.above(8_000_000);
+      expect(Math.max(...parts.map((part) => part.length))).to.be.below(1024 * 1024);
+    } finally {
+      FileAuditDevice.prototype.write = write;
+      await broker.close();
       await dir.remove();
     }
   });
