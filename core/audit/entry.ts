@@ -278,7 +278,8 @@ function withoutEmpty<T extends object>(fields: T): T {
     const value: unknown = fields[key];
     if (value === undefined || value === null || value === '' || value === 0) continue;
     if (value instanceof JsonText) {
-      if (value.text !== '{}') out[key] = value;
+      // Hashed data is looked at by its length first, so that a large one's runs are not joined.
+      if ((value instanceof EncodedJson && value.length !== 2) || value.text !== '{}') out[key] = value;
       continue;
     }
     if (Array.isArray(value) && value.length === 0) continue;
