@@ -21,9 +21,9 @@ const JOIN_TURN_CHARS = 4 * 1024 * 1024;
 /**
  * `pieces.join('')` for pieces of ASCII text (base64, a ciphertext's prefix) of megabytes: copied
  * into one Buffer, JOIN_TURN_CHARS at a time with a turn of the event loop after each, then made a
- * string in one native copy. Node makes a string of over a megabyte from a Buffer outside V8's
- * heap, in a few milliseconds for 30 MB, where join builds it on the heap (several times as long
- * in one go) and leaves it to the garbage collector (bench/README.md, "Large requests").
+ * string in one native copy. Node keeps a string of over a megabyte that it makes from a Buffer
+ * outside V8's heap, where join builds it on the heap, several times slower in one go, and leaves
+ * it to the garbage collector (bench/README.md, "Large requests").
  */
 export async function joinAsciiInTurns(pieces: readonly string[]): Promise<string> {
   let length = 0;

@@ -33,16 +33,9 @@ const LARGE_STRING = 256 * 1024;
  * strings are written as they are. The text is what `JSON.stringify` would write for a copy of
  * `value` holding the hashes; undefined for a value JSON cannot write (undefined, a function).
  *
- * Returns the text itself when it was made within one slice, else a promise of it.
- */
-export function hashToJsonSliced(value: unknown, hmac: AuditHmac | undefined, nonHmacKeys: readonly string[] = []): string | undefined | Promise<string | undefined> {
-  const pass = new HashPass(value, hmac, nonHmacKeys);
-  return pass.finished() ? pass.result() : pass.resume().then(() => pass.result());
-}
-
-/**
- * The same text in runs, as the pass made it: for a large value (a 100,000-item batch's 18 MB)
+ * The text comes in runs, as the pass made it: for a large value (a 100,000-item batch's 18 MB)
  * some fifty strings whose concatenation is the text, so that it need not be joined in one go.
+ * Returns the runs themselves when the text was made within one slice, else a promise of them.
  */
 export function hashToJsonRuns(value: unknown, hmac: AuditHmac | undefined, nonHmacKeys: readonly string[] = []): string[] | undefined | Promise<string[] | undefined> {
   const pass = new HashPass(value, hmac, nonHmacKeys);

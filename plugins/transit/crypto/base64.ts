@@ -43,9 +43,9 @@ const EQUALS = 61;
 
 /**
  * Standard base64 with padding. A Buffer is encoded as it is: wrapping it in a new view costs more
- * than the encoding of a small item. Megabytes are encoded in one go too: Node encodes 22 MB into
- * a 30 MB string outside V8's heap in a few milliseconds, less than joining the same text from
- * pieces took (bench/README.md, "Large requests").
+ * than the encoding of a small item. Megabytes are encoded in one go too: Node writes the text
+ * outside V8's heap in one native pass, which costs less than joining the same text from pieces
+ * did (bench/README.md, "Large requests").
  */
 export function encodeBase64(bytes: Uint8Array): string {
   if (bytes instanceof Buffer) return bytes.toString('base64');
