@@ -14,7 +14,7 @@ import {
   type EntryFormat,
   EncodedJson,
 } from './entry.js';
-import { hashToJsonSliced } from './hash-structure.js';
+import { hashToJsonRuns } from './hash-structure.js';
 import { AuditHmac, type HmacKernel } from './salt.js';
 import { JsonText } from '../framework/json-text.js';
 
@@ -86,12 +86,12 @@ export function entryFor(kind: 'request' | 'response', d: LiveDevice, input: Aud
   if (request) {
     requestData = memo?.requestData.get(d);
     if (requestData === undefined) {
-      requestData = hashedText(hashToJsonSliced(request, hmac, input.nonHmacRequestKeys));
+      requestData = hashedText(hashToJsonRuns(request, hmac, input.nonHmacRequestKeys));
       memo?.requestData.set(d, requestData);
     }
   }
   const source = kind === 'response' ? responseDataSource(input, format) : undefined;
-  const responseData = source ? hashedText(hashToJsonSliced(source, hmac, input.nonHmacResponseKeys)) : undefined;
+  const responseData = source ? hashedText(hashToJsonRuns(source, hmac, input.nonHmacResponseKeys)) : undefined;
   const build = (requestHashed: JsonText | undefined, responseHashed: JsonText | undefined): AuditEntry => {
     const hashed = {
       ...(requestHashed ? { requestData: requestHashed } : {}),
@@ -105,14 +105,16 @@ export function entryFor(kind: 'request' | 'response', d: LiveDevice, input: Aud
   return build(requestData, responseData);
 }
 
-/** Hashed data's text as an entry holds it (request and response data are objects, never left out). */
-function hashedText(text: string | undefined | Promise<string | undefined>): JsonText | Promise<JsonText> {
-  if (text instanceof Promise) return text.then(jsonText);
-  return jsonText(text);
+/**
+ * Hashed data's text as an entry holds it (request and response data are objects, never left
+ * out). Data hashed in slices is large, and its bytes are made in turns too, before its entry.
+ */
+function hashedText(runs: string[] | undefined | Promise<string[] | undefined>): JsonText | Promise<JsonText> {
+  if (runs instanceof Promise) return runs.then((made) => jsonText(made).encodeInTurns());
+  return jsonText(runs);
 }
 
 /** Text (and its bytes) a line carries as it is; anything else that reads the entry gets it parsed. */
-function jsonText(text: string | undefined): JsonText {
-  const json = text ?? 'null';
-  return new EncodedJson(json, () => JSON.parse(json));
+function jsonText(runs: string[] | undefined): EncodedJson {
+  return new EncodedJson(runs ?? ['null']);
 }

@@ -8,6 +8,7 @@ import type { RecordedHeader } from './request-headers.js';
 import { hashStructure } from './hash-structure.js';
 import type { AuditHmac } from './salt.js';
 import { JsonText } from '../framework/json-text.js';
+import { nextTurn } from '../event-loop.js';
 
 export { hashStructure } from './hash-structure.js';
 
@@ -277,7 +278,8 @@ function withoutEmpty<T extends object>(fields: T): T {
     const value: unknown = fields[key];
     if (value === undefined || value === null || value === '' || value === 0) continue;
     if (value instanceof JsonText) {
-      if (value.text !== '{}') out[key] = value;
+      // Hashed data is looked at by its length first, so that a large one's runs are not joined.
+      if ((value instanceof EncodedJson && value.length !== 2) || value.text !== '{}') out[key] = value;
       continue;
     }
     if (Array.isArray(value) && value.length === 0) continue;
@@ -288,17 +290,55 @@ function withoutEmpty<T extends object>(fields: T): T {
 }
 
 /**
- * Hashed data's JSON text, with its UTF-8 bytes made once on first use: a request's data appears
- * in both of its entries, and a batch's is the bulk of them, so it is encoded once and the lines
- * carry the same bytes.
+ * Hashed data's JSON text, held in the runs the HMAC pass made it in (hash-structure.ts), with its
+ * UTF-8 bytes made once, a Buffer per run: a request's data appears in both of its entries, and a
+ * batch's is the bulk of them, so it is encoded once and the lines carry the same bytes. The text
+ * of a 100,000-item batch's data is 18 MB in some fifty runs; joined and encoded in one go it held
+ * the event loop (bench/README.md, "Large requests"), so the runs are joined only when something
+ * reads `text` (a device's line never does), and `encodeInTurns` encodes them between turns.
  */
 export class EncodedJson extends JsonText {
-  private encoded: Buffer | undefined;
+  /** Characters of text, without joining it. */
+  readonly length: number;
+  private joined: string | undefined;
+  private encoded: Buffer[] | undefined;
 
-  get bytes(): Buffer {
-    return (this.encoded ??= Buffer.from(this.text, 'utf8'));
+  constructor(private readonly runs: readonly string[]) {
+    super(runs.length === 1 ? runs[0]! : '', (text) => JSON.parse(text));
+    let length = 0;
+    for (const run of runs) length += run.length;
+    this.length = length;
+  }
+
+  override get text(): string {
+    return this.runs.length === 1 ? this.runs[0]! : (this.joined ??= this.runs.join(''));
+  }
+
+  /** The text's UTF-8, a Buffer per run. */
+  get bytes(): readonly Buffer[] {
+    return (this.encoded ??= this.runs.map((run) => Buffer.from(run, 'utf8')));
+  }
+
+  /** Makes `bytes` with a turn of the event loop after each ENCODE_TURN_CHARS of text. */
+  async encodeInTurns(): Promise<this> {
+    if (this.encoded) return this;
+    const encoded: Buffer[] = [];
+    let sinceTurn = 0;
+    for (const run of this.runs) {
+      if (sinceTurn >= ENCODE_TURN_CHARS) {
+        sinceTurn = 0;
+        await nextTurn();
+      }
+      encoded.push(Buffer.from(run, 'utf8'));
+      sinceTurn += run.length;
+    }
+    this.encoded ??= encoded;
+    return this;
   }
 }
+
+/** Characters of hashed text encoded between turns of the event loop: a few milliseconds' work. */
+const ENCODE_TURN_CHARS = 4 * 1024 * 1024;
 
 /**
  * An entry's JSON text, as `JSON.stringify` writes the same entry with its hashed data in place:
@@ -332,9 +372,9 @@ export function entryBytes(entry: AuditEntry, head: string, tail: string): Buffe
 const OWN_PART_CHARS = 4096;
 
 function writeParts(value: unknown, parts: Buffer[], text: { pending: string }): void {
-  if (value instanceof EncodedJson && value.text.length >= OWN_PART_CHARS) {
+  if (value instanceof EncodedJson && value.length >= OWN_PART_CHARS) {
     if (text.pending !== '') parts.push(Buffer.from(text.pending, 'utf8'));
-    parts.push(value.bytes);
+    parts.push(...value.bytes);
     text.pending = '';
     return;
   }

@@ -33,11 +33,13 @@ const LARGE_STRING = 256 * 1024;
  * strings are written as they are. The text is what `JSON.stringify` would write for a copy of
  * `value` holding the hashes; undefined for a value JSON cannot write (undefined, a function).
  *
- * Returns the text itself when it was made within one slice, else a promise of it.
+ * The text comes in runs, as the pass made it: for a large value (a 100,000-item batch's 18 MB)
+ * some fifty strings whose concatenation is the text, so that it need not be joined in one go.
+ * Returns the runs themselves when the text was made within one slice, else a promise of them.
  */
-export function hashToJsonSliced(value: unknown, hmac: AuditHmac | undefined, nonHmacKeys: readonly string[] = []): string | undefined | Promise<string | undefined> {
+export function hashToJsonRuns(value: unknown, hmac: AuditHmac | undefined, nonHmacKeys: readonly string[] = []): string[] | undefined | Promise<string[] | undefined> {
   const pass = new HashPass(value, hmac, nonHmacKeys);
-  return pass.finished() ? pass.result() : pass.resume();
+  return pass.finished() ? pass.runs() : pass.resume().then(() => pass.runs());
 }
 
 /** The same text made in one go, for small values whose size is known (auth blocks, tests). */
@@ -107,10 +109,15 @@ class HashPass implements ScanOutput {
   }
 
   result(): string | undefined {
+    const runs = this.runs();
+    return runs && (runs.length === 1 ? runs[0] : runs.join(''));
+  }
+
+  /** The text in the runs `join` made, the text after the last string ending them. */
+  runs(): string[] | undefined {
     if (!this.writable) return undefined;
-    if (this.pieces.length === 0) return this.text;
-    const joined = this.joined;
-    return joined.length === 1 ? joined[0]! + this.text : joined.join('') + this.text;
+    if (this.pieces.length === 0) return [this.text];
+    return this.text === '' ? [...this.joined] : [...this.joined, this.text];
   }
 
   /** Works until done (true) or until the slice is used up (false). */
@@ -140,11 +147,10 @@ class HashPass implements ScanOutput {
     return true;
   }
 
-  async resume(): Promise<string | undefined> {
-    for (;;) {
-      await turn();
-      if (this.finished()) return this.result();
-    }
+  /** Works on in slices, with a turn of the event loop before each, until done. */
+  async resume(): Promise<void> {
+    do await turn();
+    while (!this.finished());
   }
 
   private sliceUsed(): boolean {

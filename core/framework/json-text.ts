@@ -14,17 +14,22 @@ export class JsonText {
   private made = false;
 
   /**
-   * @param text valid JSON text
+   * @param json valid JSON text
    * @param plain makes the value as plain data, when something other than the HTTP layer needs it
    */
   constructor(
-    readonly text: string,
-    private readonly plain: () => unknown,
+    private readonly json: string,
+    private readonly plain: (text: string) => unknown,
   ) {}
+
+  /** The value's JSON text. */
+  get text(): string {
+    return this.json;
+  }
 
   toJSON(): unknown {
     if (!this.made) {
-      this.value = this.plain();
+      this.value = this.plain(this.text);
       this.made = true;
     }
     return this.value;

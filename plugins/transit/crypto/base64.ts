@@ -2,7 +2,7 @@
  * Base64 for transit: the strict decoder (core/tools/base64.ts, shared with the sys tools) and the
  * encoders of single values and of batches.
  */
-import { nextTurn, decodeBase64 } from '../../../sdk/index.js';
+import { decodeBase64 } from '../../../sdk/index.js';
 import { bufferView, decodeBase64InTurns, encodeRuns, isLongText } from '../../../sdk/crypto.js';
 
 export { decodeBase64, decodeBase64InTurns, isLongText };
@@ -41,29 +41,12 @@ export function decodeBase64Each(texts: readonly unknown[]): (Buffer | undefined
 
 const EQUALS = 61;
 
-/** Bytes encodeBase64InTurns encodes between turns of the event loop (a multiple of 3, so the pieces join up): a few milliseconds' work. */
-const TURN_BYTES = 1536 * 1024;
-
-/** Whether encodeBase64InTurns would cut `bytes` into pieces. */
-export function isLongBytes(bytes: Uint8Array): boolean {
-  return bytes.length > TURN_BYTES;
-}
-
 /**
- * encodeBase64 of megabytes (a large plaintext decrypted), TURN_BYTES at a time with a turn of
- * the event loop after each: encoding 30 MB in one go held every other client up.
+ * Standard base64 with padding. A Buffer is encoded as it is: wrapping it in a new view costs more
+ * than the encoding of a small item. Megabytes are encoded in one go too: Node writes the text
+ * outside V8's heap in one native pass, which costs less than joining the same text from pieces
+ * did (bench/README.md, "Large requests").
  */
-export async function encodeBase64InTurns(bytes: Uint8Array): Promise<string> {
-  const view = bytes instanceof Buffer ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const pieces: string[] = [];
-  for (let at = 0; at < view.length; at += TURN_BYTES) {
-    if (at > 0) await nextTurn();
-    pieces.push(view.toString('base64', at, Math.min(at + TURN_BYTES, view.length)));
-  }
-  return pieces.join('');
-}
-
-/** Standard base64 with padding. A Buffer is encoded as it is: wrapping it in a new view costs more than the encoding of a small item. */
 export function encodeBase64(bytes: Uint8Array): string {
   if (bytes instanceof Buffer) return bytes.toString('base64');
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');

@@ -14,7 +14,7 @@
  * HMAC-SHA-256 keyed with the context (v2) or with 32 more bytes of the HKDF output (v3).
  */
 import { constants, createCipheriv, createDecipheriv, privateDecrypt, publicEncrypt, type CipherGCMTypes, type KeyObject } from 'node:crypto';
-import { nextTurn } from '../../../sdk/index.js';
+import { joinAsciiInTurns, nextTurn } from '../../../sdk/index.js';
 import { WasmCrypto } from '../../../sdk/crypto.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';
@@ -301,7 +301,7 @@ export async function encryptLarge(wasm: WasmCrypto, policy: KeyPolicy, item: En
     cipher.final();
     texts.push(encodeBase64(Buffer.concat([body, cipher.getAuthTag()])));
   }
-  return { ciphertext: texts.join(''), keyVersion: work.version.version };
+  return { ciphertext: await joinAsciiInTurns(texts), keyVersion: work.version.version };
 }
 
 /** Bytes of the AES-GCM and ChaCha20-Poly1305 tag at the end of a payload. */

@@ -6,7 +6,7 @@
  * KEM, then the AEAD's ciphertext and tag. An item's `context` is HPKE's `info` and its
  * `associated_data` the AEAD's associated data; both are needed again to decrypt.
  */
-import { BadRequestError, nextTurn } from '../../../sdk/index.js';
+import { BadRequestError, joinAsciiInTurns, nextTurn } from '../../../sdk/index.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyTypeInfo } from '../keys/key-types.js';
 import type { KeyVersion } from '../keys/key-version.js';
@@ -108,7 +108,7 @@ export async function kemEncryptLarge(
     texts.push(bytes.subarray(0, whole).toString('base64'));
     carry = bytes.subarray(whole);
   }
-  return { ciphertext: texts.join(''), keyVersion: target.version };
+  return { ciphertext: await joinAsciiInTurns(texts), keyVersion: target.version };
 }
 
 /**

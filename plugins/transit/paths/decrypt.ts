@@ -1,7 +1,7 @@
 /** `decrypt/:name`: decrypt a ciphertext or a batch (https://developer.hashicorp.com/vault/api-docs/secret/transit#decrypt-data; docs/transit.md, "Batches"). */
 import { BadRequestError, definePath, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
-import { encodeBase64, encodeBase64InTurns, isLongBytes } from '../crypto/base64.js';
+import { encodeBase64 } from '../crypto/base64.js';
 import { ItemError, logItemFailures, onlyResult } from '../crypto/item-error.js';
 import { inSlices } from '../crypto/slices.js';
 import { cipherCost, readCost, textLength } from '../crypto/costs.js';
@@ -97,7 +97,7 @@ async function decryptOnly(ctx: TransitContext, input: DecryptInput): Promise<Lo
   if (result instanceof Promise) result = await result;
   if (result instanceof ItemError) logItemFailures(ctx.logger, policy.name, [result]);
   const plaintext = onlyResult(result);
-  return { data: PLAINTEXT_FIELDS.plain(isLongBytes(plaintext) ? await encodeBase64InTurns(plaintext) : encodeBase64(plaintext)) };
+  return { data: PLAINTEXT_FIELDS.plain(encodeBase64(plaintext)) };
 }
 
 /** The item of a single-item request, admitted and opened: a ciphertext of megabytes in pieces (decryptLarge). */

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import { readFile } from 'node:fs/promises';
-import { hashToJson, hashToJsonSliced } from '../../../core/audit/hash-structure.js';
+import { hashToJson, hashToJsonRuns } from '../../../core/audit/hash-structure.js';
 import { AuditHmac, identifiedHmac, type HmacKernel } from '../../../core/audit/salt.js';
 import { WasmCrypto } from '../../../wasm/index.js';
 import { JsonText } from '../../../core/framework/json-text.js';
@@ -19,10 +19,16 @@ import { AuditBroker, AuditMemo } from '../../../core/audit/broker.js';
 import { MemoryStorage } from '../../../storage/memory.js';
 import { DEFAULT_AUDIT_RULES } from '../../../core/audit/rules.js';
 import { FileAuditDevice } from '../../../core/audit/file-device.js';
+import { EncodedJson, entryBytes, type AuditEntry } from '../../../core/audit/entry.js';
 
 const SALT = '0c6f3b1e-2d4a-4b8c-9e7f-112233445566';
 /** Far more turns than a pass done in one go gives (none). */
 const MANY_TURNS = 10;
+
+/** The text the sliced pass makes, its runs joined. */
+async function hashedInSlices(value: unknown, hmac: AuditHmac, nonHmacKeys: readonly string[] = []): Promise<string | undefined> {
+  return (await hashToJsonRuns(value, hmac, nonHmacKeys))?.join('');
+}
 
 describe('audit HMAC pass', function () {
   this.timeout(60_000);
@@ -30,7 +36,7 @@ describe('audit HMAC pass', function () {
   it('hashes a body of 300,000 strings in slices, with turns of the event loop between them, as one pass would', async () => {
     const body = { batch_input: Array.from({ length: 300_000 }, (_, i) => ({ plaintext: `p${i}`, context: 'c' })), keep: ['raw'] };
     const hmac = new AuditHmac(SALT);
-    const { result, turns } = await turnsDuring(async () => hashToJsonSliced(body, hmac, ['keep', 'context']));
+    const { result, turns } = await turnsDuring(() => hashedInSlices(body, hmac, ['keep', 'context']));
     expect(turns).to.be.at.least(MANY_TURNS);
     expect(result).to.equal(hashToJson(body, hmac, ['keep', 'context']));
     const out = JSON.parse(result!) as { batch_input: Array<{ plaintext: string; context: string }>; keep: string[] };
@@ -40,9 +46,9 @@ describe('audit HMAC pass', function () {
   });
 
   it('hashes a small body at once, without a promise or a turn', () => {
-    const out = hashToJsonSliced({ plaintext: 'aGk=', n: 3 }, new AuditHmac(SALT));
+    const out = hashToJsonRuns({ plaintext: 'aGk=', n: 3 }, new AuditHmac(SALT));
     expect(out).not.to.be.instanceOf(Promise);
-    expect(out).to.equal(JSON.stringify({ plaintext: identifiedHmac(SALT, 'aGk='), n: 3 }));
+    expect((out as string[]).join('')).to.equal(JSON.stringify({ plaintext: identifiedHmac(SALT, 'aGk='), n: 3 }));
   });
 
   it('writes what JSON.stringify writes for the hashed copy: dates, bytes, bigints, what JSON leaves out, unhashed keys, escapes', () => {
@@ -81,7 +87,7 @@ describe('audit HMAC pass', function () {
   it('feeds a string of megabytes to its HMAC in pieces, never cutting a surrogate pair', async () => {
     // A pair straddles every piece boundary a naive cut would make.
     const text = `${'a'.repeat(256 * 1024 - 1)}\u{1F511}`.repeat(12);
-    const { result, turns } = await turnsDuring(async () => hashToJsonSliced({ plaintext: text }, new AuditHmac(SALT)));
+    const { result, turns } = await turnsDuring(() => hashedInSlices({ plaintext: text }, new AuditHmac(SALT)));
     expect(turns).to.be.at.least(1);
     expect((JSON.parse(result!) as { plaintext: string }).plaintext).to.equal(`hmac-sha256:${createHmac('sha256', SALT).update(text, 'utf8').digest('hex')}`);
   });
@@ -89,7 +95,7 @@ describe('audit HMAC pass', function () {
   it('writes a value nested 100,000 levels deep without overflowing the stack', async () => {
     let deep: unknown = 'leaf';
     for (let i = 0; i < 100_000; i++) deep = [deep];
-    const out = await hashToJsonSliced(deep, new AuditHmac(SALT));
+    const out = await hashedInSlices(deep, new AuditHmac(SALT));
     expect(out).to.equal(`${'['.repeat(100_000)}"${identifiedHmac(SALT, 'leaf')}"${']'.repeat(100_000)}`);
   });
 
@@ -194,6 +200,45 @@ describe('audit HMAC pass', function () {
       counting = false;
       FileAuditDevice.prototype.write = write;
       await server.close();
+      await dir.remove();
+    }
+  });
+
+  it('writes the line of a 100,000-item batch from its hashed text\'s runs, never the 9 MB text joined and encoded in one go', async () => {
+    const dir = await tempDir();
+    const broker = new AuditBroker(new MemoryStorage(), pino({ level: 'silent' }), undefined, { ...DEFAULT_AUDIT_RULES, unsafeAllowApiAuditCreation: true });
+    const entries: AuditEntry[] = [];
+    // Whether anything read the hashed text whole (joining its runs).
+    let joined = 0;
+    const text = Object.getOwnPropertyDescriptor(EncodedJson.prototype, 'text')!;
+    Object.defineProperty(EncodedJson.prototype, 'text', {
+      ...text,
+      get(this: EncodedJson) {
+        if (this.length > 1024 * 1024) joined++;
+        return text.get!.call(this) as string;
+      },
+    });
+    const write = FileAuditDevice.prototype.write;
+    FileAuditDevice.prototype.write = function (this: FileAuditDevice, entry) {
+      entries.push(entry);
+      return write.call(this, entry);
+    };
+    try {
+      await broker.enable('file', { type: 'file', options: { file_path: path.join(dir.path, 'a.log') } });
+      const data = { batch_input: Array.from({ length: 100_000 }, (_, i) => ({ plaintext: `p${i}` })) };
+      await broker.logRequest({ request: { id: 'r', operation: 'update', path: 'transit/encrypt/k', data } }, new AuditMemo());
+      const parts = entryBytes(entries[0]!, '', '\n');
+      expect(joined).to.equal(0);
+      const line = Buffer.concat(parts).toString('utf8');
+      expect(line).to.equal(await readFile(path.join(dir.path, 'a.log'), 'utf8'));
+      expect(JSON.parse(line).request.data.batch_input[99_999].plaintext).to.match(/^hmac-sha256:/);
+      // Made in one go, the text was one part of the line (and one string) of the whole 9 MB.
+      expect(line.length).to.be.above(8_000_000);
+      expect(Math.max(...parts.map((part) => part.length))).to.be.below(1024 * 1024);
+    } finally {
+      FileAuditDevice.prototype.write = write;
+      Object.defineProperty(EncodedJson.prototype, 'text', text);
+      await broker.close();
       await dir.remove();
     }
   });

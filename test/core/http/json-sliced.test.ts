@@ -6,6 +6,7 @@ import { DEFAULT_JSON_LIMITS, type JsonLimits } from '../../../core/http/json-li
 import { BadRequestError } from '../../../core/errors.js';
 import { exactBody, stringifyExact } from '../../../core/framework/exact-json.js';
 import { turnsDuring } from '../../helpers/event-loop.js';
+import { largeObjectBytes } from '../../helpers/heap.js';
 
 const OPEN: JsonLimits = { depth: 10_000, stringLength: 64 * 1024 * 1024, objectEntries: 1_000_000, arrayElements: 1_000_000, strings: -1 };
 
@@ -152,5 +153,24 @@ describe('large request bodies parsed in slices', () => {
     // Each took several slices of work; in one go (JSON.parse) neither would give the loop a single turn.
     expect(parsedBatch.turns).to.be.at.least(3);
     expect(parsedBig.turns).to.be.at.least(3);
+  });
+
+  it('makes a 30 MB string of plain ASCII from its bytes in one copy outside V8\'s heap, not by joining its decoded pieces on it', async () => {
+    const text = randomBytes(22_500_000).toString('base64');
+    const raw = Buffer.from(JSON.stringify({ plaintext: text }));
+    const before = largeObjectBytes();
+    const { value } = await parseJsonInTurns(raw, 0, raw.length, OPEN);
+    const grown = largeObjectBytes() - before;
+    expect((value as { plaintext: string }).plaintext === text).to.equal(true);
+    // A join of its pieces puts all 30 MB on the heap.
+    expect(grown).to.be.below(text.length / 4);
+  });
+
+  it('decodes a large string that turns out not to be plain after many plain pieces (an escape, a non-ASCII character) exactly', async () => {
+    const plain = 'A'.repeat(300 * 1024);
+    for (const tail of ['\\n', '\\u00e9', 'é', '\ud83d\ude00', '\\\\\\"']) {
+      const text = `["${plain}${tail}${plain}"]`;
+      expect(await sliced(text)).to.deep.equal(JSON.parse(text));
+    }
   });
 });

@@ -9,6 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { encryptBatch, encryptLarge } from '../../../plugins/transit/crypto/cipher.js';
 import { KeyStore } from '../../../plugins/transit/keys/key-store.js';
 import { turnsDuring } from '../../helpers/event-loop.js';
+import { largeObjectBytes } from '../../helpers/heap.js';
 import { TransitHarness, sharedWasm, type HarnessResult } from './harness.js';
 
 const b64 = (bytes: string | Buffer) => Buffer.from(bytes).toString('base64');
@@ -130,6 +131,30 @@ describe('transit and the event loop', function () {
       const { result, turns } = await turnsDuring(() => encryptLarge(wasm, policy, item));
       expect(turns).to.be.at.least(4);
       expect(result).to.deep.equal(encryptBatch(wasm, policy, [item])[0]);
+    });
+
+    // A join of its pieces puts all 30 MB of base64 on the heap.
+    const JOINED_ON_HEAP = 10_000_000;
+
+    it('gets its ciphertext as a string made outside V8\'s heap, not joined on it', async () => {
+      const large = randomBytes(22_500_000);
+      await h.write('keys/k');
+      const policy = (await new KeyStore(h.storage, 0).get('k'))!;
+      const wasm = await sharedWasm();
+      const before = largeObjectBytes();
+      const encrypted = await encryptLarge(wasm, policy, { plaintext: large, keyVersion: 0 });
+      expect(largeObjectBytes() - before).to.be.below(JOINED_ON_HEAP);
+      expect((encrypted as { ciphertext: string }).ciphertext.startsWith('vault:v1:')).to.equal(true);
+    });
+
+    it('is given back by decryption as base64 made outside V8\'s heap, not joined on it', async () => {
+      const large = randomBytes(22_500_000);
+      await h.write('keys/k');
+      const ciphertext = (await h.write('encrypt/k', { plaintext: large.toString('base64') })).data.ciphertext as string;
+      const before = largeObjectBytes();
+      const decrypted = await h.write('decrypt/k', { ciphertext });
+      expect(largeObjectBytes() - before).to.be.below(JOINED_ON_HEAP);
+      expect(decrypted.data.plaintext === large.toString('base64')).to.equal(true);
     });
 
     for (const type of ['aes256-gcm96', 'chacha20-poly1305']) {
