@@ -6,7 +6,7 @@
  */
 import type { RecordedHeader } from './request-headers.js';
 import { hashStructure } from './hash-structure.js';
-import type { AuditHmac } from './salt.js';
+import { utf8Of, type AuditHmac } from './salt.js';
 import { JsonText } from '../framework/json-text.js';
 
 export { hashStructure } from './hash-structure.js';
@@ -296,7 +296,7 @@ export class EncodedJson extends JsonText {
   private encoded: Buffer | undefined;
 
   get bytes(): Buffer {
-    return (this.encoded ??= Buffer.from(this.text, 'utf8'));
+    return (this.encoded ??= utf8Of(this.text));
   }
 }
 

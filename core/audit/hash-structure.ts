@@ -88,7 +88,7 @@ class HashPass implements ScanOutput {
   private readonly hashes: string[] = [];
   /** A large string being fed to its HMAC: how far. */
   private large: { readonly hmac: Hmac; at: number } | undefined;
-  /** The text and hashes joined so far, and up to which string. */
+  /** The text and hashes joined so far (the last run with the text after the last hash), and up to which string. */
   private readonly joined: string[] = [];
   private joinedUpTo = 0;
   private writable = true;
@@ -110,7 +110,9 @@ class HashPass implements ScanOutput {
     if (!this.writable) return undefined;
     if (this.pieces.length === 0) return this.text;
     const joined = this.joined;
-    return joined.length === 1 ? joined[0]! + this.text : joined.join('') + this.text;
+    // One run (up to JOIN_CHUNK strings: nearly every body) is the whole text already, one flat
+    // string: added to anything, it would be copied again when it is encoded.
+    return joined.length === 1 ? joined[0]! : joined.join('');
   }
 
   /** Works until done (true) or until the slice is used up (false). */
@@ -128,11 +130,13 @@ class HashPass implements ScanOutput {
     while (this.joinedUpTo < pieces.length) {
       const from = this.joinedUpTo;
       const to = Math.min(pieces.length, from + JOIN_CHUNK);
-      const parts = new Array<string>((to - from) * 2);
+      const last = to === pieces.length;
+      const parts = new Array<string>((to - from) * 2 + (last ? 1 : 0));
       for (let i = from; i < to; i++) {
         parts[2 * (i - from)] = pieces[i]!;
         parts[2 * (i - from) + 1] = hashes[i]!;
       }
+      if (last) parts[parts.length - 1] = this.text;
       this.joined.push(parts.join(''));
       this.joinedUpTo = to;
       if (to < pieces.length && this.sliceUsed()) return false;
