@@ -113,7 +113,7 @@ export class AuditHmac {
 }
 
 /** Whether `text` is all ASCII: its count of UTF-8 bytes (counted without encoding) is its length. */
-export function isAscii(text: string): boolean {
+function isAscii(text: string): boolean {
   return Buffer.byteLength(text, 'utf8') === text.length;
 }
 
