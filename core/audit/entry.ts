@@ -6,7 +6,7 @@
  */
 import type { RecordedHeader } from './request-headers.js';
 import { hashStructure } from './hash-structure.js';
-import type { AuditHmac } from './salt.js';
+import { utf8Of, type AuditHmac } from './salt.js';
 import { JsonText } from '../framework/json-text.js';
 import { nextTurn } from '../event-loop.js';
 
@@ -316,7 +316,7 @@ export class EncodedJson extends JsonText {
 
   /** The text's UTF-8, a Buffer per run. */
   get bytes(): readonly Buffer[] {
-    return (this.encoded ??= this.runs.map((run) => Buffer.from(run, 'utf8')));
+    return (this.encoded ??= this.runs.map((run) => utf8Of(run)));
   }
 
   /** Makes `bytes` with a turn of the event loop after each ENCODE_TURN_CHARS of text. */
@@ -329,7 +329,7 @@ export class EncodedJson extends JsonText {
         sinceTurn = 0;
         await nextTurn();
       }
-      encoded.push(Buffer.from(run, 'utf8'));
+      encoded.push(utf8Of(run));
       sinceTurn += run.length;
     }
     this.encoded ??= encoded;

@@ -9,7 +9,7 @@
  */
 import type { Hmac } from 'node:crypto';
 import { setImmediate as turn } from 'node:timers/promises';
-import { AuditHmac } from './salt.js';
+import { HMAC_PREFIX, type AuditHmac } from './salt.js';
 import { JsonText } from '../framework/json-text.js';
 import { TextScan, type ScanOutput } from './text-scan.js';
 
@@ -21,6 +21,10 @@ const CHECK_EVERY = 256;
 const HASH_CHUNK = 1024;
 /** Strings (with the text before each) joined in one step of the last stage. */
 const JOIN_CHUNK = 8192;
+/** What a hashed string's text starts with: its quote and the prefix naming the HMAC. */
+const OPEN_HASH = `"${HMAC_PREFIX}`;
+/** Hex digits of an HMAC-SHA-256 digest. */
+const HEX_DIGITS = 64;
 /** A string longer than this (UTF-16 code units) is hashed on its own, fed to the HMAC in pieces this long. */
 const LARGE_STRING = 256 * 1024;
 
@@ -84,17 +88,23 @@ class HashPass implements ScanOutput {
   private readonly stack: Frame[] = [];
   /** The text since the last string to hash. */
   private text = '';
-  /** The text before each string to hash: the whole is pieces[0], hash 0, pieces[1], hash 1, …, text. */
+  /**
+   * The text before each string to hash, up to its hash's hex digits (the quote and the prefix
+   * included): the whole is pieces[0], hex 0, pieces[1], hex 1, …, text.
+   */
   private readonly pieces: string[] = [];
   private readonly strings: string[] = [];
+  /** Each string's hex digest: one slice of a run's hex text, never a string made for itself. */
   private readonly hashes: string[] = [];
   /** A large string being fed to its HMAC: how far. */
   private large: { readonly hmac: Hmac; at: number } | undefined;
-  /** The text and hashes joined so far, and up to which string. */
+  /** The text and hashes joined so far (the last run with the text after the last hash), and up to which string. */
   private readonly joined: string[] = [];
   private joinedUpTo = 0;
   private writable = true;
   private sliceStart = 0;
+  /** `"key":` for the keys met so far: a batch's thousand items repeat the same few. */
+  private readonly memberNames = new Map<string, string>();
 
   constructor(
     value: unknown,
@@ -113,11 +123,12 @@ class HashPass implements ScanOutput {
     return runs && (runs.length === 1 ? runs[0] : runs.join(''));
   }
 
-  /** The text in the runs `join` made, the text after the last string ending them. */
+  /** The text in the runs `join` made, the last ending with the text after the last string. */
   runs(): string[] | undefined {
     if (!this.writable) return undefined;
     if (this.pieces.length === 0) return [this.text];
-    return this.text === '' ? [...this.joined] : [...this.joined, this.text];
+    // The last run ends with the text after the last hash (join): each run is one flat string.
+    return [...this.joined];
   }
 
   /** Works until done (true) or until the slice is used up (false). */
@@ -135,11 +146,13 @@ class HashPass implements ScanOutput {
     while (this.joinedUpTo < pieces.length) {
       const from = this.joinedUpTo;
       const to = Math.min(pieces.length, from + JOIN_CHUNK);
-      const parts = new Array<string>((to - from) * 2);
+      const last = to === pieces.length;
+      const parts = new Array<string>((to - from) * 2 + (last ? 1 : 0));
       for (let i = from; i < to; i++) {
         parts[2 * (i - from)] = pieces[i]!;
         parts[2 * (i - from) + 1] = hashes[i]!;
       }
+      if (last) parts[parts.length - 1] = this.text;
       this.joined.push(parts.join(''));
       this.joinedUpTo = to;
       if (to < pieces.length && this.sliceUsed()) return false;
@@ -197,12 +210,21 @@ class HashPass implements ScanOutput {
         const value = jsonValue(frame.object![key]);
         // JSON leaves out a member it cannot write.
         if (omitted(value)) continue;
-        this.text += (frame.wrote ? ',' : '') + JSON.stringify(key) + ':';
+        this.text += (frame.wrote ? ',' : '') + this.memberName(key);
         frame.wrote = true;
         this.write(value, key);
       }
     }
     return true;
+  }
+
+  private memberName(key: string): string {
+    let name = this.memberNames.get(key);
+    if (name === undefined) {
+      name = `${JSON.stringify(key)}:`;
+      this.memberNames.set(key, name);
+    }
+    return name;
   }
 
   raw(text: string): void {
@@ -218,7 +240,7 @@ class HashPass implements ScanOutput {
         this.text += `"${hmac.emptyHash}"`;
         return;
       }
-      this.pieces.push(this.text + '"');
+      this.pieces.push(this.text + OPEN_HASH);
       this.strings.push(value);
       this.text = '"';
     } else {
@@ -263,12 +285,13 @@ class HashPass implements ScanOutput {
       const at = hashes.length;
       if (strings[at]!.length > LARGE_STRING) {
         if (!this.feedLarge(hmac, strings[at]!)) return false;
-        hashes.push(AuditHmac.identified(this.large!.hmac));
+        hashes.push(this.large!.hmac.digest('hex'));
         this.large = undefined;
       } else {
         let end = at;
         while (end < strings.length && end - at < HASH_CHUNK && strings[end]!.length <= LARGE_STRING) end++;
-        for (const hash of hmac.many(at === 0 && end === strings.length ? strings : strings.slice(at, end))) hashes.push(hash);
+        const hex = hmac.hexDigests(at === 0 && end === strings.length ? strings : strings.slice(at, end));
+        for (let i = 0; i < end - at; i++) hashes.push(hex.slice(i * HEX_DIGITS, (i + 1) * HEX_DIGITS));
       }
       if (hashes.length < strings.length && this.sliceUsed()) return false;
     }

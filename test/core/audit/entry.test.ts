@@ -318,5 +318,16 @@ describe('audit entries', () => {
       expect(Buffer.concat(requestLine).toString('utf8')).to.equal(`kw ${entryJson(request)}\n`);
       expect(Buffer.concat(responseLine).toString('utf8')).to.equal(`${entryJson(response)}\n`);
     });
+
+    it('carries a large body holding characters beyond ASCII as its UTF-8, and an ASCII one byte for byte', () => {
+      for (const word of ['ünï\u2028 \u{1F511}', 'plain']) {
+        const text = JSON.stringify({ batch_input: Array.from({ length: 200 }, (_, i) => ({ context: `${word} ${i}`, plaintext: hashed(`p${i}`) })) });
+        // Two runs, as the HMAC pass makes them (never inside a character): each is encoded on its own.
+        const data = new EncodedJson([text.slice(0, 1000), text.slice(1000)]);
+        expect(Buffer.concat(data.bytes).equals(Buffer.from(text, 'utf8')), word).to.equal(true);
+        const line = entryBytes(formatRequestEntry(sampleInput(), format(), TIME, { requestData: data }), '', '\n');
+        expect(Buffer.concat(line).toString('utf8'), word).to.equal(`${entryJson(formatRequestEntry(sampleInput(), format(), TIME, { requestData: data }))}\n`);
+      }
+    });
   });
 });
