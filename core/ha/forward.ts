@@ -14,6 +14,8 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { HostRequest, HostResponse } from '../pipeline/types.js';
 import { UnavailableError } from '../errors.js';
 import { METHOD_HEADER } from '../http/list-method.js';
@@ -111,7 +113,10 @@ export function forwardRequest(apiAddr: string, request: HostRequest, signer: Fo
     );
     req.on('timeout', () => req.destroy(new Error('the active node did not answer in time')));
     req.on('error', (err: NodeJS.ErrnoException) => reject(new Error(err.code === 'ECONNREFUSED' ? `connection to ${base.host} refused` : err.message)));
-    req.end(signed.body);
+    // A snapshot restore's bytes go on as they arrive (HaManager.forward sends them to a sibling
+    // worker only); a failed read ends the request with an error, which rejects above.
+    if (request.bodyStream) void pipeline(Readable.from(request.bodyStream), req).catch(() => undefined);
+    else req.end(signed.body);
   });
 }
 
