@@ -210,6 +210,18 @@ describe('keywarden server with two workers: changes through one worker, seen by
     }
   });
 
+  it('keeps every digit of a number written through either worker, a write the standby forwards included', async () => {
+    const secret = '{"big":12345678901234567891,"huge":1e400,"small":1.5}';
+    for (const [name, through, other] of directions()) {
+      const written = await through.send('POST', `kv/data/digits-${name}`, { rawBody: `{"data":${secret}}`, headers: { 'Content-Type': 'application/json' } });
+      expect(written.status, written.text).to.equal(200);
+      for (const client of [through, other]) {
+        const read = await client.get(`kv/data/digits-${name}`);
+        expect(read.text, `written through the ${name} worker`).to.contain(`"data":${secret}`);
+      }
+    }
+  });
+
   it('enforces a policy changed through one worker on the other at once', async () => {
     ok(await active.post('kv/data/guarded', { data: { v: 1 } }), 'write');
     ok(await active.put('sys/policies/acl/reader', { policy: 'path "kv/data/guarded" { capabilities = ["read"] }' }), 'policy');
