@@ -222,6 +222,23 @@ describe('keywarden server with two workers: changes through one worker, seen by
     }
   });
 
+  it('counts a token\'s uses across workers, and revokes its children on both when it is revoked through one', async () => {
+    const limited = (await active.post('auth/token/create', { num_uses: 3, policies: ['default'] })).body.auth.client_token as string;
+    const uses = [standby, active, standby].map((client) => client.get('auth/token/lookup-self', { token: limited }));
+    for (const use of await Promise.all(uses)) expect(use.status, use.text).to.equal(200);
+    for (const client of [active, standby]) expect((await client.get('auth/token/lookup-self', { token: limited })).status, 'a fourth use').to.equal(403);
+
+    for (const [name, through, other] of directions()) {
+      const parent = (await through.post('auth/token/create', {})).body.auth.client_token as string;
+      const child = (await other.post('auth/token/create', { policies: ['default'] }, { token: parent })).body.auth.client_token as string;
+      expect((await through.get('auth/token/lookup-self', { token: child })).status).to.equal(200);
+      ok(await through.post('auth/token/revoke', { token: parent }), 'revoke the parent');
+      for (const client of [other, through]) {
+        expect((await client.get('auth/token/lookup-self', { token: child })).status, `the child after its parent was revoked through the ${name} worker`).to.equal(403);
+      }
+    }
+  });
+
   it('enforces a policy changed through one worker on the other at once', async () => {
     ok(await active.post('kv/data/guarded', { data: { v: 1 } }), 'write');
     ok(await active.put('sys/policies/acl/reader', { policy: 'path "kv/data/guarded" { capabilities = ["read"] }' }), 'policy');
