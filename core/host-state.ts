@@ -134,7 +134,7 @@ export class HostState implements Unsealed {
     const { barrier, audit, tokens, policies, logger } = this.deps;
     tokens.reset();
     policies.reset();
-    await barrier.reloadKeyring();
+    await barrier.adoptStoredKeyring();
     await table.sync();
     await table.reload(table.allMounts());
     await audit.load();

@@ -315,6 +315,33 @@ export class Barrier implements Storage {
   }
 
   /**
+   * Re-reads the keyring after another node replaced the whole store (a snapshot restore, which
+   * the change feed reports as a resync): the one in memory becomes the stored one. Unlike
+   * `reloadKeyring`, terms the store no longer has are dropped and the stored newest term is the
+   * active one; kept, a term the snapshot did not have would shadow the different key a rotation
+   * after the restore installs under the same number. Counts only grow, as in `reloadKeyring`.
+   * @throws IntegrityError when the root key held since unseal does not open the stored keyring
+   * (another cluster's snapshot: that node seals).
+   */
+  adoptStoredKeyring(): Promise<void> {
+    return this.keyringWrites.run(async () => {
+      const ring = this.unsealedKeyring();
+      const generation = this.generation;
+      const stored = await this.physical.get(KEYRING_PATH);
+      if (stored === undefined || generation !== this.generation || this.rootKey === undefined) return;
+      const { terms, rotation } = this.decryptKeyring(stored, this.rootKey);
+      for (const [term, key] of terms) key.encryptions = Math.max(key.encryptions, ring.terms.get(term)?.encryptions ?? 0);
+      const active = [...terms.values()].reduce((a, b) => (b.term > a.term ? b : a));
+      // This node's encryptions not yet counted were made under its active term: they stay with
+      // that term if the store still has it, and go with its key if not.
+      const kept = terms.get(ring.active.term);
+      if (kept && kept !== active) kept.encryptions += ring.unflushed;
+      for (const t of ring.terms.values()) zeroize(t.key);
+      this.keyring = { terms, active, unflushed: kept === active ? ring.unflushed : 0, rotation };
+    });
+  }
+
+  /**
    * Whether the root key held since unseal opens `stored`, a keyring as stored (one in a snapshot):
    * it is then this cluster's keyring, as it is or was, since a keyring's terms are never dropped.
    * @throws SealedError while sealed.

@@ -14,9 +14,12 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { HostRequest, HostResponse } from '../pipeline/types.js';
 import { UnavailableError } from '../errors.js';
 import { METHOD_HEADER } from '../http/list-method.js';
+import { exactTextOf } from '../framework/exact-json.js';
 
 export const FORWARDED_FOR = 'x-keywarden-forwarded-for';
 const FORWARDED_AT = 'x-keywarden-forwarded-at';
@@ -111,7 +114,10 @@ export function forwardRequest(apiAddr: string, request: HostRequest, signer: Fo
     );
     req.on('timeout', () => req.destroy(new Error('the active node did not answer in time')));
     req.on('error', (err: NodeJS.ErrnoException) => reject(new Error(err.code === 'ECONNREFUSED' ? `connection to ${base.host} refused` : err.message)));
-    req.end(signed.body);
+    // A snapshot restore's bytes go on as they arrive (HaManager.forward sends them to a sibling
+    // worker only); a failed read ends the request with an error, which rejects above.
+    if (request.bodyStream) void pipeline(Readable.from(request.bodyStream), req).catch(() => undefined);
+    else req.end(signed.body);
   });
 }
 
@@ -149,7 +155,10 @@ export function signForward(request: HostRequest, key: Buffer, now = Date.now())
   }
   let body: Buffer | undefined;
   if (request.body !== undefined) {
-    body = Buffer.from(JSON.stringify(request.body), 'utf8');
+    // A body with a number JSON.parse changed goes on as the client wrote it: the active node's
+    // backend (kv) keeps every digit of it (core/framework/exact-json.ts).
+    const exact = request.body !== null && typeof request.body === 'object' ? exactTextOf(request.body) : undefined;
+    body = Buffer.from(exact ?? JSON.stringify(request.body), 'utf8');
     // Form bodies arrive parsed; they travel on as JSON. PATCH keeps its merge-patch type.
     const type = String(request.headers['content-type'] ?? '').toLowerCase();
     headers['content-type'] = type.startsWith('application/merge-patch+json') ? 'application/merge-patch+json' : 'application/json';

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { HaLock, LeaderInfo, Leadership, SharedStorage } from '../../storage/storage.js';
 import { forwardRequest, type ForwardSigner } from './forward.js';
 import type { HostRequest, HostResponse } from '../pipeline/types.js';
-import { UnavailableError, errorMessage } from '../errors.js';
+import { NotActiveError, UnavailableError, errorMessage } from '../errors.js';
 
 export type HaState = 'sealed' | 'standby' | 'active';
 
@@ -165,6 +165,14 @@ export class HaManager {
     const leader = this.known ?? (await this.refreshLeader());
     if (!leader || leader.nodeId === this.nodeId) {
       throw new UnavailableError('no active node: the cluster is electing one; retry shortly');
+    }
+    // A streamed body (a snapshot restore, larger than memory may hold) is not kept, so the MAC
+    // cannot cover it: it goes on only over a sibling worker's private socket (core/cluster/),
+    // which nothing else can reach, and the snapshot's own seal vouches for its bytes
+    // (docs/deployment.md, section 4). A client can choose the node it sends a restore to, but
+    // not the worker its connection reaches.
+    if (request.bodyStream && !leader.apiAddr.startsWith('unix:')) {
+      throw new NotActiveError('this node is a standby: send this request to the active node (sys/leader names it)');
     }
     try {
       const response = await forwardRequest(leader.apiAddr, request, this.signer!);

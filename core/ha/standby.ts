@@ -129,8 +129,6 @@ export class StandbyStrategy implements RequestStrategy {
     if (request.headers['x-vault-no-request-forwarding'] !== undefined) {
       throw new NotActiveError('this node is a standby, and X-Vault-No-Request-Forwarding forbids forwarding the request to the active node');
     }
-    // The body was not kept (a snapshot can be larger than memory), so it cannot be sent on.
-    if (request.bodyStream) throw new NotActiveError('this node is a standby: send this request to the active node (sys/leader names it)');
     return this.options.ha.forward(request);
   }
 

@@ -50,4 +50,24 @@ describe('HA cluster on PostgreSQL: snapshots', function () {
     }
     expect((await cluster.active()).name).to.equal(active.name);
   });
+
+  it('reads on a standby what is written after a restore that took the keyring back and a rotation that followed it', async () => {
+    const active = await cluster.active();
+    const standby = cluster.standbys(active)[0]!;
+    expect((await active.client.post('sys/mounts/notes-kv', { type: 'kv', options: { version: '2' } })).status).to.equal(204);
+    const saved = await active.client.get('sys/storage/raft/snapshot');
+    expect(saved.status, saved.text).to.equal(200);
+    const term = (await standby.client.get('sys/key-status')).body.data.term as number;
+    expect((await active.client.post('sys/rotate')).status).to.equal(204);
+    expect((await standby.client.get('sys/key-status')).body.data.term).to.equal(term + 1);
+
+    const restored = await active.client.post('sys/storage/raft/snapshot', undefined, { rawBody: saved.bytes });
+    expect(restored.status, restored.text).to.equal(204);
+    expect((await standby.client.get('sys/key-status')).body.data.term, 'the restored keyring on the standby').to.equal(term);
+    // The rotation installs a new key under the number of the one the restore dropped.
+    expect((await active.client.post('sys/rotate')).status).to.equal(204);
+    expect((await active.client.post('notes-kv/data/after', { data: { v: 'after' } })).status).to.equal(200);
+    const read = await standby.client.get('notes-kv/data/after');
+    expect(read.body?.data?.data, read.text).to.deep.equal({ v: 'after' });
+  });
 });

@@ -11,6 +11,7 @@ import type { Clock } from '../../core/clock.js';
 import type { IsolationLimits } from '../../core/plugins/isolation/isolated-backend.js';
 import type { UserLockoutStanzas } from '../../core/auth/lockout/settings.js';
 import { TestClient } from './http.js';
+import { startWorkersTestServer, testWorkers } from './workers-server.js';
 import type { LogTap } from '../../core/log-tap.js';
 import { DEFAULT_JSON_LIMITS, type JsonLimits } from '../../core/http/json-limits.js';
 
@@ -81,6 +82,8 @@ export function testConfig(options: TestServerOptions = {}): ServerConfig {
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<RunningServer & { client: TestClient; config: ServerConfig }> {
   const config = testConfig(options);
+  const workers = testWorkers();
+  if (workers !== undefined) return startWorkersTestServer(workers, options, config);
   const server = await startServer({
     config,
     plugins: options.plugins ?? [notesPlugin],

@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { checkForwarded, ForwardNonces, signForward, type ForwardCheck, type SignedForward } from '../../../core/ha/forward.js';
 import { UnavailableError } from '../../../core/errors.js';
+import { keepExactText } from '../../../core/framework/exact-json.js';
 import type { HostRequest } from '../../../core/host.js';
 
 const key = randomBytes(32);
@@ -151,6 +152,14 @@ describe('HA request forwarding: signing and checking', () => {
     for (const headers of [{ 'x-keywarden-forwarded-at': 'soon' }, { 'x-keywarden-forwarded-nonce': 'x'.repeat(32) }, { 'x-keywarden-forwarded-mac': 'ab' }]) {
       expect(refusal(checkForwarded(received(signed, { headers }), signer, new ForwardNonces())), JSON.stringify(headers)).to.equal('a forwarding header is malformed');
     }
+  });
+
+  it('sends on a body with numbers JSON.parse would change as the client wrote it, every digit kept', () => {
+    const text = '{"data":{"big":12345678901234567891,"huge":1e400,"small":1.5}}';
+    const write: HostRequest = { ...fromClient, path: 'kv/data/app', body: keepExactText(JSON.parse(text) as object, text) };
+    const signed = signForward(write, key);
+    expect(signed.body?.toString('utf8')).to.equal(text);
+    accepted(checkForwarded(received(signed), signer, new ForwardNonces()));
   });
 
   it('signs a LIST as the GET with list=true the active node receives, without the LIST marker', () => {
