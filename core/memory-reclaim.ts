@@ -67,9 +67,11 @@ export class MemoryReclaim {
     const busy = this.utilization();
     const before = this.resident();
     if (busy >= this.options.quietUtilization || before - this.baseline < this.options.growthBytes) return false;
+    const started = process.hrtime.bigint();
     this.collect();
+    const pauseMs = Number(process.hrtime.bigint() - started) / 1e6;
     this.baseline = this.resident();
-    this.options.logger.debug({ rss_before_mb: mb(before), rss_after_mb: mb(this.baseline) }, 'memory given back after a burst of load');
+    this.options.logger.debug({ rss_before_mb: mb(before), rss_after_mb: mb(this.baseline), pause_ms: Math.round(pauseMs) }, 'memory given back after a burst of load');
     return true;
   }
 }
