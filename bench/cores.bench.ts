@@ -164,9 +164,10 @@ async function main(): Promise<void> {
       };
     };
     const right = rssText('right after the load');
-    // A serving process gives its memory back once it has been quiet for a whole check interval (core/memory-reclaim.ts).
-    await delay(2 * MEMORY_RECLAIM_DEFAULTS.intervalMs + 2_000);
-    const quiet = rssText(`once quiet (${(2 * MEMORY_RECLAIM_DEFAULTS.intervalMs + 2_000) / 1000} s after the load)`);
+    // A serving process gives its memory back once it has been quiet for some check intervals in a row (core/memory-reclaim.ts).
+    const quietMs = (MEMORY_RECLAIM_DEFAULTS.quietIntervals + 1) * MEMORY_RECLAIM_DEFAULTS.intervalMs + 2_000;
+    await delay(quietMs);
+    const quiet = rssText(`once quiet (${quietMs / 1000} s after the load)`);
     report('cores', rows, [
       `${DURATION_S} s per cell after a ${WARM_UP_S} s warm-up, best of ${ROUNDS} interleaved rounds (the range beside it); ` +
         `load from ${existsSync(WRK) ? 'wrk (1 thread)' : 'autocannon in a process of its own (no wrk at /usr/bin/wrk)'}; ` +

@@ -8,9 +8,10 @@
  * release those pages either; one that collects all it can (V8's last-resort collection, what a
  * low-memory notification runs) does, and shrinks the young generation back to its start.
  *
- * That collection pauses the process while it runs, so it runs only when the event loop has been
- * quiet for a whole check interval and the process has grown by at least `growthBytes` since the
- * last one: once per burst, never under load.
+ * That collection pauses the process while it runs, and the next burst starts with a young
+ * generation that has to grow again, so it runs only when the event loop has been quiet for
+ * `quietIntervals` check intervals in a row and the process has grown by at least `growthBytes`
+ * since the last one: once per burst, never under load nor in a short lull between bursts.
  */
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import v8 from 'node:v8';
@@ -24,6 +25,8 @@ export interface MemoryReclaimOptions {
   readonly growthBytes: number;
   /** The event loop's busy share over an interval below which the process counts as quiet. */
   readonly quietUtilization: number;
+  /** Quiet intervals in a row before a reclaim. */
+  readonly quietIntervals: number;
   readonly logger: Logger;
   /** The process's resident set in bytes. */
   readonly resident?: () => number;
@@ -33,12 +36,14 @@ export interface MemoryReclaimOptions {
   readonly collect?: () => void;
 }
 
-export const MEMORY_RECLAIM_DEFAULTS = { intervalMs: 5_000, growthBytes: 32 * 1024 * 1024, quietUtilization: 0.05 } as const;
+export const MEMORY_RECLAIM_DEFAULTS = { intervalMs: 5_000, growthBytes: 32 * 1024 * 1024, quietUtilization: 0.05, quietIntervals: 6 } as const;
 
 export class MemoryReclaim {
   private timer: NodeJS.Timeout | undefined;
   /** The resident set right after the last reclaim (or at start): growth is measured from it. */
   private baseline: number;
+  /** Quiet intervals since the event loop was last busy. */
+  private quiet = 0;
   private readonly resident: () => number;
   private readonly utilization: () => number;
   private readonly collect: () => void;
@@ -62,11 +67,11 @@ export class MemoryReclaim {
     this.timer = undefined;
   }
 
-  /** One look: reclaims when the last interval was quiet and the process grew; true when it did. */
+  /** One look: reclaims when the last intervals were quiet and the process grew; true when it did. */
   check(): boolean {
-    const busy = this.utilization();
+    this.quiet = this.utilization() < this.options.quietUtilization ? this.quiet + 1 : 0;
     const before = this.resident();
-    if (busy >= this.options.quietUtilization || before - this.baseline < this.options.growthBytes) return false;
+    if (this.quiet < this.options.quietIntervals || before - this.baseline < this.options.growthBytes) return false;
     const started = process.hrtime.bigint();
     this.collect();
     const pauseMs = Number(process.hrtime.bigint() - started) / 1e6;

@@ -18,6 +18,7 @@ function observed(start: { resident: number; utilization: number }) {
     intervalMs: 5_000,
     growthBytes: 32 * MB,
     quietUtilization: 0.05,
+    quietIntervals: 3,
     logger: pino({ level: 'silent' }),
     resident: () => readings.resident,
     utilization: () => readings.utilization,
@@ -31,12 +32,24 @@ function observed(start: { resident: number; utilization: number }) {
 }
 
 describe('memory reclaim after a burst of load', () => {
-  it('collects once the event loop was quiet for an interval and the process grew since the last collection', () => {
+  it('collects once the event loop was quiet for the intervals asked and the process grew since the last collection', () => {
     const { reclaim, readings, collections } = observed({ resident: 150 * MB, utilization: 0.9 });
     readings.resident = 400 * MB;
     readings.utilization = 0.01;
-    expect(reclaim.check()).to.equal(true);
+    expect([reclaim.check(), reclaim.check(), reclaim.check()]).to.deep.equal([false, false, true]);
     expect(collections()).to.equal(1);
+  });
+
+  it('does not collect in a lull shorter than the quiet intervals asked', () => {
+    const { reclaim, readings, collections } = observed({ resident: 400 * MB, utilization: 0.01 });
+    readings.resident = 500 * MB;
+    for (let burst = 0; burst < 5; burst++) {
+      readings.utilization = 0.01;
+      expect([reclaim.check(), reclaim.check()]).to.deep.equal([false, false]);
+      readings.utilization = 0.9;
+      expect(reclaim.check()).to.equal(false);
+    }
+    expect(collections()).to.equal(0);
   });
 
   it('does not collect while the event loop is busy, however much the process grew', () => {
@@ -49,7 +62,7 @@ describe('memory reclaim after a burst of load', () => {
   it('does not collect again while the process stays near the size the last collection left', () => {
     const { reclaim, readings, collections } = observed({ resident: 150 * MB, utilization: 0.01 });
     readings.resident = 400 * MB;
-    expect(reclaim.check()).to.equal(true);
+    expect([reclaim.check(), reclaim.check(), reclaim.check()]).to.deep.equal([false, false, true]);
     // Idle after the collection, with a little growth under the threshold.
     readings.resident += 20 * MB;
     for (let i = 0; i < 5; i++) expect(reclaim.check()).to.equal(false);
@@ -59,7 +72,7 @@ describe('memory reclaim after a burst of load', () => {
   it('does not collect a quiet process that has not grown by the threshold since it started', () => {
     const { reclaim, readings, collections } = observed({ resident: 150 * MB, utilization: 0.01 });
     readings.resident = 170 * MB;
-    expect(reclaim.check()).to.equal(false);
+    for (let i = 0; i < 5; i++) expect(reclaim.check()).to.equal(false);
     expect(collections()).to.equal(0);
   });
 
