@@ -8,7 +8,8 @@
  * The load comes from another process: `wrk` where the machine has it (/usr/bin/wrk), else
  * autocannon in a process of its own (bench/lib/load-process.ts), whose CPU time is reported so
  * that a client which costs as much as the server shows. Server CPU is summed over every process
- * of the server (the primary and each worker), per item; RSS is read per process after the load.
+ * of the server (the primary and each worker), per item; RSS is read per process right after the load
+ * and again once the servers have been quiet long enough to give memory back (core/memory-reclaim.ts).
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -18,6 +19,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { setTimeout as delay } from 'node:timers/promises';
+import { MEMORY_RECLAIM_DEFAULTS } from '../core/memory-reclaim.js';
 import { cpuMicros, interleaved, rangeText, rssMb, ROUNDS, WARM_UP_S, type Measured } from './lib/load.js';
 import { report, type Row } from './lib/report.js';
 import { startConfiguredServer, type ConfiguredServer } from './lib/configured-server.js';
@@ -46,6 +49,8 @@ const SHAPES: Shape[] = [
 
 /** The 2-worker batch figure the issue asks for, over 1 worker. */
 const TARGET = 1.5;
+/** What a serving process (a worker, or the single process) may hold once the load has ended. */
+const RSS_TARGET_MB = 160;
 
 interface Server {
   readonly workers: number;
@@ -154,15 +159,31 @@ async function main(): Promise<void> {
       });
     }
     const rss = (pids: readonly number[]) => pids.map((pid) => rssMb(pid));
-    const primaryRss = rssMb(two.configured.child.pid!);
-    const workersRss = rss(two.workerPids);
+    const rssText = (label: string) => {
+      const primary = rssMb(two.configured.child.pid!);
+      const workers = rss(two.workerPids);
+      const single = rss(one.workerPids)[0]!;
+      const largest = Math.max(single, ...workers);
+      return {
+        largest,
+        text:
+          `RSS ${label}: 1 worker ${single.toFixed(0)} MB; 2 workers ${workers.map((r) => r.toFixed(0)).join(' + ')} MB and the primary ${primary.toFixed(0)} MB ` +
+          `(total ${(workers.reduce((a, b) => a + b, 0) + primary).toFixed(0)} MB).`,
+      };
+    };
+    const right = rssText('right after the load');
+    // A serving process gives its memory back once it has been quiet for some check intervals in a row (core/memory-reclaim.ts).
+    const quietMs = (MEMORY_RECLAIM_DEFAULTS.quietIntervals + 1) * MEMORY_RECLAIM_DEFAULTS.intervalMs + 2_000;
+    await delay(quietMs);
+    const quiet = rssText(`once quiet (${quietMs / 1000} s after the load)`);
     report('cores', rows, [
       `${DURATION_S} s per cell after a ${WARM_UP_S} s warm-up, best of ${ROUNDS} interleaved rounds (the range beside it); ` +
         `load from ${existsSync(WRK) ? 'wrk (1 thread)' : 'autocannon in a process of its own (no wrk at /usr/bin/wrk)'}; ` +
         `load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(', ')} on ${os.availableParallelism()} cores.`,
       'Server CPU: user + system time of every process of the server (the primary and its workers), per item (a write is one item). ' +
         'Client CPU share: the load generator\'s CPU time over the cell\'s wall time (1.00 = one core busy).',
-      `RSS after the load: 1 worker ${rss(one.workerPids)[0]!.toFixed(0)} MB; 2 workers ${workersRss.map((r) => r.toFixed(0)).join(' + ')} MB and the primary ${primaryRss.toFixed(0)} MB (total ${(workersRss.reduce((a, b) => a + b, 0) + primaryRss).toFixed(0)} MB).`,
+      right.text,
+      `${quiet.text} Target: a serving process ≤ ${RSS_TARGET_MB} MB once the load has ended: ${quiet.largest <= RSS_TARGET_MB ? 'met' : 'not met'} (largest ${quiet.largest.toFixed(0)} MB).`,
     ]);
   } finally {
     await one.configured.stop();

@@ -134,6 +134,8 @@ async function serve(opts: ServerOptions, worker: WorkerLink | undefined): Promi
   }
 
   const running = server;
+  const { MemoryReclaim, MEMORY_RECLAIM_DEFAULTS } = await import('../../memory-reclaim.js');
+  const reclaim = new MemoryReclaim({ ...MEMORY_RECLAIM_DEFAULTS, logger: running.logger }).start();
   let stopping = false;
   // One reload at a time, in the order the signals came.
   const reloads = new SerialQueue();
@@ -176,6 +178,7 @@ async function serve(opts: ServerOptions, worker: WorkerLink | undefined): Promi
     });
   });
   process.off('SIGHUP', onHangup);
+  reclaim.stop();
   if (pidFile) rmSync(pidFile, { force: true });
   running.logger.info('stopped');
   return 0;

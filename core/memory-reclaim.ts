@@ -1,0 +1,115 @@
+/**
+ * Gives memory back to the system once a burst of load has ended (docs/deployment.md, "Memory").
+ *
+ * Node 24's V8 grows its young generation and keeps the pages a burst used in a pool, and its
+ * memory reducer judges the allocation rate from the last garbage collection: with no collection
+ * while the server idles, the rate it sees is the burst's, so it never shrinks the heap, and a
+ * serving process stays at the size its busiest moment took. A plain major collection does not
+ * release those pages either; one that collects all it can (V8's last-resort collection, what a
+ * low-memory notification runs) does, and shrinks the young generation back to its start.
+ *
+ * That collection pauses the process while it runs, and the next burst starts with a young
+ * generation that has to grow again, so it runs only when the event loop has been quiet for
+ * `quietIntervals` check intervals in a row and the process has grown by at least `growthBytes`
+ * since the last one: once per burst, never under load nor in a short lull between bursts.
+ */
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import type { Logger } from 'pino';
+
+export interface MemoryReclaimOptions {
+  /** How often the process is looked at, in ms. */
+  readonly intervalMs: number;
+  /** Growth of the resident set since the last reclaim that makes one worth its pause. */
+  readonly growthBytes: number;
+  /** The event loop's busy share over an interval below which the process counts as quiet. */
+  readonly quietUtilization: number;
+  /** Quiet intervals in a row before a reclaim. */
+  readonly quietIntervals: number;
+  readonly logger: Logger;
+  /** The process's resident set in bytes. */
+  readonly resident?: () => number;
+  /** The event loop's busy share since the previous call. */
+  readonly utilization?: () => number;
+  /** Collects all the garbage it can and returns the pages it frees. */
+  readonly collect?: () => void;
+}
+
+export const MEMORY_RECLAIM_DEFAULTS = { intervalMs: 5_000, growthBytes: 32 * 1024 * 1024, quietUtilization: 0.05, quietIntervals: 6 } as const;
+
+export class MemoryReclaim {
+  private timer: NodeJS.Timeout | undefined;
+  /** The resident set right after the last reclaim (or at start): growth is measured from it. */
+  private baseline: number;
+  /** Quiet intervals since the event loop was last busy. */
+  private quiet = 0;
+  private readonly resident: () => number;
+  private readonly utilization: () => number;
+  private readonly collect: () => void;
+
+  constructor(private readonly options: MemoryReclaimOptions) {
+    this.resident = options.resident ?? (() => process.memoryUsage.rss());
+    this.utilization = options.utilization ?? loopUtilization();
+    this.collect = options.collect ?? lastResortCollection();
+    this.baseline = this.resident();
+  }
+
+  /** Looks at the process every interval until `stop`; the timer does not keep the process alive. */
+  start(): this {
+    this.timer ??= setInterval(() => this.check(), this.options.intervalMs);
+    this.timer.unref();
+    return this;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** One look: reclaims when the last intervals were quiet and the process grew; true when it did. */
+  check(): boolean {
+    this.quiet = this.utilization() < this.options.quietUtilization ? this.quiet + 1 : 0;
+    const before = this.resident();
+    if (this.quiet < this.options.quietIntervals || before - this.baseline < this.options.growthBytes) return false;
+    const started = process.hrtime.bigint();
+    this.collect();
+    const pauseMs = Number(process.hrtime.bigint() - started) / 1e6;
+    this.baseline = this.resident();
+    this.options.logger.debug({ rss_before_mb: mb(before), rss_after_mb: mb(this.baseline), pause_ms: Math.round(pauseMs) }, 'memory given back after a burst of load');
+    return true;
+  }
+}
+
+/** The share of the time the event loop was busy since the previous call (or since the process started). */
+function loopUtilization(): () => number {
+  let last: EventLoopUtilization | undefined;
+  return () => {
+    const now = performance.eventLoopUtilization();
+    const share = performance.eventLoopUtilization(now, last).utilization;
+    last = now;
+    return share;
+  };
+}
+
+/**
+ * V8's collection of all available garbage. Its `gc` function is taken from a context of its own
+ * made while `--expose-gc` is set, and the flag is cleared again at once, so no other context (the
+ * server's own, or one a plugin makes) gets a `gc` global.
+ */
+export function lastResortCollection(): () => void {
+  // A process started with --expose-gc keeps it.
+  const exposed = process.execArgv.includes('--expose-gc');
+  if (!exposed) v8.setFlagsFromString('--expose-gc');
+  let gc: (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+  try {
+    gc = vm.runInNewContext('gc') as typeof gc;
+  } finally {
+    if (!exposed) v8.setFlagsFromString('--no-expose-gc');
+  }
+  return () => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+}
+
+function mb(bytes: number): number {
+  return Math.round(bytes / (1024 * 1024));
+}

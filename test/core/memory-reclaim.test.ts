@@ -1,0 +1,102 @@
+/**
+ * A serving process gives back the memory a burst of load grew once the burst has ended, and
+ * never pauses to do so while it is busy (core/memory-reclaim.ts, docs/deployment.md "Memory").
+ */
+import { expect } from 'chai';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { pino } from 'pino';
+import { MemoryReclaim, lastResortCollection } from '../../core/memory-reclaim.js';
+
+const MB = 1024 * 1024;
+
+/** A reclaim whose readings the test sets, counting the collections it asks for. */
+function observed(start: { resident: number; utilization: number }) {
+  const readings = { ...start };
+  let collections = 0;
+  const reclaim = new MemoryReclaim({
+    intervalMs: 5_000,
+    growthBytes: 32 * MB,
+    quietUtilization: 0.05,
+    quietIntervals: 3,
+    logger: pino({ level: 'silent' }),
+    resident: () => readings.resident,
+    utilization: () => readings.utilization,
+    collect: () => {
+      collections++;
+      // What the collection gives back.
+      readings.resident = start.resident + 10 * MB;
+    },
+  });
+  return { reclaim, readings, collections: () => collections };
+}
+
+describe('memory reclaim after a burst of load', () => {
+  it('collects once the event loop was quiet for the intervals asked and the process grew since the last collection', () => {
+    const { reclaim, readings, collections } = observed({ resident: 150 * MB, utilization: 0.9 });
+    readings.resident = 400 * MB;
+    readings.utilization = 0.01;
+    expect([reclaim.check(), reclaim.check(), reclaim.check()]).to.deep.equal([false, false, true]);
+    expect(collections()).to.equal(1);
+  });
+
+  it('does not collect in a lull shorter than the quiet intervals asked', () => {
+    const { reclaim, readings, collections } = observed({ resident: 400 * MB, utilization: 0.01 });
+    readings.resident = 500 * MB;
+    for (let burst = 0; burst < 5; burst++) {
+      readings.utilization = 0.01;
+      expect([reclaim.check(), reclaim.check()]).to.deep.equal([false, false]);
+      readings.utilization = 0.9;
+      expect(reclaim.check()).to.equal(false);
+    }
+    expect(collections()).to.equal(0);
+  });
+
+  it('does not collect while the event loop is busy, however much the process grew', () => {
+    const { reclaim, readings, collections } = observed({ resident: 150 * MB, utilization: 0.9 });
+    readings.resident = 600 * MB;
+    for (let i = 0; i < 5; i++) expect(reclaim.check()).to.equal(false);
+    expect(collections()).to.equal(0);
+  });
+
+  it('does not collect again while the process stays near the size the last collection left', () => {
+    const { reclaim, readings, collections } = observed({ resident: 150 * MB, utilization: 0.01 });
+    readings.resident = 400 * MB;
+    expect([reclaim.check(), reclaim.check(), reclaim.check()]).to.deep.equal([false, false, true]);
+    // Idle after the collection, with a little growth under the threshold.
+    readings.resident += 20 * MB;
+    for (let i = 0; i < 5; i++) expect(reclaim.check()).to.equal(false);
+    expect(collections()).to.equal(1);
+  });
+
+  it('does not collect a quiet process that has not grown by the threshold since it started', () => {
+    const { reclaim, readings, collections } = observed({ resident: 150 * MB, utilization: 0.01 });
+    readings.resident = 170 * MB;
+    for (let i = 0; i < 5; i++) expect(reclaim.check()).to.equal(false);
+    expect(collections()).to.equal(0);
+  });
+
+  it("V8's last-resort collection shrinks the young generation a burst of allocation grew", () => {
+    const newSpace = () => v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')!.space_size;
+    const collect = lastResortCollection();
+    collect();
+    const before = newSpace();
+    // Short-lived objects in bulk, as a burst of requests makes: the scavenger grows the young generation.
+    let keep: object[] = [];
+    for (let i = 0; i < 2_000_000; i++) {
+      keep.push({ i, text: `item ${i}` });
+      if (keep.length > 200_000) keep = [];
+    }
+    const grown = newSpace();
+    expect(grown).to.be.greaterThan(before);
+    collect();
+    expect(newSpace()).to.be.lessThan(grown);
+    expect(keep.length).to.be.greaterThan(0);
+  });
+
+  it('leaves no gc function to any other context', () => {
+    lastResortCollection();
+    expect(vm.runInNewContext('typeof gc')).to.equal('undefined');
+    expect(typeof (globalThis as { gc?: unknown }).gc).to.equal(process.execArgv.includes('--expose-gc') ? 'function' : 'undefined');
+  });
+});
