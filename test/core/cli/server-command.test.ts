@@ -568,9 +568,15 @@ describe('keywarden server (process)', function () {
         const socket = net.connect(Number(address.port), address.hostname);
         let answer = '';
         socket.on('data', (d: Buffer) => (answer += d.toString()));
+        let socketError: string | undefined;
+        socket.on('error', (err: NodeJS.ErrnoException) => (socketError = err.code));
         const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
         await new Promise<void>((resolve) => socket.on('connect', () => resolve()));
-        socket.write(`PUT /v1/sys/init HTTP/1.1\r\nHost: kw\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+        // The server's 100 Continue says it has read the request's head: the request is in flight
+        // before the signal (sent at once, the head could still be unread, and the connection idle).
+        socket.write(`PUT /v1/sys/init HTTP/1.1\r\nHost: kw\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\n\r\n`);
+        await waitFor(() => answer.startsWith('HTTP/1.1 100 Continue\r\n\r\n'), 'the server to read the request head');
+        socket.write(body.slice(0, 10));
 
         proc.child.kill('SIGTERM');
         await waitFor(() => proc.output().includes('shutdown: no longer accepting connections'), 'the drain to start');
@@ -587,6 +593,8 @@ describe('keywarden server (process)', function () {
         await new Promise((r) => setTimeout(r, 3_000));
         socket.write(body.slice(10));
         await closed;
+        expect(socketError).to.equal(undefined);
+        answer = answer.slice('HTTP/1.1 100 Continue\r\n\r\n'.length);
         expect(answer).to.match(/^HTTP\/1\.1 200 /);
         expect(answer).to.match(/\r\nConnection: close\r\n/i);
         expect(await proc.exited, proc.output()).to.equal(0);
