@@ -15,6 +15,7 @@ import { SerialQueue } from '../../seal/serial.js';
 import { errorMessage } from '../../errors.js';
 import type { WorkerLink } from '../../cluster/worker-link.js';
 import { randomUUID } from 'node:crypto';
+import { MemoryReclaim, MEMORY_RECLAIM_DEFAULTS } from '../../memory-reclaim.js';
 
 /** How long SIGINT and SIGTERM let requests in flight finish before their connections are cut. */
 export const DRAIN_TIMEOUT_MS = 10_000;
@@ -91,6 +92,14 @@ async function serve(opts: ServerOptions, worker: WorkerLink | undefined): Promi
   const { UnavailableError } = await import('../../errors.js');
   let server: RunningServer;
   let pidFile: string | undefined;
+  // A SIGINT or SIGTERM that comes while the server starts (it logs "listening" before it can
+  // drain) is kept and acted on as soon as it serves, rather than ending the process unhandled.
+  let early: NodeJS.Signals | undefined;
+  const keep = (signal: NodeJS.Signals) => void (early ??= signal);
+  const dropKeep = () => {
+    process.off('SIGINT', keep);
+    process.off('SIGTERM', keep);
+  };
   try {
     const dataDir = path.resolve('data');
     const config = opts.dev
@@ -104,6 +113,8 @@ async function serve(opts: ServerOptions, worker: WorkerLink | undefined): Promi
     pidFile = worker ? undefined : config.pidFile;
     const workers = worker ? 1 : resolveWorkers(opts.workers, config);
     if (workers > 1) return await runPrimaryServer(opts, config, workers, dataDir);
+    process.on('SIGINT', keep);
+    process.on('SIGTERM', keep);
     const { LogTap } = await import('../../log-tap.js');
     const logTap = new LogTap();
     const logger = serverLogger(config, worker?.index, logTap);
@@ -117,6 +128,7 @@ async function serve(opts: ServerOptions, worker: WorkerLink | undefined): Promi
       : undefined;
     server = await startServer({ config, logger, logTap, ...(dev ? { dev } : {}), ...(worker ? { worker } : {}) });
   } catch (err) {
+    dropKeep();
     // Known start-up failures (bad config, locked storage, database down, port in use) read as one line, no stack.
     const known =
       err instanceof ConfigError || err instanceof StorageLockedError || err instanceof UnavailableError || (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
@@ -129,12 +141,14 @@ async function serve(opts: ServerOptions, worker: WorkerLink | undefined): Promi
     // The primary writes the pid file and prints dev mode's banner, once for every worker.
     await worker.ready({ addresses: server.addresses, ...(server.rootToken ? { rootToken: server.rootToken } : {}) });
   } else if (!(await announce(opts, pidFile, server.address, server.rootToken, server.logger))) {
+    dropKeep();
     await server.close();
     return 1;
   }
 
+  // Nothing is awaited from the announcement to the signal handlers below: a SIGTERM sent as soon
+  // as the banner shows must drain the server, not end the process unhandled.
   const running = server;
-  const { MemoryReclaim, MEMORY_RECLAIM_DEFAULTS } = await import('../../memory-reclaim.js');
   const reclaim = new MemoryReclaim({ ...MEMORY_RECLAIM_DEFAULTS, logger: running.logger }).start();
   let stopping = false;
   // One reload at a time, in the order the signals came.
@@ -176,6 +190,8 @@ async function serve(opts: ServerOptions, worker: WorkerLink | undefined): Promi
       if (signal === 'SIGHUP') onHangup();
       else if (!stopping) stop(signal);
     });
+    dropKeep();
+    if (early) stop(early);
   });
   process.off('SIGHUP', onHangup);
   reclaim.stop();
