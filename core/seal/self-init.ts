@@ -123,6 +123,22 @@ async function waitFor(done: () => Promise<boolean>): Promise<boolean> {
   return done();
 }
 
+/**
+ * Runs a request through the pipeline. With HA, a 503 while the cluster settles (the node that
+ * won the election still promoting itself refuses what is forwarded to it, and nothing ran) is
+ * asked again, as a client would, until ACTIVE_NODE_WAIT_MS has passed.
+ */
+async function handleThroughElection(deps: SelfInitDeps, request: HostRequest): Promise<HostResponse> {
+  const deadline = Date.now() + ACTIVE_NODE_WAIT_MS;
+  let pause = ACTIVE_NODE_POLL_MS;
+  for (;;) {
+    const response = await deps.handle(request);
+    if (response.status !== 503 || !deps.activeNodeKnown || Date.now() + pause > deadline) return response;
+    await delay(pause);
+    pause = Math.min(pause * 2, 1_000);
+  }
+}
+
 /** Runs one request; answers undefined on success, else why it failed. */
 async function run(request: SelfInitRequest, token: string, deps: SelfInitDeps): Promise<string | undefined> {
   let data: unknown;
@@ -132,7 +148,7 @@ async function run(request: SelfInitRequest, token: string, deps: SelfInitDeps):
     return errorMessage(err);
   }
   const reads = request.operation === 'read' || request.operation === 'list';
-  const response = await deps.handle({
+  const response = await handleThroughElection(deps, {
     method: METHODS[request.operation],
     path: request.path,
     // Reads and lists take their data as query parameters, as a client's would.
@@ -152,7 +168,7 @@ async function run(request: SelfInitRequest, token: string, deps: SelfInitDeps):
 /** Revokes the run's root token through the pipeline (audited like the requests). */
 async function revoke(token: string, deps: SelfInitDeps): Promise<void> {
   try {
-    const response = await deps.handle({ method: 'PUT', path: 'auth/token/revoke-self', query: {}, body: undefined, headers: { 'x-vault-token': token }, remoteAddress: REMOTE_ADDRESS });
+    const response = await handleThroughElection(deps, { method: 'PUT', path: 'auth/token/revoke-self', query: {}, body: undefined, headers: { 'x-vault-token': token }, remoteAddress: REMOTE_ADDRESS });
     if (response.status >= 400) throw new Error(`revoke-self answered ${response.status}`);
     deps.log.info({}, 'self-init: its root token is revoked');
   } catch (err) {
