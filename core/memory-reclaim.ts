@@ -9,9 +9,11 @@
  * low-memory notification runs) does, and shrinks the young generation back to its start.
  *
  * That collection pauses the process while it runs, and the next burst starts with a young
- * generation that has to grow again, so it runs only when the event loop has been quiet for
- * `quietIntervals` check intervals in a row and the process has grown by at least `growthBytes`
- * since the last one: once per burst, never under load nor in a short lull between bursts.
+ * generation that has to grow again, so it runs only when the process has been quiet for
+ * `quietIntervals` check intervals in a row and has grown by at least `growthBytes` since the last
+ * one: once per burst, never under load nor in a short lull between bursts. Quiet means both an
+ * idle event loop and next to no requests: a client asking for something cheap back to back keeps
+ * the loop idle, but would wait out the whole pause.
  */
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import v8 from 'node:v8';
@@ -27,6 +29,10 @@ export interface MemoryReclaimOptions {
   readonly quietUtilization: number;
   /** Quiet intervals in a row before a reclaim. */
   readonly quietIntervals: number;
+  /** The most requests an interval may take and still count as quiet (a monitor's probes). */
+  readonly quietRequests: number;
+  /** Requests taken since the process started; without it, only the event loop is looked at. */
+  readonly requests?: () => number;
   readonly logger: Logger;
   /** The process's resident set in bytes. */
   readonly resident?: () => number;
@@ -36,7 +42,7 @@ export interface MemoryReclaimOptions {
   readonly collect?: () => void;
 }
 
-export const MEMORY_RECLAIM_DEFAULTS = { intervalMs: 5_000, growthBytes: 32 * 1024 * 1024, quietUtilization: 0.05, quietIntervals: 6 } as const;
+export const MEMORY_RECLAIM_DEFAULTS = { intervalMs: 5_000, growthBytes: 32 * 1024 * 1024, quietUtilization: 0.05, quietIntervals: 6, quietRequests: 10 } as const;
 
 export class MemoryReclaim {
   private timer: NodeJS.Timeout | undefined;
@@ -44,6 +50,8 @@ export class MemoryReclaim {
   private baseline: number;
   /** Quiet intervals since the event loop was last busy. */
   private quiet = 0;
+  /** Requests taken as of the previous look. */
+  private requestsSeen: number;
   private readonly resident: () => number;
   private readonly utilization: () => number;
   private readonly collect: () => void;
@@ -53,6 +61,7 @@ export class MemoryReclaim {
     this.utilization = options.utilization ?? loopUtilization();
     this.collect = options.collect ?? lastResortCollection();
     this.baseline = this.resident();
+    this.requestsSeen = options.requests?.() ?? 0;
   }
 
   /** Looks at the process every interval until `stop`; the timer does not keep the process alive. */
@@ -69,14 +78,21 @@ export class MemoryReclaim {
 
   /** One look: reclaims when the last intervals were quiet and the process grew; true when it did. */
   check(): boolean {
-    this.quiet = this.utilization() < this.options.quietUtilization ? this.quiet + 1 : 0;
+    const requests = this.options.requests?.() ?? 0;
+    const taken = requests - this.requestsSeen;
+    this.requestsSeen = requests;
+    this.quiet = this.utilization() < this.options.quietUtilization && taken <= this.options.quietRequests ? this.quiet + 1 : 0;
     const before = this.resident();
     if (this.quiet < this.options.quietIntervals || before - this.baseline < this.options.growthBytes) return false;
     const started = process.hrtime.bigint();
     this.collect();
     const pauseMs = Number(process.hrtime.bigint() - started) / 1e6;
     this.baseline = this.resident();
-    this.options.logger.debug({ rss_before_mb: mb(before), rss_after_mb: mb(this.baseline), pause_ms: Math.round(pauseMs) }, 'memory given back after a burst of load');
+    const { heapTotal, external } = process.memoryUsage();
+    this.options.logger.debug(
+      { rss_before_mb: mb(before), rss_after_mb: mb(this.baseline), heap_total_mb: mb(heapTotal), external_mb: mb(external), pause_ms: Math.round(pauseMs) },
+      'memory given back after a burst of load',
+    );
     return true;
   }
 }

@@ -27,9 +27,10 @@ export interface ConfiguredServer {
  * One worker unless `workers` says otherwise; `root` is the checkout whose build runs (this one by
  * default; a benchmark may compare it with another). With `BENCH_PROFILE=<dir>`, as for server.ts, the
  * server runs under `node --cpu-prof` and writes its profile there when it stops, with the
- * event loop's holds of over 10 ms (loop-holds.ts).
+ * event loop's holds of over 10 ms (loop-holds.ts). `env`: variables added to the server's environment; BENCH_NODE_FLAGS
+ * (space-separated, e.g. `--trace-gc`): flags for the server's node.
  */
-export async function startConfiguredServer(extra: Record<string, unknown> = {}, workers = 1, root = ROOT): Promise<ConfiguredServer> {
+export async function startConfiguredServer(extra: Record<string, unknown> = {}, workers = 1, root = ROOT, env: Record<string, string> = {}): Promise<ConfiguredServer> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'keywarden-bench-'));
   const config = {
     listener: { tcp: { address: '127.0.0.1:0', tls_disable: true } },
@@ -40,10 +41,11 @@ export async function startConfiguredServer(extra: Record<string, unknown> = {},
   await writeFile(path.join(dir, 'keywarden.json'), JSON.stringify(config));
   const profileDir = process.env.BENCH_PROFILE;
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`, `--import=${path.join(ROOT, 'dist/bench/lib/loop-holds.js')}`] : [];
-  const child = spawn(process.execPath, [...profile, path.join(root, 'bin/keywarden.js'), 'server', `-workers=${workers}`, `-config=${path.join(dir, 'keywarden.json')}`], {
+  const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeFlags, ...profile, path.join(root, 'bin/keywarden.js'), 'server', `-workers=${workers}`, `-config=${path.join(dir, 'keywarden.json')}`], {
     cwd: dir,
     stdio: ['ignore', 'pipe', 'pipe'],
-    ...(profileDir ? { env: { ...process.env, BENCH_PROFILE: path.resolve(profileDir) } } : {}),
+    env: { ...process.env, ...env, ...(profileDir ? { BENCH_PROFILE: path.resolve(profileDir) } : {}) },
   });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));

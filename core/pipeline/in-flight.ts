@@ -39,8 +39,10 @@ export class RunningRequest {
 export class InFlightRequests {
   private newest: RunningRequest | undefined;
   private count = 0;
+  private taken = 0;
 
   add(request: RunningRequest): void {
+    this.taken++;
     request.next = this.newest;
     if (this.newest) this.newest.previous = request;
     this.newest = request;
@@ -58,6 +60,11 @@ export class InFlightRequests {
 
   get size(): number {
     return this.count;
+  }
+
+  /** Every request taken since the process started, answered or not. */
+  get total(): number {
+    return this.taken;
   }
 
   /** Every request in flight by request id (Keywarden has no client ids: `client_id` is empty). */

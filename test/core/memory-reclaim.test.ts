@@ -11,14 +11,16 @@ import { MemoryReclaim, lastResortCollection } from '../../core/memory-reclaim.j
 const MB = 1024 * 1024;
 
 /** A reclaim whose readings the test sets, counting the collections it asks for. */
-function observed(start: { resident: number; utilization: number }) {
-  const readings = { ...start };
+function observed(start: { resident: number; utilization: number; requests?: number }) {
+  const readings = { requests: 0, ...start };
   let collections = 0;
   const reclaim = new MemoryReclaim({
     intervalMs: 5_000,
     growthBytes: 32 * MB,
     quietUtilization: 0.05,
     quietIntervals: 3,
+    quietRequests: 10,
+    requests: () => readings.requests,
     logger: pino({ level: 'silent' }),
     resident: () => readings.resident,
     utilization: () => readings.utilization,
@@ -66,6 +68,28 @@ describe('memory reclaim after a burst of load', () => {
     // Idle after the collection, with a little growth under the threshold.
     readings.resident += 20 * MB;
     for (let i = 0; i < 5; i++) expect(reclaim.check()).to.equal(false);
+    expect(collections()).to.equal(1);
+  });
+
+  it('does not collect while requests keep coming, however idle the event loop (a client asking for health back to back)', () => {
+    const { reclaim, readings, collections } = observed({ resident: 150 * MB, utilization: 0.01 });
+    readings.resident = 400 * MB;
+    for (let i = 0; i < 6; i++) {
+      readings.requests += 500;
+      expect(reclaim.check()).to.equal(false);
+    }
+    expect(collections()).to.equal(0);
+  });
+
+  it("collects when the only requests are a monitor's few probes", () => {
+    const { reclaim, readings, collections } = observed({ resident: 150 * MB, utilization: 0.9 });
+    readings.resident = 400 * MB;
+    readings.utilization = 0.01;
+    const checks = [0, 1, 2].map(() => {
+      readings.requests += 3;
+      return reclaim.check();
+    });
+    expect(checks).to.deep.equal([false, false, true]);
     expect(collections()).to.equal(1);
   });
 

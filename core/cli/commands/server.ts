@@ -149,7 +149,7 @@ async function serve(opts: ServerOptions, worker: WorkerLink | undefined): Promi
   // Nothing is awaited from the announcement to the signal handlers below: a SIGTERM sent as soon
   // as the banner shows must drain the server, not end the process unhandled.
   const running = server;
-  const reclaim = new MemoryReclaim({ ...MEMORY_RECLAIM_DEFAULTS, logger: running.logger }).start();
+  const reclaim = new MemoryReclaim({ ...MEMORY_RECLAIM_DEFAULTS, logger: running.logger, requests: () => running.host.inFlight.total }).start();
   let stopping = false;
   // One reload at a time, in the order the signals came.
   const reloads = new SerialQueue();
