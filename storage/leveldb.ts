@@ -70,10 +70,18 @@ export class LevelDbStorage implements PhysicalStorage {
     return new LevelDbStorage(db, path);
   }
 
+  /**
+   * Read on this thread (level's `getSync`): LevelDB answers a read from its memtable, its block
+   * cache or the page cache in microseconds, while an asynchronous read queues work on libuv's
+   * thread pool and wakes a thread for it. Under writes, the process then spends much of its time
+   * waiting for that pool's lock and for the thread switches: with workers, the primary that owns
+   * the store did so for most of its busy time (bench/README.md, "Storage reads"). A read LevelDB
+   * must take from disk holds this thread for one block's read.
+   */
   async get(key: string): Promise<Uint8Array | undefined> {
     await this.ready();
     try {
-      return await this.db.get(key);
+      return this.db.getSync(key);
     } catch (err) {
       throw this.failure('read', err);
     }
