@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes, type KeyObject } from 'node:crypto';
 import { IntegrityError, InternalError } from '../core/errors.js';
 
 /** AES-GCM's 96-bit nonce: the one size GCM uses without an extra GHASH pass. */
@@ -20,7 +20,7 @@ export function gcmSeal(key: Uint8Array, plaintext: Uint8Array, aad?: Uint8Array
  * random fill, and for known-answer tests. The caller guarantees the nonce is never reused with
  * this key: a repeat reveals the XOR of two plaintexts and lets anyone forge tags.
  */
-export function gcmSealWithNonce(key: Uint8Array, nonce: Uint8Array, plaintext: Uint8Array, aad?: Uint8Array): Buffer {
+export function gcmSealWithNonce(key: Uint8Array | KeyObject, nonce: Uint8Array, plaintext: Uint8Array, aad?: Uint8Array): Buffer {
   checkKey(key);
   if (nonce.length !== GCM_NONCE_LENGTH) throw new InternalError(`GCM nonce must be ${GCM_NONCE_LENGTH} bytes`);
   const cipher = createCipheriv('aes-256-gcm', key, nonce, { authTagLength: GCM_TAG_LENGTH });
@@ -34,7 +34,7 @@ export function gcmSealWithNonce(key: Uint8Array, nonce: Uint8Array, plaintext: 
  * Opens `nonce ‖ ciphertext ‖ tag`. Any failure — too short, wrong key, wrong AAD, a changed bit —
  * is an IntegrityError: a caller must never see unauthenticated plaintext.
  */
-export function gcmOpen(key: Uint8Array, sealed: Uint8Array, aad?: Uint8Array): Buffer {
+export function gcmOpen(key: Uint8Array | KeyObject, sealed: Uint8Array, aad?: Uint8Array): Buffer {
   checkKey(key);
   if (sealed.length < GCM_NONCE_LENGTH + GCM_TAG_LENGTH) {
     throw new IntegrityError('message authentication failed: ciphertext too short');
@@ -62,6 +62,7 @@ export function zeroize(buf: Uint8Array | undefined): void {
   buf?.fill(0);
 }
 
-function checkKey(key: Uint8Array): void {
-  if (key.length !== AES256_KEY_LENGTH) throw new InternalError(`AES-256 key must be ${AES256_KEY_LENGTH} bytes`);
+function checkKey(key: Uint8Array | KeyObject): void {
+  const length = key instanceof Uint8Array ? key.length : key.symmetricKeySize;
+  if (length !== AES256_KEY_LENGTH) throw new InternalError(`AES-256 key must be ${AES256_KEY_LENGTH} bytes`);
 }

@@ -11,7 +11,7 @@
  * request again; the active node keeps only the signed headers, so nothing added on the way
  * reaches the host.
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
@@ -57,8 +57,11 @@ const NOT_FORWARDED = new Set([
 const NO_BODY = Buffer.alloc(0);
 
 export interface ForwardSigner {
-  /** The MAC key; undefined while sealed (nothing is forwarded or trusted then). */
-  key(): Buffer | undefined;
+  /**
+   * The MAC key; undefined while sealed (nothing is forwarded or trusted then). A KeyObject: on
+   * Node 24 an HMAC keyed with one costs a fifth of one keyed with the bytes.
+   */
+  key(): KeyObject | Buffer | undefined;
 }
 
 /** A request as a standby sends it to the active node. */
@@ -139,7 +142,7 @@ function relayedHeaders(headers: http.IncomingHttpHeaders): Record<string, strin
 }
 
 /** The request a standby sends to the active node for `request`, with its forwarding headers. */
-export function signForward(request: HostRequest, key: Buffer, now = Date.now()): SignedForward {
+export function signForward(request: HostRequest, key: KeyObject | Buffer, now = Date.now()): SignedForward {
   const query = new URLSearchParams(request.query);
   let method = request.method;
   // Node's HTTP client sends LIST, but some proxies between nodes do not: use Vault's equivalent.
@@ -254,7 +257,7 @@ function apiPath(path: string, query: URLSearchParams): string {
 }
 
 function macOf(
-  key: Buffer,
+  key: KeyObject | Buffer,
   forwardedFor: string,
   at: string,
   nonce: string,

@@ -8,6 +8,7 @@
  * (X-Vault-No-Request-Forwarding), and then it answers 503.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import type { Logger } from 'pino';
 import { NotActiveError, PermissionDeniedError } from '../errors.js';
 import type { Backend } from '../framework/backend.js';
@@ -35,7 +36,7 @@ export interface StandbyDeps {
 export class StandbyStrategy implements RequestStrategy {
   /** Set while a standby runs a request itself: a write attempt marks it for forwarding. */
   private readonly attempt = new AsyncLocalStorage<{ wrote: boolean }>();
-  private forwardingKey: Buffer | undefined;
+  private forwardingKey: KeyObject | undefined;
   /** What standbys and the active node sign and check forwarded requests with. */
   readonly signer: ForwardSigner = { key: () => this.key() };
   /** Not cleared on seal: a request accepted before a seal stays refused after the unseal until it ages out. */
@@ -75,9 +76,14 @@ export class StandbyStrategy implements RequestStrategy {
   }
 
   /** The key standbys and the active node authenticate forwarded requests with; undefined while sealed. */
-  key(): Buffer | undefined {
+  key(): KeyObject | undefined {
     if (this.options.barrier.sealed) return undefined;
-    return (this.forwardingKey ??= this.options.barrier.deriveKey('ha request forwarding'));
+    if (!this.forwardingKey) {
+      const bytes = this.options.barrier.deriveKey('ha request forwarding');
+      this.forwardingKey = createSecretKey(bytes);
+      bytes.fill(0);
+    }
+    return this.forwardingKey;
   }
 
   /**
