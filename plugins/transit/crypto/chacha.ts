@@ -7,7 +7,9 @@
  * nonce's last 8 bytes as its nonce. HChaCha20 comes from @noble/ciphers (audited); OpenSSL keeps
  * the bulk of the work, including the streaming that large items need.
  */
-import { createCipheriv, createDecipheriv, type CipherChaCha20Poly1305, type DecipherChaCha20Poly1305 } from 'node:crypto';
+// Keyed with a KeyObject: on Node 24 node:crypto turns key bytes into a key object on every call
+// at several times the cost of making one (bench/README.md, "Storage reads").
+import { createCipheriv, createDecipheriv, createSecretKey, type CipherChaCha20Poly1305, type DecipherChaCha20Poly1305 } from 'node:crypto';
 import { hchacha } from '@noble/ciphers/chacha.js';
 
 const TAG_BYTES = 16;
@@ -19,13 +21,13 @@ const SIGMA = new Uint32Array([0x61707865, 0x3320646e, 0x79622d32, 0x6b206574]);
 /** A sealing cipher for `nonce` (12 or 24 bytes) under the 32-byte `key`. */
 export function chachaCipher(key: Uint8Array, nonce: Uint8Array): CipherChaCha20Poly1305 {
   const [k, n] = ietfKeyAndNonce(key, nonce);
-  return createCipheriv('chacha20-poly1305', k, n, { authTagLength: TAG_BYTES });
+  return createCipheriv('chacha20-poly1305', createSecretKey(k), n, { authTagLength: TAG_BYTES });
 }
 
 /** An opening decipher for `nonce` (12 or 24 bytes) under the 32-byte `key`. */
 export function chachaDecipher(key: Uint8Array, nonce: Uint8Array): DecipherChaCha20Poly1305 {
   const [k, n] = ietfKeyAndNonce(key, nonce);
-  return createDecipheriv('chacha20-poly1305', k, n, { authTagLength: TAG_BYTES });
+  return createDecipheriv('chacha20-poly1305', createSecretKey(k), n, { authTagLength: TAG_BYTES });
 }
 
 function ietfKeyAndNonce(key: Uint8Array, nonce: Uint8Array): [Uint8Array, Uint8Array] {

@@ -4,7 +4,9 @@
  * takes 32 more bytes as the key of the nonce HMAC. Derived Ed25519 keys use the 32-byte seed taken
  * from HKDF over the version's private key.
  */
-import { createHmac, createPrivateKey, createPublicKey, hkdfSync, type KeyObject } from 'node:crypto';
+// Keyed with a KeyObject: on Node 24 node:crypto turns key bytes into a key object on every call
+// at several times the cost of making one (bench/README.md, "Storage reads").
+import { createHmac, createPrivateKey, createPublicKey, createSecretKey, hkdfSync, type KeyObject } from 'node:crypto';
 import { BadRequestError } from '../../../sdk/index.js';
 import type { KeyVersion } from '../keys/key-version.js';
 
@@ -22,12 +24,12 @@ export function counterModeKdf(key: Uint8Array, context: Uint8Array): Buffer {
   block.writeUInt32BE(0, 0);
   Buffer.from(context).copy(block, 4);
   block.writeUInt32BE(256, 4 + context.length);
-  return createHmac('sha256', key).update(block).digest();
+  return createHmac('sha256', createSecretKey(key)).update(block).digest();
 }
 
 /** The nonce of a convergent encryption (v2: HMAC key = context; v3: HMAC key from HKDF). */
 export function convergentNonce(hmacKey: Uint8Array, plaintext: Uint8Array): Buffer {
-  return createHmac('sha256', hmacKey).update(plaintext).digest().subarray(0, 12);
+  return createHmac('sha256', createSecretKey(hmacKey)).update(plaintext).digest().subarray(0, 12);
 }
 
 /** The Ed25519 private key derived for a context. */

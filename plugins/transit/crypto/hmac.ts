@@ -4,7 +4,9 @@
  * itself). HMAC-SHA-256/384/512 batches run in one WASM call; the algorithms the WASM core lacks
  * (sha1, sha2-224, sha3-*) use node:crypto per item.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+// Keyed with a KeyObject: on Node 24 node:crypto turns key bytes into a key object on every call
+// at several times the cost of making one (bench/README.md, "Storage reads").
+import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
 import { BadRequestError, nextTurn, parseGoInt } from '../../../sdk/index.js';
 import { type HmacAlgorithm, type WasmCrypto, HASH_ALGORITHMS } from '../../../sdk/crypto.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
@@ -44,7 +46,7 @@ export function computeHmacs(wasm: WasmCrypto, algorithm: HmacAlgorithmName, key
   if (inputs.length === 0) return [];
   const wasmName = WASM_NAMES[algorithm];
   if (wasmName) return wasm.hmacBatch(wasmName, key, inputs);
-  return inputs.map((input, i) => createHmac(NODE_HASH_NAMES[algorithm], Buffer.isBuffer(key) ? key : key[i]!).update(input).digest());
+  return inputs.map((input, i) => createHmac(NODE_HASH_NAMES[algorithm], createSecretKey(Buffer.isBuffer(key) ? key : key[i]!)).update(input).digest());
 }
 
 /** Bytes hmacInTurns takes between turns of the event loop: a few milliseconds' work. */
@@ -55,7 +57,7 @@ const TURN_BYTES = 1536 * 1024;
  * event loop after each (node:crypto's streaming HMAC), so a 30 MB input holds no other client up.
  */
 export async function hmacInTurns(algorithm: HmacAlgorithmName, key: Uint8Array, data: Uint8Array): Promise<Buffer> {
-  const hmac = createHmac(NODE_HASH_NAMES[algorithm], key);
+  const hmac = createHmac(NODE_HASH_NAMES[algorithm], createSecretKey(key));
   for (let at = 0; at < data.length; at += TURN_BYTES) {
     if (at > 0) await nextTurn();
     hmac.update(data.subarray(at, at + TURN_BYTES));
