@@ -57,5 +57,5 @@ export function nodeHmac(alg: string, key: Uint8Array, input: Uint8Array): Buffe
 }
 
 export function nodeHkdfSha256(ikm: Uint8Array, info: Uint8Array, length: number, salt: Uint8Array): Buffer {
-  return Buffer.from(hkdfSync('sha256', ikm, salt, info, length));
+  return Buffer.from(hkdfSync('sha256', createSecretKey(ikm), salt, info, length));
 }

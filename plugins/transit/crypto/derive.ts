@@ -15,7 +15,7 @@ export const MISSING_CONTEXT =
 
 /** HKDF-SHA-256(ikm, salt = none, info = context, length). */
 export function hkdf(ikm: Uint8Array, context: Uint8Array, length: number): Buffer {
-  return Buffer.from(hkdfSync('sha256', ikm, Buffer.alloc(0), context, length));
+  return Buffer.from(hkdfSync('sha256', createSecretKey(ikm), Buffer.alloc(0), context, length));
 }
 
 /** Legacy kdf 0 (old backups): NIST SP 800-108 counter mode with HMAC-SHA256, 32 bytes. */
