@@ -14,10 +14,13 @@
  * (RFC 9180, section 5.1), checked against draft-ietf-hpke-pq's published vectors
  * (test/fixtures/transit-vectors/hpke-pq.json).
  */
+// Keyed with KeyObjects: on Node 24 node:crypto turns key bytes into a key object on every call
+// at several times the cost of making one (bench/README.md, "Storage reads").
 import {
   createCipheriv,
   createDecipheriv,
   createHmac,
+  createSecretKey,
   type CipherChaCha20Poly1305,
   type CipherGCM,
   type DecipherChaCha20Poly1305,
@@ -170,7 +173,7 @@ function suiteId(suite: HpkeSuite): Buffer {
 }
 
 function labeledExtract(suite: HpkeSuite, salt: Uint8Array, label: string, ikm: Uint8Array): Buffer {
-  return createHmac(suite.kdf.hash, salt).update(VERSION_LABEL).update(suiteId(suite)).update(label).update(ikm).digest();
+  return createHmac(suite.kdf.hash, createSecretKey(salt)).update(VERSION_LABEL).update(suiteId(suite)).update(label).update(ikm).digest();
 }
 
 /** HKDF-Expand (RFC 5869) of the labeled info. */
@@ -180,8 +183,9 @@ function labeledExpand(suite: HpkeSuite, prk: Uint8Array, label: string, info: U
   const fullInfo = Buffer.concat([labeled, VERSION_LABEL, suiteId(suite), Buffer.from(label), info]);
   const blocks: Buffer[] = [];
   let previous = Buffer.alloc(0);
+  const key = createSecretKey(prk);
   for (let counter = 1, made = 0; made < length; counter++) {
-    previous = createHmac(suite.kdf.hash, prk).update(previous).update(fullInfo).update(Buffer.of(counter)).digest();
+    previous = createHmac(suite.kdf.hash, key).update(previous).update(fullInfo).update(Buffer.of(counter)).digest();
     blocks.push(previous);
     made += previous.length;
   }
@@ -223,16 +227,16 @@ export function keySchedule(suite: HpkeSuite, sharedSecret: Uint8Array, info: Ui
 export function aeadCipher(aead: HpkeAead, keys: HpkeContextKeys): CipherGCM | CipherChaCha20Poly1305 {
   const options = { authTagLength: TAG_BYTES };
   return aead.cipher === 'chacha20-poly1305'
-    ? createCipheriv(aead.cipher, keys.key, keys.baseNonce, options)
-    : createCipheriv(aead.cipher, keys.key, keys.baseNonce, options);
+    ? createCipheriv(aead.cipher, createSecretKey(keys.key), keys.baseNonce, options)
+    : createCipheriv(aead.cipher, createSecretKey(keys.key), keys.baseNonce, options);
 }
 
 /** The AEAD's decipher for the context's first message, for opening in pieces. */
 export function aeadDecipher(aead: HpkeAead, keys: HpkeContextKeys): DecipherGCM | DecipherChaCha20Poly1305 {
   const options = { authTagLength: TAG_BYTES };
   return aead.cipher === 'chacha20-poly1305'
-    ? createDecipheriv(aead.cipher, keys.key, keys.baseNonce, options)
-    : createDecipheriv(aead.cipher, keys.key, keys.baseNonce, options);
+    ? createDecipheriv(aead.cipher, createSecretKey(keys.key), keys.baseNonce, options)
+    : createDecipheriv(aead.cipher, createSecretKey(keys.key), keys.baseNonce, options);
 }
 
 /** The AEAD's seal of the context's first message (sequence number 0, so the nonce is base_nonce). */
