@@ -46,7 +46,8 @@ export function computeHmacs(wasm: WasmCrypto, algorithm: HmacAlgorithmName, key
   if (inputs.length === 0) return [];
   const wasmName = WASM_NAMES[algorithm];
   if (wasmName) return wasm.hmacBatch(wasmName, key, inputs);
-  return inputs.map((input, i) => createHmac(NODE_HASH_NAMES[algorithm], createSecretKey(Buffer.isBuffer(key) ? key : key[i]!)).update(input).digest());
+  const shared = Buffer.isBuffer(key) ? createSecretKey(key) : undefined;
+  return inputs.map((input, i) => createHmac(NODE_HASH_NAMES[algorithm], shared ?? createSecretKey((key as readonly Buffer[])[i]!)).update(input).digest());
 }
 
 /** Bytes hmacInTurns takes between turns of the event loop: a few milliseconds' work. */
