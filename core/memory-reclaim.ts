@@ -8,6 +8,10 @@
  * release those pages either; one that collects all it can (V8's last-resort collection, what a
  * low-memory notification runs) does, and shrinks the young generation back to its start.
  *
+ * What the collection frees outside V8's heap (the backing stores of a burst's buffers) goes back to
+ * glibc, which keeps it; the C allocator is then asked to give its free pages back too
+ * (native-heap.ts).
+ *
  * That collection pauses the process while it runs, and the next burst starts with a young
  * generation that has to grow again, so it runs only when the process has been quiet for
  * `quietIntervals` check intervals in a row and has grown by at least `growthBytes` since the last
@@ -19,6 +23,7 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { Logger } from 'pino';
+import { nativeHeapTrim } from './native-heap.js';
 
 export interface MemoryReclaimOptions {
   /** How often the process is looked at, in ms. */
@@ -40,6 +45,8 @@ export interface MemoryReclaimOptions {
   readonly utilization?: () => number;
   /** Collects all the garbage it can and returns the pages it frees. */
   readonly collect?: () => void;
+  /** Returns the C allocator's free pages to the system, after the collection; none where the platform has no such call. */
+  readonly trim?: (() => boolean) | null;
 }
 
 export const MEMORY_RECLAIM_DEFAULTS = { intervalMs: 5_000, growthBytes: 32 * 1024 * 1024, quietUtilization: 0.05, quietIntervals: 6, quietRequests: 10 } as const;
@@ -55,11 +62,13 @@ export class MemoryReclaim {
   private readonly resident: () => number;
   private readonly utilization: () => number;
   private readonly collect: () => void;
+  private readonly trim: (() => boolean) | undefined;
 
   constructor(private readonly options: MemoryReclaimOptions) {
     this.resident = options.resident ?? (() => process.memoryUsage.rss());
     this.utilization = options.utilization ?? loopUtilization();
     this.collect = options.collect ?? lastResortCollection();
+    this.trim = options.trim === null ? undefined : (options.trim ?? nativeHeapTrim());
     this.baseline = this.resident();
     this.requestsSeen = options.requests?.() ?? 0;
   }
@@ -86,11 +95,14 @@ export class MemoryReclaim {
     if (this.quiet < this.options.quietIntervals || before - this.baseline < this.options.growthBytes) return false;
     const started = process.hrtime.bigint();
     this.collect();
-    const pauseMs = Number(process.hrtime.bigint() - started) / 1e6;
+    const collected = process.hrtime.bigint();
+    const trimmed = this.trim?.();
+    const pauseMs = Number(collected - started) / 1e6;
+    const trimMs = Number(process.hrtime.bigint() - collected) / 1e6;
     this.baseline = this.resident();
     const { heapTotal, external } = process.memoryUsage();
     this.options.logger.debug(
-      { rss_before_mb: mb(before), rss_after_mb: mb(this.baseline), heap_total_mb: mb(heapTotal), external_mb: mb(external), pause_ms: Math.round(pauseMs) },
+      { rss_before_mb: mb(before), rss_after_mb: mb(this.baseline), heap_total_mb: mb(heapTotal), external_mb: mb(external), pause_ms: Math.round(pauseMs), native_heap_trimmed: trimmed ?? 'unsupported', trim_ms: Math.round(trimMs) },
       'memory given back after a burst of load',
     );
     return true;
