@@ -6,6 +6,12 @@
  * few hundred values and give the loop a turn once a slice has run for SLICE_MS. Data that fits
  * one slice — nearly every request — is done at once, without a turn and without a promise. The
  * walk keeps its own stack, so no depth of nesting overflows the call stack.
+ *
+ * The walk stops every FLUSH_EVERY strings to hash them and join them with the text around them
+ * into a run: the short strings it makes (the text before each string, each hash) die within that
+ * chunk. Held until the end, a 100,000-item batch's were some 600,000 strings that survived
+ * collection after collection of V8's young generation, each one copied every time: collections
+ * of 30–45 ms that held the event loop in the middle of the pass.
  */
 import type { Hmac } from 'node:crypto';
 import { setImmediate as turn } from 'node:timers/promises';
@@ -17,10 +23,10 @@ import { TextScan, type ScanOutput } from './text-scan.js';
 const SLICE_MS = 4;
 /** Values walked or hashed between two looks at the clock. */
 const CHECK_EVERY = 256;
-/** Strings hashed in one call of `AuditHmac.many`. */
+/** Strings hashed in one call of `AuditHmac.hexDigests`. */
 const HASH_CHUNK = 1024;
-/** Strings (with the text before each) joined in one step of the last stage. */
-const JOIN_CHUNK = 8192;
+/** Strings to hash the walk gathers before they are hashed and joined into a run. */
+const FLUSH_EVERY = 4096;
 /** What a hashed string's text starts with: its quote and the prefix naming the HMAC. */
 const OPEN_HASH = `"${HMAC_PREFIX}`;
 /** Hex digits of an HMAC-SHA-256 digest. */
@@ -38,7 +44,8 @@ const LARGE_STRING = 256 * 1024;
  * `value` holding the hashes; undefined for a value JSON cannot write (undefined, a function).
  *
  * The text comes in runs, as the pass made it: for a large value (a 100,000-item batch's 18 MB)
- * some fifty strings whose concatenation is the text, so that it need not be joined in one go.
+ * a run per FLUSH_EVERY hashed strings, whose concatenation is the text, so that it need not be
+ * joined in one go.
  * Returns the runs themselves when the text was made within one slice, else a promise of them.
  */
 export function hashToJsonRuns(value: unknown, hmac: AuditHmac | undefined, nonHmacKeys: readonly string[] = []): string[] | undefined | Promise<string[] | undefined> {
@@ -80,17 +87,22 @@ interface Mark {
   readonly text: string;
   readonly pieces: number;
   readonly strings: number;
+  /** Runs joined before the mark: a later one may hold text from after it. */
+  readonly flushes: number;
 }
 
 class HashPass implements ScanOutput {
   private readonly skip: ReadonlySet<string>;
+  /** JsonTexts whose scan gave up after runs past its start were joined: the pass began again, walking these as plain values. */
+  private readonly walkPlain = new Set<JsonText>();
   /** The containers whose children are still being written, innermost last. */
   private readonly stack: Frame[] = [];
   /** The text since the last string to hash. */
   private text = '';
   /**
-   * The text before each string to hash, up to its hash's hex digits (the quote and the prefix
-   * included): the whole is pieces[0], hex 0, pieces[1], hex 1, …, text.
+   * The text before each string to hash not yet joined, up to its hash's hex digits (the quote and
+   * the prefix included): the whole is the runs joined, then pieces[0], hex 0, pieces[1], hex 1,
+   * …, text.
    */
   private readonly pieces: string[] = [];
   private readonly strings: string[] = [];
@@ -98,22 +110,32 @@ class HashPass implements ScanOutput {
   private readonly hashes: string[] = [];
   /** A large string being fed to its HMAC: how far. */
   private large: { readonly hmac: Hmac; at: number } | undefined;
-  /** The text and hashes joined so far (the last run with the text after the last hash), and up to which string. */
+  /** The text and hashes joined so far, a run per flush; the last ends with the text after the last hash. */
   private readonly joined: string[] = [];
-  private joinedUpTo = 0;
+  private done = false;
   private writable = true;
   private sliceStart = 0;
   /** `"key":` for the keys met so far: a batch's thousand items repeat the same few. */
   private readonly memberNames = new Map<string, string>();
 
   constructor(
-    value: unknown,
+    private readonly value: unknown,
     private readonly hmac: AuditHmac | undefined,
     nonHmacKeys: readonly string[],
     private readonly sliceMs = SLICE_MS,
   ) {
     this.skip = new Set(nonHmacKeys);
-    const top = jsonValue(value);
+    this.begin();
+  }
+
+  private begin(): void {
+    this.stack.length = 0;
+    this.text = '';
+    this.pieces.length = 0;
+    this.strings.length = 0;
+    this.hashes.length = 0;
+    this.joined.length = 0;
+    const top = jsonValue(this.value);
     if (omitted(top)) this.writable = false;
     else this.write(top, undefined);
   }
@@ -123,41 +145,50 @@ class HashPass implements ScanOutput {
     return runs && (runs.length === 1 ? runs[0] : runs.join(''));
   }
 
-  /** The text in the runs `join` made, the last ending with the text after the last string. */
+  /** The text in the runs `flush` made, the last ending with the text after the last string. */
   runs(): string[] | undefined {
     if (!this.writable) return undefined;
-    if (this.pieces.length === 0) return [this.text];
-    // The last run ends with the text after the last hash (join): each run is one flat string.
-    return [...this.joined];
-  }
-
-  /** Works until done (true) or until the slice is used up (false). */
-  finished(): boolean {
-    this.sliceStart = performance.now();
-    return this.walk() && this.hash() && this.join();
+    // Each run is one flat string.
+    return this.joined.length === 0 ? [this.text] : [...this.joined];
   }
 
   /**
-   * Joins the text and the hashes in runs of JOIN_CHUNK strings: the text of a 100,000-item batch's
-   * results is 18 MB in some 400,000 parts, which joined in one go held the event loop.
+   * Works until done (true) or until the slice is used up (false): walks until FLUSH_EVERY
+   * strings wait to be hashed (or the walk is over), hashes them, joins them into a run.
    */
-  private join(): boolean {
-    const { pieces, hashes } = this;
-    while (this.joinedUpTo < pieces.length) {
-      const from = this.joinedUpTo;
-      const to = Math.min(pieces.length, from + JOIN_CHUNK);
-      const last = to === pieces.length;
-      const parts = new Array<string>((to - from) * 2 + (last ? 1 : 0));
-      for (let i = from; i < to; i++) {
-        parts[2 * (i - from)] = pieces[i]!;
-        parts[2 * (i - from) + 1] = hashes[i]!;
-      }
-      if (last) parts[parts.length - 1] = this.text;
-      this.joined.push(parts.join(''));
-      this.joinedUpTo = to;
-      if (to < pieces.length && this.sliceUsed()) return false;
+  finished(): boolean {
+    this.sliceStart = performance.now();
+    while (!this.done) {
+      const walked = this.walk();
+      if (walked === false) return false;
+      if (!this.hash()) return false;
+      this.flush(walked === true);
+      if (walked === true) this.done = true;
+      else if (this.sliceUsed()) return false;
     }
     return true;
+  }
+
+  /**
+   * Joins the strings hashed so far with the text before each into a run, and the text after the
+   * last one too when the walk is over; what was joined is let go.
+   */
+  private flush(last: boolean): void {
+    const { pieces, hashes } = this;
+    if (pieces.length === 0 && !(last && this.joined.length > 0)) return;
+    const parts = new Array<string>(pieces.length * 2 + (last ? 1 : 0));
+    for (let i = 0; i < pieces.length; i++) {
+      parts[2 * i] = pieces[i]!;
+      parts[2 * i + 1] = hashes[i]!;
+    }
+    if (last) {
+      parts[parts.length - 1] = this.text;
+      this.text = '';
+    }
+    this.joined.push(parts.join(''));
+    pieces.length = 0;
+    this.strings.length = 0;
+    hashes.length = 0;
   }
 
   /** Works on in slices, with a turn of the event loop before each, until done. */
@@ -170,20 +201,34 @@ class HashPass implements ScanOutput {
     return performance.now() - this.sliceStart > this.sliceMs;
   }
 
-  private walk(): boolean {
+  /** Walks on: true when the walk is over, 'flush' when FLUSH_EVERY strings wait, false when the slice is used up. */
+  private walk(): boolean | 'flush' {
     const stack = this.stack;
     let count = 0;
     while (stack.length > 0) {
+      if (this.strings.length >= FLUSH_EVERY) return 'flush';
       if (++count % CHECK_EVERY === 0 && this.sliceUsed()) return false;
       const frame = stack[stack.length - 1]!;
       if (frame.scan) {
-        const done = frame.scan.reading.run(() => this.sliceUsed());
-        if (done === false) return false;
+        const done = frame.scan.reading.run(() => this.sliceUsed() || this.strings.length >= FLUSH_EVERY);
+        if (done === false) {
+          if (this.strings.length >= FLUSH_EVERY) return 'flush';
+          return false;
+        }
         stack.pop();
         if (done === undefined) {
           // The text cannot give the walk's rendering: the plain value is walked instead.
-          this.rollback(frame.scan.mark);
-          const plain = jsonValue(frame.scan.source.toJSON());
+          const { mark, source } = frame.scan;
+          if (mark.flushes !== this.joined.length) {
+            // Runs already joined hold text from the scan: the pass begins again, walking this
+            // one's plain value from the start (a backend's text that is not JSON, or a key JSON
+            // would reorder: rare).
+            this.walkPlain.add(source);
+            this.begin();
+            continue;
+          }
+          this.rollback(mark);
+          const plain = jsonValue(source.toJSON());
           this.write(omitted(plain) ? null : plain, frame.key);
         }
         continue;
@@ -252,14 +297,18 @@ class HashPass implements ScanOutput {
     this.text = mark.text;
     this.pieces.length = mark.pieces;
     this.strings.length = mark.strings;
+    this.hashes.length = Math.min(this.hashes.length, mark.strings);
   }
 
   /** Writes `node` (as jsonValue left it): scalars at once; a container is opened and its children written by `walk`. */
   private write(node: unknown, key: string | undefined): void {
     if (typeof node === 'string') {
       this.string(node, key);
+    } else if (node instanceof JsonText && this.walkPlain.has(node)) {
+      const plain = jsonValue(node.toJSON());
+      this.write(omitted(plain) ? null : plain, key);
     } else if (node instanceof JsonText) {
-      const mark = { text: this.text, pieces: this.pieces.length, strings: this.strings.length };
+      const mark = { text: this.text, pieces: this.pieces.length, strings: this.strings.length, flushes: this.joined.length };
       this.stack.push({ scan: { reading: new TextScan(node.text, key, this), source: node, mark }, items: undefined, object: undefined, keys: undefined, key, next: 0, wrote: false });
     } else if (typeof node === 'number') {
       this.text += Number.isFinite(node) ? String(node) : 'null';

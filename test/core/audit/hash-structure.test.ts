@@ -142,6 +142,21 @@ describe('audit HMAC pass', function () {
     }
   });
 
+  it("walks a long JsonText's plain value when its text reads otherwise only near its end, after runs of its hashed strings were joined", async () => {
+    const hmac = new AuditHmac(SALT);
+    // Far more strings than the pass hashes and joins at a time, then a key written twice.
+    const items = Array.from({ length: 20_000 }, (_, i) => `{"ciphertext":"vault:v1:c${i}","reference":"r${i}"}`);
+    const text = `[${items.join(',')},{"a":"first","a":"second"}]`;
+    const before = Array.from({ length: 9_000 }, (_, i) => `p${i}`);
+    for (const inSlices of [false, true]) {
+      let made = 0;
+      const data = { before, results: new JsonText(text, () => (made++, JSON.parse(text))), after: 'z' };
+      const out = inSlices ? await hashedInSlices(data, hmac) : hashToJson(data, hmac);
+      expect(out).to.equal(JSON.stringify({ before: before.map((p) => identifiedHmac(SALT, p)), results: (JSON.parse(text) as Array<Record<string, string>>).map((item) => Object.fromEntries(Object.entries(item).map(([k, v]) => [k, identifiedHmac(SALT, v)]))), after: identifiedHmac(SALT, 'z') }));
+      expect(made).to.equal(1);
+    }
+  });
+
   it('hashes a request body once per device for its request and response entries', async () => {
     const dir = await tempDir();
     let hashed = 0;
