@@ -6,6 +6,7 @@
  */
 import { FrameworkBackend, KeyedLock, type AnyPathDefinition, type PluginContext, type PluginManifest } from '../../sdk/index.js';
 import type { KvContext } from './context.js';
+import { CONFIG_KEY, KvConfigCache } from './store.js';
 import { upgradeToVersioned, holdsVersionedData } from './upgrade.js';
 import { configPath } from './paths/config.js';
 import { dataPath } from './paths/data.js';
@@ -27,7 +28,7 @@ function versionOf(options: Readonly<Record<string, string>> | null): 1 | 2 {
 
 export async function createKvBackend(plugin: PluginContext): Promise<FrameworkBackend> {
   const version = versionOf(plugin.mount.options);
-  const ctx: KvContext = { storage: plugin.storage, clock: plugin.clock, logger: plugin.logger, locks: new KeyedLock() };
+  const ctx: KvContext = { storage: plugin.storage, clock: plugin.clock, logger: plugin.logger, locks: new KeyedLock(), config: new KvConfigCache(plugin.storage) };
   let paths: AnyPathDefinition[];
   if (version === 2) {
     const moved = await upgradeToVersioned(ctx);
@@ -40,6 +41,10 @@ export async function createKvBackend(plugin: PluginContext): Promise<FrameworkB
   return new FrameworkBackend({
     description: version === 2 ? 'The versioned key/value store (kv version 2).' : 'The key/value store (kv version 1).',
     paths,
+    // HA: another worker or node changed the settings.
+    invalidate: (key) => {
+      if (key === CONFIG_KEY) ctx.config.forget();
+    },
   });
 }
 

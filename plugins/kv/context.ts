@@ -1,5 +1,6 @@
 /** What every path of one kv mount shares. */
 import type { Clock, KeyedLock, Logger, Storage } from '../../sdk/index.js';
+import type { KvConfigCache } from './store.js';
 
 export interface KvContext {
   readonly storage: Storage;
@@ -8,4 +9,6 @@ export interface KvContext {
   readonly logger: Logger;
   /** One lock per secret path around every read-modify-write of its metadata (check-and-set relies on it). */
   readonly locks: KeyedLock;
+  /** Version 2: the mount's settings (`config`). */
+  readonly config: KvConfigCache;
 }

@@ -90,6 +90,41 @@ export async function readConfig(storage: Storage): Promise<KvConfig> {
   return { ...DEFAULT_CONFIG, ...(await readJson<Partial<KvConfig>>(storage, CONFIG_KEY)) };
 }
 
+/**
+ * The mount's settings as last read or written here. Every write of a version reads them, and with
+ * several workers each read is a round trip to the process that owns the store; they change only
+ * through `config`, here or (HA, another worker) reported through `forget`.
+ */
+export class KvConfigCache {
+  private cached: KvConfig | undefined;
+  /** Bumped by every change: a read that started before one does not keep what it read. */
+  private generation = 0;
+
+  constructor(private readonly storage: Storage) {}
+
+  async get(): Promise<KvConfig> {
+    if (this.cached) return this.cached;
+    const generation = this.generation;
+    const config = await readConfig(this.storage);
+    if (generation === this.generation) this.cached = config;
+    return config;
+  }
+
+  /** Stores `next` and keeps it. */
+  async put(next: KvConfig): Promise<void> {
+    this.forget();
+    await this.storage.put(CONFIG_KEY, encodeJson(next));
+    this.generation++;
+    this.cached = next;
+  }
+
+  /** The stored settings changed elsewhere (another node or worker, a restore): read them again next time. */
+  forget(): void {
+    this.generation++;
+    this.cached = undefined;
+  }
+}
+
 export function readMetadata(storage: Storage, path: string): Promise<KeyMetadata | undefined> {
   return readJson<KeyMetadata>(storage, METADATA_PREFIX + path);
 }

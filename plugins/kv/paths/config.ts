@@ -1,7 +1,7 @@
 /** `config`: the mount-wide settings of a version 2 mount (max_versions, cas_required, delete_version_after). */
 import { definePath, goDuration } from '../../../sdk/index.js';
 import type { KvContext } from '../context.js';
-import { CONFIG_KEY, encodeJson, readConfig } from '../store.js';
+
 
 export function configPath(ctx: KvContext) {
   return definePath({
@@ -15,20 +15,20 @@ export function configPath(ctx: KvContext) {
       read: {
         summary: "Read the mount's settings.",
         handler: async () => {
-          const config = await readConfig(ctx.storage);
+          const config = await ctx.config.get();
           return { data: { cas_required: config.casRequired, delete_version_after: goDuration(config.deleteVersionAfter), max_versions: config.maxVersions } };
         },
       },
       update: {
         summary: "Change the mount's settings.",
         handler: async (_req, input) => {
-          const config = await readConfig(ctx.storage);
+          const config = await ctx.config.get();
           const next = {
             maxVersions: input.max_versions ?? config.maxVersions,
             casRequired: input.cas_required ?? config.casRequired,
             deleteVersionAfter: input.delete_version_after ?? config.deleteVersionAfter,
           };
-          await ctx.storage.put(CONFIG_KEY, encodeJson(next));
+          await ctx.config.put(next);
           return null;
         },
       },

@@ -12,7 +12,6 @@ import {
   isGone,
   newMetadata,
   putMetadata,
-  readConfig,
   readMetadata,
   readSecretVersion,
   readVersion,
@@ -70,7 +69,7 @@ async function write(ctx: KvContext, req: LogicalRequest, input: DataInput): Pro
   const data = exactObjectField(req, 'data', input.data);
   if (!data) throw new BadRequestError('no data provided');
   return ctx.locks.run(path, async () => {
-    const config = await readConfig(ctx.storage);
+    const config = await ctx.config.get();
     const now = ctx.clock.now();
     const meta = (await readMetadata(ctx.storage, path)) ?? newMetadata(timestamp(now));
     checkCas(input.options, config, meta);
@@ -86,7 +85,7 @@ async function patch(ctx: KvContext, req: LogicalRequest, input: DataInput): Pro
   return ctx.locks.run(path, async () => {
     const meta = await readMetadata(ctx.storage, path);
     if (!meta) return NOT_FOUND;
-    const config = await readConfig(ctx.storage);
+    const config = await ctx.config.get();
     checkCas(input.options, config, meta);
     const state = meta.versions[String(meta.currentVersion)];
     if (!state) return NOT_FOUND;

@@ -222,6 +222,26 @@ describe('keywarden server with two workers: changes through one worker, seen by
     }
   });
 
+  it("goes by a kv mount's settings changed through one worker on the other at once", async () => {
+    for (const [name, through, other] of directions()) {
+      // Both workers have read the settings before they change.
+      for (const client of [through, other]) {
+        ok(await client.post(`kv/data/settings-${name}`, { data: { v: 1 } }), 'a write without cas');
+        expect((await client.get('kv/config')).body.data.cas_required).to.equal(false);
+      }
+      ok(await through.post('kv/config', { cas_required: true, max_versions: 3 }), 'require cas');
+      for (const client of [other, through]) {
+        expect((await client.get('kv/config')).body.data, `the settings read after the ${name} worker changed them`).to.include({ cas_required: true, max_versions: 3 });
+        const refused = await client.post(`kv/data/settings-${name}`, { data: { v: 2 } });
+        expect(refused.status, `a write without cas after the ${name} worker required it: ${refused.text}`).to.equal(400);
+      }
+      // Written once through each worker: version 2 is the current one.
+      ok(await other.post(`kv/data/settings-${name}`, { data: { v: 2 }, options: { cas: 2 } }), 'a write with cas');
+      ok(await through.post('kv/config', { cas_required: false, max_versions: 0 }), 'cas no longer required');
+      for (const client of [other, through]) ok(await client.post(`kv/data/settings-${name}`, { data: { v: 3 } }), `a write without cas once the ${name} worker lifted the requirement`);
+    }
+  });
+
   it('counts a token\'s uses across workers, and revokes its children on both when it is revoked through one', async () => {
     const limited = (await active.post('auth/token/create', { num_uses: 3, policies: ['default'] })).body.auth.client_token as string;
     const uses = [standby, active, standby].map((client) => client.get('auth/token/lookup-self', { token: limited }));

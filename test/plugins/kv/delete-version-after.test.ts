@@ -59,11 +59,15 @@ describe('kv version 2 delete_version_after bounds', function () {
   it('still writes under an over-large delete_version_after stored before the bound, on the mount or on a key', async () => {
     const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
     await server.host.barrier.put(`logical/${uuid}/config`, encode({ maxVersions: 0, casRequired: false, deleteVersionAfter: MILLION_YEARS_SECONDS }));
+    // Written behind the mount's back, the settings are read again once told, as when another node wrote them.
+    const settingsChanged = () => server.host.mounts.byUuid(uuid)!.backend!.invalidate!('config');
+    settingsChanged();
     const underConfig = await write('stored-config');
     expect(underConfig.status, underConfig.text).to.equal(200);
     expect(deletionYear(underConfig)).to.be.within(LATEST_YEAR - 1, LATEST_YEAR);
     expect((await client.get('kv/data/stored-config')).body.data.data).to.deep.equal({ a: 1 });
     await server.host.barrier.put(`logical/${uuid}/config`, encode({ maxVersions: 0, casRequired: false, deleteVersionAfter: 0 }));
+    settingsChanged();
 
     expect((await write('stored-meta')).status).to.equal(200);
     const meta = JSON.parse(new TextDecoder().decode(await server.host.barrier.get(`logical/${uuid}/metadata/stored-meta`)));
