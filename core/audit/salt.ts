@@ -66,13 +66,6 @@ export class AuditHmac {
     return hex;
   }
 
-  many(values: readonly string[]): string[] {
-    const hex = this.hexDigests(values);
-    const out = new Array<string>(values.length);
-    for (let i = 0; i < values.length; i++) out[i] = HMAC_PREFIX + hex.slice(i * 64, i * 64 + 64);
-    return out;
-  }
-
   /**
    * The hex digests of `values`, back to back (64 digits each), through the batch kernel: the
    * values encoded as one buffer, hashed in one call, written out as one hex string.

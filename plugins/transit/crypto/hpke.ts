@@ -226,6 +226,8 @@ export function keySchedule(suite: HpkeSuite, sharedSecret: Uint8Array, info: Ui
 /** The AEAD's cipher for the context's first message, for sealing in pieces (the caller sets the associated data). */
 export function aeadCipher(aead: HpkeAead, keys: HpkeContextKeys): CipherGCM | CipherChaCha20Poly1305 {
   const options = { authTagLength: TAG_BYTES };
+  // The two branches differ only in type: narrowing the cipher's name picks node's overload that
+  // returns the AEAD's class (and so its setAAD and getAuthTag). The same in aeadDecipher.
   return aead.cipher === 'chacha20-poly1305'
     ? createCipheriv(aead.cipher, createSecretKey(keys.key), keys.baseNonce, options)
     : createCipheriv(aead.cipher, createSecretKey(keys.key), keys.baseNonce, options);
