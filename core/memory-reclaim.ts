@@ -45,8 +45,8 @@ export interface MemoryReclaimOptions {
   readonly utilization?: () => number;
   /** Collects all the garbage it can and returns the pages it frees. */
   readonly collect?: () => void;
-  /** Returns the C allocator's free pages to the system, after the collection; none where the platform has no such call. */
-  readonly trim?: (() => boolean) | null;
+  /** Returns the C allocator's free pages to the system, after the collection (native-heap.ts's by default, where the platform has one). */
+  readonly trim?: () => boolean;
 }
 
 export const MEMORY_RECLAIM_DEFAULTS = { intervalMs: 5_000, growthBytes: 32 * 1024 * 1024, quietUtilization: 0.05, quietIntervals: 6, quietRequests: 10 } as const;
@@ -68,7 +68,7 @@ export class MemoryReclaim {
     this.resident = options.resident ?? (() => process.memoryUsage.rss());
     this.utilization = options.utilization ?? loopUtilization();
     this.collect = options.collect ?? lastResortCollection();
-    this.trim = options.trim === null ? undefined : (options.trim ?? nativeHeapTrim());
+    this.trim = options.trim ?? nativeHeapTrim();
     this.baseline = this.resident();
     this.requestsSeen = options.requests?.() ?? 0;
   }

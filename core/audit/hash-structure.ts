@@ -210,7 +210,7 @@ class HashPass implements ScanOutput {
       if (++count % CHECK_EVERY === 0 && this.sliceUsed()) return false;
       const frame = stack[stack.length - 1]!;
       if (frame.scan) {
-        const done = frame.scan.reading.run(() => this.sliceUsed() || this.strings.length >= FLUSH_EVERY);
+        const done = frame.scan.reading.run(() => this.strings.length >= FLUSH_EVERY || this.sliceUsed());
         if (done === false) {
           if (this.strings.length >= FLUSH_EVERY) return 'flush';
           return false;

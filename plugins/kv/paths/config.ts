@@ -2,7 +2,6 @@
 import { definePath, goDuration } from '../../../sdk/index.js';
 import type { KvContext } from '../context.js';
 
-
 export function configPath(ctx: KvContext) {
   return definePath({
     pattern: 'config',
