@@ -16,6 +16,7 @@ import { errorMessage } from '../../errors.js';
 import type { WorkerLink } from '../../cluster/worker-link.js';
 import { randomUUID } from 'node:crypto';
 import { MemoryReclaim, MEMORY_RECLAIM_DEFAULTS } from '../../memory-reclaim.js';
+import { YoungGenerationCap, YOUNG_GENERATION_CAP_BYTES } from '../../young-generation.js';
 
 /** How long SIGINT and SIGTERM let requests in flight finish before their connections are cut. */
 export const DRAIN_TIMEOUT_MS = 10_000;
@@ -150,6 +151,7 @@ async function serve(opts: ServerOptions, worker: WorkerLink | undefined): Promi
   // as the banner shows must drain the server, not end the process unhandled.
   const running = server;
   const reclaim = new MemoryReclaim({ ...MEMORY_RECLAIM_DEFAULTS, logger: running.logger, requests: () => running.host.inFlight.total }).start();
+  const youngGeneration = new YoungGenerationCap(YOUNG_GENERATION_CAP_BYTES).start();
   let stopping = false;
   // One reload at a time, in the order the signals came.
   const reloads = new SerialQueue();
@@ -195,6 +197,7 @@ async function serve(opts: ServerOptions, worker: WorkerLink | undefined): Promi
   });
   process.off('SIGHUP', onHangup);
   reclaim.stop();
+  youngGeneration.stop();
   if (pidFile) rmSync(pidFile, { force: true });
   running.logger.info('stopped');
   return 0;
