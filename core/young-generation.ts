@@ -8,7 +8,9 @@
  * cannot pass to itself (`--max-semi-space-size`: V8 sizes its heap before any JavaScript runs),
  * but V8 reads the growth factor each time it grows the young generation, so once the young
  * generation has reached the cap growth is switched off, and on again when it is smaller (after
- * the idle reclaim's collection has shrunk it). Node's documentation warns that a flag changed
+ * the idle reclaim's collection has shrunk it). The process hears of a collection after the event
+ * loop's next turn, so within one long synchronous stretch V8 may grow the young generation once
+ * or twice past the cap before growth is switched off. Node's documentation warns that a flag changed
  * after start may do nothing or worse (https://nodejs.org/api/v8.html#v8setflagsfromstringflags);
  * this one is a number V8 reads at each growth, and test/core/young-generation.test.ts checks in a
  * real process that it still holds the young generation, so a Node whose V8 stops reading it fails

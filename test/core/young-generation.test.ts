@@ -55,8 +55,10 @@ describe('the young generation cap', () => {
     const newSpace = (capped: boolean) => Number(execFileSync(process.execPath, ['--input-type=module', '-e', script(capped)], { encoding: 'utf8' }));
     const free = newSpace(false);
     const capped = newSpace(true);
-    expect(free).to.be.greaterThan(32 * MB);
-    // One doubling may land past the cap before growth is switched off.
-    expect(capped).to.be.at.most(16 * MB);
+    expect(free).to.be.greaterThan(64 * MB);
+    // V8 may grow it once or twice more before the observer hears of the collection: gc entries
+    // come after a turn of the event loop, and this loop turns only every 50,000 allocations (on a
+    // busy machine, 20-21.5 MB was seen; 16 MB on a quiet one).
+    expect(capped).to.be.at.most(32 * MB);
   });
 });
