@@ -20,7 +20,10 @@
 import { PerformanceObserver } from 'node:perf_hooks';
 import v8 from 'node:v8';
 
-/** The new space (both semi-spaces) a serving process grows to before growth is switched off. */
+/**
+ * New space (both semi-spaces, as V8's heap statistics count it) at which growth is switched off.
+ * A loaded server lands one doubling past it (64 MB), the growth under way when it got there.
+ */
 export const YOUNG_GENERATION_CAP_BYTES = 32 * 1024 * 1024;
 
 /** V8's own growth factor (`--semi-space-growth-factor`'s default). */
