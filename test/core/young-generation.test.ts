@@ -4,7 +4,6 @@
  */
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { YoungGenerationCap } from '../../core/young-generation.js';
 
@@ -38,7 +37,7 @@ describe('the young generation cap', () => {
 
   it('keeps a process allocating without pause from growing its young generation past the cap', () => {
     // Fresh processes: one with the cap, one without; the same steady allocation with survivors.
-    const module = path.join(path.dirname(path.dirname(fileURLToPath(import.meta.url))), '../core/young-generation.js');
+    const module = fileURLToPath(new URL('../../core/young-generation.js', import.meta.url));
     const script = (capped: boolean) => `
       const { YoungGenerationCap } = await import(${JSON.stringify(module)});
       const v8 = await import('node:v8');
