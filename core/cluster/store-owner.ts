@@ -176,7 +176,12 @@ export class StoreOwner {
     const lock = this.shared?.ha;
     let leadership: Leadership | undefined;
     if (lock && this.node) {
-      if (this.bidding || Date.now() < this.pauseUntil) return null;
+      if (this.bidding) return null;
+      if (Date.now() < this.pauseUntil) {
+        // Looking ends the pause if another node has taken the role meanwhile (leader()).
+        await this.leader().catch(() => undefined);
+        return null;
+      }
       this.bidding = true;
       try {
         leadership = await lock.tryAcquire(this.node);
@@ -219,6 +224,8 @@ export class StoreOwner {
     if (this.holder) return { nodeId: this.holder.nodeId, apiAddr: this.holder.apiAddr, since: this.holder.since };
     const elsewhere = await this.shared?.ha?.leader();
     if (!elsewhere || elsewhere.nodeId === this.node?.nodeId) return null;
+    // The node's step-down pause has done its work: another node took the role (STEP_DOWN_PAUSE_MS).
+    this.pauseUntil = 0;
     return { nodeId: elsewhere.nodeId, apiAddr: elsewhere.apiAddr, since: elsewhere.since.getTime() };
   }
 }

@@ -20,7 +20,9 @@ const POLL_MS = 500;
 /**
  * After a step-down the node does not bid for ten seconds, as Vault's does
  * (https://developer.hashicorp.com/vault/api-docs/system/step-down), so that another node takes
- * the role even when its bids are slow; if none does, this node takes it back.
+ * the role even when its bids are slow; if none does, this node takes it back. The pause ends
+ * early once another node holds the role: two nodes stepped down one after the other would
+ * otherwise both sit out, and the second would race the first to take the role back.
  */
 export const STEP_DOWN_PAUSE_MS = 10_000;
 
@@ -255,6 +257,9 @@ export class HaManager {
     try {
       this.known = await this.lock.leader();
       this.storeProblem = undefined;
+      // A step-down's pause is there so that another node takes the role; once one has, it has
+      // done its work, and a step-down of that node must find this one ready to take the role back.
+      if (this.known && this.known.nodeId !== this.nodeId) this.pauseUntil = 0;
       this.noteLeader(this.known);
     } catch (err) {
       this.known = undefined;

@@ -1,11 +1,12 @@
 /**
- * What the HA manager counts for sys/metrics: changes of the active node as each node sees them,
- * and forwarded requests by result. The election runs over an in-memory lock with the contract of
- * the PostgreSQL one (test/ha/cluster.test.ts runs the real one).
+ * The HA manager: what it counts for sys/metrics (changes of the active node as each node sees
+ * them, forwarded requests by result), the nodes it lists, and how step-downs hand the role over.
+ * The election runs over an in-memory lock with the contract of the PostgreSQL one
+ * (test/ha/cluster.test.ts and test/ha/workers.test.ts run the real one).
  */
 import { expect } from 'chai';
 import { pino } from 'pino';
-import { HaManager } from '../../../core/ha/ha-manager.js';
+import { HaManager, STEP_DOWN_PAUSE_MS } from '../../../core/ha/ha-manager.js';
 import { UnavailableError } from '../../../core/errors.js';
 import type { HaLock, LeaderInfo, Leadership, SharedStorage } from '../../../storage/storage.js';
 
@@ -46,7 +47,7 @@ const until = async (condition: () => boolean, what: string) => {
   }
 };
 
-describe('HA manager counts and nodes', function () {
+describe('HA manager: counts, nodes and step-down', function () {
   it('counts each change of active node once per node, and forwards that fail', async function () {
     const lock = new MemoryLock();
     const node = (nodeId: string) => {
@@ -104,6 +105,34 @@ describe('HA manager counts and nodes', function () {
         { apiAddr: 'http://10.0.0.2:8200', active: false, self: true },
         { apiAddr: 'http://10.0.0.1:8200', active: true, self: false },
       ]);
+    } finally {
+      await a.leave();
+      await b.leave();
+    }
+  });
+
+  it('hands the role back to a node that stepped down once another node took it, without waiting out its pause', async function () {
+    const lock = new MemoryLock();
+    const node = (nodeId: string) => {
+      const ha = new HaManager({ storage: {} as SharedStorage, lock: lock.forNode(), apiAddr: `http://${nodeId}.invalid:8200`, logger: pino({ level: 'silent' }), nodeId });
+      ha.attach({ promote: async () => {}, demote: () => {} }, { key: () => Buffer.alloc(32, 1) });
+      return ha;
+    };
+    const a = node('a');
+    const b = node('b');
+    try {
+      a.join();
+      await until(() => a.state === 'active', 'a to become active');
+      b.join();
+      await a.stepDown();
+      await until(() => b.state === 'active', 'b to take over');
+      // a is within its pause (STEP_DOWN_PAUSE_MS) still; b hands the role over at once anyway,
+      // and a takes it rather than both sitting out and b taking it back.
+      const steppedDown = Date.now();
+      await b.stepDown();
+      await until(() => a.state === 'active', 'a to take the role back');
+      expect(Date.now() - steppedDown).to.be.below(STEP_DOWN_PAUSE_MS / 2);
+      expect(b.state).to.equal('standby');
     } finally {
       await a.leave();
       await b.leave();
