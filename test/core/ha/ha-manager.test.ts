@@ -39,6 +39,14 @@ class MemoryLock {
   }
 }
 
+/** A node on `lock`, reached at `apiAddr` (by default an address that answers nothing). */
+function haNode(lock: MemoryLock, nodeId: string, apiAddr = 'http://127.0.0.1:1'): HaManager {
+  // The manager never touches the store itself; the lock is its only tie to it.
+  const ha = new HaManager({ storage: {} as SharedStorage, lock: lock.forNode(), apiAddr, logger: pino({ level: 'silent' }), nodeId });
+  ha.attach({ promote: async () => {}, demote: () => {} }, { key: () => Buffer.alloc(32, 1) });
+  return ha;
+}
+
 const until = async (condition: () => boolean, what: string) => {
   const deadline = Date.now() + 5_000;
   while (!condition()) {
@@ -50,14 +58,8 @@ const until = async (condition: () => boolean, what: string) => {
 describe('HA manager: counts, nodes and step-down', function () {
   it('counts each change of active node once per node, and forwards that fail', async function () {
     const lock = new MemoryLock();
-    const node = (nodeId: string) => {
-      // The manager never touches the store itself; the lock is its only tie to it.
-      const ha = new HaManager({ storage: {} as SharedStorage, lock: lock.forNode(), apiAddr: 'http://127.0.0.1:1', logger: pino({ level: 'silent' }), nodeId });
-      ha.attach({ promote: async () => {}, demote: () => {} }, { key: () => Buffer.alloc(32, 1) });
-      return ha;
-    };
-    const a = node('a');
-    const b = node('b');
+    const a = haNode(lock, 'a');
+    const b = haNode(lock, 'b');
     try {
       a.join();
       await until(() => a.state === 'active', 'a to become active');
@@ -88,13 +90,8 @@ describe('HA manager: counts, nodes and step-down', function () {
 
   it('lists for sys/ha-status the node itself and, on a standby, the active node', async function () {
     const lock = new MemoryLock();
-    const node = (nodeId: string, apiAddr: string) => {
-      const ha = new HaManager({ storage: {} as SharedStorage, lock: lock.forNode(), apiAddr, logger: pino({ level: 'silent' }), nodeId });
-      ha.attach({ promote: async () => {}, demote: () => {} }, { key: () => Buffer.alloc(32, 1) });
-      return ha;
-    };
-    const a = node('a', 'http://10.0.0.1:8200');
-    const b = node('b', 'http://10.0.0.2:8200');
+    const a = haNode(lock, 'a', 'http://10.0.0.1:8200');
+    const b = haNode(lock, 'b', 'http://10.0.0.2:8200');
     try {
       a.join();
       await until(() => a.state === 'active', 'a to become active');
@@ -113,13 +110,8 @@ describe('HA manager: counts, nodes and step-down', function () {
 
   it('hands the role back to a node that stepped down once another node took it, without waiting out its pause', async function () {
     const lock = new MemoryLock();
-    const node = (nodeId: string) => {
-      const ha = new HaManager({ storage: {} as SharedStorage, lock: lock.forNode(), apiAddr: `http://${nodeId}.invalid:8200`, logger: pino({ level: 'silent' }), nodeId });
-      ha.attach({ promote: async () => {}, demote: () => {} }, { key: () => Buffer.alloc(32, 1) });
-      return ha;
-    };
-    const a = node('a');
-    const b = node('b');
+    const a = haNode(lock, 'a');
+    const b = haNode(lock, 'b');
     try {
       a.join();
       await until(() => a.state === 'active', 'a to become active');
