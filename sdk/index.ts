@@ -142,7 +142,7 @@ export { SERVICES, type OperationMetrics, type PluginServices } from '../core/pl
 export { type Clock, systemClock } from '../core/clock.js';
 export { cidrAllows } from '../core/auth/cidr.js';
 export type { Logger } from 'pino';
-export { joinAsciiInTurns, nextTurn } from '../core/event-loop.js';
+export { nextTurn } from '../core/event-loop.js';
 export { decodeBase64 } from '../core/tools/base64.js';
 export { KeyedLock } from './keyed-lock.js';
 export * from './token-fields.js';

@@ -17,6 +17,7 @@ import type { Hmac } from 'node:crypto';
 import { setImmediate as turn } from 'node:timers/promises';
 import { HMAC_PREFIX, type AuditHmac } from './salt.js';
 import { JsonText } from '../framework/json-text.js';
+import { AsciiText } from '../large-text.js';
 import { TextScan, type ScanOutput } from './text-scan.js';
 
 /** How long one slice of the pass may run before the event loop gets a turn, in ms. */
@@ -105,7 +106,7 @@ class HashPass implements ScanOutput {
    * …, text.
    */
   private readonly pieces: string[] = [];
-  private readonly strings: string[] = [];
+  private readonly strings: (string | AsciiText)[] = [];
   /** Each string's hex digest: one slice of a run's hex text, never a string made for itself. */
   private readonly hashes: string[] = [];
   /** A large string being fed to its HMAC: how far. */
@@ -276,12 +277,15 @@ class HashPass implements ScanOutput {
     this.text += text;
   }
 
-  /** A string value: its hash, or itself under a key the mount exempts (and on a device that logs raw). */
-  string(value: string, key: string | undefined): void {
+  /**
+   * A string value: its hash, or itself under a key the mount exempts (and on a device that logs
+   * raw). An AsciiText is hashed from its bytes, which are its UTF-8; written raw, it is made a string.
+   */
+  string(value: string | AsciiText, key: string | undefined): void {
     const hmac = this.hmac;
     if (hmac && !(key !== undefined && this.skip.has(key))) {
       // The hash goes between the quotes; it is hex after its prefix, so it needs no escaping.
-      if (value === '') {
+      if (value.length === 0) {
         this.text += `"${hmac.emptyHash}"`;
         return;
       }
@@ -289,7 +293,7 @@ class HashPass implements ScanOutput {
       this.strings.push(value);
       this.text = '"';
     } else {
-      this.text += JSON.stringify(value);
+      this.text += typeof value === 'string' ? JSON.stringify(value) : `"${value.toString()}"`;
     }
   }
 
@@ -302,7 +306,7 @@ class HashPass implements ScanOutput {
 
   /** Writes `node` (as jsonValue left it): scalars at once; a container is opened and its children written by `walk`. */
   private write(node: unknown, key: string | undefined): void {
-    if (typeof node === 'string') {
+    if (typeof node === 'string' || node instanceof AsciiText) {
       this.string(node, key);
     } else if (node instanceof JsonText && this.walkPlain.has(node)) {
       const plain = jsonValue(node.toJSON());
@@ -332,14 +336,14 @@ class HashPass implements ScanOutput {
     const { strings, hashes } = this;
     while (hashes.length < strings.length) {
       const at = hashes.length;
-      if (strings[at]!.length > LARGE_STRING) {
+      if (isLarge(strings[at]!)) {
         if (!this.feedLarge(hmac, strings[at]!)) return false;
         hashes.push(this.large!.hmac.digest('hex'));
         this.large = undefined;
       } else {
         let end = at;
-        while (end < strings.length && end - at < HASH_CHUNK && strings[end]!.length <= LARGE_STRING) end++;
-        const hex = hmac.hexDigests(at === 0 && end === strings.length ? strings : strings.slice(at, end));
+        while (end < strings.length && end - at < HASH_CHUNK && !isLarge(strings[end]!)) end++;
+        const hex = hmac.hexDigests((at === 0 && end === strings.length ? strings : strings.slice(at, end)) as string[]);
         for (let i = 0; i < end - at; i++) hashes.push(hex.slice(i * HEX_DIGITS, (i + 1) * HEX_DIGITS));
       }
       if (hashes.length < strings.length && this.sliceUsed()) return false;
@@ -348,8 +352,9 @@ class HashPass implements ScanOutput {
   }
 
   /** Feeds a large string to its HMAC in pieces; false when the slice ran out first (it goes on from there). */
-  private feedLarge(hmac: AuditHmac, text: string): boolean {
+  private feedLarge(hmac: AuditHmac, text: string | AsciiText): boolean {
     const large = (this.large ??= { hmac: hmac.incremental(), at: 0 });
+    if (text instanceof AsciiText) return this.feedBytes(large, text);
     while (large.at < text.length) {
       let end = Math.min(text.length, large.at + LARGE_STRING);
       // Never cut between the two halves of a surrogate pair: each piece is encoded as UTF-8 alone.
@@ -361,6 +366,27 @@ class HashPass implements ScanOutput {
     }
     return true;
   }
+
+  /** feedLarge of an AsciiText: its bytes, LARGE_STRING at a time, `large.at` counting across its runs. */
+  private feedBytes(large: { readonly hmac: Hmac; at: number }, text: AsciiText): boolean {
+    let offset = 0;
+    for (const run of text.byteRuns()) {
+      while (large.at < offset + run.length) {
+        const from = large.at - offset;
+        const to = Math.min(run.length, from + LARGE_STRING);
+        large.hmac.update(run.subarray(from, to));
+        large.at = offset + to;
+        if (large.at < text.length && this.sliceUsed()) return false;
+      }
+      offset += run.length;
+    }
+    return true;
+  }
+}
+
+/** Whether a string is hashed on its own, in pieces: a long one, and every AsciiText. */
+function isLarge(value: string | AsciiText): boolean {
+  return typeof value !== 'string' || value.length > LARGE_STRING;
 }
 
 /**
@@ -368,7 +394,7 @@ class HashPass implements ScanOutput {
  * else as it is. A JsonText stays itself: its text is read rather than its plain value made.
  */
 function jsonValue(node: unknown): unknown {
-  if (node === null || typeof node !== 'object' || node instanceof JsonText) return node;
+  if (node === null || typeof node !== 'object' || node instanceof JsonText || node instanceof AsciiText) return node;
   if (node instanceof Uint8Array) return Buffer.from(node.buffer, node.byteOffset, node.byteLength).toString('base64');
   const json = (node as { toJSON?: () => unknown }).toJSON;
   return typeof json === 'function' ? json.call(node) : node;

@@ -4,8 +4,11 @@
  * Each type has one coercion function; the ajv keyword in schema.ts calls it, so what a field's
  * type says is what the handler gets.
  */
+import { AsciiText } from '../large-text.js';
+
 export type FieldType =
   | 'string'
+  | 'large-string'
   | 'lowercase-string'
   | 'name'
   | 'int'
@@ -21,6 +24,8 @@ export type FieldType =
 /** The TypeScript type a handler receives for each field type. */
 export interface FieldTypeMap {
   string: string;
+  /** A string of megabytes may come as an AsciiText (core/large-text.ts): the handler reads it in windows. */
+  'large-string': string | AsciiText;
   'lowercase-string': string;
   name: string;
   int: number;
@@ -181,6 +186,8 @@ function parseDurationNanos(raw: unknown): bigint {
 
 function asString(raw: unknown): string {
   if (typeof raw === 'string') return raw;
+  // A field that does not take the bytes of a long string gets the string.
+  if (raw instanceof AsciiText) return raw.toString();
   if (typeof raw === 'number' || typeof raw === 'boolean') return String(raw);
   throw new CoercionError(`expected a string, got ${describe(raw)}`);
 }
@@ -263,6 +270,8 @@ export function coerceField(spec: FieldSpec, raw: unknown): unknown {
   switch (spec.type) {
     case 'string':
       return asString(raw);
+    case 'large-string':
+      return raw instanceof AsciiText ? raw : asString(raw);
     case 'lowercase-string':
       return asString(raw).toLowerCase();
     case 'name': {
@@ -293,6 +302,7 @@ export function coerceField(spec: FieldSpec, raw: unknown): unknown {
 
 function describe(raw: unknown): string {
   if (raw === null) return 'null';
+  if (raw instanceof AsciiText) return `a ${raw.length}-character string`;
   if (Array.isArray(raw)) return 'a list';
   if (typeof raw === 'object') return 'an object';
   if (typeof raw === 'string') return raw.length > 40 ? `a ${raw.length}-character string` : JSON.stringify(raw);

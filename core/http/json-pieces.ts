@@ -10,12 +10,16 @@
  * a piece is always text JSON.stringify made. What is left out or turned into null (undefined,
  * functions, symbols) is left out or turned into null in the same places.
  *
+ * An AsciiText (a ciphertext or plaintext of megabytes kept as bytes: core/large-text.ts) is sent
+ * as its bytes between quotes, which is its JSON, without a string made of it.
+ *
  * A JsonText (a batch's results, written by its backend; a number kept with every digit, an
  * ExactNumber) is sent as its text where it stands, in a small body as in a large one, inside an
  * object or an array; JSON.stringify would make its plain value first.
  */
 import { nextTurn } from '../event-loop.js';
 import { JsonText } from '../framework/json-text.js';
+import { AsciiText } from '../large-text.js';
 
 /** Characters per piece: serialising and encoding one takes a few milliseconds. */
 export const PIECE_CHARS = 1024 * 1024;
@@ -71,6 +75,7 @@ class PieceWriter {
 
   async value(value: unknown): Promise<void> {
     if (typeof value === 'string') await this.string(value);
+    else if (value instanceof AsciiText) await this.asciiText(value);
     else if (value instanceof JsonText) await this.jsonText(value.text);
     else if (Array.isArray(value)) await this.array(value);
     else await this.object(value as Record<string, unknown>);
@@ -103,6 +108,13 @@ class PieceWriter {
       await this.piece(json.slice(at === 0 ? 0 : 1, end === value.length ? json.length : -1));
       at = end;
     }
+  }
+
+  /** An AsciiText's bytes, as they are kept, between its quotes: nothing in it needs escaping. */
+  private async asciiText(value: AsciiText): Promise<void> {
+    await this.text('"');
+    for (const run of value.byteRuns()) this.pieces.push(run);
+    await this.text('"');
   }
 
   /** Text that is JSON already, in runs of characters. */
@@ -155,9 +167,9 @@ class PieceWriter {
   }
 }
 
-/** Whether a value is a string, array, plain object or JsonText whose JSON would exceed one piece. */
+/** Whether a value is a string, array, plain object, JsonText or AsciiText whose JSON would exceed one piece. */
 function large(value: unknown): boolean {
-  return (walkable(value) || value instanceof JsonText) && sizeOf(value, PIECE_CHARS) > PIECE_CHARS;
+  return (walkable(value) || value instanceof JsonText || value instanceof AsciiText) && sizeOf(value, PIECE_CHARS) > PIECE_CHARS;
 }
 
 /** What sizeOf came across: whether the value holds JsonText (told only of the part it walked). */
@@ -177,7 +189,7 @@ function walkable(value: unknown): boolean {
  * Values that are not walked count as short; a JsonText as its text.
  */
 function sizeOf(value: unknown, limit: number, seen?: Seen): number {
-  if (typeof value === 'string') return value.length + 2;
+  if (typeof value === 'string' || value instanceof AsciiText) return value.length + 2;
   if (value instanceof JsonText) {
     if (seen) seen.text = true;
     return value.text.length;

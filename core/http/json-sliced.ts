@@ -20,12 +20,18 @@ import { isAscii } from 'node:buffer';
 import { BadRequestError } from '../errors.js';
 import { scanJson } from '../framework/exact-json.js';
 import { nextTurn } from '../event-loop.js';
+import { AsciiText } from '../large-text.js';
 import { closingQuote, JsonLimitsPass, type JsonLimits } from './json-limits.js';
 
 /** How long a slice may run before the event loop gets a turn, in ms (as the audit's HMAC pass). */
 const SLICE_MS = 4;
 /** Bytes of values given to one JSON.parse call, and of a large string decoded at a time. */
 const RUN_BYTES = 64 * 1024;
+/**
+ * A member of the body longer than this whose text needs no unescaping is given as an AsciiText
+ * (its bytes, not copied) rather than a string: a plaintext or ciphertext of megabytes.
+ */
+export const ASCII_TEXT_CHARS = 1024 * 1024;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -213,7 +219,10 @@ class SlicedParse {
    * string whose pieces are all plain (a base64 plaintext, say) is made at the end from its bytes
    * in one native copy, outside V8's heap: joining 30 MB of decoded pieces held the event loop,
    * and left a 30 MB string on the heap for the garbage collector (bench/README.md, "Large
-   * requests"). Its pieces are decoded only to be checked, and dropped.
+   * requests"). A member of the body itself over ASCII_TEXT_CHARS is not made a string at all but
+   * given as its bytes (an AsciiText: bench/README.md, "No string of megabytes"); a backend field
+   * that takes none gets it as a string (core/framework/fields.ts). Its pieces are decoded only to
+   * be checked, and dropped.
    */
   private largeString(sliceUsed: () => boolean): boolean {
     const large = this.large!;
@@ -232,8 +241,14 @@ class SlicedParse {
     this.large = undefined;
     this.at = large.end + 1;
     const { pieces } = large;
-    this.placed(pieces.length === 0 ? raw.toString('latin1', large.start, large.end) : pieces.length === 1 ? pieces[0]! : pieces.join(''));
+    if (pieces.length === 0 && large.end - large.start > ASCII_TEXT_CHARS && this.atTopMember()) this.placed(AsciiText.ofJsonStringBytes(raw.subarray(large.start, large.end)));
+    else this.placed(pieces.length === 0 ? raw.toString('latin1', large.start, large.end) : pieces.length === 1 ? pieces[0]! : pieces.join(''));
     return true;
+  }
+
+  /** Whether the value being parsed is a member of the body's own object (not inside an array or a nested object). */
+  private atTopMember(): boolean {
+    return this.stack.length === 1 && !this.stack[0]!.array;
   }
 
   /** JSON.parse of raw[start, end), between `around` and its mirror (`[`…`]`, `"`…`"`); a malformed run is a 400. */

@@ -31,7 +31,7 @@ const HASH_FIELDS = {
     description: 'Hash algorithm, in the URL or the body: sha2-224, sha2-256 (default), sha2-384, sha2-512, sha3-224, sha3-256, sha3-384, sha3-512.',
     default: 'sha2-256',
   },
-  input: { type: 'string', description: 'Base64 input data (required; may be empty).' },
+  input: { type: 'large-string', description: 'Base64 input data (required; may be empty).' },
   format: { type: 'string', description: 'Encoding of the sum: hex (default) or base64.', default: 'hex' },
 } as const satisfies FieldSpecs;
 

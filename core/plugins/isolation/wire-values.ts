@@ -11,6 +11,7 @@
 import { JsonText } from '../../framework/json-text.js';
 import { ExactNumber, exactTextOf, keepExactText } from '../../framework/exact-json.js';
 import { InternalError } from '../../errors.js';
+import { AsciiText } from '../../large-text.js';
 
 const TEXT = 'keywarden:json-text';
 const EXACT = 'keywarden:exact-number';
@@ -26,8 +27,13 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-/** `value` as it can be cloned; the same value when nothing in it needed a change. */
+/**
+ * `value` as it can be cloned; the same value when nothing in it needed a change. An AsciiText (a
+ * long string kept as bytes) crosses as its string: the other side sees what a string field gave
+ * before, and the host never takes bytes from a plugin's process to write unchecked into JSON.
+ */
 export function toWireValue(value: unknown): unknown {
+  if (value instanceof AsciiText) return value.toString();
   if (value instanceof JsonText) return new Map([[value instanceof ExactNumber ? EXACT : TEXT, value.text]]);
   if (Array.isArray(value)) {
     let out: unknown[] | undefined;

@@ -7,7 +7,7 @@
  */
 import type { LogicalResponse } from '../../../sdk/index.js';
 import { JsonText } from '../../../sdk/crypto.js';
-import type { Encrypted } from './cipher.js';
+import type { LargeEncrypted } from './cipher.js';
 import { ItemError } from './item-error.js';
 import { referenceOf, type BatchItem } from './items.js';
 import { ResultsText, type ResultFields } from './json-writer.js';
@@ -51,10 +51,11 @@ let tailVersion = -1;
 let versionTail = '';
 
 /** A ciphertext (`vault:v<N>:` and base64: nothing to escape) and its key version; rewrap's too. */
-export const CIPHERTEXT_FIELDS: ResultFields<Encrypted> = {
+export const CIPHERTEXT_FIELDS: ResultFields<LargeEncrypted> = {
   plain: (r) => ({ ciphertext: r.ciphertext, key_version: r.keyVersion }),
   head: '"ciphertext":"',
-  value: (r) => r.ciphertext,
+  // A batch's one item of megabytes (an AsciiText) is written into the batch's text as a string.
+  value: (r) => (typeof r.ciphertext === 'string' ? r.ciphertext : r.ciphertext.toString()),
   // A batch is nearly always of one version: its text is made once.
   tail: (r) => (r.keyVersion === tailVersion ? versionTail : (versionTail = `","key_version":${(tailVersion = r.keyVersion)}`)),
 };

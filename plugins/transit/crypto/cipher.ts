@@ -14,11 +14,12 @@
  * HMAC-SHA-256 keyed with the context (v2) or with 32 more bytes of the HKDF output (v3).
  */
 import { constants, createCipheriv, createDecipheriv, privateDecrypt, publicEncrypt, type CipherGCMTypes, type KeyObject } from 'node:crypto';
-import { joinAsciiInTurns, nextTurn } from '../../../sdk/index.js';
+import { nextTurn } from '../../../sdk/index.js';
+import { AsciiText, AsciiTextBuilder } from '../../../sdk/crypto.js';
 import { WasmCrypto } from '../../../sdk/crypto.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';
-import { decodeBase64, decodeBase64InTurns, encodeBase64, encodeBase64Batch } from './base64.js';
+import { decodeBase64, decodeBase64InTurns, encodeBase64Batch } from './base64.js';
 import { chachaCipher, chachaDecipher } from './chacha.js';
 import { ItemError } from './item-error.js';
 import { MISSING_CONTEXT, counterModeKdf } from './derive.js';
@@ -51,6 +52,15 @@ export interface DecryptItem {
 
 export interface Encrypted {
   readonly ciphertext: string;
+  readonly keyVersion: number;
+}
+
+/** A single item whose ciphertext may be megabytes given as an AsciiText (core/large-text.ts): decryptLarge's. */
+export type LargeDecryptItem = Omit<DecryptItem, 'ciphertext'> & { readonly ciphertext: string | AsciiText };
+
+/** encryptLarge's answer: the ciphertext of megabytes as an AsciiText. */
+export interface LargeEncrypted {
+  readonly ciphertext: string | AsciiText;
   readonly keyVersion: number;
 }
 
@@ -108,14 +118,18 @@ export function versionPrefix(version: number): string {
  * Splits `vault:v<N>:<base64>` into the version (0, from the first implementation, means 1) and
  * the base64 text; the messages are Vault's.
  */
-export function parseCiphertext(text: string): { version: number; payload: string } | ItemError {
-  if (!text.startsWith(PREFIX)) return new ItemError('invalid ciphertext: no prefix');
-  const colon = text.indexOf(':', PREFIX.length);
+export function parseCiphertext(text: string): { version: number; payload: string } | ItemError;
+export function parseCiphertext(text: string | AsciiText): { version: number; payload: string | AsciiText } | ItemError;
+export function parseCiphertext(text: string | AsciiText): { version: number; payload: string | AsciiText } | ItemError {
+  // An AsciiText's prefix is read from its head: the version's digits are few (checked below).
+  const head = typeof text === 'string' ? text : text.chars(0, PREFIX.length + 32);
+  if (!head.startsWith(PREFIX)) return new ItemError('invalid ciphertext: no prefix');
+  const colon = head.indexOf(':', PREFIX.length);
   if (colon < 0) return new ItemError('invalid ciphertext: wrong number of fields');
-  const digits = text.slice(PREFIX.length, colon);
+  const digits = head.slice(PREFIX.length, colon);
   if (!/^[+-]?\d{1,15}$/.test(digits)) return new ItemError('invalid ciphertext: version number could not be decoded');
   const version = Number(digits);
-  return { version: version === 0 ? 1 : version, payload: text.slice(colon + 1) };
+  return { version: version === 0 ? 1 : version, payload: typeof text === 'string' ? text.slice(colon + 1) : text.from(colon + 1) };
 }
 
 /** Encrypts every item under `policy`; results in input order, an ItemError for each failed item. */
@@ -269,7 +283,7 @@ export function isLargeItem(item: EncryptItem): boolean {
  * (kemEncryptLarge); other keys without a symmetric cipher go to
  * encryptBatch.
  */
-export async function encryptLarge(wasm: WasmCrypto, policy: KeyPolicy, item: EncryptItem): Promise<Encrypted | ItemError> {
+export async function encryptLarge(wasm: WasmCrypto, policy: KeyPolicy, item: EncryptItem): Promise<LargeEncrypted | ItemError> {
   const family = policy.info.family;
   if (family === 'kem') return kemEncryptLarge(policy, item, versionPrefix, TURN_BYTES);
   if (!policy.info.encryption || (family !== 'aes-gcm' && family !== 'chacha')) return encryptBatch(wasm, policy, [item])[0]!;
@@ -290,18 +304,19 @@ export async function encryptLarge(wasm: WasmCrypto, policy: KeyPolicy, item: En
   if (aad?.length) cipher.setAAD(aad, { plaintextLength: plaintext.length });
 
   // Version 1 keeps the nonce out of the payload; a 12- or 24-byte nonce is whole base64 quanta.
-  const texts = [versionPrefix(work.version.version), work.convergent === 1 ? '' : encodeBase64(nonce)];
+  const text = new AsciiTextBuilder().text(versionPrefix(work.version.version));
+  if (work.convergent !== 1) text.base64(nonce);
   for (let at = 0; at < plaintext.length; at += TURN_BYTES) {
     if (at > 0) await nextTurn();
     const body = cipher.update(plaintext.subarray(at, at + TURN_BYTES));
     if (at + TURN_BYTES < plaintext.length) {
-      texts.push(encodeBase64(body));
+      text.base64(body);
       continue;
     }
     cipher.final();
-    texts.push(encodeBase64(Buffer.concat([body, cipher.getAuthTag()])));
+    text.base64(Buffer.concat([body, cipher.getAuthTag()]));
   }
-  return { ciphertext: await joinAsciiInTurns(texts), keyVersion: work.version.version };
+  return { ciphertext: text.build(), keyVersion: work.version.version };
 }
 
 /** Bytes of the AES-GCM and ChaCha20-Poly1305 tag at the end of a payload. */
@@ -311,8 +326,8 @@ const TAG_BYTES = 16;
 const LARGE_CIPHERTEXT_CHARS = (TURN_BYTES / 3) * 4;
 
 /** Whether decryptLarge would open `item` in pieces. */
-export function isLargeCiphertext(item: DecryptItem): boolean {
-  return item.ciphertext.length > LARGE_CIPHERTEXT_CHARS;
+export function isLargeCiphertext(item: LargeDecryptItem): boolean {
+  return item.ciphertext instanceof AsciiText || item.ciphertext.length > LARGE_CIPHERTEXT_CHARS;
 }
 
 /**
@@ -323,15 +338,18 @@ export function isLargeCiphertext(item: DecryptItem): boolean {
  * (kemDecryptLarge); other keys without a symmetric cipher
  * go to decryptBatch.
  */
-export async function decryptLarge(wasm: WasmCrypto, policy: KeyPolicy, item: DecryptItem): Promise<Buffer | ItemError> {
+export async function decryptLarge(wasm: WasmCrypto, policy: KeyPolicy, item: LargeDecryptItem): Promise<Buffer | ItemError> {
   const family = policy.info.family;
   if (family === 'kem') return kemDecryptLarge(policy, item, parseCiphertext, TURN_BYTES);
-  if (!policy.info.decryption || (family !== 'aes-gcm' && family !== 'chacha')) return decryptBatch(wasm, policy, [item])[0]!;
+  // Keys with no cipher to stream (RSA) take the whole text, as a batch item would.
+  if (!policy.info.decryption || (family !== 'aes-gcm' && family !== 'chacha')) return decryptBatch(wasm, policy, [{ ...item, ciphertext: String(item.ciphertext) }])[0]!;
   const parsed = parseCiphertext(item.ciphertext);
   let decoded: Buffer | undefined;
   if (!(parsed instanceof ItemError)) decoded = await decodeBase64InTurns(parsed.payload, 'ciphertext').catch(() => undefined);
   const results: (Buffer | ItemError)[] = [];
-  const { work, nonces, bodies } = decryptionWork(wasm, policy, [item], results, () => {
+  // decryptionWork reads the version from the prefix again, and takes the payload decoded above.
+  const head = typeof item.ciphertext === 'string' ? item.ciphertext : item.ciphertext.chars(0, parsed instanceof ItemError ? 64 : item.ciphertext.length - parsed.payload.length);
+  const { work, nonces, bodies } = decryptionWork(wasm, policy, [{ ...item, ciphertext: head }], results, () => {
     if (decoded === undefined) throw new Error(UNDECODABLE_CIPHERTEXT);
     return decoded;
   });

@@ -7,7 +7,8 @@
 import { BadRequestError, CoercionError, coerceField, isUnset, type FieldType, type FieldTypeMap } from '../../../sdk/index.js';
 import type { KeyTypeInfo } from '../keys/key-types.js';
 import { decodeBase64 } from './base64.js';
-import { RSA_PADDING_SCHEMES, type DecryptItem, type PaddingScheme } from './cipher.js';
+import { AsciiText } from '../../../sdk/crypto.js';
+import { RSA_PADDING_SCHEMES, type DecryptItem, type LargeDecryptItem, type PaddingScheme } from './cipher.js';
 import type { ItemCost } from './costs.js';
 import { ItemError } from './item-error.js';
 import { inSlices } from './slices.js';
@@ -119,11 +120,24 @@ export interface ParsedCiphertextItem extends DecryptItem {
   readonly paddingText?: string | undefined;
 }
 
+/** A single request's ParsedCiphertextItem, whose ciphertext of megabytes may be an AsciiText. */
+export type LargeParsedCiphertextItem = LargeDecryptItem & { readonly paddingText?: string | undefined };
+
 /** The fields decrypt and rewrap read from an item (rewrap's padding fields are its own). */
 export function parseCiphertextItem(item: BatchItem): ParsedCiphertextItem | ItemError {
+  return parseWithCiphertext(item, () => fieldValue(item.ciphertext, 'ciphertext', 'string'));
+}
+
+/** parseCiphertextItem of a request's own fields (no batch): a ciphertext of megabytes stays an AsciiText. */
+export function parseLargeCiphertextItem(item: BatchItem): LargeParsedCiphertextItem | ItemError {
+  const raw = item.ciphertext;
+  return parseWithCiphertext(item, () => (raw instanceof AsciiText ? raw : fieldValue(raw, 'ciphertext', 'string')));
+}
+
+function parseWithCiphertext<C extends string | AsciiText>(item: BatchItem, read: () => C | undefined): (Omit<ParsedCiphertextItem, 'ciphertext'> & { readonly ciphertext: C }) | ItemError {
   try {
-    const { ciphertext: raw, context, nonce, associated_data: aad, padding_scheme: padding } = item;
-    const ciphertext = fieldValue(raw, 'ciphertext', 'string');
+    const { context, nonce, associated_data: aad, padding_scheme: padding } = item;
+    const ciphertext = read();
     if (ciphertext === undefined) throw new BadRequestError('missing ciphertext to decrypt');
     return {
       ciphertext,

@@ -6,7 +6,8 @@
  * KEM, then the AEAD's ciphertext and tag. An item's `context` is HPKE's `info` and its
  * `associated_data` the AEAD's associated data; both are needed again to decrypt.
  */
-import { BadRequestError, joinAsciiInTurns, nextTurn } from '../../../sdk/index.js';
+import { BadRequestError, nextTurn } from '../../../sdk/index.js';
+import { AsciiTextBuilder, type AsciiText } from '../../../sdk/crypto.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyTypeInfo } from '../keys/key-types.js';
 import type { KeyVersion } from '../keys/key-version.js';
@@ -86,7 +87,7 @@ export async function kemEncryptLarge(
   item: SealItem,
   prefix: (version: number) => string,
   turnBytes: number,
-): Promise<{ ciphertext: string; keyVersion: number } | ItemError> {
+): Promise<{ ciphertext: AsciiText; keyVersion: number } | ItemError> {
   const target = sealingTarget(policy, item);
   if (target instanceof ItemError) return target;
   const suite = kemSuite(policy.info, policy.settings.parameterSet);
@@ -97,7 +98,7 @@ export async function kemEncryptLarge(
   keys.key.fill(0);
   const { plaintext, aad } = item;
   if (aad?.length) cipher.setAAD(aad, { plaintextLength: plaintext.length });
-  const texts = [prefix(target.version)];
+  const text = new AsciiTextBuilder().text(prefix(target.version));
   let carry: Buffer = Buffer.from(enc);
   for (let at = 0; at < plaintext.length || at === 0; at += turnBytes) {
     if (at > 0) await nextTurn();
@@ -105,10 +106,10 @@ export async function kemEncryptLarge(
     const body = cipher.update(plaintext.subarray(at, at + turnBytes));
     const bytes = last ? Buffer.concat([carry, body, cipher.final(), cipher.getAuthTag()]) : Buffer.concat([carry, body]);
     const whole = last ? bytes.length : bytes.length - (bytes.length % 3);
-    texts.push(bytes.subarray(0, whole).toString('base64'));
+    text.base64(bytes.subarray(0, whole));
     carry = bytes.subarray(whole);
   }
-  return { ciphertext: await joinAsciiInTurns(texts), keyVersion: target.version };
+  return { ciphertext: text.build(), keyVersion: target.version };
 }
 
 /**
@@ -130,8 +131,8 @@ function decapOrNull(kem: HpkeKem, enc: Uint8Array, key: unknown): Uint8Array | 
  */
 export async function kemDecryptLarge(
   policy: KeyPolicy,
-  item: OpenItem,
-  parse: (text: string) => { version: number; payload: string } | ItemError,
+  item: Omit<OpenItem, 'ciphertext'> & { readonly ciphertext: string | AsciiText },
+  parse: (text: string | AsciiText) => { version: number; payload: string | AsciiText } | ItemError,
   turnBytes: number,
 ): Promise<Buffer | ItemError> {
   const parsed = parse(item.ciphertext);

@@ -2,18 +2,19 @@
 import { BadRequestError, definePath, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { encodeBase64 } from '../crypto/base64.js';
+import { encodeBase64InTurns } from '../../../sdk/crypto.js';
 import { ItemError, logItemFailures, onlyResult } from '../crypto/item-error.js';
 import { inSlices } from '../crypto/slices.js';
 import { cipherCost, readCost, textLength } from '../crypto/costs.js';
-import { admitInSlices, batchItems, checkAssociatedData, paddingScheme, parseCiphertextItem, requireConsistentContext, type ParsedCiphertextItem } from '../crypto/items.js';
+import { admitInSlices, batchItems, checkAssociatedData, paddingScheme, parseCiphertextItem, parseLargeCiphertextItem, requireConsistentContext, type LargeParsedCiphertextItem, type ParsedCiphertextItem } from '../crypto/items.js';
 import type { ResultFields } from '../crypto/json-writer.js';
 import { batchAnswer } from '../crypto/batch-answer.js';
-import { RSA_PADDING_SCHEMES, decryptBatch, decryptLarge, decryptOne, isLargeCiphertext, type DecryptItem } from '../crypto/cipher.js';
+import { RSA_PADDING_SCHEMES, decryptBatch, decryptLarge, decryptOne, isLargeCiphertext, type DecryptItem, type LargeDecryptItem } from '../crypto/cipher.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 
 const DECRYPT_FIELDS = {
   name: { type: 'name', description: 'Name of the key.', required: true },
-  ciphertext: { type: 'string', description: 'The vault:v<N>: ciphertext to decrypt, as encrypt returned it; required unless batch_input is given.' },
+  ciphertext: { type: 'large-string', description: 'The vault:v<N>: ciphertext to decrypt, as encrypt returned it; required unless batch_input is given.' },
   associated_data: { type: 'string', description: 'Base64 associated data given when encrypting (AEAD key types only, ml-kem and mlkem768-x25519 included).' },
   context: { type: 'string', description: 'Base64 context the key is derived from; required for derived keys. For ml-kem and mlkem768-x25519 keys it is the HPKE info, needed again to decrypt; ignored by others.' },
   nonce: {
@@ -82,7 +83,7 @@ async function decryptMany(ctx: TransitContext, input: DecryptInput, batch: NonN
  */
 async function decryptOnly(ctx: TransitContext, input: DecryptInput): Promise<LogicalResponse> {
   if (input.ciphertext === undefined) throw new BadRequestError('missing ciphertext to decrypt');
-  const parsed = parseCiphertextItem({
+  const parsed = parseLargeCiphertextItem({
     ciphertext: input.ciphertext,
     context: input.context,
     nonce: input.nonce,
@@ -97,23 +98,35 @@ async function decryptOnly(ctx: TransitContext, input: DecryptInput): Promise<Lo
   if (result instanceof Promise) result = await result;
   if (result instanceof ItemError) logItemFailures(ctx.logger, policy.name, [result]);
   const plaintext = onlyResult(result);
+  // A plaintext of megabytes is answered as an AsciiText, encoded in pieces; it is wiped once encoded.
+  if (plaintext.length > LARGE_PLAINTEXT_BYTES) {
+    try {
+      return { data: { plaintext: await encodeBase64InTurns(plaintext) } };
+    } finally {
+      plaintext.fill(0);
+    }
+  }
   return { data: PLAINTEXT_FIELDS.plain(encodeBase64(plaintext)) };
 }
 
+/** Plaintext bytes above which decryptOnly encodes in pieces: the base64 is then over a megabyte. */
+const LARGE_PLAINTEXT_BYTES = 768 * 1024;
+
 /** The item of a single-item request, admitted and opened: a ciphertext of megabytes in pieces (decryptLarge). */
-function openOnly(ctx: TransitContext, policy: KeyPolicy, parsed: ParsedCiphertextItem | ItemError): Buffer | ItemError | Promise<Buffer | ItemError> {
+function openOnly(ctx: TransitContext, policy: KeyPolicy, parsed: LargeParsedCiphertextItem | ItemError): Buffer | ItemError | Promise<Buffer | ItemError> {
   if (parsed instanceof ItemError) return parsed;
-  let request: DecryptItem;
+  let request: LargeDecryptItem;
   try {
     request = admit(policy, parsed, 0, 'padding_scheme');
   } catch (err) {
     return ItemError.of(err);
   }
-  return isLargeCiphertext(request) ? decryptLarge(ctx.wasm, policy, request) : decryptOne(ctx.wasm, policy, request);
+  // Not large, so a string: isLargeCiphertext holds for every AsciiText.
+  return isLargeCiphertext(request) ? decryptLarge(ctx.wasm, policy, request) : decryptOne(ctx.wasm, policy, request as DecryptItem);
 }
 
 /** A parsed item checked against the key (padding scheme, associated data); `paddingField` names its padding_scheme in errors. */
-function admit(policy: KeyPolicy, item: ParsedCiphertextItem, index: number, paddingField: string): DecryptItem {
+function admit<T extends LargeParsedCiphertextItem>(policy: KeyPolicy, item: T, index: number, paddingField: string): T {
   const padding = paddingScheme(item.paddingText, policy.info, paddingField);
   checkAssociatedData(item.aad, policy.info, index);
   return padding ? { ...item, padding } : item;

@@ -6,6 +6,7 @@
  * upsert.
  */
 import { BadRequestError, definePath, isUnset, type FieldValues, type LogicalRequest, type LogicalResponse } from '../../../sdk/index.js';
+import type { AsciiText } from '../../../sdk/crypto.js';
 import type { TransitContext } from '../context.js';
 import { decodeBase64, decodeBase64Each, decodeBase64InTurns, isLongText } from '../crypto/base64.js';
 import { ItemError, logItemFailures, onlyResult } from '../crypto/item-error.js';
@@ -13,7 +14,7 @@ import { inSlices } from '../crypto/slices.js';
 import { cipherCost, readCost, textLength } from '../crypto/costs.js';
 import { admitInSlices, base64Value, batchItems, checkAssociatedData, fieldValue, itemField, paddingScheme, requireConsistentContext, textValue, type BatchItem } from '../crypto/items.js';
 import { batchAnswer, CIPHERTEXT_FIELDS } from '../crypto/batch-answer.js';
-import { RSA_PADDING_SCHEMES, NONCE_NOT_ALLOWED, encryptBatch, encryptLarge, encryptOne, isLargeItem, nonceAllowed, type Encrypted, type EncryptItem } from '../crypto/cipher.js';
+import { RSA_PADDING_SCHEMES, NONCE_NOT_ALLOWED, encryptBatch, encryptLarge, encryptOne, isLargeItem, nonceAllowed, type EncryptItem, type LargeEncrypted } from '../crypto/cipher.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import { keyTypeInfo } from '../keys/key-types.js';
 import { createKey } from '../keys/operations.js';
@@ -21,7 +22,7 @@ import { readKeysConfig } from './config-keys.js';
 
 const ENCRYPT_FIELDS = {
   name: { type: 'name', description: 'Name of the key.', required: true },
-  plaintext: { type: 'string', description: 'Base64 plaintext to encrypt; required unless batch_input is given.', sensitive: true },
+  plaintext: { type: 'large-string', description: 'Base64 plaintext to encrypt; required unless batch_input is given.', sensitive: true },
   associated_data: {
     type: 'string',
     description: 'Base64 associated data: authenticated, not encrypted, and needed again to decrypt. AEAD key types only (AES-GCM, ChaCha20-Poly1305, and the HPKE AEAD of ml-kem and mlkem768-x25519 keys).',
@@ -108,7 +109,7 @@ async function encryptMany(ctx: TransitContext, input: EncryptInput, batch: NonN
   const policy = create ? await upsert(ctx, input, raw, contextSet, warnings) : await ctx.keys.get(input.name);
   if (!policy) throw new BadRequestError('encryption key not found');
 
-  const sealing = admitInSlices<ParsedItem, EncryptItem, Encrypted>(
+  const sealing = admitInSlices<ParsedItem, EncryptItem, LargeEncrypted>(
     parsed,
     cipherCost(policy, false, (item) => (item instanceof ItemError ? 0 : item.plaintext.length)),
     (item, i) => admit(policy, item, i, `'[${i}].padding_scheme'`),
@@ -149,7 +150,7 @@ async function encryptOnly(ctx: TransitContext, req: LogicalRequest, input: Encr
 }
 
 /** The item of a single-item request, admitted and encrypted (in pieces if it is megabytes long). */
-function sealOnly(ctx: TransitContext, policy: KeyPolicy, parsed: ParsedItem | ItemError): Encrypted | ItemError | Promise<Encrypted | ItemError> {
+function sealOnly(ctx: TransitContext, policy: KeyPolicy, parsed: ParsedItem | ItemError): LargeEncrypted | ItemError | Promise<LargeEncrypted | ItemError> {
   if (parsed instanceof ItemError) return parsed;
   let request: EncryptItem;
   try {
@@ -195,7 +196,8 @@ function parseSlice(slice: readonly BatchItem[]): (ParsedItem | ItemError)[] | P
 function parseItem(item: BatchItem, decoded?: Buffer): ParsedItem | ItemError {
   try {
     const { plaintext: raw, context, nonce, associated_data: aad, key_version: keyVersion, padding_scheme: padding } = item;
-    const plaintext = textValue(raw, 'plaintext');
+    // A decoded plaintext was read already: a long one (an AsciiText) is not read again as a string.
+    const plaintext = decoded === undefined ? textValue(raw, 'plaintext') : '';
     if (plaintext === undefined) throw new BadRequestError('missing plaintext to encrypt');
     return {
       plaintext: decoded ?? decodeBase64(plaintext, 'plaintext'),
@@ -211,7 +213,7 @@ function parseItem(item: BatchItem, decoded?: Buffer): ParsedItem | ItemError {
 }
 
 /** parseItem of an item whose plaintext is a long text, decoded in pieces (decodeBase64InTurns). */
-async function parseLongItem(item: BatchItem, plaintext: string): Promise<ParsedItem | ItemError> {
+async function parseLongItem(item: BatchItem, plaintext: string | AsciiText): Promise<ParsedItem | ItemError> {
   try {
     return parseItem(item, await decodeBase64InTurns(plaintext, 'plaintext'));
   } catch (err) {

@@ -6,6 +6,7 @@
  * result carries its `reference`, and these batches always answer 200.
  */
 import { BadRequestError, definePath, type FieldSpecs, type FieldValues, type LogicalRequest } from '../../../sdk/index.js';
+import { AsciiText } from '../../../sdk/crypto.js';
 import type { TransitContext } from '../context.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import { decodeBase64, decodeBase64InTurns, isLongText } from '../crypto/base64.js';
@@ -44,7 +45,7 @@ const HMAC_FIELDS = {
     description: 'Hash algorithm, in the URL or the body: sha2-224, sha2-256, sha2-384, sha2-512, sha3-224, sha3-256, sha3-384, sha3-512 (or sha1).',
     default: 'sha2-256',
   },
-  input: { type: 'string', description: 'Base64 input data; one of input or batch_input is required.' },
+  input: { type: 'large-string', description: 'Base64 input data; one of input or batch_input is required.' },
   key_version: {
     type: 'int',
     description: 'Version of the key to use: 0 (the default) is the latest; otherwise at least min_encryption_version.',
@@ -81,12 +82,12 @@ async function hmacHandler(ctx: TransitContext, req: LogicalRequest, input: Hmac
   if (!isHmacAlgorithm(algorithm)) throw new BadRequestError(`unsupported algorithm "${algorithm}"`);
 
   const batch = input.batch_input !== undefined;
-  const items = input.batch_input ? readBatchItems(input.batch_input, ['input', 'reference']) : [{ input: givenText(req, 'input', input.input) }];
-  if (!batch && items[0]!.input === undefined) throw new BadRequestError('missing input for HMAC');
+  const given = batch ? undefined : givenText(req, 'input', input.input);
+  if (!batch && given === undefined) throw new BadRequestError('missing input for HMAC');
 
   const key = hmacKeyOf(policy, version);
-  const only = items[0]!.input;
-  if (!batch && isLongText(only)) return { data: { hmac: formatHmac(version.version, await hmacInTurns(algorithm, key, await decodeBase64InTurns(only, 'input'))) } };
+  if (given instanceof AsciiText || isLongText(given)) return { data: { hmac: formatHmac(version.version, await hmacInTurns(algorithm, key, await decodeBase64InTurns(given, 'input'))) } };
+  const items = input.batch_input ? readBatchItems(input.batch_input, ['input', 'reference']) : [{ input: given }];
   // Awaited only when to come (several slices), so a single item's answer costs no await.
   const computing = inSlices(items, MAC_COST, (slice) => {
     const decoded = runItems(slice, (item) => {
@@ -183,7 +184,7 @@ export function readBatchItems(raw: readonly Record<string, unknown>[], fields: 
  * A top-level text field that may be given as "" (an empty input is data): the framework drops
  * "" as unset, so an explicit empty string is read from the raw request.
  */
-export function givenText(req: LogicalRequest, field: string, value: string | undefined): string | undefined {
+export function givenText<T extends string | AsciiText>(req: LogicalRequest, field: string, value: T | undefined): T | '' | undefined {
   return value ?? (req.data[field] === '' ? '' : undefined);
 }
 

@@ -8,13 +8,14 @@ import type { KeyPolicy } from '../keys/key-policy.js';
 import { ItemError, logItemFailures, onlyResult } from '../crypto/item-error.js';
 import { inSlices } from '../crypto/slices.js';
 import { readCost, rewrapCost, textLength } from '../crypto/costs.js';
-import { admitInSlices, admitItems, batchItems, checkAssociatedData, itemField, paddingScheme, parseCiphertextItem, requireConsistentContext, type BatchItem, type ParsedCiphertextItem } from '../crypto/items.js';
+import { admitInSlices, admitItems, batchItems, checkAssociatedData, itemField, paddingScheme, parseCiphertextItem, parseLargeCiphertextItem, requireConsistentContext, type BatchItem, type LargeParsedCiphertextItem, type ParsedCiphertextItem } from '../crypto/items.js';
 import { batchAnswer, CIPHERTEXT_FIELDS } from '../crypto/batch-answer.js';
-import { RSA_PADDING_SCHEMES, NONCE_NOT_ALLOWED, decryptBatch, decryptLarge, encryptBatch, encryptLarge, isLargeCiphertext, nonceAllowed, type PaddingScheme, type DecryptItem, type Encrypted, type EncryptItem } from '../crypto/cipher.js';
+import { RSA_PADDING_SCHEMES, NONCE_NOT_ALLOWED, decryptBatch, decryptLarge, encryptBatch, encryptLarge, isLargeCiphertext, nonceAllowed, type PaddingScheme, type DecryptItem, type Encrypted, type EncryptItem, type LargeDecryptItem, type LargeEncrypted } from '../crypto/cipher.js';
+import { AsciiText } from '../../../sdk/crypto.js';
 
 const REWRAP_FIELDS = {
   name: { type: 'name', description: 'Name of the key.', required: true },
-  ciphertext: { type: 'string', description: 'The vault:v<N>: ciphertext to rewrap; required unless batch_input is given.' },
+  ciphertext: { type: 'large-string', description: 'The vault:v<N>: ciphertext to rewrap; required unless batch_input is given.' },
   context: { type: 'string', description: 'Base64 context the key is derived from; required for derived keys. For ml-kem and mlkem768-x25519 keys it is the HPKE info, needed again to decrypt; ignored by others.' },
   associated_data: {
     type: 'string',
@@ -46,6 +47,9 @@ interface RewrapItem extends DecryptItem {
   readonly encryptPadding?: PaddingScheme | undefined;
 }
 
+/** A RewrapItem whose ciphertext of megabytes may be an AsciiText. */
+type LargeRewrapItem = Omit<RewrapItem, 'ciphertext'> & LargeDecryptItem;
+
 export function rewrapPath(ctx: TransitContext) {
   return definePath({
     pattern: 'rewrap/:name',
@@ -73,6 +77,7 @@ async function rewrap(ctx: TransitContext, input: RewrapInput): Promise<LogicalR
         },
       ];
   requireConsistentContext(raw);
+  if (!batch && input.ciphertext instanceof AsciiText) return rewrapOnlyLarge(ctx, input.name, raw[0]!);
   // Awaited only when to come (several slices), so a single item's answer costs no await.
   const reading = inSlices(raw, readCost((item) => textLength(item.ciphertext)), (slice) => slice.map(parseCiphertextItem));
   const parsed = reading instanceof Promise ? await reading : reading;
@@ -80,21 +85,10 @@ async function rewrap(ctx: TransitContext, input: RewrapInput): Promise<LogicalR
   const policy = await ctx.keys.get(input.name);
   if (!policy) throw new BadRequestError('encryption key not found');
 
-  const rewrapping = admitInSlices<ParsedCiphertextItem, RewrapItem, Encrypted>(
+  const rewrapping = admitInSlices<ParsedCiphertextItem, RewrapItem, LargeEncrypted>(
     parsed,
     rewrapCost(policy, (item) => (item instanceof ItemError ? 0 : item.ciphertext.length)),
-    (item, i) => {
-      const at = (field: string) => (batch ? `'[${i}].${field}'` : field);
-      const source = raw[i]!;
-      if (item.nonce !== undefined && !nonceAllowed(policy)) throw new BadRequestError(NONCE_NOT_ALLOWED);
-      checkAssociatedData(item.aad, policy.info, i);
-      return {
-        ...item,
-        padding: paddingScheme(itemField(source, 'decrypt_padding_scheme', 'string'), policy.info, at('decrypt_padding_scheme')),
-        encryptPadding: paddingScheme(itemField(source, 'encrypt_padding_scheme', 'string'), policy.info, at('encrypt_padding_scheme')),
-        keyVersion: itemField(source, 'key_version', 'int') ?? 0,
-      };
-    },
+    (item, i) => admit(policy, item, raw[i]!, i, batch),
     (items) => {
       if (!batch && items.length === 1 && isLargeCiphertext(items[0]!)) return rewrapLarge(ctx, policy, items[0]!).then((result) => [result]);
       // Both steps run on the whole slice; its plaintexts live only between them. Items that fail
@@ -116,8 +110,39 @@ async function rewrap(ctx: TransitContext, input: RewrapInput): Promise<LogicalR
   return batchAnswer(raw, results, input.reference, CIPHERTEXT_FIELDS, {}, [], input.partial_failure_response_code);
 }
 
+/** A parsed item checked against the key, with its rewrap fields read from `source`; errors name a batch item's fields by index. */
+function admit<T extends LargeParsedCiphertextItem>(policy: KeyPolicy, item: T, source: BatchItem, i: number, batch: boolean): T & Omit<RewrapItem, 'ciphertext'> {
+  const at = (field: string) => (batch ? `'[${i}].${field}'` : field);
+  if (item.nonce !== undefined && !nonceAllowed(policy)) throw new BadRequestError(NONCE_NOT_ALLOWED);
+  checkAssociatedData(item.aad, policy.info, i);
+  return {
+    ...item,
+    padding: paddingScheme(itemField(source, 'decrypt_padding_scheme', 'string'), policy.info, at('decrypt_padding_scheme')),
+    encryptPadding: paddingScheme(itemField(source, 'encrypt_padding_scheme', 'string'), policy.info, at('encrypt_padding_scheme')),
+    keyVersion: itemField(source, 'key_version', 'int') ?? 0,
+  };
+}
+
+/**
+ * A request's own ciphertext given as an AsciiText (megabytes: core/large-text.ts): the steps of
+ * a batch of one, in the same order, rewrapped by rewrapLarge so that no string of it is made.
+ */
+async function rewrapOnlyLarge(ctx: TransitContext, name: string, source: BatchItem): Promise<LogicalResponse> {
+  const parsed = parseLargeCiphertextItem(source);
+  const policy = await ctx.keys.get(name);
+  if (!policy) throw new BadRequestError('encryption key not found');
+  let result: LargeEncrypted | ItemError;
+  try {
+    result = parsed instanceof ItemError ? parsed : await rewrapLarge(ctx, policy, admit(policy, parsed, source, 0, false));
+  } catch (err) {
+    result = ItemError.of(err);
+  }
+  logItemFailures(ctx.logger, policy.name, [result]);
+  return { data: CIPHERTEXT_FIELDS.plain(onlyResult(result)) };
+}
+
 /** One ciphertext of megabytes: opened and sealed again in pieces (decryptLarge, encryptLarge); its plaintext is wiped after. */
-async function rewrapLarge(ctx: TransitContext, policy: KeyPolicy, item: RewrapItem): Promise<Encrypted | ItemError> {
+async function rewrapLarge(ctx: TransitContext, policy: KeyPolicy, item: LargeRewrapItem): Promise<LargeEncrypted | ItemError> {
   const plaintext = await decryptLarge(ctx.wasm, policy, item);
   if (plaintext instanceof ItemError) return plaintext;
   try {

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { parseBody, SLICED_BODY_BYTES } from '../../../core/http/body.js';
-import { parseJsonInTurns, safeCut } from '../../../core/http/json-sliced.js';
+import { ASCII_TEXT_CHARS, parseJsonInTurns, safeCut } from '../../../core/http/json-sliced.js';
+import { AsciiText } from '../../../core/large-text.js';
 import { DEFAULT_JSON_LIMITS, type JsonLimits } from '../../../core/http/json-limits.js';
 import { BadRequestError } from '../../../core/errors.js';
 import { exactBody, stringifyExact } from '../../../core/framework/exact-json.js';
@@ -149,21 +150,40 @@ describe('large request bodies parsed in slices', () => {
     expect(parsedBatch.result).to.deep.equal(JSON.parse(batch.toString()));
     const big = Buffer.from(JSON.stringify({ plaintext: randomBytes(22_500_000).toString('base64') }));
     const parsedBig = await turnsDuring(() => parseBody(big, 'application/json', limits) as Promise<unknown>);
-    expect(parsedBig.result).to.deep.equal(JSON.parse(big.toString()));
+    // The member comes as an AsciiText: its JSON is the same.
+    expect(JSON.stringify(parsedBig.result) === big.toString()).to.equal(true);
     // Each took several slices of work; in one go (JSON.parse) neither would give the loop a single turn.
     expect(parsedBatch.turns).to.be.at.least(3);
     expect(parsedBig.turns).to.be.at.least(3);
   });
 
-  it('makes a 30 MB string of plain ASCII from its bytes in one copy outside V8\'s heap, not by joining its decoded pieces on it', async () => {
+  it('gives a 30 MB member of plain ASCII as its bytes (an AsciiText), making no string of it, on the heap or off it', async () => {
     const text = randomBytes(22_500_000).toString('base64');
     const raw = Buffer.from(JSON.stringify({ plaintext: text }));
     const before = largeObjectBytes();
+    const external = process.memoryUsage().external;
     const { value } = await parseJsonInTurns(raw, 0, raw.length, OPEN);
     const grown = largeObjectBytes() - before;
-    expect((value as { plaintext: string }).plaintext === text).to.equal(true);
-    // A join of its pieces puts all 30 MB on the heap.
+    const grownOutside = process.memoryUsage().external - external;
+    const plaintext = (value as { plaintext: unknown }).plaintext;
+    expect(plaintext).to.be.instanceOf(AsciiText);
+    // A join of its pieces puts all 30 MB on the heap; a Latin-1 copy of its bytes, outside it.
     expect(grown).to.be.below(text.length / 4);
+    expect(grownOutside).to.be.below(text.length / 4);
+    expect((plaintext as AsciiText).toString() === text).to.equal(true);
+    expect((plaintext as AsciiText).chars(1000, 1010)).to.equal(text.slice(1000, 1010));
+  });
+
+  it('gives an AsciiText only for a plain member of the body over a megabyte: a string inside an array or an object, or with an escape, stays a string', async () => {
+    const long = 'A'.repeat(ASCII_TEXT_CHARS + 1);
+    for (const body of [{ a: [long] }, { a: { b: long } }, { a: `${long}\n` }, { a: `${long}é` }, [long]]) {
+      const text = JSON.stringify(body);
+      const parsed = await sliced(text);
+      expect(parsed).to.deep.equal(JSON.parse(text));
+    }
+    const short = 'A'.repeat(ASCII_TEXT_CHARS);
+    expect(await sliced(JSON.stringify({ a: short }))).to.deep.equal({ a: short });
+    expect(((await sliced(JSON.stringify({ a: long, b: 1 }))) as { a: unknown }).a).to.be.instanceOf(AsciiText);
   });
 
   it('decodes a large string that turns out not to be plain after many plain pieces (an escape, a non-ASCII character) exactly', async () => {

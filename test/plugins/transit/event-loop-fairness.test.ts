@@ -10,9 +10,12 @@ import { encryptBatch, encryptLarge } from '../../../plugins/transit/crypto/ciph
 import { KeyStore } from '../../../plugins/transit/keys/key-store.js';
 import { turnsDuring } from '../../helpers/event-loop.js';
 import { largeObjectBytes } from '../../helpers/heap.js';
+import { AsciiText } from '../../../core/large-text.js';
 import { TransitHarness, sharedWasm, type HarnessResult } from './harness.js';
 
 const b64 = (bytes: string | Buffer) => Buffer.from(bytes).toString('base64');
+/** A text of megabytes as the HTTP layer gives a handler a body's member of plain ASCII over a megabyte. */
+const asBodyText = (text: string) => AsciiText.ofJsonStringBytes(Buffer.from(text, 'latin1'));
 
 function batchResults(res: HarnessResult): any[] {
   return (res.response?.raw ? res.data.data : res.data).batch_results;
@@ -118,10 +121,38 @@ describe('transit and the event loop', function () {
         const { result, turns } = await turnsDuring(() => h.write('encrypt/k', { plaintext: b64(plaintext), associated_data: b64('header') }));
         expect(result.status, result.error).to.equal(200);
         expect(turns).to.be.at.least(4);
+        // A ciphertext and a plaintext of megabytes are answered as AsciiTexts: their JSON is the text's.
+        expect(result.data.ciphertext).to.be.instanceOf(AsciiText);
         const decrypted = await h.write('decrypt/k', { ciphertext: result.data.ciphertext, associated_data: b64('header') });
-        expect(decrypted.data.plaintext).to.equal(b64(plaintext));
+        expect(decrypted.data.plaintext).to.be.instanceOf(AsciiText);
+        expect(String(decrypted.data.plaintext)).to.equal(b64(plaintext));
       });
     }
+
+    it('is taken as the HTTP layer gives it (an AsciiText) by encrypt, decrypt, rewrap, HMAC and hash, with the answers a string gets', async () => {
+      await h.write('keys/k');
+      const input = b64(plaintext);
+      const sealed = await h.write('encrypt/k', { plaintext: asBodyText(input) });
+      expect(sealed.status, sealed.error).to.equal(200);
+      const ciphertext = String(sealed.data.ciphertext);
+      expect(String((await h.write('decrypt/k', { ciphertext })).data.plaintext)).to.equal(input);
+      expect(String((await h.write('decrypt/k', { ciphertext: asBodyText(ciphertext) })).data.plaintext)).to.equal(input);
+      await h.write('keys/k/rotate', {});
+      const rewrapped = await h.write('rewrap/k', { ciphertext: asBodyText(ciphertext) });
+      expect(rewrapped.status, rewrapped.error).to.equal(200);
+      expect(rewrapped.data.key_version).to.equal(2);
+      expect(String((await h.write('decrypt/k', { ciphertext: asBodyText(String(rewrapped.data.ciphertext)) })).data.plaintext)).to.equal(input);
+      const hmac = (await h.write('hmac/k', { input: asBodyText(input) })).data.hmac;
+      expect(hmac).to.equal((await h.write('hmac/k', { input })).data.hmac);
+      expect((await h.write('hash/sha2-256', { input: asBodyText(input) })).data.sum).to.equal(createHash('sha256').update(plaintext).digest('hex'));
+      // The mistakes a string gets refused for: not base64, no prefix, a forged tag.
+      expect((await h.write('encrypt/k', { plaintext: asBodyText(`${input.slice(0, -8)}AAAA*AAA`) })).error).to.equal(`unable to decode plaintext as base64: illegal base64 data at input byte ${input.length - 4}`);
+      expect((await h.write('decrypt/k', { ciphertext: asBodyText(ciphertext.slice(6)) })).error).to.equal('invalid ciphertext: no prefix');
+      const cut = ciphertext.length - 40;
+      const forged = ciphertext.slice(0, cut) + (ciphertext[cut] === 'A' ? 'B' : 'A') + ciphertext.slice(cut + 1);
+      expect((await h.write('decrypt/k', { ciphertext: asBodyText(forged) })).error).to.equal('cipher: message authentication failed');
+      expect((await h.write('rewrap/k', { ciphertext: asBodyText(forged) })).error).to.equal('cipher: message authentication failed');
+    });
 
     it('gets from a convergent key, in pieces, the ciphertext it gets in one go', async () => {
       await h.write('keys/c', { derived: true, convergent_encryption: true });
@@ -130,13 +161,14 @@ describe('transit and the event loop', function () {
       const wasm = await sharedWasm();
       const { result, turns } = await turnsDuring(() => encryptLarge(wasm, policy, item));
       expect(turns).to.be.at.least(4);
-      expect(result).to.deep.equal(encryptBatch(wasm, policy, [item])[0]);
+      const { ciphertext, keyVersion } = result as { ciphertext: AsciiText; keyVersion: number };
+      expect({ ciphertext: String(ciphertext), keyVersion }).to.deep.equal(encryptBatch(wasm, policy, [item])[0]);
     });
 
     // A join of its pieces puts all 30 MB of base64 on the heap.
     const JOINED_ON_HEAP = 10_000_000;
 
-    it('gets its ciphertext as a string made outside V8\'s heap, not joined on it', async () => {
+    it('gets its ciphertext as an AsciiText, making no string of it on V8\'s heap', async () => {
       const large = randomBytes(22_500_000);
       await h.write('keys/k');
       const policy = (await new KeyStore(h.storage, 0).get('k'))!;
@@ -144,41 +176,44 @@ describe('transit and the event loop', function () {
       const before = largeObjectBytes();
       const encrypted = await encryptLarge(wasm, policy, { plaintext: large, keyVersion: 0 });
       expect(largeObjectBytes() - before).to.be.below(JOINED_ON_HEAP);
-      expect((encrypted as { ciphertext: string }).ciphertext.startsWith('vault:v1:')).to.equal(true);
+      const { ciphertext } = encrypted as { ciphertext: AsciiText };
+      expect(ciphertext).to.be.instanceOf(AsciiText);
+      expect(ciphertext.chars(0, 9)).to.equal('vault:v1:');
     });
 
-    it('is given back by decryption as base64 made outside V8\'s heap, not joined on it', async () => {
+    it('is given back by decryption as base64 in an AsciiText, making no string of it on V8\'s heap', async () => {
       const large = randomBytes(22_500_000);
       await h.write('keys/k');
-      const ciphertext = (await h.write('encrypt/k', { plaintext: large.toString('base64') })).data.ciphertext as string;
+      const ciphertext = (await h.write('encrypt/k', { plaintext: large.toString('base64') })).data.ciphertext as AsciiText;
       const before = largeObjectBytes();
       const decrypted = await h.write('decrypt/k', { ciphertext });
       expect(largeObjectBytes() - before).to.be.below(JOINED_ON_HEAP);
-      expect(decrypted.data.plaintext === large.toString('base64')).to.equal(true);
+      expect(decrypted.data.plaintext).to.be.instanceOf(AsciiText);
+      expect(String(decrypted.data.plaintext) === large.toString('base64')).to.equal(true);
     });
 
     for (const type of ['aes256-gcm96', 'chacha20-poly1305']) {
       it(`is decrypted and rewrapped (${type}) in pieces with turns of the event loop between them, with the answers of one go`, async () => {
         await h.write('keys/k', { type });
         const encrypted = await h.write('encrypt/k', { plaintext: b64(plaintext), associated_data: b64('header') });
-        const ciphertext = encrypted.data.ciphertext as string;
+        const ciphertext = String(encrypted.data.ciphertext);
         const decrypted = await turnsDuring(() => h.write('decrypt/k', { ciphertext, associated_data: b64('header') }));
         expect(decrypted.result.status, decrypted.result.error).to.equal(200);
         expect(decrypted.turns).to.be.at.least(4);
-        expect(decrypted.result.data.plaintext).to.equal(b64(plaintext));
+        expect(String(decrypted.result.data.plaintext)).to.equal(b64(plaintext));
         await h.write('keys/k/rotate', {});
         const rewrapped = await turnsDuring(() => h.write('rewrap/k', { ciphertext, associated_data: b64('header') }));
         expect(rewrapped.result.status, rewrapped.result.error).to.equal(200);
         expect(rewrapped.turns).to.be.at.least(4);
         expect(rewrapped.result.data).to.include({ key_version: 2 });
-        expect((rewrapped.result.data.ciphertext as string).startsWith('vault:v2:')).to.equal(true);
-        expect((await h.write('decrypt/k', { ciphertext: rewrapped.result.data.ciphertext, associated_data: b64('header') })).data.plaintext).to.equal(b64(plaintext));
+        expect(String(rewrapped.result.data.ciphertext).startsWith('vault:v2:')).to.equal(true);
+        expect(String((await h.write('decrypt/k', { ciphertext: rewrapped.result.data.ciphertext, associated_data: b64('header') })).data.plaintext)).to.equal(b64(plaintext));
       });
     }
 
     it('whose ciphertext was tampered with fails authentication in pieces as it does in one go, and gives no plaintext', async () => {
       await h.write('keys/k');
-      const ciphertext = (await h.write('encrypt/k', { plaintext: b64(plaintext) })).data.ciphertext as string;
+      const ciphertext = String((await h.write('encrypt/k', { plaintext: b64(plaintext) })).data.ciphertext);
       const cut = ciphertext.length - 40;
       const tampered = ciphertext.slice(0, cut) + (ciphertext[cut] === 'A' ? 'B' : 'A') + ciphertext.slice(cut + 1);
       const res = await h.write('decrypt/k', { ciphertext: tampered });

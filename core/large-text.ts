@@ -1,0 +1,121 @@
+/**
+ * A text of megabytes kept as its bytes: a base64 plaintext or a ciphertext of tens of megabytes
+ * on its way from a request body to a handler, or from a handler to the answer and the audit log.
+ *
+ * A JavaScript string of that size is made in one step, however it is built: copying tens of
+ * megabytes into fresh memory held the event loop for 30–50 ms, and freeing it fell into the
+ * garbage collector's pause (bench/README.md, "No string of megabytes"). Bytes are read where they
+ * already are (the request body), or written a piece at a time, and no string longer than
+ * WINDOW_CHARS is made from them unless a consumer asks for the whole text (toString, toJSON).
+ *
+ * Every character is printable ASCII other than `"` and `\`: the JSON text of the value is its
+ * bytes between two quotes, and its UTF-8 is its bytes. The two ways in keep to that: a request
+ * body's string that needed no unescaping (the JSON parser checks it), and the builder, which
+ * takes base64 and checked text.
+ */
+
+/** Characters of the windows `chars` and the builder make strings of: below the size V8 keeps in a heap page of its own. */
+export const WINDOW_CHARS = 64 * 1024;
+
+/** Bytes of raw data the builder encodes as one window of base64 (a multiple of 3, so the windows join up). */
+const WINDOW_RAW_BYTES = (WINDOW_CHARS / 4) * 3;
+
+/** What an AsciiText may hold: printable ASCII and DEL, without `"` and `\`. */
+const UNESCAPED = /^[\x20\x21\x23-\x5b\x5d-\x7f]*$/;
+
+/** The constructor, for the builder: every other way in is a named factory that says what it checked. */
+let fromPieces: (pieces: readonly Buffer[]) => AsciiText;
+
+export class AsciiText {
+  readonly length: number;
+
+  static {
+    fromPieces = (pieces) => new AsciiText(pieces);
+  }
+
+  private constructor(private readonly pieces: readonly Buffer[]) {
+    let length = 0;
+    for (const piece of pieces) length += piece.length;
+    this.length = length;
+  }
+
+  /**
+   * The characters of a JSON string in a request body that the parser found to need no
+   * unescaping: ASCII without `\`, and so (JSON allowing no control character or `"` in it) the
+   * text itself. The bytes are not copied.
+   */
+  static ofJsonStringBytes(bytes: Buffer): AsciiText {
+    return new AsciiText([bytes]);
+  }
+
+  /** The bytes, in the pieces they are kept in: the JSON writer and the audit HMAC read them as they are. */
+  byteRuns(): readonly Buffer[] {
+    return this.pieces;
+  }
+
+  /** The characters [start, end) as a string: meant for windows of WINDOW_CHARS or less. */
+  chars(start: number, end = this.length): string {
+    start = Math.max(0, start);
+    end = Math.min(this.length, end);
+    if (end <= start) return '';
+    const parts: string[] = [];
+    let offset = 0;
+    for (const piece of this.pieces) {
+      const from = Math.max(start, offset);
+      const to = Math.min(end, offset + piece.length);
+      if (from < to) parts.push(piece.toString('latin1', from - offset, to - offset));
+      offset += piece.length;
+      if (offset >= end) break;
+    }
+    return parts.length === 1 ? parts[0]! : parts.join('');
+  }
+
+  /** The text from `start` on, sharing these bytes. */
+  from(start: number): AsciiText {
+    const pieces: Buffer[] = [];
+    let offset = 0;
+    for (const piece of this.pieces) {
+      if (offset + piece.length > start) pieces.push(start > offset ? piece.subarray(start - offset) : piece);
+      offset += piece.length;
+    }
+    return new AsciiText(pieces);
+  }
+
+  /** The whole text as one string: for a consumer that needs one (a response wrapped into a token, a log that writes raw). */
+  toString(): string {
+    return this.pieces.length === 1 ? this.pieces[0]!.toString('latin1') : Buffer.concat(this.pieces).toString('latin1');
+  }
+
+  /** JSON.stringify writes the text. */
+  toJSON(): string {
+    return this.toString();
+  }
+}
+
+/** Builds an AsciiText a piece at a time: an encoder writes each piece between turns of the event loop. */
+export class AsciiTextBuilder {
+  private readonly pieces: Buffer[] = [];
+
+  /** Appends short text (a ciphertext's prefix). */
+  text(text: string): this {
+    if (!UNESCAPED.test(text)) throw new TypeError('AsciiText holds printable ASCII without quotes or backslashes');
+    if (text.length > 0) this.pieces.push(Buffer.from(text, 'latin1'));
+    return this;
+  }
+
+  /** Appends the base64 of `bytes`: whole quanta, unless it is the last piece. */
+  base64(bytes: Uint8Array): this {
+    const source = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const out = Buffer.allocUnsafe(Math.ceil(source.length / 3) * 4);
+    let written = 0;
+    for (let at = 0; at < source.length; at += WINDOW_RAW_BYTES) {
+      written += out.write(source.toString('base64', at, Math.min(source.length, at + WINDOW_RAW_BYTES)), written, 'latin1');
+    }
+    this.pieces.push(out.subarray(0, written));
+    return this;
+  }
+
+  build(): AsciiText {
+    return fromPieces(this.pieces);
+  }
+}
