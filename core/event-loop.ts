@@ -4,6 +4,9 @@
  * 30 MB response) holds up every other request for as long as it runs.
  */
 
+/** How long a slice of long work may run before the event loop gets a turn, in ms: a few milliseconds, so that another client waits for no more than that. */
+export const SLICE_MS = 4;
+
 /**
  * Resolves once the event loop has polled for I/O, so that the requests of other clients that
  * arrived meanwhile have been read and started. process.nextTick and resolved promises run before

@@ -17,7 +17,7 @@
  */
 export { WasmCrypto, bufferView, encodeRuns, type HashAlgorithm, type HmacAlgorithm } from '../wasm/index.js';
 export { JsonText } from '../core/framework/json-text.js';
-export { BASE64_INVALID, decodeBase64InTurns, encodeBase64InTurns, isLongText } from '../core/tools/base64.js';
+export { BASE64_INVALID, decodeBase64Chunks, decodeBase64InTurns, encodeBase64InTurns, isLongText } from '../core/tools/base64.js';
 export { AsciiText, AsciiTextBuilder } from '../core/large-text.js';
 export { HASH_ALGORITHMS, hashToolPath, type HashAlgorithmName, type NodeHashName } from '../core/tools/hash.js';
 export { randomToolPaths } from '../core/tools/random.js';

@@ -19,9 +19,8 @@ import { HMAC_PREFIX, type AuditHmac } from './salt.js';
 import { JsonText } from '../framework/json-text.js';
 import { AsciiText } from '../large-text.js';
 import { TextScan, type ScanOutput } from './text-scan.js';
+import { SLICE_MS } from '../event-loop.js';
 
-/** How long one slice of the pass may run before the event loop gets a turn, in ms. */
-const SLICE_MS = 4;
 /** Values walked or hashed between two looks at the clock. */
 const CHECK_EVERY = 256;
 /** Strings hashed in one call of `AuditHmac.hexDigests`. */

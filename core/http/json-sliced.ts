@@ -19,12 +19,10 @@
 import { isAscii } from 'node:buffer';
 import { BadRequestError } from '../errors.js';
 import { scanJson } from '../framework/exact-json.js';
-import { nextTurn } from '../event-loop.js';
+import { nextTurn, SLICE_MS } from '../event-loop.js';
 import { AsciiText } from '../large-text.js';
 import { closingQuote, JsonLimitsPass, type JsonLimits } from './json-limits.js';
 
-/** How long a slice may run before the event loop gets a turn, in ms (as the audit's HMAC pass). */
-const SLICE_MS = 4;
 /** Bytes of values given to one JSON.parse call, and of a large string decoded at a time. */
 const RUN_BYTES = 64 * 1024;
 /**

@@ -4,7 +4,7 @@
  * mistake into wrong data instead of a 400. Shared by transit and the sys tools.
  */
 import { BadRequestError } from '../errors.js';
-import { nextTurn } from '../event-loop.js';
+import { nextTurn, SLICE_MS } from '../event-loop.js';
 import { AsciiText, AsciiTextBuilder, WINDOW_CHARS } from '../large-text.js';
 
 /** Any character outside the standard alphabet; a negated class scans far faster than an anchored pattern. */
@@ -38,41 +38,88 @@ function firstBadIndex(text: string): number {
   return text.length - (text.length % 4 || 4);
 }
 
-/** Characters decodeBase64InTurns decodes between turns of the event loop (a whole number of quanta): a few milliseconds' work. */
-const TURN_CHARS = 2 * 1024 * 1024;
+/** Characters decodeBase64InTurns checks and decodes at a time (whole quanta), between looks at the clock. */
+const DECODE_WINDOW = WINDOW_CHARS;
+/** Characters above which a text is decoded in slices (decodeBase64InTurns). */
+const LONG_TEXT_CHARS = 2 * 1024 * 1024;
 
-/** Whether `value` is a text decodeBase64InTurns would cut into pieces: every AsciiText, and a string over TURN_CHARS. */
+/** Whether `value` is a text decodeBase64InTurns would cut into pieces: every AsciiText, and a string over LONG_TEXT_CHARS. */
 export function isLongText(value: unknown): value is string | AsciiText {
-  return value instanceof AsciiText || (typeof value === 'string' && value.length > TURN_CHARS);
+  return value instanceof AsciiText || (typeof value === 'string' && value.length > LONG_TEXT_CHARS);
 }
 
 /**
- * decodeBase64 of a long text (a plaintext of megabytes), in pieces of TURN_CHARS with a turn of
- * the event loop after each: checking and decoding tens of megabytes of base64 in one go would hold
- * every other client up (bench/README.md, "Large requests"). Only well-formed text is decoded in
- * pieces; text with newlines, and text with an error to report, go to decodeBase64 whole.
+ * decodeBase64 of a long text (a plaintext of megabytes), in windows of DECODE_WINDOW characters,
+ * with a turn of the event loop each time a slice of SLICE_MS has been used: checking and decoding
+ * tens of megabytes of base64 in one go would hold every other client up (bench/README.md, "Large
+ * requests"). A window is checked by what Node's decoder makes of it rather than by a pattern:
+ * the decoder skips characters outside the alphabet and stops at "=", so a window is well formed
+ * exactly when it decodes to its full length and holds neither "-" nor "_" (the URL-safe letters
+ * it also takes); the pattern cost more than the decoding. Only well-formed text is decoded in
+ * windows; text with newlines, and text with an error to report, go to decodeBase64 whole.
  */
 export async function decodeBase64InTurns(value: string | AsciiText, field: string): Promise<Buffer> {
-  // An AsciiText is read in windows: a string of TURN_CHARS made from its bytes would be one of
-  // the large strings it is kept as bytes to avoid.
-  const window = typeof value === 'string' ? TURN_CHARS : WINDOW_CHARS;
   if (value.length % 4 !== 0) return decodeBase64(String(value), field);
-  const tail = typeof value === 'string' ? value.slice(-2) : value.chars(value.length - 2);
-  const padding = tail === '==' ? 2 : tail.endsWith('=') ? 1 : 0;
-  const out = Buffer.allocUnsafe((value.length / 4) * 3 - padding);
+  const out = Buffer.allocUnsafe((value.length / 4) * 3 - paddingOf(value));
   let written = 0;
-  for (let at = 0; at < value.length; at += window) {
-    if (at % TURN_CHARS === 0 && at > 0) await nextTurn();
-    const piece = typeof value === 'string' ? value.slice(at, at + window) : value.chars(at, at + window);
-    const pad = piece.indexOf('=');
-    if (BASE64_INVALID.test(piece) || (pad >= 0 && at + pad < value.length - padding)) return decodeBase64(String(value), field);
-    written += out.write(piece, written, 'base64');
+  const whole = await eachWindow(value, field, (piece, expected) => {
+    const decoded = out.write(piece, written, expected, 'base64');
+    written += decoded;
+    return decoded;
+  });
+  return whole ?? out;
+}
+
+/**
+ * The bytes of an AsciiText of base64, decoded a window at a time into one small buffer and given
+ * to `take` (a hash or HMAC update), without the whole decoded value in memory; between windows
+ * the event loop gets a turn once a slice is used, as decodeBase64InTurns. The buffer is reused:
+ * `take` must be done with it when it returns. Malformed text throws decodeBase64's BadRequestError
+ * (an AsciiText has no newline for decodeBase64 to ignore, so none is well formed after a window
+ * was refused).
+ */
+export async function decodeBase64Chunks(value: AsciiText, field: string, take: (bytes: Buffer) => void): Promise<void> {
+  if (value.length % 4 !== 0) decodeBase64(String(value), field);
+  const scratch = Buffer.allocUnsafe((DECODE_WINDOW / 4) * 3);
+  const whole = await eachWindow(value, field, (piece, expected) => {
+    const decoded = scratch.write(piece, 0, expected, 'base64');
+    if (decoded === expected) take(scratch.subarray(0, decoded));
+    return decoded;
+  });
+  if (whole) throw new BadRequestError(`unable to decode ${field} as base64`);
+}
+
+/** How many "=" end a text of base64. */
+function paddingOf(value: string | AsciiText): number {
+  const tail = typeof value === 'string' ? value.slice(-2) : value.chars(value.length - 2);
+  return tail === '==' ? 2 : tail.endsWith('=') ? 1 : 0;
+}
+
+/**
+ * Gives `decode` each window of `value` (a length a multiple of 4) with the bytes it must decode
+ * to, a turn of the event loop between windows once a slice is used. Returns undefined when every
+ * window decoded whole; else decodeBase64 of the whole text, which throws the error a client gets,
+ * or gives the bytes of a text it reads otherwise (one with newlines).
+ */
+async function eachWindow(value: string | AsciiText, field: string, decode: (piece: string, expected: number) => number): Promise<Buffer | undefined> {
+  const padding = paddingOf(value);
+  let sliceStart = performance.now();
+  for (let at = 0; at < value.length; at += DECODE_WINDOW) {
+    if (performance.now() - sliceStart > SLICE_MS) {
+      await nextTurn();
+      sliceStart = performance.now();
+    }
+    const end = Math.min(value.length, at + DECODE_WINDOW);
+    // An AsciiText's window is a string of its own: no string of the whole is made.
+    const piece = typeof value === 'string' ? value.slice(at, end) : value.chars(at, end);
+    const expected = ((end - at) / 4) * 3 - (end === value.length ? padding : 0);
+    if (decode(piece, expected) !== expected || piece.includes('-') || piece.includes('_')) return decodeBase64(String(value), field);
   }
-  return out;
+  return undefined;
 }
 
 /** Bytes encodeBase64InTurns encodes between turns of the event loop (a multiple of 3): a few milliseconds' work. */
-const ENCODE_TURN_BYTES = (TURN_CHARS / 4) * 3;
+const ENCODE_TURN_BYTES = (LONG_TEXT_CHARS / 4) * 3;
 
 /**
  * The base64 of bytes of megabytes (a decrypted plaintext) as an AsciiText, ENCODE_TURN_BYTES at a

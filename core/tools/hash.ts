@@ -8,7 +8,8 @@ import { createHash } from 'node:crypto';
 import { BadRequestError } from '../errors.js';
 import { nextTurn } from '../event-loop.js';
 import { definePath, type FieldSpecs } from '../framework/index.js';
-import { decodeBase64, decodeBase64InTurns, isLongText } from './base64.js';
+import { decodeBase64, decodeBase64Chunks, decodeBase64InTurns, isLongText } from './base64.js';
+import { AsciiText } from '../large-text.js';
 
 /** Vault's hash names for digests → node:crypto's (sha1 is not offered by Vault's hash paths). */
 export const HASH_ALGORITHMS = {
@@ -47,13 +48,15 @@ export function hashToolPath(base: string, digest: (algorithm: NodeHashName, dat
           // An empty input is a valid one (the digest of nothing); the framework reads "" as unset.
           const text = input.input ?? (req.data.input === '' ? '' : undefined);
           if (text === undefined) throw new BadRequestError('input missing');
+          const algorithm = (HASH_ALGORITHMS as Readonly<Record<string, NodeHashName>>)[input.algorithm];
+          // An AsciiText is decoded straight into the hash, a window at a time (and checked first, as a string is, whatever else is wrong).
+          const streamed = text instanceof AsciiText ? await digestBase64(algorithm, text) : undefined;
           const long = isLongText(text);
-          const data = long ? await decodeBase64InTurns(text, 'input') : decodeBase64(text, 'input');
+          const data = streamed ? undefined : long ? await decodeBase64InTurns(text, 'input') : decodeBase64(text as string, 'input');
           const format = input.format;
           if (format !== 'hex' && format !== 'base64') throw new BadRequestError(`unsupported encoding format ${format}; must be "hex" or "base64"`);
-          const algorithm = (HASH_ALGORITHMS as Readonly<Record<string, NodeHashName>>)[input.algorithm];
           if (!algorithm) throw new BadRequestError(`unsupported algorithm ${input.algorithm}`);
-          const sum = long ? await digestInTurns(algorithm, data) : digest(algorithm, data);
+          const sum = streamed ?? (long ? await digestInTurns(algorithm, data!) : digest(algorithm, data!));
           return { data: { sum: sum.toString(format) } };
         },
       },
@@ -61,6 +64,16 @@ export function hashToolPath(base: string, digest: (algorithm: NodeHashName, dat
     synopsis: 'Generate a hash sum for input data.',
     description: 'Returns sum, the digest of the base64-decoded input with the given algorithm, as hex or base64.',
   });
+}
+
+/**
+ * The digest of an AsciiText's base64, decoded into the hash a window at a time
+ * (decodeBase64Chunks); without an algorithm the text is only checked, and an empty sum given.
+ */
+async function digestBase64(algorithm: NodeHashName | undefined, text: AsciiText): Promise<Buffer> {
+  const hash = algorithm ? createHash(algorithm) : undefined;
+  await decodeBase64Chunks(text, 'input', (bytes) => hash?.update(bytes));
+  return hash ? hash.digest() : Buffer.alloc(0);
 }
 
 /** Bytes digestInTurns hashes between turns of the event loop: a few milliseconds' work. */

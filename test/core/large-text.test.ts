@@ -10,7 +10,7 @@ import { hashToJson, hashToJsonRuns } from '../../core/audit/hash-structure.js';
 import { AuditHmac } from '../../core/audit/salt.js';
 import { compileFields } from '../../core/framework/schema.js';
 import { toWireValue } from '../../core/plugins/isolation/wire-values.js';
-import { decodeBase64InTurns, encodeBase64InTurns } from '../../core/tools/base64.js';
+import { decodeBase64, decodeBase64InTurns, encodeBase64InTurns } from '../../core/tools/base64.js';
 
 /** An AsciiText of `text` in pieces cut at `cuts`, as the builder makes one. */
 function pieced(text: string, cuts: readonly number[]): AsciiText {
@@ -51,6 +51,26 @@ describe('AsciiText', () => {
     const encoded = await encodeBase64InTurns(bytes);
     expect(encoded.toString() === bytes.toString('base64')).to.equal(true);
     expect((await decodeBase64InTurns(encoded, 'plaintext')).equals(bytes)).to.equal(true);
+  });
+
+  it('is decoded in windows with the bytes and the errors of decodeBase64, wherever a mistake stands, as a string is', async () => {
+    const good = randomBytes(3 * 1024 * 1024 + 1).toString('base64');
+    const at = [0, 17, WINDOW_CHARS - 1, WINDOW_CHARS, 2 * WINDOW_CHARS + 3, good.length - 5];
+    const cases = [good, good.slice(0, -4), `${good.slice(0, -1)}*`];
+    for (const where of at) for (const bad of ['*', '-', '_', '=', ' ', '\u00e9']) cases.push(good.slice(0, where) + bad + good.slice(where + 1));
+    cases.push(good.replace(/(.{76})/g, '$1\n'));
+    for (const text of cases) {
+      const expected = (() => {
+        try {
+          return decodeBase64(text, 'plaintext');
+        } catch (err) {
+          return (err as Error).message;
+        }
+      })();
+      const got = async (value: string | AsciiText) => decodeBase64InTurns(value, 'plaintext').catch((err: Error) => err.message);
+      expect(await got(text)).to.deep.equal(expected);
+      if (/^[\x20-\x7e]*$/.test(text) && !text.includes('\\')) expect(await got(AsciiText.ofJsonStringBytes(Buffer.from(text, 'latin1')))).to.deep.equal(expected);
+    }
   });
 
   it('refuses text JSON would have to escape, which could not be written between its quotes as it is', () => {

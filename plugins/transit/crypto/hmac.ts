@@ -8,7 +8,7 @@
 // at several times the cost of making one (bench/README.md, "Storage reads").
 import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
 import { BadRequestError, nextTurn, parseGoInt } from '../../../sdk/index.js';
-import { type HmacAlgorithm, type WasmCrypto, HASH_ALGORITHMS } from '../../../sdk/crypto.js';
+import { type HmacAlgorithm, type WasmCrypto, AsciiText, decodeBase64Chunks, HASH_ALGORITHMS } from '../../../sdk/crypto.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';
 import { decodeBase64 } from './base64.js';
@@ -57,8 +57,13 @@ const TURN_BYTES = 1536 * 1024;
  * The HMAC computeHmacs gives for one input of megabytes, TURN_BYTES at a time with a turn of the
  * event loop after each (node:crypto's streaming HMAC), so a 30 MB input holds no other client up.
  */
-export async function hmacInTurns(algorithm: HmacAlgorithmName, key: Uint8Array, data: Uint8Array): Promise<Buffer> {
+export async function hmacInTurns(algorithm: HmacAlgorithmName, key: Uint8Array, data: Uint8Array | AsciiText): Promise<Buffer> {
   const hmac = createHmac(NODE_HASH_NAMES[algorithm], createSecretKey(key));
+  // An AsciiText of base64 is decoded into the HMAC a window at a time: its bytes are never whole in memory.
+  if (data instanceof AsciiText) {
+    await decodeBase64Chunks(data, 'input', (bytes) => hmac.update(bytes));
+    return hmac.digest();
+  }
   for (let at = 0; at < data.length; at += TURN_BYTES) {
     if (at > 0) await nextTurn();
     hmac.update(data.subarray(at, at + TURN_BYTES));

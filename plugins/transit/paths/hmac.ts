@@ -86,7 +86,9 @@ async function hmacHandler(ctx: TransitContext, req: LogicalRequest, input: Hmac
   if (!batch && given === undefined) throw new BadRequestError('missing input for HMAC');
 
   const key = hmacKeyOf(policy, version);
-  if (given instanceof AsciiText || isLongText(given)) return { data: { hmac: formatHmac(version.version, await hmacInTurns(algorithm, key, await decodeBase64InTurns(given, 'input'))) } };
+  if (given instanceof AsciiText || isLongText(given)) {
+    return { data: { hmac: formatHmac(version.version, await hmacInTurns(algorithm, key, given instanceof AsciiText ? given : await decodeBase64InTurns(given, 'input'))) } };
+  }
   const items = input.batch_input ? readBatchItems(input.batch_input, ['input', 'reference']) : [{ input: given }];
   // Awaited only when to come (several slices), so a single item's answer costs no await.
   const computing = inSlices(items, MAC_COST, (slice) => {

@@ -146,7 +146,14 @@ describe('transit and the event loop', function () {
       expect(hmac).to.equal((await h.write('hmac/k', { input })).data.hmac);
       expect((await h.write('hash/sha2-256', { input: asBodyText(input) })).data.sum).to.equal(createHash('sha256').update(plaintext).digest('hex'));
       // The mistakes a string gets refused for: not base64, no prefix, a forged tag.
-      expect((await h.write('encrypt/k', { plaintext: asBodyText(`${input.slice(0, -8)}AAAA*AAA`) })).error).to.equal(`unable to decode plaintext as base64: illegal base64 data at input byte ${input.length - 4}`);
+      const malformed = `${input.slice(0, -8)}AAAA*AAA`;
+      expect((await h.write('encrypt/k', { plaintext: asBodyText(malformed) })).error).to.equal(`unable to decode plaintext as base64: illegal base64 data at input byte ${input.length - 4}`);
+      for (const path of ['hmac/k', 'hash/sha2-256', 'hash/md4']) {
+        const asString = await h.write(path, { input: malformed });
+        expect(asString.status).to.equal(400);
+        expect((await h.write(path, { input: asBodyText(malformed) })).error).to.equal(asString.error);
+      }
+      expect((await h.write('hash/md4', { input: asBodyText(input) })).error).to.equal((await h.write('hash/md4', { input })).error);
       expect((await h.write('decrypt/k', { ciphertext: asBodyText(ciphertext.slice(6)) })).error).to.equal('invalid ciphertext: no prefix');
       const cut = ciphertext.length - 40;
       const forged = ciphertext.slice(0, cut) + (ciphertext[cut] === 'A' ? 'B' : 'A') + ciphertext.slice(cut + 1);
