@@ -298,20 +298,10 @@ function withoutEmpty<T extends object>(fields: T): T {
  * reads `text` (a device's line never does), and `encodeInTurns` encodes them between turns.
  */
 export class EncodedJson extends JsonText {
-  /** Characters of text, without joining it. */
-  readonly length: number;
-  private joined: string | undefined;
   private encoded: Buffer[] | undefined;
 
   constructor(private readonly runs: readonly string[]) {
-    super(runs.length === 1 ? runs[0]! : '', (text) => JSON.parse(text));
-    let length = 0;
-    for (const run of runs) length += run.length;
-    this.length = length;
-  }
-
-  override get text(): string {
-    return this.runs.length === 1 ? this.runs[0]! : (this.joined ??= this.runs.join(''));
+    super(runs, (text) => JSON.parse(text));
   }
 
   /** The text's UTF-8, a Buffer per run. */

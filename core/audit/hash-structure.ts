@@ -312,7 +312,7 @@ class HashPass implements ScanOutput {
       this.write(omitted(plain) ? null : plain, key);
     } else if (node instanceof JsonText) {
       const mark = { text: this.text, pieces: this.pieces.length, strings: this.strings.length, flushes: this.joined.length };
-      this.stack.push({ scan: { reading: new TextScan(node.text, key, this), source: node, mark }, items: undefined, object: undefined, keys: undefined, key, next: 0, wrote: false });
+      this.stack.push({ scan: { reading: new TextScan(node.pieces, key, this), source: node, mark }, items: undefined, object: undefined, keys: undefined, key, next: 0, wrote: false });
     } else if (typeof node === 'number') {
       this.text += Number.isFinite(node) ? String(node) : 'null';
     } else if (node === null || typeof node === 'boolean') {

@@ -33,6 +33,9 @@ const BACKSLASH = '\\';
 const CHECK_EVERY = 256;
 
 export class TextScan {
+  /** The piece being read, and where. */
+  private text: string;
+  private piece = 0;
   private at = 0;
   private readonly levels: Level[] = [];
   /** The keys read last at each place in an object, with their text: a batch's objects repeat the same few. */
@@ -41,12 +44,18 @@ export class TextScan {
   private lastToken = '';
   private lastTokenText = '';
 
-  /** @param outer the nearest object key above the JsonText itself */
+  /**
+   * @param pieces the text, in the pieces of its JsonText, read one after the other; a string or
+   *   token cut between two of them makes the scan give up (the plain value is walked instead)
+   * @param outer the nearest object key above the JsonText itself
+   */
   constructor(
-    private readonly text: string,
+    private readonly pieces: readonly string[],
     private readonly outer: string | undefined,
     private readonly out: ScanOutput,
-  ) {}
+  ) {
+    this.text = pieces[0] ?? '';
+  }
 
   /**
    * Reads on until the text is done (true), `sliceUsed` says this slice of work is over (false:
@@ -54,7 +63,19 @@ export class TextScan {
    * discarded). Text that already reads as the walk writes it is handed on in runs, as it is.
    */
   run(sliceUsed: () => boolean): boolean | undefined {
+    for (;;) {
+      const read = this.runPiece(sliceUsed);
+      if (read !== true) return read;
+      if (this.piece + 1 >= this.pieces.length) return this.levels.length === 0 ? true : undefined;
+      this.text = this.pieces[++this.piece]!;
+      this.at = 0;
+    }
+  }
+
+  /** `run` within the piece being read: true once it is read to its end. */
+  private runPiece(sliceUsed: () => boolean): boolean | undefined {
     const { text, levels } = this;
+    const last = this.piece + 1 >= this.pieces.length;
     let count = 0;
     // The start of the run of text not yet handed on, which stays as it is.
     let from = this.at;
@@ -114,6 +135,8 @@ export class TextScan {
           break;
         default: {
           const end = this.tokenEnd();
+          // A number or literal may go on in the next piece.
+          if (end === text.length && !last) return undefined;
           const token = text.slice(this.at, end);
           const written = this.token(token);
           if (written === undefined) return undefined;
@@ -129,7 +152,7 @@ export class TextScan {
       this.at++;
     }
     this.copy(from, this.at);
-    return levels.length === 0 ? true : undefined;
+    return true;
   }
 
   /**

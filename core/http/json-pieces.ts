@@ -76,7 +76,7 @@ class PieceWriter {
   async value(value: unknown): Promise<void> {
     if (typeof value === 'string') await this.string(value);
     else if (value instanceof AsciiText) await this.asciiText(value);
-    else if (value instanceof JsonText) await this.jsonText(value.text);
+    else if (value instanceof JsonText) for (const piece of value.pieces) await this.jsonText(piece);
     else if (Array.isArray(value)) await this.array(value);
     else await this.object(value as Record<string, unknown>);
   }
@@ -117,8 +117,12 @@ class PieceWriter {
     await this.text('"');
   }
 
-  /** Text that is JSON already, in runs of characters. */
+  /** Text that is JSON already: a short piece as it is, a long one in runs of characters. */
   private async jsonText(text: string): Promise<void> {
+    if (text.length <= PIECE_CHARS) {
+      await this.text(text);
+      return;
+    }
     for (let at = 0; at < text.length; ) {
       let end = Math.min(text.length, at + PIECE_CHARS);
       if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end--;
@@ -192,7 +196,7 @@ function sizeOf(value: unknown, limit: number, seen?: Seen): number {
   if (typeof value === 'string' || value instanceof AsciiText) return value.length + 2;
   if (value instanceof JsonText) {
     if (seen) seen.text = true;
-    return value.text.length;
+    return value.length;
   }
   if (!walkable(value)) return 8;
   let size = 2;

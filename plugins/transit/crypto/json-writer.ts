@@ -28,7 +28,14 @@ export interface ResultFields<T> {
  * same string while the results look alike) and its value. A failed entry is `failed`'s members,
  * its error and its reference, stringified.
  */
+/**
+ * Characters of results text made one piece of the JsonText: each piece ends with an entry, so no
+ * string or number is cut; the whole is never joined into one string of megabytes on its way out.
+ */
+const PIECE_CHARS = 64 * 1024;
+
 export class ResultsText<T> {
+  private readonly pieces: string[] = [];
   private text = '';
   /** What closes the last entry written, if it was a successful one; "" otherwise. */
   private close = '';
@@ -45,6 +52,12 @@ export class ResultsText<T> {
   ) {}
 
   add(result: T | ItemError, reference: string): void {
+    if (this.text.length >= PIECE_CHARS) {
+      // The last entry's close goes with it: what follows opens with its comma.
+      this.pieces.push(this.text + this.close);
+      this.text = '';
+      this.close = '';
+    }
     if (result instanceof ItemError) {
       this.text += `${this.empty ? '[' : `${this.close},`}${JSON.stringify({ ...this.failed, error: result.message, reference })}`;
       this.close = '';
@@ -69,7 +82,10 @@ export class ResultsText<T> {
     this.empty = false;
   }
 
-  done(): string {
-    return this.empty ? '[]' : `${this.text}${this.close}]`;
+  /** The text, in pieces that each end with an entry (the last with the closing bracket). */
+  done(): string[] {
+    if (this.empty) return ['[]'];
+    this.pieces.push(`${this.text}${this.close}]`);
+    return this.pieces;
   }
 }

@@ -137,6 +137,20 @@ describe('audit HMAC pass', function () {
     }
   });
 
+  it('reads a JsonText in pieces as its whole text, and walks its plain value when a cut falls inside a string, a number or a literal', () => {
+    const hmac = new AuditHmac(SALT);
+    const text = '[{"ciphertext":"vault:v1:abc","key_version":12,"ok":true},{"ciphertext":"vault:v1:def","key_version":345,"ok":false}]';
+    const whole = hashToJson({ results: JSON.parse(text) }, hmac);
+    const between = text.indexOf(',{');
+    for (const cut of [between, between + 1, text.indexOf('abc') + 1, text.indexOf('345') + 1, text.indexOf('true') + 2, text.indexOf('12') + 1]) {
+      let made = 0;
+      const data = { results: new JsonText([text.slice(0, cut), text.slice(cut)], () => (made++, JSON.parse(text))) };
+      expect(hashToJson(data, hmac), `cut at ${cut}`).to.equal(whole);
+      // Cut between two entries, the pieces are read as they are; anywhere else the plain value is walked.
+      expect(made, `cut at ${cut}`).to.equal(cut === between || cut === between + 1 ? 0 : 1);
+    }
+  });
+
   it('walks a JsonText\'s plain value when its text would read otherwise: a key that is an array index, a key written twice', () => {
     const hmac = new AuditHmac(SALT);
     for (const text of ['{"b":"x","10":"y","a":["z"]}', '[{"a":"first","a":"second"}]']) {
@@ -230,7 +244,8 @@ describe('audit HMAC pass', function () {
     const entries: AuditEntry[] = [];
     // Whether anything read the hashed text whole (joining its runs).
     let joined = 0;
-    const text = Object.getOwnPropertyDescriptor(EncodedJson.prototype, 'text')!;
+    // The getter is JsonText's; it is watched on EncodedJson's prototype, and the watch removed after.
+    const text = Object.getOwnPropertyDescriptor(JsonText.prototype, 'text')!;
     Object.defineProperty(EncodedJson.prototype, 'text', {
       ...text,
       get(this: EncodedJson) {
@@ -257,7 +272,7 @@ describe('audit HMAC pass', function () {
       expect(Math.max(...parts.map((part) => part.length))).to.be.below(1024 * 1024);
     } finally {
       FileAuditDevice.prototype.write = write;
-      Object.defineProperty(EncodedJson.prototype, 'text', text);
+      delete (EncodedJson.prototype as { text?: string }).text;
       await broker.close();
       await dir.remove();
     }
