@@ -2,16 +2,16 @@
  * A text of megabytes kept as its bytes: a base64 plaintext or a ciphertext of tens of megabytes
  * on its way from a request body to a handler, or from a handler to the answer and the audit log.
  *
- * A JavaScript string of that size is made in one step, however it is built: copying tens of
- * megabytes into fresh memory held the event loop for 30–50 ms, and freeing it fell into the
- * garbage collector's pause (bench/README.md, "No string of megabytes"). Bytes are read where they
- * already are (the request body), or written a piece at a time, and no string longer than
- * WINDOW_CHARS is made from them unless a consumer asks for the whole text (toString, toJSON).
+ * A JavaScript string of that size is made in one step, however it is built: tens of megabytes
+ * copied into fresh memory while every other client waits, and freed in the garbage collector's
+ * pause (bench/README.md, "No string of megabytes"). Bytes are read where they already are (the
+ * request body), or written a piece at a time, and no string longer than WINDOW_CHARS is made from
+ * them unless a consumer asks for the whole text (toString, toJSON).
  *
  * Every character is printable ASCII other than `"` and `\`: the JSON text of the value is its
- * bytes between two quotes, and its UTF-8 is its bytes. The two ways in keep to that: a request
- * body's string that needed no unescaping (the JSON parser checks it), and the builder, which
- * takes base64 and checked text.
+ * bytes between two quotes, and its UTF-8 is its bytes. The two ways in keep to that: the body
+ * parser's (bodyAsciiText, for a string it found to need no unescaping; not in the SDK) and the
+ * builder, which takes base64 and checked text.
  */
 
 /** Characters of the windows `chars` and the builder make strings of: below the size V8 keeps in a heap page of its own. */
@@ -23,7 +23,7 @@ const WINDOW_RAW_BYTES = (WINDOW_CHARS / 4) * 3;
 /** What an AsciiText may hold: printable ASCII and DEL, without `"` and `\`. */
 const UNESCAPED = /^[\x20\x21\x23-\x5b\x5d-\x7f]*$/;
 
-/** The constructor, for the builder: every other way in is a named factory that says what it checked. */
+/** The constructor, for the builder and the body parser's factory below. */
 let fromPieces: (pieces: readonly Buffer[]) => AsciiText;
 
 export class AsciiText {
@@ -37,15 +37,6 @@ export class AsciiText {
     let length = 0;
     for (const piece of pieces) length += piece.length;
     this.length = length;
-  }
-
-  /**
-   * The characters of a JSON string in a request body that the parser found to need no
-   * unescaping: ASCII without `\`, and so (JSON allowing no control character or `"` in it) the
-   * text itself. The bytes are not copied.
-   */
-  static ofJsonStringBytes(bytes: Buffer): AsciiText {
-    return new AsciiText([bytes]);
   }
 
   /** The bytes, in the pieces they are kept in: the JSON writer and the audit HMAC read them as they are. */
@@ -90,6 +81,15 @@ export class AsciiText {
   toJSON(): string {
     return this.toString();
   }
+}
+
+/**
+ * The characters of a JSON string in a request body that the body parser found to need no
+ * unescaping: ASCII without `\`, and so (JSON allowing no control character or `"` in it) the
+ * text itself. The bytes are not copied, nor checked again: only the parser may call this.
+ */
+export function bodyAsciiText(bytes: Buffer): AsciiText {
+  return fromPieces([bytes]);
 }
 
 /** Builds an AsciiText a piece at a time: an encoder writes each piece between turns of the event loop. */

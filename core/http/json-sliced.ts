@@ -20,7 +20,7 @@ import { isAscii } from 'node:buffer';
 import { BadRequestError } from '../errors.js';
 import { scanJson } from '../framework/exact-json.js';
 import { nextTurn, SLICE_MS } from '../event-loop.js';
-import { AsciiText } from '../large-text.js';
+import { bodyAsciiText } from '../large-text.js';
 import { closingQuote, JsonLimitsPass, type JsonLimits } from './json-limits.js';
 
 /** Bytes of values given to one JSON.parse call, and of a large string decoded at a time. */
@@ -239,7 +239,7 @@ class SlicedParse {
     this.large = undefined;
     this.at = large.end + 1;
     const { pieces } = large;
-    if (pieces.length === 0 && large.end - large.start > ASCII_TEXT_CHARS && this.atTopMember()) this.placed(AsciiText.ofJsonStringBytes(raw.subarray(large.start, large.end)));
+    if (pieces.length === 0 && large.end - large.start > ASCII_TEXT_CHARS && this.atTopMember()) this.placed(bodyAsciiText(raw.subarray(large.start, large.end)));
     else this.placed(pieces.length === 0 ? raw.toString('latin1', large.start, large.end) : pieces.length === 1 ? pieces[0]! : pieces.join(''));
     return true;
   }

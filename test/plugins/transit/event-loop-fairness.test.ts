@@ -10,12 +10,12 @@ import { encryptBatch, encryptLarge } from '../../../plugins/transit/crypto/ciph
 import { KeyStore } from '../../../plugins/transit/keys/key-store.js';
 import { turnsDuring } from '../../helpers/event-loop.js';
 import { largeObjectBytes } from '../../helpers/heap.js';
-import { AsciiText } from '../../../core/large-text.js';
+import { AsciiText, bodyAsciiText } from '../../../core/large-text.js';
 import { TransitHarness, sharedWasm, type HarnessResult } from './harness.js';
 
 const b64 = (bytes: string | Buffer) => Buffer.from(bytes).toString('base64');
 /** A text of megabytes as the HTTP layer gives a handler a body's member of plain ASCII over a megabyte. */
-const asBodyText = (text: string) => AsciiText.ofJsonStringBytes(Buffer.from(text, 'latin1'));
+const asBodyText = (text: string) => bodyAsciiText(Buffer.from(text, 'latin1'));
 
 function batchResults(res: HarnessResult): any[] {
   return (res.response?.raw ? res.data.data : res.data).batch_results;
