@@ -62,8 +62,8 @@ export async function decodeBase64InTurns(value: string | AsciiText, field: stri
   if (value.length % 4 !== 0) return decodeBase64(String(value), field);
   const out = Buffer.allocUnsafe((value.length / 4) * 3 - paddingOf(value));
   let written = 0;
-  const whole = await eachWindow(value, field, (piece, expected) => {
-    const decoded = out.write(piece, written, expected, 'base64');
+  const whole = await eachWindow(value, field, (piece, full) => {
+    const decoded = out.write(piece, written, full, 'base64');
     written += decoded;
     return decoded;
   });
@@ -81,9 +81,9 @@ export async function decodeBase64InTurns(value: string | AsciiText, field: stri
 export async function decodeBase64Chunks(value: AsciiText, field: string, take: (bytes: Buffer) => void): Promise<void> {
   if (value.length % 4 !== 0) decodeBase64(String(value), field);
   const scratch = Buffer.allocUnsafe((DECODE_WINDOW / 4) * 3);
-  const whole = await eachWindow(value, field, (piece, expected) => {
-    const decoded = scratch.write(piece, 0, expected, 'base64');
-    if (decoded === expected) take(scratch.subarray(0, decoded));
+  const whole = await eachWindow(value, field, (piece, full) => {
+    const decoded = scratch.write(piece, 0, full, 'base64');
+    if (decoded === full) take(scratch.subarray(0, decoded));
     return decoded;
   });
   if (whole) throw new BadRequestError(`unable to decode ${field} as base64`);
@@ -101,7 +101,7 @@ function paddingOf(value: string | AsciiText): number {
  * window decoded whole; else decodeBase64 of the whole text, which throws the error a client gets,
  * or gives the bytes of a text it reads otherwise (one with newlines).
  */
-async function eachWindow(value: string | AsciiText, field: string, decode: (piece: string, expected: number) => number): Promise<Buffer | undefined> {
+async function eachWindow(value: string | AsciiText, field: string, decode: (piece: string, full: number) => number): Promise<Buffer | undefined> {
   const padding = paddingOf(value);
   let sliceStart = performance.now();
   for (let at = 0; at < value.length; at += DECODE_WINDOW) {
@@ -112,8 +112,8 @@ async function eachWindow(value: string | AsciiText, field: string, decode: (pie
     const end = Math.min(value.length, at + DECODE_WINDOW);
     // An AsciiText's window is a string of its own: no string of the whole is made.
     const piece = typeof value === 'string' ? value.slice(at, end) : value.chars(at, end);
-    const expected = ((end - at) / 4) * 3 - (end === value.length ? padding : 0);
-    if (decode(piece, expected) !== expected || piece.includes('-') || piece.includes('_')) return decodeBase64(String(value), field);
+    const full = ((end - at) / 4) * 3 - (end === value.length ? padding : 0);
+    if (decode(piece, full) !== full || piece.includes('-') || piece.includes('_')) return decodeBase64(String(value), field);
   }
   return undefined;
 }
