@@ -25,8 +25,14 @@ import { SLICE_MS } from '../event-loop.js';
 const CHECK_EVERY = 256;
 /** Strings hashed in one call of `AuditHmac.hexDigests`. */
 const HASH_CHUNK = 1024;
-/** Strings to hash the walk gathers before they are hashed and joined into a run. */
-const FLUSH_EVERY = 4096;
+/**
+ * Strings to hash the walk gathers before they are hashed and joined into a run. A batch's entry
+ * with its hash is about a hundred characters, so its runs stay under V8's large-object size
+ * (128 KiB): ordinary heap objects, which a collection copies or frees in passing. A run in a
+ * large-object page of its own costs the page's unmapping in the pause of the next full collection
+ * (bench/README.md, "No string of megabytes").
+ */
+const FLUSH_EVERY = 1024;
 /** What a hashed string's text starts with: its quote and the prefix naming the HMAC. */
 const OPEN_HASH = `"${HMAC_PREFIX}`;
 /** Hex digits of an HMAC-SHA-256 digest. */

@@ -96,6 +96,16 @@ export function cipherCost<T>(policy: KeyPolicy, decrypting: boolean, sizeOf: (i
   return { itemUs, unitUs: SYMMETRIC_BYTE_US, sizeOf };
 }
 
+/**
+ * `work` with the reading of each item before it and the writing of its answer after it: a batch
+ * worked on slice by slice from its items to its answer (batch-answer.ts, answerInSlices). `work`'s
+ * cost per byte is counted per character of the item's text, a little more than the bytes that
+ * text decodes to: an estimate on the high side only makes the slices a little shorter.
+ */
+export function fromItemToAnswer<T>(work: ItemCost<T>): ItemCost<T> {
+  return { itemUs: PARSE_ITEM_US + work.itemUs + ANSWER_COST.itemUs, unitUs: PARSE_CHAR_US + work.unitUs, sizeOf: work.sizeOf };
+}
+
 /** Opening and sealing again items of `sizeOf` bytes under `policy` (rewrap). */
 export function rewrapCost<T>(policy: KeyPolicy, sizeOf: (item: T) => number): ItemCost<T> {
   const open = cipherCost(policy, true, sizeOf);

@@ -9,9 +9,7 @@ import type { KeyTypeInfo } from '../keys/key-types.js';
 import { decodeBase64 } from './base64.js';
 import { AsciiText } from '../../../sdk/crypto.js';
 import { RSA_PADDING_SCHEMES, type DecryptItem, type LargeDecryptItem, type PaddingScheme } from './cipher.js';
-import type { ItemCost } from './costs.js';
 import { ItemError } from './item-error.js';
-import { inSlices } from './slices.js';
 
 /** One object of `batch_input`, as the client sent it. */
 export type BatchItem = Readonly<Record<string, unknown>>;
@@ -43,34 +41,6 @@ export function admitItems<P, Q, R>(
   });
   const place = (answers: readonly (R | ItemError)[]) => answers.forEach((answer, k) => (results[slots[k]!] = answer));
   return { results, requests, place };
-}
-
-/**
- * admitItems and the cipher call `run` over the admitted requests, slice by slice (inSlices): the
- * results of all items, in input order. `admit` gets each item's index in the whole batch.
- */
-export function admitInSlices<P, Q, R>(
-  parsed: readonly (P | ItemError)[],
-  cost: ItemCost<P | ItemError>,
-  admit: (item: P, index: number) => Q,
-  run: (requests: Q[]) => readonly (R | ItemError)[] | Promise<readonly (R | ItemError)[]>,
-): (R | ItemError)[] | Promise<(R | ItemError)[]> {
-  return inSlices(
-    parsed,
-    cost,
-    (slice, offset) => {
-      const { results, requests, place } = admitItems<P, Q, R>(slice, admit, offset);
-      const answers = run(requests);
-      if (!(answers instanceof Promise)) {
-        place(answers);
-        return results;
-      }
-      return answers.then((settled) => {
-        place(settled);
-        return results;
-      });
-    },
-  );
 }
 
 /** The `batch_input` items, or 400 `missing batch input to process` for an empty list. */

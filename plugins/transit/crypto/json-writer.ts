@@ -23,19 +23,24 @@ export interface ResultFields<T> {
 }
 
 /**
- * `batch_results` as JSON text, appended to one string. A successful entry appends two strings:
- * the text since the last value (the end of the entry before, a comma, the start of this one: the
- * same string while the results look alike) and its value. A failed entry is `failed`'s members,
- * its error and its reference, stringified.
- */
-/**
  * Characters of results text made one piece of the JsonText: each piece ends with an entry, so no
  * string or number is cut; the whole is never joined into one string of megabytes on its way out.
+ * A piece stays under V8's large-object size (128 KiB), so it is an ordinary heap object, and is
+ * made by one join of its parts: a flat string, not a chain of concatenations that holds every
+ * ciphertext it was made of. bench/README.md ("No string of megabytes") has what each choice
+ * cost the collector.
  */
 const PIECE_CHARS = 64 * 1024;
 
+/**
+ * `batch_results` as JSON text, in pieces. A successful entry adds two strings: the text since the
+ * last value (the end of the entry before, a comma, the start of this one: the same string while
+ * the results look alike) and its value. A failed entry is `failed`'s members, its error and its
+ * reference, stringified.
+ */
 export class ResultsText<T> {
   private readonly pieces: string[] = [];
+  /** The text of the piece being written. */
   private text = '';
   /** What closes the last entry written, if it was a successful one; "" otherwise. */
   private close = '';
@@ -54,8 +59,7 @@ export class ResultsText<T> {
   add(result: T | ItemError, reference: string): void {
     if (this.text.length >= PIECE_CHARS) {
       // The last entry's close goes with it: what follows opens with its comma.
-      this.pieces.push(this.text + this.close);
-      this.text = '';
+      this.cut(this.close);
       this.close = '';
     }
     if (result instanceof ItemError) {
@@ -85,7 +89,20 @@ export class ResultsText<T> {
   /** The text, in pieces that each end with an entry (the last with the closing bracket). */
   done(): string[] {
     if (this.empty) return ['[]'];
-    this.pieces.push(`${this.text}${this.close}]`);
+    this.cut(`${this.close}]`);
     return this.pieces;
+  }
+
+  /**
+   * The text so far, and `end`, become a piece. Appending made it a chain of concatenations that
+   * holds every string it was made of; reading a character makes V8 flatten it into one string
+   * there and then, so the ciphertexts it was made of are let go now rather than when the
+   * answer is sent.
+   */
+  private cut(end: string): void {
+    const piece = this.text + end;
+    piece.charCodeAt(0);
+    this.pieces.push(piece);
+    this.text = '';
   }
 }

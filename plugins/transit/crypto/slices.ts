@@ -23,24 +23,44 @@ export const SLICE_US = 6000;
  */
 export function inSlices<T, R>(items: readonly T[], cost: ItemCost<T>, run: (slice: readonly T[], offset: number) => R[] | Promise<R[]>): R[] | Promise<R[]> {
   const end = sliceEnd(items, 0, cost);
-  return end >= items.length ? run(items, 0) : runSlices(items, cost, run, end);
+  if (end >= items.length) return run(items, 0);
+  const results = new Array<R>(items.length);
+  return eachSlice(items, cost, run, end, (answers, start) => {
+    for (let k = 0; k < answers.length; k++) results[start + k] = answers[k]!;
+  }).then(() => results);
 }
 
-async function runSlices<T, R>(
+/**
+ * inSlices, but each slice's results go to `take` (with the index of the slice's first item) as
+ * soon as they are made, and are not kept: what a slice made is let go before the next one is
+ * worked on, so a batch of many slices never holds all of its intermediate objects at once.
+ */
+export function throughSlices<T, R>(
   items: readonly T[],
   cost: ItemCost<T>,
-  run: (slice: readonly T[], offset: number) => R[] | Promise<R[]>,
+  run: (slice: readonly T[], offset: number) => readonly R[] | Promise<readonly R[]>,
+  take: (results: readonly R[], offset: number) => void,
+): void | Promise<void> {
+  const end = sliceEnd(items, 0, cost);
+  if (end < items.length) return eachSlice(items, cost, run, end, take);
+  const answers = run(items, 0);
+  if (answers instanceof Promise) return answers.then((settled) => take(settled, 0));
+  take(answers, 0);
+}
+
+async function eachSlice<T, R>(
+  items: readonly T[],
+  cost: ItemCost<T>,
+  run: (slice: readonly T[], offset: number) => readonly R[] | Promise<readonly R[]>,
   firstEnd: number,
-): Promise<R[]> {
-  const results = new Array<R>(items.length);
+  take: (results: readonly R[], offset: number) => void,
+): Promise<void> {
   // The first slice gets a turn of its own too: what ran before it (reading the body, the
   // slices of an earlier step) may have used a slice's worth already.
   for (let start = 0, end = firstEnd; start < items.length; start = end, end = sliceEnd(items, start, cost)) {
     await nextTurn();
-    const answers = await run(items.slice(start, end), start);
-    for (let k = 0; k < answers.length; k++) results[start + k] = answers[k]!;
+    take(await run(items.slice(start, end), start), start);
   }
-  return results;
 }
 
 /** The end of the slice that starts at `start`: at least one item, then items while the budget lasts. */

@@ -4,11 +4,10 @@ import type { TransitContext } from '../context.js';
 import { encodeBase64 } from '../crypto/base64.js';
 import { encodeBase64InTurns } from '../../../sdk/crypto.js';
 import { ItemError, logItemFailures, onlyResult } from '../crypto/item-error.js';
-import { inSlices } from '../crypto/slices.js';
-import { cipherCost, readCost, textLength } from '../crypto/costs.js';
-import { admitInSlices, batchItems, checkAssociatedData, paddingScheme, parseCiphertextItem, parseLargeCiphertextItem, requireConsistentContext, type LargeParsedCiphertextItem, type ParsedCiphertextItem } from '../crypto/items.js';
+import { cipherCost, fromItemToAnswer, textLength } from '../crypto/costs.js';
+import { batchItems, checkAssociatedData, paddingScheme, parseCiphertextItem, parseLargeCiphertextItem, requireConsistentContext, type BatchItem, type LargeParsedCiphertextItem, type ParsedCiphertextItem } from '../crypto/items.js';
 import type { ResultFields } from '../crypto/json-writer.js';
-import { batchAnswer } from '../crypto/batch-answer.js';
+import { answerInSlices, BatchAnswer } from '../crypto/batch-answer.js';
 import { RSA_PADDING_SCHEMES, decryptBatch, decryptLarge, decryptOne, isLargeCiphertext, type DecryptItem, type LargeDecryptItem } from '../crypto/cipher.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 
@@ -56,24 +55,22 @@ function decrypt(ctx: TransitContext, input: DecryptInput): Promise<LogicalRespo
 async function decryptMany(ctx: TransitContext, input: DecryptInput, batch: NonNullable<DecryptInput['batch_input']>): Promise<LogicalResponse> {
   const raw = batchItems(batch);
   requireConsistentContext(raw);
-  // inSlices' answers are awaited only when they are to come (several slices).
-  const reading = inSlices(raw, readCost((item) => textLength(item.ciphertext)), (slice) => slice.map(parseCiphertextItem));
-  const parsed = reading instanceof Promise ? await reading : reading;
-
   const policy = await ctx.keys.get(input.name);
   if (!policy) throw new BadRequestError('encryption key not found');
 
-  // Plaintexts are encoded in their slice: base64 of 100,000 of them at the end would block as long as a slice.
-  const opening = admitInSlices<ParsedCiphertextItem, DecryptItem, string>(
-    parsed,
-    cipherCost(policy, true, (item) => (item instanceof ItemError ? 0 : item.ciphertext.length)),
-    (item, i) => admit(policy, item, i, `'[${i}].padding_scheme'`),
-    (requests) => decryptBatch(ctx.wasm, policy, requests).map((plaintext) => (plaintext instanceof ItemError ? plaintext : encodeBase64(plaintext))),
-  );
-  const results = opening instanceof Promise ? await opening : opening;
-  logItemFailures(ctx.logger, policy.name, results);
   // Every result carries plaintext, "" for a failed item, as clients expect (hashicorp/vault#6140).
-  return batchAnswer(raw, results, input.reference, PLAINTEXT_FIELDS, { plaintext: '' }, [], input.partial_failure_response_code);
+  const answer = new BatchAnswer<string>(raw, input.reference, PLAINTEXT_FIELDS, { plaintext: '' });
+  const opening = answerInSlices<ParsedCiphertextItem, DecryptItem, string>(
+    raw,
+    fromItemToAnswer(cipherCost(policy, true, (item: BatchItem) => textLength(item.ciphertext))),
+    (slice) => slice.map(parseCiphertextItem),
+    (item, i) => admit(policy, item, i, `'[${i}].padding_scheme'`),
+    // Plaintexts are encoded in their slice: base64 of 100,000 of them at the end would block as long as a slice.
+    (requests) => decryptBatch(ctx.wasm, policy, requests).map((plaintext) => (plaintext instanceof ItemError ? plaintext : encodeBase64(plaintext))),
+    answer,
+  );
+  logItemFailures(ctx.logger, policy.name, opening instanceof Promise ? await opening : opening);
+  return answer.response([], input.partial_failure_response_code);
 }
 
 /**

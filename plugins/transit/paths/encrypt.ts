@@ -11,9 +11,9 @@ import type { TransitContext } from '../context.js';
 import { decodeBase64, decodeBase64Each, decodeBase64InTurns, isLongText } from '../crypto/base64.js';
 import { ItemError, logItemFailures, onlyResult } from '../crypto/item-error.js';
 import { inSlices } from '../crypto/slices.js';
-import { cipherCost, readCost, textLength } from '../crypto/costs.js';
-import { admitInSlices, base64Value, batchItems, checkAssociatedData, fieldValue, itemField, paddingScheme, requireConsistentContext, textValue, type BatchItem } from '../crypto/items.js';
-import { batchAnswer, CIPHERTEXT_FIELDS } from '../crypto/batch-answer.js';
+import { cipherCost, fromItemToAnswer, readCost, textLength } from '../crypto/costs.js';
+import { base64Value, batchItems, checkAssociatedData, fieldValue, itemField, paddingScheme, requireConsistentContext, textValue, type BatchItem } from '../crypto/items.js';
+import { answerInSlices, BatchAnswer, batchAnswer, CIPHERTEXT_FIELDS } from '../crypto/batch-answer.js';
 import { RSA_PADDING_SCHEMES, NONCE_NOT_ALLOWED, encryptBatch, encryptLarge, encryptOne, isLargeItem, nonceAllowed, type EncryptItem, type LargeEncrypted } from '../crypto/cipher.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import { keyTypeInfo } from '../keys/key-types.js';
@@ -96,32 +96,37 @@ function encrypt(ctx: TransitContext, req: LogicalRequest, input: EncryptInput, 
 async function encryptMany(ctx: TransitContext, input: EncryptInput, batch: NonNullable<EncryptInput['batch_input']>, create: boolean): Promise<LogicalResponse> {
   const raw = batchItems(batch);
   const contextSet = requireConsistentContext(raw);
-  // inSlices' answers are awaited only when they are to come (several slices).
-  const reading = inSlices(raw, readCost((item) => textLength(item.plaintext)), parseSlice);
-  const parsed = reading instanceof Promise ? await reading : reading;
-
-  // A request whose every item is malformed is refused before upsert, so it creates no key.
-  if (create && parsed.every((item) => item instanceof ItemError)) {
-    return batchAnswer(raw, parsed as ItemError[], input.reference, CIPHERTEXT_FIELDS, {}, [], input.partial_failure_response_code);
-  }
-
   const warnings: string[] = [];
-  const policy = create ? await upsert(ctx, input, raw, contextSet, warnings) : await ctx.keys.get(input.name);
+  let policy: KeyPolicy | undefined;
+  if (create) {
+    // A request whose every item is malformed is refused before upsert, so it creates no key. The
+    // items are read here only to find that out; they are read again below, slice by slice (a
+    // key is created by a batch once).
+    const reading = inSlices(raw, readCost((item) => textLength(item.plaintext)), parseSlice);
+    const parsed = reading instanceof Promise ? await reading : reading;
+    if (parsed.every((item) => item instanceof ItemError)) {
+      return batchAnswer(raw, parsed as ItemError[], input.reference, CIPHERTEXT_FIELDS, {}, [], input.partial_failure_response_code);
+    }
+    policy = await upsert(ctx, input, raw, contextSet, warnings);
+  } else {
+    policy = await ctx.keys.get(input.name);
+  }
   if (!policy) throw new BadRequestError('encryption key not found');
+  const key = policy;
 
-  const sealing = admitInSlices<ParsedItem, EncryptItem, LargeEncrypted>(
-    parsed,
-    cipherCost(policy, false, (item) => (item instanceof ItemError ? 0 : item.plaintext.length)),
-    (item, i) => admit(policy, item, i, `'[${i}].padding_scheme'`),
+  const answer = new BatchAnswer<LargeEncrypted>(raw, input.reference, CIPHERTEXT_FIELDS, {});
+  const sealing = answerInSlices<ParsedItem, EncryptItem, LargeEncrypted>(
+    raw,
+    fromItemToAnswer(cipherCost(key, false, (item: BatchItem) => textLength(item.plaintext))),
+    parseSlice,
+    (item, i) => admit(key, item, i, `'[${i}].padding_scheme'`),
     // A plaintext of megabytes is a slice of its own, and is encrypted in pieces.
     (requests) =>
-      requests.length === 1 && isLargeItem(requests[0]!)
-        ? encryptLarge(ctx.wasm, policy, requests[0]!).then((result) => [result])
-        : encryptBatch(ctx.wasm, policy, requests),
+      requests.length === 1 && isLargeItem(requests[0]!) ? encryptLarge(ctx.wasm, key, requests[0]!).then((result) => [result]) : encryptBatch(ctx.wasm, key, requests),
+    answer,
   );
-  const results = sealing instanceof Promise ? await sealing : sealing;
-  logItemFailures(ctx.logger, policy.name, results);
-  return batchAnswer(raw, results, input.reference, CIPHERTEXT_FIELDS, {}, warnings, input.partial_failure_response_code);
+  logItemFailures(ctx.logger, key.name, sealing instanceof Promise ? await sealing : sealing);
+  return answer.response(warnings, input.partial_failure_response_code);
 }
 
 /**

@@ -6,12 +6,10 @@ import { BadRequestError, definePath, type FieldValues, type LogicalResponse } f
 import type { TransitContext } from '../context.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import { ItemError, logItemFailures, onlyResult } from '../crypto/item-error.js';
-import { inSlices } from '../crypto/slices.js';
-import { readCost, rewrapCost, textLength } from '../crypto/costs.js';
-import { admitInSlices, admitItems, batchItems, checkAssociatedData, itemField, paddingScheme, parseCiphertextItem, parseLargeCiphertextItem, requireConsistentContext, type BatchItem, type LargeParsedCiphertextItem, type ParsedCiphertextItem } from '../crypto/items.js';
-import { batchAnswer, CIPHERTEXT_FIELDS } from '../crypto/batch-answer.js';
+import { fromItemToAnswer, rewrapCost, textLength } from '../crypto/costs.js';
+import { admitItems, batchItems, checkAssociatedData, itemField, paddingScheme, parseCiphertextItem, parseLargeCiphertextItem, requireConsistentContext, type BatchItem, type LargeParsedCiphertextItem, type ParsedCiphertextItem } from '../crypto/items.js';
+import { answerInSlices, BatchAnswer, CIPHERTEXT_FIELDS } from '../crypto/batch-answer.js';
 import { RSA_PADDING_SCHEMES, NONCE_NOT_ALLOWED, decryptBatch, decryptLarge, encryptBatch, encryptLarge, isLargeCiphertext, nonceAllowed, type PaddingScheme, type DecryptItem, type Encrypted, type EncryptItem, type LargeDecryptItem, type LargeEncrypted } from '../crypto/cipher.js';
-import { AsciiText } from '../../../sdk/crypto.js';
 
 const REWRAP_FIELDS = {
   name: { type: 'name', description: 'Name of the key.', required: true },
@@ -77,37 +75,39 @@ async function rewrap(ctx: TransitContext, input: RewrapInput): Promise<LogicalR
         },
       ];
   requireConsistentContext(raw);
-  if (!batch && input.ciphertext instanceof AsciiText) return rewrapOnlyLarge(ctx, input.name, raw[0]!);
-  // Awaited only when to come (several slices), so a single item's answer costs no await.
-  const reading = inSlices(raw, readCost((item) => textLength(item.ciphertext)), (slice) => slice.map(parseCiphertextItem));
-  const parsed = reading instanceof Promise ? await reading : reading;
+  return batch ? rewrapMany(ctx, input, raw) : rewrapOne(ctx, input.name, raw[0]!);
+}
 
+/** A batch: read, rewrapped and answered slice by slice (answerInSlices). */
+async function rewrapMany(ctx: TransitContext, input: RewrapInput, raw: readonly BatchItem[]): Promise<LogicalResponse> {
   const policy = await ctx.keys.get(input.name);
   if (!policy) throw new BadRequestError('encryption key not found');
-
-  const rewrapping = admitInSlices<ParsedCiphertextItem, RewrapItem, LargeEncrypted>(
-    parsed,
-    rewrapCost(policy, (item) => (item instanceof ItemError ? 0 : item.ciphertext.length)),
-    (item, i) => admit(policy, item, raw[i]!, i, batch),
-    (items) => {
-      if (!batch && items.length === 1 && isLargeCiphertext(items[0]!)) return rewrapLarge(ctx, policy, items[0]!).then((result) => [result]);
-      // Both steps run on the whole slice; its plaintexts live only between them. Items that fail
-      // to open fail alone; the rest are encrypted again.
-      const opened = decryptBatch(ctx.wasm, policy, items);
-      const again = admitItems<{ plaintext: Buffer; item: RewrapItem }, EncryptItem, Encrypted>(
-        opened.map((plaintext, k) => (plaintext instanceof ItemError ? plaintext : { plaintext, item: items[k]! })),
-        ({ plaintext, item }) => ({ plaintext, context: item.context, nonce: item.nonce, aad: item.aad, keyVersion: item.keyVersion, padding: item.encryptPadding }),
-      );
-      again.place(encryptBatch(ctx.wasm, policy, again.requests));
-      for (const item of again.requests) (item.plaintext as Buffer).fill(0);
-      return again.results;
-    },
+  const answer = new BatchAnswer<LargeEncrypted>(raw, input.reference, CIPHERTEXT_FIELDS, {});
+  const rewrapping = answerInSlices<ParsedCiphertextItem, RewrapItem, LargeEncrypted>(
+    raw,
+    fromItemToAnswer(rewrapCost(policy, (item: BatchItem) => textLength(item.ciphertext))),
+    (slice) => slice.map(parseCiphertextItem),
+    (item, i) => admit(policy, item, raw[i]!, i, true),
+    (items) => rewrapBatch(ctx, policy, items),
+    answer,
   );
-  const results = rewrapping instanceof Promise ? await rewrapping : rewrapping;
-  logItemFailures(ctx.logger, policy.name, results);
+  logItemFailures(ctx.logger, policy.name, rewrapping instanceof Promise ? await rewrapping : rewrapping);
+  return answer.response([], input.partial_failure_response_code);
+}
 
-  if (!batch) return { data: CIPHERTEXT_FIELDS.plain(onlyResult(results[0]!)) };
-  return batchAnswer(raw, results, input.reference, CIPHERTEXT_FIELDS, {}, [], input.partial_failure_response_code);
+/**
+ * Items opened and sealed again, both steps on the whole slice: its plaintexts live only between
+ * them, and are wiped after. Items that fail to open fail alone; the rest are encrypted again.
+ */
+function rewrapBatch(ctx: TransitContext, policy: KeyPolicy, items: RewrapItem[]): (Encrypted | ItemError)[] {
+  const opened = decryptBatch(ctx.wasm, policy, items);
+  const again = admitItems<{ plaintext: Buffer; item: RewrapItem }, EncryptItem, Encrypted>(
+    opened.map((plaintext, k) => (plaintext instanceof ItemError ? plaintext : { plaintext, item: items[k]! })),
+    ({ plaintext, item }) => ({ plaintext, context: item.context, nonce: item.nonce, aad: item.aad, keyVersion: item.keyVersion, padding: item.encryptPadding }),
+  );
+  again.place(encryptBatch(ctx.wasm, policy, again.requests));
+  for (const item of again.requests) (item.plaintext as Buffer).fill(0);
+  return again.results;
 }
 
 /** A parsed item checked against the key, with its rewrap fields read from `source`; errors name a batch item's fields by index. */
@@ -124,16 +124,21 @@ function admit<T extends LargeParsedCiphertextItem>(policy: KeyPolicy, item: T, 
 }
 
 /**
- * A request's own ciphertext given as an AsciiText (megabytes: core/large-text.ts): the steps of
- * a batch of one, in the same order, rewrapped by rewrapLarge so that no string of it is made.
+ * A request without batch_input: the steps of a batch of one, in the same order and with the same
+ * answers. A ciphertext of megabytes (an AsciiText: core/large-text.ts) is rewrapped by
+ * rewrapLarge, so that no string of it is made.
  */
-async function rewrapOnlyLarge(ctx: TransitContext, name: string, source: BatchItem): Promise<LogicalResponse> {
+async function rewrapOne(ctx: TransitContext, name: string, source: BatchItem): Promise<LogicalResponse> {
   const parsed = parseLargeCiphertextItem(source);
   const policy = await ctx.keys.get(name);
   if (!policy) throw new BadRequestError('encryption key not found');
   let result: LargeEncrypted | ItemError;
   try {
-    result = parsed instanceof ItemError ? parsed : await rewrapLarge(ctx, policy, admit(policy, parsed, source, 0, false));
+    if (parsed instanceof ItemError) result = parsed;
+    else {
+      const item = admit(policy, parsed, source, 0, false);
+      result = isLargeCiphertext(item) ? await rewrapLarge(ctx, policy, item) : rewrapBatch(ctx, policy, [item as RewrapItem])[0]!;
+    }
   } catch (err) {
     result = ItemError.of(err);
   }
