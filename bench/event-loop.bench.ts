@@ -224,10 +224,11 @@ const ms = (m: Measured) => `${m.low.toFixed(0)}–${m.best.toFixed(0)}`;
 
 async function main(): Promise<void> {
   const targets: Record<string, Target> = {};
-  if (BASELINE) targets.before = await startTarget(BASELINE);
-  targets.after = await startTarget();
-  const names = Object.keys(targets);
+  // Started inside the try: a server that did start is stopped when the next one fails to.
   try {
+    if (BASELINE) targets.before = await startTarget(BASELINE);
+    targets.after = await startTarget();
+    const names = Object.keys(targets);
     const large = batchBody(LARGE_BATCH);
     const small = batchBody(SMALL_BATCH);
     const big = JSON.stringify({ plaintext: randomBytes((BIG_BODY_CHARS / 4) * 3).toString('base64') });

@@ -178,15 +178,22 @@ async function quotaCost(server: BenchServer): Promise<Row> {
 /** A server with the floor mount and the key every cell uses; `root` is the checkout whose build runs (default this one). */
 async function startTarget(root?: string): Promise<BenchServer> {
   const server = await startBenchServer(root, root ? process.env.BENCH_BASELINE_NODE : undefined);
-  await server.request('POST', 'sys/mounts/floor', { type: 'bench-floor' });
-  await server.request('POST', 'transit/keys/bench');
-  return server;
+  try {
+    await server.request('POST', 'sys/mounts/floor', { type: 'bench-floor' });
+    await server.request('POST', 'transit/keys/bench');
+    return server;
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
 }
 
 async function main(): Promise<void> {
   const server = await startTarget();
-  const baseline = BASELINE ? await startTarget(BASELINE) : undefined;
+  let baseline: BenchServer | undefined;
   try {
+    // Inside the try: this build's server is stopped if the baseline's fails to start.
+    baseline = BASELINE ? await startTarget(BASELINE) : undefined;
     const rows: Row[] = [];
     for (const shape of SHAPES) {
       const batch = Array.from({ length: shape.items }, () => ({ plaintext: randomBytes(shape.bytes).toString('base64') }));

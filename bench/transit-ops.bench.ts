@@ -48,20 +48,27 @@ function compared(measure: string, ours: Measured, against: string, floor: Measu
 /** A server with the keys every cell uses; `root` is the checkout whose build runs (default this one). */
 async function startTarget(root?: string): Promise<BenchServer> {
   const server = await startBenchServer(root, root ? process.env.BENCH_BASELINE_NODE : undefined);
-  await server.request('POST', 'sys/mounts/floor', { type: 'bench-floor' });
-  await server.request('POST', 'transit/keys/derived', { derived: true });
-  await server.request('POST', 'transit/keys/plain');
-  await server.request('POST', 'transit/keys/ed', { type: 'ed25519' });
-  await server.request('POST', 'transit/keys/ec', { type: 'ecdsa-p256' });
-  await server.request('POST', 'transit/keys/cmac', { type: 'aes256-cmac' });
-  return server;
+  try {
+    await server.request('POST', 'sys/mounts/floor', { type: 'bench-floor' });
+    await server.request('POST', 'transit/keys/derived', { derived: true });
+    await server.request('POST', 'transit/keys/plain');
+    await server.request('POST', 'transit/keys/ed', { type: 'ed25519' });
+    await server.request('POST', 'transit/keys/ec', { type: 'ecdsa-p256' });
+    await server.request('POST', 'transit/keys/cmac', { type: 'aes256-cmac' });
+    return server;
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
 }
 
 async function main(): Promise<void> {
   const server = await startTarget();
-  const baseline = BASELINE ? await startTarget(BASELINE) : undefined;
+  let baseline: BenchServer | undefined;
   const rows: Row[] = [];
   try {
+    // Inside the try: this build's server is stopped if the baseline's fails to start.
+    baseline = BASELINE ? await startTarget(BASELINE) : undefined;
     const headers = { 'X-Vault-Token': server.token };
     const url = (p: string) => `${server.address}/v1/${p}`;
     // The baseline server has a token of its own; each cell sends its server's.
