@@ -26,9 +26,9 @@ export interface ResultFields<T> {
  * Characters of results text made one piece of the JsonText: each piece ends with an entry, so no
  * string or number is cut; the whole is never joined into one string of megabytes on its way out.
  * A piece stays under V8's large-object size (128 KiB), so it is an ordinary heap object, and is
- * made by one join of its parts: a flat string, not a chain of concatenations that holds every
- * ciphertext it was made of. bench/README.md ("No string of megabytes") has what each choice
- * cost the collector.
+ * flattened when cut (`cut`), so it does not stay a chain of concatenations holding every
+ * ciphertext it was made of. bench/README.md ("A batch lets go of its items as it goes") has what
+ * each choice cost the collector.
  */
 const PIECE_CHARS = 64 * 1024;
 

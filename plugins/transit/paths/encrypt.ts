@@ -96,37 +96,39 @@ function encrypt(ctx: TransitContext, req: LogicalRequest, input: EncryptInput, 
 async function encryptMany(ctx: TransitContext, input: EncryptInput, batch: NonNullable<EncryptInput['batch_input']>, create: boolean): Promise<LogicalResponse> {
   const raw = batchItems(batch);
   const contextSet = requireConsistentContext(raw);
-  const warnings: string[] = [];
-  let policy: KeyPolicy | undefined;
   if (create) {
-    // A request whose every item is malformed is refused before upsert, so it creates no key. The
-    // items are read here only to find that out; they are read again below, slice by slice (a
-    // key is created by a batch once).
-    const reading = inSlices(raw, readCost((item) => textLength(item.plaintext)), parseSlice);
-    const parsed = reading instanceof Promise ? await reading : reading;
-    if (parsed.every((item) => item instanceof ItemError)) {
-      return batchAnswer(raw, parsed as ItemError[], input.reference, CIPHERTEXT_FIELDS, {}, [], input.partial_failure_response_code);
-    }
-    policy = await upsert(ctx, input, raw, contextSet, warnings);
-  } else {
-    policy = await ctx.keys.get(input.name);
+    const refusal = await refusedBeforeUpsert(raw, input);
+    if (refusal) return refusal;
   }
+  const warnings: string[] = [];
+  const policy = create ? await upsert(ctx, input, raw, contextSet, warnings) : await ctx.keys.get(input.name);
   if (!policy) throw new BadRequestError('encryption key not found');
-  const key = policy;
 
   const answer = new BatchAnswer<LargeEncrypted>(raw, input.reference, CIPHERTEXT_FIELDS, {});
   const sealing = answerInSlices<ParsedItem, EncryptItem, LargeEncrypted>(
     raw,
-    fromItemToAnswer(cipherCost(key, false, (item: BatchItem) => textLength(item.plaintext))),
+    fromItemToAnswer(cipherCost(policy, false, (item: BatchItem) => textLength(item.plaintext))),
     parseSlice,
-    (item, i) => admit(key, item, i, `'[${i}].padding_scheme'`),
+    (item, i) => admit(policy, item, i, `'[${i}].padding_scheme'`),
     // A plaintext of megabytes is a slice of its own, and is encrypted in pieces.
     (requests) =>
-      requests.length === 1 && isLargeItem(requests[0]!) ? encryptLarge(ctx.wasm, key, requests[0]!).then((result) => [result]) : encryptBatch(ctx.wasm, key, requests),
+      requests.length === 1 && isLargeItem(requests[0]!) ? encryptLarge(ctx.wasm, policy, requests[0]!).then((result) => [result]) : encryptBatch(ctx.wasm, policy, requests),
     answer,
   );
-  logItemFailures(ctx.logger, key.name, sealing instanceof Promise ? await sealing : sealing);
+  logItemFailures(ctx.logger, policy.name, sealing instanceof Promise ? await sealing : sealing);
   return answer.response(warnings, input.partial_failure_response_code);
+}
+
+/**
+ * A batch that would create its key, answered with its items' errors when every item is malformed:
+ * such a request creates no key. The items are read here only to find that out; the batch reads
+ * them again, slice by slice, once the key exists (a key is created by a batch once).
+ */
+async function refusedBeforeUpsert(raw: readonly BatchItem[], input: EncryptInput): Promise<LogicalResponse | undefined> {
+  const reading = inSlices(raw, readCost((item) => textLength(item.plaintext)), parseSlice);
+  const parsed = reading instanceof Promise ? await reading : reading;
+  if (!parsed.every((item) => item instanceof ItemError)) return undefined;
+  return batchAnswer(raw, parsed as ItemError[], input.reference, CIPHERTEXT_FIELDS, {}, [], input.partial_failure_response_code);
 }
 
 /**
