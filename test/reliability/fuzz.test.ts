@@ -7,7 +7,8 @@
  * storage (a snapshot of the physical store before and after).
  *
  * Runs per path operation: KEYWARDEN_FUZZ_RUNS (default 12), within a time limit per scope
- * (KEYWARDEN_FUZZ_SCOPE_MS). Seed: KEYWARDEN_FUZZ_SEED (a number, or "random"; fixed by default so
+ * (KEYWARDEN_FUZZ_SCOPE_MS); the run under way when an operation's share runs out is finished
+ * before the next operation starts, and counts like the others. Seed: KEYWARDEN_FUZZ_SEED (a number, or "random"; fixed by default so
  * CI is reproducible). Bodies include raw bytes (invalid UTF-8, binary with and without a type).
  *
  * Then HTTP framing on a raw socket: random sequences of well-framed requests (LIST among them,
@@ -17,6 +18,7 @@
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { inspect } from 'node:util';
 import { LOCKED_USERS_PREFIX } from '../../core/auth/lockout/user-lockout.js';
 import { MemoryStorage } from '../../storage/memory.js';
 import { HangError, send, type RawResponse } from './support/http.js';
@@ -212,42 +214,24 @@ async function fuzzOperations(server: ReliabilityServer, models: readonly PathMo
       totals.operations++;
       const started = Date.now();
       const budget = Math.max(MIN_OPERATION_MS, Math.floor((deadline - started) / remaining--));
+      // The run under way when the time limit passes: fast-check stops waiting for it, but it goes on.
+      let inFlight: Promise<void> | undefined;
       const details = await fc.check(
-        fc.asyncProperty(requestsFor(model, op, known), async (c) => {
-          const request = { ...c.request, headers: Object.fromEntries(Object.entries(c.request.headers ?? {}).map(([k, v]) => [k, v === FUZZER_TOKEN ? tokens.current : v])) };
-          const before = await snapshot(server.physical);
-          let res: RawResponse;
-          try {
-            res = await send(server.address, request, { timeoutMs: HANG_MS });
-          } catch (err) {
-            throw new Error(`${describeCase(c)}\n  → ${err instanceof HangError ? 'hang' : 'no answer'}: ${err instanceof Error ? err.message : String(err)}`);
-          }
-          totals.requests++;
-          totals.statuses.set(res.status, (totals.statuses.get(res.status) ?? 0) + 1);
-          const mode = c.mode.split(' ')[0]!;
-          totals.modes.set(mode, (totals.modes.get(mode) ?? 0) + 1);
-          try {
-            checkAnswer(c, res);
-            // A 4xx batch answer (every item failed) is a request that ran: an upsert may have created its key, as in Vault.
-            if (res.status >= 400 && !Array.isArray(res.json?.data?.batch_results)) {
-              // Written by design on a refused request: the lock of a user a failed login locks out (Vault's
-              // user lockout), and a mount's salt, made at its first use (approle hashes IDs with it).
-              const changed = diffSnapshots(before, await snapshot(server.physical)).filter(
-                (change) => !change.includes(LOCKED_USERS_PREFIX) && !/^added [^/]+\/[0-9a-f-]{36}\/salt$/.test(change),
-              );
-              expect(changed, `${describeCase(c)}\n  → ${res.status} ${clip(res.text, 200)}\n  but storage changed: ${changed.join(', ')}`).to.deep.equal([]);
-            }
-          } finally {
-            await repair(server, tokens);
-          }
-        }),
+        fc.asyncProperty(requestsFor(model, op, known), (c) => (inFlight = runCase(c))),
         { numRuns: RUNS, seed: SEED + index, endOnFailure: true, interruptAfterTimeLimit: budget },
       );
+      // It finishes here, before the next operation snapshots storage (its writes would be taken for
+      // that operation's), and what it found is a finding like any other.
+      const late = details.interrupted && inFlight ? await inFlight.then(() => undefined, (err: unknown) => (err instanceof Error ? err : new Error(inspect(err)))) : undefined;
       if (details.interrupted) totals.cut++;
       totals.slowest.push({ target: `${op.method} ${model.template}`, ms: Date.now() - started });
-      if (details.failed) {
+      // fast-check reports an operation whose time ran out before any of its runs finished as failed,
+      // with no counterexample: that is a finding only if the run the time limit cut failed.
+      if (details.failed && details.counterexample !== null) {
         const error = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
         findings.push({ target: `${op.method} ${model.template}`, text: `${clip(error, 1_200)}\n  (seed ${details.seed}, path "${details.counterexamplePath}")` });
+      } else if (late !== undefined) {
+        findings.push({ target: `${op.method} ${model.template}`, text: `${clip(late.message, 1_200)}\n  (seed ${details.seed}, the run the time limit cut)` });
       }
     }
     // The server is still up and still itself after every path.
@@ -255,6 +239,36 @@ async function fuzzOperations(server: ReliabilityServer, models: readonly PathMo
     expect(health.status, `sys/health after fuzzing ${model.template}`).to.equal(200);
   }
   return findings;
+
+  /** One case: sent, its answer checked, and storage unchanged if it was refused; then the world repaired. */
+  async function runCase(c: FuzzCase): Promise<void> {
+    const request = { ...c.request, headers: Object.fromEntries(Object.entries(c.request.headers ?? {}).map(([k, v]) => [k, v === FUZZER_TOKEN ? tokens.current : v])) };
+    const before = await snapshot(server.physical);
+    let res: RawResponse;
+    try {
+      res = await send(server.address, request, { timeoutMs: HANG_MS });
+    } catch (err) {
+      throw new Error(`${describeCase(c)}\n  → ${err instanceof HangError ? 'hang' : 'no answer'}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    totals.requests++;
+    totals.statuses.set(res.status, (totals.statuses.get(res.status) ?? 0) + 1);
+    const mode = c.mode.split(' ')[0]!;
+    totals.modes.set(mode, (totals.modes.get(mode) ?? 0) + 1);
+    try {
+      checkAnswer(c, res);
+      // A 4xx batch answer (every item failed) is a request that ran: an upsert may have created its key, as in Vault.
+      if (res.status >= 400 && !Array.isArray(res.json?.data?.batch_results)) {
+        // Written by design on a refused request: the lock of a user a failed login locks out (Vault's
+        // user lockout), and a mount's salt, made at its first use (approle hashes IDs with it).
+        const changed = diffSnapshots(before, await snapshot(server.physical)).filter(
+          (change) => !change.includes(LOCKED_USERS_PREFIX) && !/^added [^/]+\/[0-9a-f-]{36}\/salt$/.test(change),
+        );
+        expect(changed, `${describeCase(c)}\n  → ${res.status} ${clip(res.text, 200)}\n  but storage changed: ${changed.join(', ')}`).to.deep.equal([]);
+      }
+    } finally {
+      await repair(server, tokens);
+    }
+  }
 }
 
 async function fuzzScope(mounts: readonly string[], extraMounts: readonly ExtraMount[] = [], mustCover: readonly string[] = []): Promise<void> {
