@@ -177,15 +177,10 @@ async function quotaCost(server: BenchServer): Promise<Row> {
 
 /** A server with the floor mount and the key every cell uses; `root` is the checkout whose build runs (default this one). */
 async function startTarget(root?: string): Promise<BenchServer> {
-  const server = await startBenchServer(root, root ? process.env.BENCH_BASELINE_NODE : undefined);
-  try {
+  return startBenchServer(root, root ? process.env.BENCH_BASELINE_NODE : undefined, async (server) => {
     await server.request('POST', 'sys/mounts/floor', { type: 'bench-floor' });
     await server.request('POST', 'transit/keys/bench');
-    return server;
-  } catch (err) {
-    await server.stop();
-    throw err;
-  }
+  });
 }
 
 async function main(): Promise<void> {

@@ -47,19 +47,14 @@ function compared(measure: string, ours: Measured, against: string, floor: Measu
 
 /** A server with the keys every cell uses; `root` is the checkout whose build runs (default this one). */
 async function startTarget(root?: string): Promise<BenchServer> {
-  const server = await startBenchServer(root, root ? process.env.BENCH_BASELINE_NODE : undefined);
-  try {
+  return startBenchServer(root, root ? process.env.BENCH_BASELINE_NODE : undefined, async (server) => {
     await server.request('POST', 'sys/mounts/floor', { type: 'bench-floor' });
     await server.request('POST', 'transit/keys/derived', { derived: true });
     await server.request('POST', 'transit/keys/plain');
     await server.request('POST', 'transit/keys/ed', { type: 'ed25519' });
     await server.request('POST', 'transit/keys/ec', { type: 'ecdsa-p256' });
     await server.request('POST', 'transit/keys/cmac', { type: 'aes256-cmac' });
-    return server;
-  } catch (err) {
-    await server.stop();
-    throw err;
-  }
+  });
 }
 
 async function main(): Promise<void> {

@@ -24,9 +24,11 @@ export interface BenchServer {
  * (open it in Chrome DevTools, or summarise it with bench/lib/profile-summary.ts). `root` is the
  * checkout whose build runs (default this one; a benchmark may compare it with another build), and
  * `node` the Node binary it runs on (default this process's; BENCH_BASELINE_NODE sets it for a
- * baseline, to compare two Node versions on one build).
+ * baseline, to compare two Node versions on one build). `setup` (mounts, keys) runs once it serves.
+ * A server that does not start, or whose setup fails, is stopped before the error is thrown, so a
+ * benchmark that fails to start a second server (a baseline's) leaves only its first to stop.
  */
-export async function startBenchServer(root = ROOT, node = process.execPath): Promise<BenchServer> {
+export async function startBenchServer(root = ROOT, node = process.execPath, setup?: (server: BenchServer) => Promise<void>): Promise<BenchServer> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'keywarden-bench-'));
   const profileDir = process.env.BENCH_PROFILE;
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [];
@@ -36,29 +38,33 @@ export async function startBenchServer(root = ROOT, node = process.execPath): Pr
     [...profile, path.join(root, 'bin/keywarden.js'), 'server', '-dev', ...oneWorker(root), '-dev-listen-address=127.0.0.1:0', `-dev-plugin-dir=${path.join(root, 'dist/bench/plugins')}`],
     { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  const exited = new Promise((r) => child.once('exit', r));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await exited;
+    }
+    await rm(dir, { recursive: true, force: true });
+  };
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const deadline = Date.now() + 30_000;
-  while (!/Root Token: (\S+)/.test(output) || !/VAULT_ADDR='([^']+)'/.test(output)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 20));
+  try {
+    const deadline = Date.now() + 30_000;
+    while (!/Root Token: (\S+)/.test(output) || !/VAULT_ADDR='([^']+)'/.test(output)) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start:\n${output}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const startupMs = performance.now() - started;
+    const address = /VAULT_ADDR='([^']+)'/.exec(output)![1]!;
+    const token = /Root Token: (\S+)/.exec(output)![1]!;
+    const server: BenchServer = { address, token, child, startupMs, request: jsonRequest(address, () => token), stop };
+    await setup?.(server);
+    return server;
+  } catch (err) {
+    await stop();
+    throw err;
   }
-  const startupMs = performance.now() - started;
-  const address = /VAULT_ADDR='([^']+)'/.exec(output)![1]!;
-  const token = /Root Token: (\S+)/.exec(output)![1]!;
-  return {
-    address,
-    token,
-    child,
-    startupMs,
-    request: jsonRequest(address, () => token),
-    async stop() {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
 }
 
 /**

@@ -8,8 +8,9 @@
  *
  * Runs per path operation: KEYWARDEN_FUZZ_RUNS (default 12), within a time limit per scope
  * (KEYWARDEN_FUZZ_SCOPE_MS); the run under way when an operation's share runs out is finished
- * before the next operation starts, and counts like the others. Seed: KEYWARDEN_FUZZ_SEED (a number, or "random"; fixed by default so
- * CI is reproducible). Bodies include raw bytes (invalid UTF-8, binary with and without a type).
+ * before the next operation starts, and counts like the others. Seed: KEYWARDEN_FUZZ_SEED (a
+ * number, or "random"; fixed by default so CI is reproducible). Bodies include raw bytes (invalid
+ * UTF-8, binary with and without a type).
  *
  * Then HTTP framing on a raw socket: random sequences of well-framed requests (LIST among them,
  * bodies shaped like requests, Content-Length or chunked), cut into random TCP writes; every
