@@ -20,7 +20,7 @@ import { checkPluginDirectory } from './plugins/plugin-file.js';
 import type { PhysicalStorage } from '../storage/storage.js';
 import { LevelDbStorage } from '../storage/leveldb.js';
 import { MemoryStorage } from '../storage/memory.js';
-import { PostgresStorage } from '../storage/postgresql.js';
+import type { PostgresStorage } from '../storage/postgresql.js';
 import { IpcStorage } from '../storage/ipc.js';
 import { HaManager } from './ha/ha-manager.js';
 import { randomUUID } from 'node:crypto';
@@ -146,10 +146,11 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   }
   // A worker's forwarding address: its own socket, which the active worker is reached on.
   const forwardingSocket = worker?.forwardingSocket;
+  const postgres = config.storage.kind === 'postgresql' ? (await loadPostgres()).PostgresStorage : undefined;
   const ha =
     physical instanceof IpcStorage && forwardingSocket
       ? new HaManager({ storage: physical, lock: physical.ha, apiAddr: `unix:${forwardingSocket}`, logger, nodeId })
-      : physical instanceof PostgresStorage && physical.ha
+      : postgres && physical instanceof postgres && physical.ha
         ? new HaManager({ storage: physical, lock: physical.ha, apiAddr: config.apiAddr!, logger, nodeId })
         : undefined;
   const host = new Host({
@@ -289,11 +290,15 @@ async function listenOn(host: Host, config: ListenerConfig, logger: Logger, ui: 
   });
 }
 
+/** The PostgreSQL store and its driver, loaded only by a server configured with it: a server on LevelDB never loads pg. */
+const loadPostgres = (): Promise<{ PostgresStorage: typeof PostgresStorage }> => import('../storage/postgresql.js');
+
 /** The configured physical store, opened (by the primary process when there are several workers). */
 export async function openStorage(config: ServerConfig, nodeId: string, logger: Logger): Promise<PhysicalStorage> {
   const storage = config.storage;
   if (storage.kind === 'inmem') return new MemoryStorage();
   if (storage.kind === 'postgresql') {
+    const { PostgresStorage } = await loadPostgres();
     return PostgresStorage.openWhenReachable(
       {
         connectionUrl: storage.connectionUrl,

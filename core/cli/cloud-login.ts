@@ -4,9 +4,6 @@
  * the fields, the CLOUD_* variables, or the AWS SDK's default credential chain. The server
  * forwards it to its own configured STS endpoint, never to the URL in the request.
  */
-import { Hash } from '@smithy/hash-node';
-import { SignatureV4 } from '@smithy/signature-v4';
-import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { UsageError } from './client.js';
 
 const BODY = 'Action=GetCallerIdentity&Version=2011-06-15';
@@ -21,6 +18,9 @@ function field(fields: Record<string, unknown>, name: string): string | undefine
 }
 
 export async function cloudLoginBody(fields: Record<string, unknown>, env: NodeJS.ProcessEnv): Promise<Record<string, unknown>> {
+  // Loaded here, not with the CLI: every command, the server included, would otherwise load the
+  // AWS SDK's signer and credential chain (megabytes of heap that every full collection marks).
+  const [{ Hash }, { SignatureV4 }, { defaultProvider }] = await Promise.all([import('@smithy/hash-node'), import('@smithy/signature-v4'), import('@aws-sdk/credential-provider-node')]);
   const known = new Set(['role', 'header_value', 'region', 'sts_endpoint', 'access_key', 'secret_key', 'session_token']);
   for (const key of Object.keys(fields)) if (!known.has(key)) throw new UsageError(`unknown login field "${key}" (known: ${[...known].join(', ')})`);
   const region = field(fields, 'region') ?? env.CLOUD_REGION ?? 'us-east-1';

