@@ -3,6 +3,7 @@
  * and a secret ID. This file wires the paths, the renewal hook and the periodic tidy for one mount.
  */
 import { FrameworkBackend, type AnyPathDefinition, type PluginContext, type PluginManifest } from '../../sdk/index.js';
+import { APPROLE_PLUGIN } from './manifest.js';
 import { AppRoleContext } from './context.js';
 import { Tidier } from './tidy.js';
 import { renewLogin } from './renew.js';
@@ -65,10 +66,4 @@ export function createAppRoleBackend(plugin: PluginContext): FrameworkBackend {
   });
 }
 
-export const appRolePlugin: PluginManifest = {
-  name: 'approle',
-  kind: 'auth',
-  version: '0.1.0',
-  description: 'AppRole login: a role ID and a secret ID, for machines and applications.',
-  factory: (context) => createAppRoleBackend(context),
-};
+export const appRolePlugin: PluginManifest = { ...APPROLE_PLUGIN, factory: (context) => createAppRoleBackend(context) };

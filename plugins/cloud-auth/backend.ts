@@ -4,6 +4,7 @@
  * clients, the renewal hook and the periodic tidy for one mount.
  */
 import { BadRequestError, CoercionError, FrameworkBackend, parseBool, type AnyPathDefinition, type PluginConfig, type PluginContext, type PluginManifest, KeyedLock, timeoutFromEnv } from '../../sdk/index.js';
+import { CLOUD_PLUGIN, AWS_PLUGIN } from './manifest.js';
 import { ArnCache, type CloudAuthContext } from './context.js';
 import { readClientConfig, readStsRole } from './client-config.js';
 import { SdkCloudProvider } from './provider/sdk-provider.js';
@@ -110,21 +111,7 @@ export function readSettings(config: PluginConfig): CloudAuthSettings {
   }
 }
 
+export const cloudAuthPlugin: PluginManifest = { ...CLOUD_PLUGIN, factory: (context) => createCloudAuthBackend(context) };
 
-export const cloudAuthPlugin: PluginManifest = {
-  name: 'cloud',
-  kind: 'auth',
-  version: '0.1.0',
-  description: 'Cloud-identity login: iam (signed GetCallerIdentity) and ec2 (signed instance identity documents).',
-  factory: (context) => createCloudAuthBackend(context),
-};
-
-/**
- * The same method under Vault's type name: Vault scripts and Terraform enable `aws` auth mounts, and
- * a mount keeps the type it was enabled with, so reading it back shows no drift.
- */
-export const awsAuthPlugin: PluginManifest = {
-  ...cloudAuthPlugin,
-  name: 'aws',
-  description: 'The cloud auth method under Vault\'s type name "aws" (same paths, fields and logins).',
-};
+/** The same plugin under another type name (manifest.ts says why). */
+export const awsAuthPlugin: PluginManifest = { ...AWS_PLUGIN, factory: (context) => createCloudAuthBackend(context) };

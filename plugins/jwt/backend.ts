@@ -4,6 +4,7 @@
  * through their identity provider's OIDC authorization-code flow. This file wires one mount.
  */
 import { FrameworkBackend, timeoutFromEnv, type PluginContext, type PluginManifest } from '../../sdk/index.js';
+import { JWT_PLUGIN, OIDC_PLUGIN } from './manifest.js';
 import { ConfiguredKeys, type JwtAuthContext } from './context.js';
 import { PendingLogins } from './pending-logins.js';
 import { STORAGE_KEYS } from './storage.js';
@@ -44,18 +45,7 @@ export function createJwtBackend(plugin: PluginContext, options: JwtAuthOptions 
   });
 }
 
+export const jwtAuthPlugin: PluginManifest = { ...JWT_PLUGIN, factory: (context) => createJwtBackend(context) };
 
-export const jwtAuthPlugin: PluginManifest = {
-  name: 'jwt',
-  kind: 'auth',
-  version: '0.1.0',
-  description: 'JWT and OIDC login: tokens verified with configured keys, JWKS or OIDC discovery; the OIDC authorization-code flow.',
-  factory: (context) => createJwtBackend(context),
-};
-
-/** The same method under Vault's other type name: Vault mounts it as `oidc` for people signing in. */
-export const oidcAuthPlugin: PluginManifest = {
-  ...jwtAuthPlugin,
-  name: 'oidc',
-  description: 'The JWT/OIDC auth method under the type name "oidc" (same paths, fields and logins).',
-};
+/** The same plugin under another type name (manifest.ts says why). */
+export const oidcAuthPlugin: PluginManifest = { ...OIDC_PLUGIN, factory: (context) => createJwtBackend(context) };

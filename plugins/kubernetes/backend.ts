@@ -3,6 +3,7 @@
  * account token, which the cluster's API server reviews. This file wires one mount.
  */
 import { FrameworkBackend, timeoutFromEnv, type PluginContext, type PluginManifest } from '../../sdk/index.js';
+import { KUBERNETES_PLUGIN } from './manifest.js';
 import type { KubernetesAuthContext } from './context.js';
 import { POD_SERVICE_ACCOUNT_DIR, PodServiceAccount } from './pod-files.js';
 import { configPath } from './paths/config.js';
@@ -36,11 +37,4 @@ export function createKubernetesBackend(plugin: PluginContext, options: Kubernet
   });
 }
 
-
-export const kubernetesAuthPlugin: PluginManifest = {
-  name: 'kubernetes',
-  kind: 'auth',
-  version: '0.1.0',
-  description: 'Kubernetes service account login, checked by the API server\'s TokenReview.',
-  factory: (context) => createKubernetesBackend(context),
-};
+export const kubernetesAuthPlugin: PluginManifest = { ...KUBERNETES_PLUGIN, factory: (context) => createKubernetesBackend(context) };

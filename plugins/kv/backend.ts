@@ -5,6 +5,7 @@
  * cannot serve versioned data.
  */
 import { FrameworkBackend, KeyedLock, type AnyPathDefinition, type PluginContext, type PluginManifest } from '../../sdk/index.js';
+import { KV_PLUGIN, GENERIC_PLUGIN } from './manifest.js';
 import type { KvContext } from './context.js';
 import { CONFIG_KEY, KvConfigCache } from './store.js';
 import { upgradeToVersioned, holdsVersionedData } from './upgrade.js';
@@ -48,20 +49,7 @@ export async function createKvBackend(plugin: PluginContext): Promise<FrameworkB
   });
 }
 
-export const kvPlugin: PluginManifest = {
-  name: 'kv',
-  kind: 'secret',
-  version: '0.1.0',
-  description: "Vault's key/value secrets engine: plain (version 1) or versioned (version 2).",
-  factory: createKvBackend,
-};
+export const kvPlugin: PluginManifest = { ...KV_PLUGIN, factory: createKvBackend };
 
-/**
- * `generic`: the type name Vault's key/value store had before `kv`, which Vault still mounts (as
- * version 1) and older clients and tests still send.
- */
-export const genericPlugin: PluginManifest = {
-  ...kvPlugin,
-  name: 'generic',
-  description: "The key/value secrets engine under its older type name \"generic\" (kv version 1 unless options.version=2).",
-};
+/** The same plugin under another type name (manifest.ts says why). */
+export const genericPlugin: PluginManifest = { ...GENERIC_PLUGIN, factory: createKvBackend };

@@ -6,6 +6,7 @@
  * expiry, revokes the certificate (`revokeSecret`).
  */
 import { FrameworkBackend, KeyedLock, type PluginContext, type PluginManifest } from '../../sdk/index.js';
+import { PKI_PLUGIN } from './manifest.js';
 import type { PkiContext } from './context.js';
 import { revokeCertificate } from './crl.js';
 import { CERT_SECRET_TYPE } from './issue.js';
@@ -48,10 +49,4 @@ export function createPkiBackend(plugin: PluginContext): FrameworkBackend {
   });
 }
 
-export const pkiPlugin: PluginManifest = {
-  name: 'pki',
-  kind: 'secret',
-  version: '0.1.0',
-  description: "Vault's PKI secrets engine: a root CA per mount, roles, issue and sign, revocation and the CRL.",
-  factory: createPkiBackend,
-};
+export const pkiPlugin: PluginManifest = { ...PKI_PLUGIN, factory: createPkiBackend };

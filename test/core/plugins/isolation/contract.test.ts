@@ -138,7 +138,7 @@ for (const contract of CASES) {
       const file = path.join(DIST, contract.module);
       manifest = ((await import(file)) as Record<string, PluginManifest>)[contract.exportName]!;
       dir = await tempDir('keywarden-contract-');
-      const builtin = BUILTIN_PLUGINS.includes(manifest);
+      const builtin = BUILTIN_PLUGINS.some((p) => p.name === manifest.name);
       server = await startUnsealedServer({ pluginDirectory: dir.path, plugins: builtin ? [notesPlugin] : [notesPlugin, manifest] });
       const { client } = server;
       const isolatedName = `${manifest.name}-isolated`;
