@@ -146,7 +146,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   }
   // A worker's forwarding address: its own socket, which the active worker is reached on.
   const forwardingSocket = worker?.forwardingSocket;
-  const postgres = config.storage.kind === 'postgresql' ? (await loadPostgres()).PostgresStorage : undefined;
+  // A worker's store is the primary's (IpcStorage): only the process that opened PostgreSQL loads its driver.
+  const postgres = config.storage.kind === 'postgresql' && !(physical instanceof IpcStorage) ? (await loadPostgres()).PostgresStorage : undefined;
   const ha =
     physical instanceof IpcStorage && forwardingSocket
       ? new HaManager({ storage: physical, lock: physical.ha, apiAddr: `unix:${forwardingSocket}`, logger, nodeId })

@@ -7,6 +7,8 @@
 import { createRequire } from 'node:module';
 import { UsageError } from './client.js';
 
+const require = createRequire(import.meta.url);
+
 export type OutputFormat = 'table' | 'json' | 'yaml';
 
 export interface Io {
@@ -222,7 +224,7 @@ function secretRows(secret: Secret): [string, unknown][] {
 function serialized(format: 'json' | 'yaml', value: unknown): string {
   if (format === 'json') return JSON.stringify(value ?? null, null, 2);
   // Required when first asked for: the server loads every CLI module, and has no use for YAML.
-  const YAML = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+  const YAML = require('yaml') as typeof import('yaml');
   return YAML.stringify(value ?? null, { sortMapEntries: true, indentSeq: false }).trim();
 }
 

@@ -5,12 +5,14 @@
  */
 import { createRequire } from 'node:module';
 
+// yaml is required on the first selector: a server without a Kubernetes login method never loads it.
+const require = createRequire(import.meta.url);
+
 /** The labels a namespace must carry; throws with the reason when the selector is not one. */
 export function parseSelector(text: string): Record<string, string> {
   let doc: unknown;
   try {
-    // Required on the first selector: a server without a Kubernetes login method never loads it.
-    doc = (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
+    doc = (require('yaml') as typeof import('yaml')).parse(text);
   } catch (err) {
     throw new Error(`not JSON or YAML: ${(err as Error).message.split('\n')[0]}`);
   }
