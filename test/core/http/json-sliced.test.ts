@@ -71,7 +71,7 @@ describe('large request bodies parsed in slices', () => {
   });
 
   it('decodes a string larger than a slice with its escapes and multi-byte characters wherever the pieces are cut', async () => {
-    for (const unit of ['é', '\ud83d\ude00', '\\', '"', '\n', '\u0001', 'a\\u00e9', '\u20ac']) {
+    for (const unit of ['é', '\ud83d\ude00', '\\', '"', '\n', '\u0001', 'a\\u00e9', '\u20ac', '\u007f']) {
       const value = unit.repeat(Math.ceil(300_000 / unit.length)) + 'end';
       const text = JSON.stringify({ plaintext: value });
       expect(await sliced(text)).to.deep.equal({ plaintext: value }, JSON.stringify(unit));
@@ -100,6 +100,11 @@ describe('large request bodies parsed in slices', () => {
       `[${filler}]]`,
       `[${filler}] x`,
       `["${'g'.repeat(100_000)}\u0001"]`,
+      // A raw control character (JSON takes them only escaped) in a middle piece of a string the
+      // body's own member holds, which is kept as its bytes, and of one inside an array.
+      `{"plaintext":"${'g'.repeat(300_000)}\u0001${'g'.repeat(300_000)}"}`,
+      `{"plaintext":"${'g'.repeat(300_000)}\t${'g'.repeat(300_000)}"}`,
+      `["${'g'.repeat(300_000)}\u001f${'g'.repeat(300_000)}"]`,
       `["${'g'.repeat(100_000)}`,
       `[${filler},{"a":1,}]`,
       `[${filler},tru]`,
