@@ -12,10 +12,10 @@
  * So `keywarden server` (bin/keywarden.js, before it loads the CLI or opens anything) starts its own
  * program again in the same process (`process.execve`: same PID, same standard streams, same
  * environment) with `--v8-pool-size` set to the cores it may use, when that is fewer than Node's 4.
- * Workers are forked with the primary's Node flags, so they inherit it. It stands aside when the operator chose a size (`--v8-pool-size`
- * on Node's command line or in `NODE_OPTIONS`), when this process has an IPC channel (a cluster
- * worker, or a program that forked the server: execve would close the channel), and where Node has
- * no execve (Windows) or the permission model forbids it.
+ * Workers are forked with the primary's Node flags, so they inherit it. It stands aside when the
+ * operator chose a size (`--v8-pool-size` on Node's command line or in `NODE_OPTIONS`), when this
+ * process has an IPC channel (a cluster worker, or a program that forked the server: execve would
+ * close the channel), and where Node has no execve (Windows) or the permission model forbids it.
  */
 import os from 'node:os';
 
