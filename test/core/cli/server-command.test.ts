@@ -14,6 +14,7 @@ import { canChown, expectPrivateTree, octal, openUp } from '../../helpers/files.
 import { createTestCa, tlsRequest } from '../../helpers/tls.js';
 import { createTestDatabase } from '../../helpers/postgres.js';
 import { TcpProxy } from '../../ha/tcp-proxy.js';
+import { EXTERNAL_MEMORY_FLAG, EXTERNAL_MEMORY_V8 } from '../../../core/start-flags.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../bin/keywarden.js');
 
@@ -28,13 +29,13 @@ interface Running {
  * A dev server stores its root token for the CLI: in `cwd`, not the user's home. `server` runs
  * one worker unless the test asks for more.
  */
-function run(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Running {
+function run(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}, nodeFlags: string[] = []): Running {
   const previous = process.umask(0o022);
   let child: ChildProcess;
   const argv = args[0] === 'server' && !args.some((arg) => arg.startsWith('-workers')) ? ['server', '-workers=1', ...args.slice(1)] : args;
   try {
     const { VAULT_DEV_ROOT_TOKEN_ID: _machine, ...inherited } = process.env;
-    child = spawn(process.execPath, [BIN, ...argv], {
+    child = spawn(process.execPath, [...nodeFlags, BIN, ...argv], {
       cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...inherited, KEYWARDEN_TOKEN_FILE: path.join(cwd, '.keywarden-token'), ...env },
@@ -348,11 +349,14 @@ describe('keywarden server (process)', function () {
       expect(loaded.filter((name) => lazy.includes(name) || name.startsWith('@aws-sdk/') || name.startsWith('@smithy/'))).to.deep.equal([]);
     }));
 
-  it("runs V8's helper threads on as many threads as the machine has cores, up to Node's 4, in the process it was started as; an operator's --v8-pool-size stands", async function () {
-    // Fewer helpers than Node's 4 on a small machine: bench/README.md, "V8's thread pool, sized to the cores".
+  it("starts Node again in the same process with V8's helper threads sized to the cores, up to Node's 4, and Buffers counted in V8's heap limit; an operator's choice of either stands", async function () {
+    // Fewer helpers than Node's 4 on a small machine: bench/README.md, "V8's thread pool, sized to the cores";
+    // the external-memory flag: bench/README.md, "Buffers counted in the heap's limit".
     if (process.platform !== 'linux') this.skip();
     const helpers = (pid: number) =>
       readdirSync(`/proc/${pid}/task`).filter((task) => readFileSync(`/proc/${pid}/task/${task}/comm`, 'utf8').trim() === 'V8Worker').length;
+    const commandLine = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const measuredV8 = Number.parseInt(process.versions.v8, 10) === EXTERNAL_MEMORY_V8;
     await inTempDir(async (cwd, dataDir) => {
       const config = await levelDbConfig(cwd, dataDir);
       const sized = run(['server', '-config', config], cwd);
@@ -360,12 +364,14 @@ describe('keywarden server (process)', function () {
       // The process the test started is the one serving: it was replaced in place, not forked.
       expect((await request(address, 'GET', 'sys/health')).status).to.equal(501);
       expect(helpers(sized.child.pid!)).to.equal(Math.min(4, os.availableParallelism()));
+      expect(commandLine(sized.child.pid!).includes(EXTERNAL_MEMORY_FLAG)).to.equal(measuredV8);
       await stop(sized);
 
-      const chosen = run(['server', '-config', config], cwd, { NODE_OPTIONS: '--v8-pool-size=3' });
+      const chosen = run(['server', '-config', config], cwd, { NODE_OPTIONS: '--v8-pool-size=3' }, ['--no-external-memory-accounted-in-global-limit']);
       await listeningAddress(chosen);
       expect(helpers(chosen.child.pid!)).to.equal(3);
-      expect(readFileSync(`/proc/${chosen.child.pid!}/cmdline`, 'utf8').split('\0')).to.not.include('--v8-pool-size=2');
+      expect(commandLine(chosen.child.pid!)).to.not.include('--v8-pool-size=2');
+      expect(commandLine(chosen.child.pid!)).to.not.include(EXTERNAL_MEMORY_FLAG);
       await stop(chosen);
     });
   });
