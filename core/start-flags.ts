@@ -35,8 +35,9 @@ import os from 'node:os';
 /** Node's own pool size (`--v8-pool-size`'s default). */
 export const NODE_POOL_SIZE = 4;
 
-/** The flag that counts ArrayBuffers' memory in V8's heap limit, and the V8 major version it was measured on. */
+/** The flag that counts ArrayBuffers' memory in V8's heap limit. */
 export const EXTERNAL_MEMORY_FLAG = '--external-memory-accounted-in-global-limit';
+/** The V8 major version that flag was measured on (Node 24's). */
 export const EXTERNAL_MEMORY_V8 = 13;
 
 export interface StartFacts {
