@@ -17,6 +17,7 @@ import type { WorkerLink } from '../../cluster/worker-link.js';
 import { randomUUID } from 'node:crypto';
 import { MemoryReclaim, MEMORY_RECLAIM_DEFAULTS } from '../../memory-reclaim.js';
 import { YoungGenerationCap, YOUNG_GENERATION_CAP_BYTES } from '../../young-generation.js';
+import { mapLargeAllocations } from '../../native-heap.js';
 
 /** How long SIGINT and SIGTERM let requests in flight finish before their connections are cut. */
 export const DRAIN_TIMEOUT_MS = 10_000;
@@ -71,6 +72,9 @@ async function runServer(opts: ServerOptions): Promise<number> {
   // is then private to its user. Set here, not in startServer: the umask is process-wide, and
   // programs embedding the server keep their own.
   process.umask(0o077);
+  // Buffers of megabytes get mappings of their own, so that freeing one on V8's helper threads
+  // never holds the event loop's next allocation (core/native-heap.ts); process-wide too.
+  mapLargeAllocations();
   const worker = WorkerLink.ofThisProcess();
   if (worker) {
     // The server has stopped (or never started): the worker ends here with its code, since
