@@ -4,14 +4,14 @@
  * `malloc_trim(0)`, which hands its free memory back to the system, and its mmap threshold
  * (`mapLargeAllocations`, below).
  *
- * Why the trim is needed (docs/deployment.md, "Memory"): the buffers a burst of requests used (bodies,
- * answers, ArrayBuffers' backing stores) are malloc'd from glibc's main heap, and once they are
- * freed glibc keeps the pages: it gives back on its own only the free space at the heap's top, and a
- * heap a burst left with a few live chunks here and there has no free top to speak of. Measured
- * once quiet after batch encryption, 68–82 MB of a worker's resident set was such freed heap.
- * `malloc_trim(0)` also releases the free pages inside the heap (`madvise(MADV_DONTNEED)`); the
- * malloc(3) environment settings that come closest instead cost a quarter of the batch throughput
- * (README, Performance).
+ * Why the trim is needed (docs/deployment.md, "Memory"): the buffers under a megabyte that a burst
+ * of requests used (a body's pieces, answers, ArrayBuffers' backing stores) are malloc'd from glibc's
+ * main heap, and once they are freed glibc keeps the pages: it gives back on its own only the free
+ * space at the heap's top, and a heap a burst left with a few live chunks here and there has no free
+ * top to speak of. Measured once quiet after batch encryption, 68–82 MB of a worker's resident set
+ * was such freed heap. `malloc_trim(0)` also releases the free pages inside the heap
+ * (`madvise(MADV_DONTNEED)`); the malloc(3) environment settings that come closest instead cost a
+ * quarter of the batch throughput (README, Performance).
  *
  * Elsewhere (musl, macOS, Windows, or koffi not installed) there are no such calls: the caller goes
  * without.
