@@ -24,16 +24,23 @@ const WINDOW_RAW_BYTES = (WINDOW_CHARS / 4) * 3;
 const UNESCAPED = /^[\x20\x21\x23-\x5b\x5d-\x7f]*$/;
 
 /** The constructor, for the builder and the body parser's factory below. */
-let fromPieces: (pieces: readonly Buffer[]) => AsciiText;
+let fromPieces: (pieces: readonly Buffer[], oneAnswer: boolean) => AsciiText;
 
 export class AsciiText {
   readonly length: number;
 
   static {
-    fromPieces = (pieces) => new AsciiText(pieces);
+    fromPieces = (pieces, oneAnswer) => new AsciiText(pieces, oneAnswer);
   }
 
-  private constructor(private readonly pieces: readonly Buffer[]) {
+  /**
+   * @param oneAnswer the pieces are this text's own and it goes out in one answer (the builder's):
+   * the answer gives their memory back once it has been sent (core/buffer-release.ts).
+   */
+  private constructor(
+    private readonly pieces: readonly Buffer[],
+    readonly oneAnswer = false,
+  ) {
     let length = 0;
     for (const piece of pieces) length += piece.length;
     this.length = length;
@@ -69,6 +76,7 @@ export class AsciiText {
       if (offset + piece.length > start) pieces.push(start > offset ? piece.subarray(start - offset) : piece);
       offset += piece.length;
     }
+    // Shares the bytes: what is given back is given back with the text they came from.
     return new AsciiText(pieces);
   }
 
@@ -89,10 +97,15 @@ export class AsciiText {
  * text itself. The bytes are not copied, nor checked again: only the parser may call this.
  */
 export function bodyAsciiText(bytes: Buffer): AsciiText {
-  return fromPieces([bytes]);
+  return fromPieces([bytes], false);
 }
 
-/** Builds an AsciiText a piece at a time: an encoder writes each piece between turns of the event loop. */
+/**
+ * Builds an AsciiText a piece at a time: an encoder writes each piece between turns of the event
+ * loop. The text is for one answer: once an answer carrying it has gone out, the memory of its
+ * pieces is given back (core/buffer-release.ts, through core/http/json-pieces.ts), and the text
+ * reads as empty from then on. A plugin that keeps it for later keeps `toString()` instead.
+ */
 export class AsciiTextBuilder {
   private readonly pieces: Buffer[] = [];
 
@@ -116,6 +129,6 @@ export class AsciiTextBuilder {
   }
 
   build(): AsciiText {
-    return fromPieces(this.pieces);
+    return fromPieces(this.pieces, true);
   }
 }

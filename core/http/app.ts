@@ -9,7 +9,8 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from 'pino';
 import type { BodyAllowance, Host, HostResponse } from '../host.js';
-import { BadRequestError, httpStatusOf, publicMessageOf } from '../errors.js';
+import { BadRequestError, DeadlineExceededError, httpStatusOf, publicMessageOf } from '../errors.js';
+import { RELEASE_BYTES, releaseBuffer } from '../buffer-release.js';
 import { DEFAULT_MAX_REQUEST_SIZE, DEFAULT_MAX_UNAUTHENTICATED_REQUEST_SIZE, parseBody, readBody, type BodyLimit } from './body.js';
 import { jsonBody } from './json-pieces.js';
 import { DEFAULT_JSON_LIMITS, type JsonLimits } from './json-limits.js';
@@ -93,6 +94,7 @@ export function createApp(host: AppHost, options: AppOptions): Koa {
     let response: HostResponse;
     let streamed = false;
     let unread = false;
+    let raw: Buffer | undefined;
     try {
       const method = listedMethod(ctx.method, ctx.req.headers);
       const path = decodePath(ctx.path.slice('/v1/'.length));
@@ -101,7 +103,6 @@ export function createApp(host: AppHost, options: AppOptions): Koa {
       // A snapshot's bytes go to the handler unread, once the request is authorized; no size limit
       // applies (snapshots outgrow any sensible one), and only a sudo token gets that far.
       streamed = !METHODS_WITHOUT_BODY.has(ctx.method) && host.takesBinaryBody(path);
-      let raw: Buffer | undefined;
       if (!METHODS_WITHOUT_BODY.has(ctx.method) && !streamed) {
         let allowance = host.bodyAllowance({ path, headers, remoteAddress, unauthenticatedMetrics });
         if (allowance instanceof Promise) allowance = await allowance;
@@ -137,6 +138,10 @@ export function createApp(host: AppHost, options: AppOptions): Koa {
     // A body left unread (too large, refused before the handler read it, or before it was
     // authenticated) is not drained: the connection ends once the answer is out (closeUnread).
     if ((streamed || unread || response.status === 413) && !ctx.req.readableEnded) closeUnread(ctx);
+    // The body's bytes (which a large string of it is read from in place: core/large-text.ts) are
+    // given back once the answer is out, unless the deadline left the handler running: it may
+    // still read them.
+    if (raw !== undefined && response.status !== DeadlineExceededError.status) giveBackWhenSent(ctx, [raw]);
     return send(ctx, response);
   });
 
@@ -219,8 +224,22 @@ function send(ctx: Koa.Context, response: HostResponse): void | Promise<void> {
     ctx.body = body;
     return;
   }
-  return body.then((pieces) => {
+  return body.then(({ pieces, own }) => {
     ctx.body = Readable.from(pieces);
     ctx.length = pieces.reduce((total, piece) => total + piece.length, 0);
+    giveBackWhenSent(ctx, own);
+  });
+}
+
+/**
+ * Gives back the memory of buffers of megabytes that only this answer holds once it has gone out
+ * (core/buffer-release.ts), rather than at a garbage collection: when the response closes, every
+ * piece has been handed to the socket or the connection is gone. An answer that closed already is
+ * left to the collector.
+ */
+function giveBackWhenSent(ctx: Koa.Context, buffers: readonly Buffer[]): void {
+  if (ctx.res.closed || !buffers.some((buffer) => buffer.length >= RELEASE_BYTES)) return;
+  ctx.res.once('close', () => {
+    for (const buffer of buffers) releaseBuffer(buffer);
   });
 }

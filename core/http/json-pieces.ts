@@ -24,11 +24,22 @@ import { AsciiText } from '../large-text.js';
 /** Characters per piece: serialising and encoding one takes a few milliseconds. */
 export const PIECE_CHARS = 1024 * 1024;
 
+/** A large body's JSON: the pieces to send in order, and which of them are the answer's own. */
+export interface JsonPieces {
+  readonly pieces: readonly Buffer[];
+  /**
+   * The pieces no one else holds: those written here, and those of an AsciiText made for this one
+   * answer. Once the answer has gone out their memory may be given back (core/buffer-release.ts);
+   * a piece that is a view of something else (a request body's bytes) is not among them.
+   */
+  readonly own: readonly Buffer[];
+}
+
 /**
  * The body in one Buffer, at once, when it is small (most are: they cost what they did before),
  * else the pieces to be sent in order, once made.
  */
-export function jsonBody(value: unknown): Buffer | Promise<Buffer[]> {
+export function jsonBody(value: unknown): Buffer | Promise<JsonPieces> {
   const seen: Seen = { text: false };
   if (!(walkable(value) || value instanceof JsonText) || sizeOf(value, PIECE_CHARS, seen) <= PIECE_CHARS) {
     // A body that is not large was walked whole by sizeOf, so `seen` tells whether it holds JsonText.
@@ -61,16 +72,17 @@ function textOf(value: unknown): string | undefined {
   return `{${members.join(',')}}`;
 }
 
-async function inPieces(value: unknown): Promise<Buffer[]> {
+async function inPieces(value: unknown): Promise<JsonPieces> {
   // The work that made the body may have used up a piece's worth of time already.
   await nextTurn();
   const writer = new PieceWriter();
   await writer.value(value);
-  return writer.pieces;
+  return { pieces: writer.pieces, own: writer.own };
 }
 
 class PieceWriter {
   readonly pieces: Buffer[] = [];
+  readonly own: Buffer[] = [];
   private sinceTurn = 0;
 
   async value(value: unknown): Promise<void> {
@@ -83,15 +95,21 @@ class PieceWriter {
 
   /** Appends JSON text; once a piece's worth has been added since the last turn, the loop gets one. */
   private async text(text: string): Promise<void> {
-    this.pieces.push(Buffer.from(text, 'utf8'));
+    this.add(Buffer.from(text, 'utf8'));
     this.sinceTurn += text.length;
     if (this.sinceTurn >= PIECE_CHARS) await this.turn();
   }
 
   /** Appends a piece's worth of JSON text (a run of array elements or characters), then gives the loop a turn. */
   private async piece(text: string): Promise<void> {
-    this.pieces.push(Buffer.from(text, 'utf8'));
+    this.add(Buffer.from(text, 'utf8'));
     await this.turn();
+  }
+
+  /** A piece made here, and so the answer's own. */
+  private add(piece: Buffer): void {
+    this.pieces.push(piece);
+    this.own.push(piece);
   }
 
   private async turn(): Promise<void> {
@@ -113,7 +131,10 @@ class PieceWriter {
   /** An AsciiText's bytes, as they are kept, between its quotes: nothing in it needs escaping. */
   private async asciiText(value: AsciiText): Promise<void> {
     await this.text('"');
-    for (const run of value.byteRuns()) this.pieces.push(run);
+    for (const run of value.byteRuns()) {
+      this.pieces.push(run);
+      if (value.oneAnswer) this.own.push(run);
+    }
     await this.text('"');
   }
 

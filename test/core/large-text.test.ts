@@ -26,7 +26,7 @@ function pieced(text: string, cuts: readonly number[]): AsciiText {
 /** The bytes of a JSON body, joined. */
 async function bodyText(value: unknown): Promise<string> {
   const body = await jsonBody(value);
-  return (Buffer.isBuffer(body) ? body : Buffer.concat(body)).toString('utf8');
+  return (Buffer.isBuffer(body) ? body : Buffer.concat(body.pieces)).toString('utf8');
 }
 
 describe('AsciiText', () => {

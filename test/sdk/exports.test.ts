@@ -38,7 +38,7 @@ describe('keywarden/sdk', () => {
   it('offers the WASM crypto core and the helpers of bulk crypto answers at keywarden/sdk/crypto', async () => {
     const specifier = 'keywarden/sdk/crypto';
     const crypto = (await import(specifier)) as Record<string, unknown>;
-    for (const name of ['WasmCrypto', 'bufferView', 'encodeRuns', 'JsonText', 'BASE64_INVALID', 'HASH_ALGORITHMS', 'hashToolPath', 'randomToolPaths']) {
+    for (const name of ['WasmCrypto', 'bufferView', 'encodeRuns', 'releaseBuffer', 'JsonText', 'BASE64_INVALID', 'HASH_ALGORITHMS', 'hashToolPath', 'randomToolPaths']) {
       expect(crypto, name).to.have.property(name);
     }
     expect(import.meta.resolve(specifier)).to.equal(new URL(pkg.exports['./sdk/crypto']!.default, `file://${ROOT}/`).href);

@@ -15,7 +15,7 @@
  */
 import { constants, createCipheriv, createDecipheriv, privateDecrypt, publicEncrypt, type CipherGCMTypes, type KeyObject } from 'node:crypto';
 import { nextTurn } from '../../../sdk/index.js';
-import { AsciiText, AsciiTextBuilder } from '../../../sdk/crypto.js';
+import { AsciiText, AsciiTextBuilder, releaseBuffer } from '../../../sdk/crypto.js';
 import { WasmCrypto } from '../../../sdk/crypto.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import type { KeyVersion } from '../keys/key-version.js';
@@ -311,10 +311,15 @@ export async function encryptLarge(wasm: WasmCrypto, policy: KeyPolicy, item: En
     const body = cipher.update(plaintext.subarray(at, at + TURN_BYTES));
     if (at + TURN_BYTES < plaintext.length) {
       text.base64(body);
+      // Encoded, so done with: its memory goes back now rather than at a collection (core/buffer-release.ts).
+      releaseBuffer(body);
       continue;
     }
     cipher.final();
-    text.base64(Buffer.concat([body, cipher.getAuthTag()]));
+    const last = Buffer.concat([body, cipher.getAuthTag()]);
+    text.base64(last);
+    releaseBuffer(body);
+    releaseBuffer(last);
   }
   return { ciphertext: text.build(), keyVersion: work.version.version };
 }
@@ -369,12 +374,17 @@ export async function decryptLarge(wasm: WasmCrypto, policy: KeyPolicy, item: La
   let written = 0;
   for (let at = 0; at < sealed; at += TURN_BYTES) {
     if (at > 0) await nextTurn();
-    written += decipher.update(body.subarray(at, Math.min(at + TURN_BYTES, sealed))).copy(plaintext, written);
+    const piece = decipher.update(body.subarray(at, Math.min(at + TURN_BYTES, sealed)));
+    written += piece.copy(plaintext, written);
+    releaseBuffer(piece);
   }
+  // The payload was read whole (the tag was copied by setAuthTag): its memory goes back now (core/buffer-release.ts).
+  releaseBuffer(decoded);
   try {
     decipher.final();
   } catch {
     plaintext.fill(0);
+    releaseBuffer(plaintext);
     return authenticationFailure(policy);
   }
   return plaintext;

@@ -2,7 +2,7 @@
 import { BadRequestError, definePath, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
 import type { TransitContext } from '../context.js';
 import { encodeBase64 } from '../crypto/base64.js';
-import { encodeBase64InTurns } from '../../../sdk/crypto.js';
+import { encodeBase64InTurns, releaseBuffer } from '../../../sdk/crypto.js';
 import { ItemError, logItemFailures, onlyResult } from '../crypto/item-error.js';
 import { cipherCost, fromItemToAnswer, textLength } from '../crypto/costs.js';
 import { batchItems, checkAssociatedData, paddingScheme, parseCiphertextItem, parseLargeCiphertextItem, requireConsistentContext, type BatchItem, type LargeParsedCiphertextItem, type ParsedCiphertextItem } from '../crypto/items.js';
@@ -95,12 +95,13 @@ async function decryptOnly(ctx: TransitContext, input: DecryptInput): Promise<Lo
   if (result instanceof Promise) result = await result;
   if (result instanceof ItemError) logItemFailures(ctx.logger, policy.name, [result]);
   const plaintext = onlyResult(result);
-  // A plaintext of megabytes is answered as an AsciiText, encoded in pieces; it is wiped once encoded.
+  // A plaintext of megabytes is answered as an AsciiText, encoded in pieces; it is wiped and given back once encoded.
   if (plaintext.length > LARGE_PLAINTEXT_BYTES) {
     try {
       return { data: { plaintext: await encodeBase64InTurns(plaintext) } };
     } finally {
       plaintext.fill(0);
+      releaseBuffer(plaintext);
     }
   }
   return { data: PLAINTEXT_FIELDS.plain(encodeBase64(plaintext)) };

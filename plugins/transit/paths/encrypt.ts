@@ -6,7 +6,7 @@
  * upsert.
  */
 import { BadRequestError, definePath, isUnset, type FieldValues, type LogicalRequest, type LogicalResponse } from '../../../sdk/index.js';
-import type { AsciiText } from '../../../sdk/crypto.js';
+import { releaseBuffer, type AsciiText } from '../../../sdk/crypto.js';
 import type { TransitContext } from '../context.js';
 import { decodeBase64, decodeBase64Each, decodeBase64InTurns, isLongText } from '../crypto/base64.js';
 import { ItemError, logItemFailures, onlyResult } from '../crypto/item-error.js';
@@ -152,6 +152,8 @@ async function encryptOnly(ctx: TransitContext, req: LogicalRequest, input: Encr
 
   const sealing = sealOnly(ctx, policy, parsed);
   const result = sealing instanceof Promise ? await sealing : sealing;
+  // A plaintext of megabytes, decoded for this request alone, goes back now (core/buffer-release.ts).
+  if (!(parsed instanceof ItemError)) releaseBuffer(parsed.plaintext);
   if (result instanceof ItemError) logItemFailures(ctx.logger, policy.name, [result]);
   return { data: CIPHERTEXT_FIELDS.plain(onlyResult(result)), ...(warnings.length ? { warnings } : {}) };
 }

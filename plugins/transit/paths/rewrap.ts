@@ -3,6 +3,7 @@
  * ever returning the plaintext (https://developer.hashicorp.com/vault/api-docs/secret/transit#rewrap-data; docs/transit.md, "Batches").
  */
 import { BadRequestError, definePath, type FieldValues, type LogicalResponse } from '../../../sdk/index.js';
+import { releaseBuffer } from '../../../sdk/crypto.js';
 import type { TransitContext } from '../context.js';
 import type { KeyPolicy } from '../keys/key-policy.js';
 import { ItemError, logItemFailures, onlyResult } from '../crypto/item-error.js';
@@ -146,7 +147,7 @@ async function rewrapOne(ctx: TransitContext, name: string, source: BatchItem): 
   return { data: CIPHERTEXT_FIELDS.plain(onlyResult(result)) };
 }
 
-/** One ciphertext of megabytes: opened and sealed again in pieces (decryptLarge, encryptLarge); its plaintext is wiped after. */
+/** One ciphertext of megabytes: opened and sealed again in pieces (decryptLarge, encryptLarge); its plaintext is wiped and given back after (core/buffer-release.ts). */
 async function rewrapLarge(ctx: TransitContext, policy: KeyPolicy, item: LargeRewrapItem): Promise<LargeEncrypted | ItemError> {
   const plaintext = await decryptLarge(ctx.wasm, policy, item);
   if (plaintext instanceof ItemError) return plaintext;
@@ -154,6 +155,7 @@ async function rewrapLarge(ctx: TransitContext, policy: KeyPolicy, item: LargeRe
     return await encryptLarge(ctx.wasm, policy, { plaintext, context: item.context, nonce: item.nonce, aad: item.aad, keyVersion: item.keyVersion, padding: item.encryptPadding });
   } finally {
     plaintext.fill(0);
+    releaseBuffer(plaintext);
   }
 }
 

@@ -6,7 +6,7 @@ import { turnsDuring } from '../../helpers/event-loop.js';
 
 async function bytesOf(value: unknown): Promise<Buffer> {
   const body = jsonBody(value);
-  return body instanceof Promise ? Buffer.concat(await body) : body;
+  return body instanceof Promise ? Buffer.concat((await body).pieces) : body;
 }
 
 /** A string of `length` characters with a surrogate pair across each piece boundary, escapes and a lone surrogate. */
