@@ -3,14 +3,13 @@
  * garbage collection.
  *
  * V8 frees a dead Buffer's memory only after a collection has found it dead, and then all of a
- * collection's dead buffers together, on a helper thread that the event loop may have to wait for:
- * under 30 MB requests back to back that was eight 30 MB unmappings in a row (bench/README.md,
- * "Large buffers mapped on their own"). Until then the memory also counts towards the heap's limit
- * (core/start-flags.ts), so buffers a request no longer needs start full collections of their own.
- * Detaching the buffer (`ArrayBuffer.prototype.transfer(0)`,
+ * collection's dead buffers together, on a helper thread that the event loop may have to wait for
+ * (bench/README.md, "Large buffers mapped on their own"). Until then the memory also counts towards
+ * the heap's limit (core/start-flags.ts), so buffers a request no longer needs start full
+ * collections of their own. Detaching the buffer (`ArrayBuffer.prototype.transfer(0)`,
  * https://developer.mozilla.org/en-US/docs/Web/JavaScript/Reference/Global_Objects/ArrayBuffer/transfer)
- * frees its memory there and then, a few milliseconds for tens of megabytes, in the turn of the
- * request that used it (bench/README.md, "Large buffers given back by their requests").
+ * frees its memory there and then, in the turn of the request that used it (bench/README.md,
+ * "Large buffers given back by their requests").
  *
  * Only the owner may call it: every view of the memory, anywhere, is left empty. Buffers under
  * RELEASE_BYTES are left to the collector (they come from Node's pool or glibc's heap, and cost next
