@@ -16,8 +16,10 @@
  * to nothing to keep), and so is a view of part of its memory (a slice of someone else's buffer).
  */
 
-/** Buffers smaller than this are left to the garbage collector: glibc's mmap threshold (core/native-heap.ts). */
-export const RELEASE_BYTES = 1024 * 1024;
+import { LARGE_ALLOCATION_BYTES } from './native-heap.js';
+
+/** Buffers smaller than this are left to the garbage collector: those glibc serves from its heap rather than a mapping of their own (core/native-heap.ts). */
+export const RELEASE_BYTES = LARGE_ALLOCATION_BYTES;
 
 /** The ES2024 members TypeScript's ES2023 library does not declare yet. */
 interface TransferableArrayBuffer extends ArrayBuffer {
