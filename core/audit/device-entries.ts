@@ -107,10 +107,11 @@ export function entryFor(kind: 'request' | 'response', d: LiveDevice, input: Aud
 
 /**
  * Hashed data's text as an entry holds it (request and response data are objects, never left
- * out). Data hashed in slices is large, and its bytes are made in turns too, before its entry.
+ * out). Data hashed in slices is large, and comes as the bytes its runs were encoded to as the pass
+ * made them.
  */
-function hashedText(runs: string[] | undefined | Promise<string[] | undefined>): JsonText | Promise<JsonText> {
-  if (runs instanceof Promise) return runs.then((made) => jsonText(made).encodeInTurns());
+function hashedText(runs: string[] | undefined | Promise<Buffer[] | undefined>): JsonText | Promise<JsonText> {
+  if (runs instanceof Promise) return runs.then((bytes) => (bytes ? new EncodedJson({ bytes }) : jsonText(undefined)));
   return jsonText(runs);
 }
 

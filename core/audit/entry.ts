@@ -8,7 +8,6 @@ import type { RecordedHeader } from './request-headers.js';
 import { hashStructure } from './hash-structure.js';
 import { utf8Of, type AuditHmac } from './salt.js';
 import { JsonText } from '../framework/json-text.js';
-import { nextTurn } from '../event-loop.js';
 
 export { hashStructure } from './hash-structure.js';
 
@@ -295,40 +294,39 @@ function withoutEmpty<T extends object>(fields: T): T {
  * batch's is the bulk of them, so it is encoded once and the lines carry the same bytes. The text
  * of a 100,000-item batch's data is 18 MB in some fifty runs; joined and encoded in one go it held
  * the event loop (bench/README.md, "Large requests"), so the runs are joined only when something
- * reads `text` (a device's line never does), and `encodeInTurns` encodes them between turns.
+ * reads `text` (a device's line never does).
+ *
+ * Data hashed within one slice comes as text and is encoded when a line first needs its bytes.
+ * Data hashed in slices comes as bytes, each run encoded by the pass as it was made, and holds no
+ * text: what reads `text` or `pieces` (a device that does not write bytes) decodes it then.
  */
 export class EncodedJson extends JsonText {
-  private encoded: Buffer[] | undefined;
+  private encoded: readonly Buffer[] | undefined;
+  private readonly runs: readonly string[] | undefined;
 
-  constructor(private readonly runs: readonly string[]) {
-    super(runs, (text) => JSON.parse(text));
+  /**
+   * @param runs the text in runs, or the runs' UTF-8 bytes (whose `length` then counts bytes: the
+   *   same as characters for hashed data, which is ASCII unless a key or a raw value is not)
+   */
+  constructor(runs: readonly string[] | { readonly bytes: readonly Buffer[] }) {
+    super(isText(runs) ? runs : decodedLater(runs.bytes), (text) => JSON.parse(text));
+    if (isText(runs)) this.runs = runs;
+    else this.encoded = runs.bytes;
   }
 
   /** The text's UTF-8, a Buffer per run. */
   get bytes(): readonly Buffer[] {
-    return (this.encoded ??= this.runs.map((run) => utf8Of(run)));
-  }
-
-  /** Makes `bytes` with a turn of the event loop after each ENCODE_TURN_CHARS of text. */
-  async encodeInTurns(): Promise<this> {
-    if (this.encoded) return this;
-    const encoded: Buffer[] = [];
-    let sinceTurn = 0;
-    for (const run of this.runs) {
-      if (sinceTurn >= ENCODE_TURN_CHARS) {
-        sinceTurn = 0;
-        await nextTurn();
-      }
-      encoded.push(utf8Of(run));
-      sinceTurn += run.length;
-    }
-    this.encoded ??= encoded;
-    return this;
+    return (this.encoded ??= this.runs!.map((run) => utf8Of(run)));
   }
 }
 
-/** Characters of hashed text encoded between turns of the event loop: a few milliseconds' work. */
-const ENCODE_TURN_CHARS = 4 * 1024 * 1024;
+const isText = (runs: readonly string[] | { readonly bytes: readonly Buffer[] }): runs is readonly string[] => Array.isArray(runs);
+
+function decodedLater(bytes: readonly Buffer[]): { length: number; pieces: () => string[] } {
+  let length = 0;
+  for (const run of bytes) length += run.length;
+  return { length, pieces: () => bytes.map((run) => run.toString('utf8')) };
+}
 
 /**
  * An entry's JSON text, as `JSON.stringify` writes the same entry with its hashed data in place:

@@ -15,7 +15,7 @@
  */
 import type { Hmac } from 'node:crypto';
 import { setImmediate as turn } from 'node:timers/promises';
-import { HMAC_PREFIX, type AuditHmac } from './salt.js';
+import { HMAC_PREFIX, utf8Of, type AuditHmac } from './salt.js';
 import { JsonText } from '../framework/json-text.js';
 import { AsciiText } from '../large-text.js';
 import { TextScan, type ScanOutput } from './text-scan.js';
@@ -52,11 +52,12 @@ const LARGE_STRING = 256 * 1024;
  * The text comes in runs, as the pass made it: for a large value (a 100,000-item batch's 18 MB)
  * a run per FLUSH_EVERY hashed strings, whose concatenation is the text, so that it need not be
  * joined in one go.
- * Returns the runs themselves when the text was made within one slice, else a promise of them.
+ * Returns the runs themselves when the text was made within one slice, else a promise of them as
+ * UTF-8 bytes, each run encoded as soon as it was joined (see `HashPass.encodeRuns`).
  */
-export function hashToJsonRuns(value: unknown, hmac: AuditHmac | undefined, nonHmacKeys: readonly string[] = []): string[] | undefined | Promise<string[] | undefined> {
+export function hashToJsonRuns(value: unknown, hmac: AuditHmac | undefined, nonHmacKeys: readonly string[] = []): string[] | undefined | Promise<Buffer[] | undefined> {
   const pass = new HashPass(value, hmac, nonHmacKeys);
-  return pass.finished() ? pass.runs() : pass.resume().then(() => pass.runs());
+  return pass.finished() ? pass.runs() : pass.resume().then(() => pass.bytes());
 }
 
 /** The same text made in one go, for small values whose size is known (auth blocks, tests). */
@@ -116,8 +117,20 @@ class HashPass implements ScanOutput {
   private readonly hashes: string[] = [];
   /** A large string being fed to its HMAC: how far. */
   private large: { readonly hmac: Hmac; at: number } | undefined;
-  /** The text and hashes joined so far, a run per flush; the last ends with the text after the last hash. */
-  private readonly joined: string[] = [];
+  /**
+   * The text and hashes joined so far, a run per flush; the last ends with the text after the last
+   * hash. Once the pass has taken more than a slice, each run is its UTF-8 bytes (`encodeRuns`).
+   */
+  private readonly joined: (string | Buffer)[] = [];
+  /**
+   * Whether runs are encoded as they are joined: set when the pass first gives the event loop a
+   * turn. A large entry's runs live until its line is written, which for a batch is the whole of
+   * the request: held as strings, they were tens of megabytes that every young collection of the
+   * request copied and then moved to the old generation, where only a full collection frees them.
+   * Their bytes live outside V8's heap, and the line needs those bytes anyway (entry.ts,
+   * `EncodedJson`). Data done within one slice (nearly every request) keeps its runs as text.
+   */
+  private encodeRuns = false;
   private done = false;
   private writable = true;
   private sliceStart = 0;
@@ -155,7 +168,14 @@ class HashPass implements ScanOutput {
   runs(): string[] | undefined {
     if (!this.writable) return undefined;
     // Each run is one flat string.
-    return this.joined.length === 0 ? [this.text] : [...this.joined];
+    return this.joined.length === 0 ? [this.text] : this.joined.map((run) => (typeof run === 'string' ? run : run.toString('utf8')));
+  }
+
+  /** The runs as `runs` gives them, each as its UTF-8 bytes. */
+  bytes(): Buffer[] | undefined {
+    if (!this.writable) return undefined;
+    if (this.joined.length === 0) return [utf8Of(this.text)];
+    return this.joined.map((run) => (typeof run === 'string' ? utf8Of(run) : run));
   }
 
   /**
@@ -191,7 +211,8 @@ class HashPass implements ScanOutput {
       parts[parts.length - 1] = this.text;
       this.text = '';
     }
-    this.joined.push(parts.join(''));
+    const run = parts.join('');
+    this.joined.push(this.encodeRuns ? utf8Of(run) : run);
     pieces.length = 0;
     this.strings.length = 0;
     hashes.length = 0;
@@ -199,6 +220,12 @@ class HashPass implements ScanOutput {
 
   /** Works on in slices, with a turn of the event loop before each, until done. */
   async resume(): Promise<void> {
+    this.encodeRuns = true;
+    const joined = this.joined;
+    for (let i = 0; i < joined.length; i++) {
+      const run = joined[i]!;
+      if (typeof run === 'string') joined[i] = utf8Of(run);
+    }
     do await turn();
     while (!this.finished());
   }

@@ -12,7 +12,8 @@
 export class JsonText {
   private value: unknown;
   private made = false;
-  private readonly parts: readonly string[];
+  private parts: readonly string[] | undefined;
+  private readonly makePieces: (() => readonly string[]) | undefined;
   private joined: string | undefined;
   /** Characters of text, counted without joining its pieces. */
   readonly length: number;
@@ -21,25 +22,35 @@ export class JsonText {
    * @param json valid JSON text, whole or in pieces as its writer made them (a batch's 18 MB of
    *   results in pieces of some 64 KiB: no string of the whole is made unless `text` is read)
    * @param plain makes the value as plain data, when something other than the HTTP layer needs it
+   * @param lazy instead of `json`, the text's length and a function that makes its pieces on first
+   *   use (a subclass holding the text in another form: entry.ts's `EncodedJson`)
    */
   constructor(
-    json: string | readonly string[],
+    json: string | readonly string[] | { readonly length: number; readonly pieces: () => readonly string[] },
     private readonly plain: (text: string) => unknown,
   ) {
-    this.parts = typeof json === 'string' ? [json] : json;
-    let length = 0;
-    for (const part of this.parts) length += part.length;
-    this.length = length;
+    if (typeof json === 'string' || Array.isArray(json)) {
+      const parts: readonly string[] = typeof json === 'string' ? [json] : (json as readonly string[]);
+      this.parts = parts;
+      let length = 0;
+      for (const part of parts) length += part.length;
+      this.length = length;
+    } else {
+      const lazy = json as { readonly length: number; readonly pieces: () => readonly string[] };
+      this.length = lazy.length;
+      this.makePieces = lazy.pieces;
+    }
   }
 
   /** The value's JSON text: its pieces joined, once. */
   get text(): string {
-    return this.parts.length === 1 ? this.parts[0]! : (this.joined ??= this.parts.join(''));
+    const parts = this.pieces;
+    return parts.length === 1 ? parts[0]! : (this.joined ??= parts.join(''));
   }
 
   /** The text in the pieces it was given in, which the HTTP layer and the audit pass read one after the other. */
   get pieces(): readonly string[] {
-    return this.parts;
+    return (this.parts ??= this.makePieces!());
   }
 
   toJSON(): unknown {

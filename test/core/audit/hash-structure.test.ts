@@ -45,6 +45,26 @@ describe('audit HMAC pass', function () {
     expect(out.keep).to.deep.equal(['raw']);
   });
 
+  it('gives a body hashed in slices as the UTF-8 bytes of its runs, which hold its text exactly, non-ASCII included', async () => {
+    // A large entry lives until its line is written: as bytes, it is kept outside V8's heap.
+    const body = { batch_input: Array.from({ length: 100_000 }, (_, i) => ({ plaintext: `p${i}`, 'clé €': 'ü' })), keep: ['naïve ✓'] };
+    const hmac = new AuditHmac(SALT);
+    const pending = hashToJsonRuns(body, hmac, ['keep']);
+    expect(pending).to.be.instanceOf(Promise);
+    const runs = (await pending)! as Buffer[];
+    expect(runs.length).to.be.above(10);
+    for (const run of runs) expect(run).to.be.instanceOf(Buffer);
+    const text = Buffer.concat(runs).toString('utf8');
+    expect(text).to.equal(hashToJson(body, hmac, ['keep']));
+    expect(JSON.parse(text).keep).to.deep.equal(['naïve ✓']);
+    // The entry's data made of them reads as that text, and parses to its value.
+    const data = new EncodedJson({ bytes: runs });
+    expect(data.bytes).to.equal(runs);
+    expect(data.text).to.equal(text);
+    expect(data.pieces.join('')).to.equal(text);
+    expect((data.toJSON() as { batch_input: unknown[] }).batch_input[99_999]).to.deep.equal({ plaintext: identifiedHmac(SALT, 'p99999'), 'clé €': identifiedHmac(SALT, 'ü') });
+  });
+
   it('hashes a small body at once, without a promise or a turn', () => {
     const out = hashToJsonRuns({ plaintext: 'aGk=', n: 3 }, new AuditHmac(SALT));
     expect(out).not.to.be.instanceOf(Promise);
