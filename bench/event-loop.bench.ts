@@ -44,6 +44,8 @@ const ITEM_BYTES = 64;
 const BIG_BODY_CHARS = 30 * 1000 * 1000;
 /** Seconds per round of the mixed load: each of its requests runs at least once. */
 const MIXED_DURATION_S = Number(process.env.BENCH_MIXED_DURATION ?? 20);
+/** Passes of the whole mix the load generator sends in the uncounted round, before health is asked. */
+const MIXED_WARM_UP_PASSES = 2;
 const MIXED_CASE = 'mixed: 100,000-item batches, 30 MB encrypt/decrypt/rewrap/hmac/hash, 20 MB bodies without a token; file audit device on (other process)';
 
 interface Target {
@@ -103,10 +105,12 @@ const MIXED_LOADER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'li
 /**
  * Health latencies while another process runs issue #36's large requests back to back
  * (lib/mixed-load.ts): 100,000-item batches, 30 MB encrypt, decrypt, rewrap, HMAC and hash, and
- * 20 MB bodies without a token.
+ * 20 MB bodies without a token. `warmUpPasses`: times the load generator sends the whole mix
+ * before health is asked (the uncounted round's, so that every request of the mix has run on the
+ * server before a counted round: in its 1 s, only the batch and the 30 MB encrypt had run).
  */
-async function healthUnderMixedLoad(target: Target, seconds: number): Promise<number[]> {
-  const loader = spawn(process.execPath, [MIXED_LOADER, target.server.address, target.server.token], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function healthUnderMixedLoad(target: Target, seconds: number, warmUpPasses = 0): Promise<number[]> {
+  const loader = spawn(process.execPath, [MIXED_LOADER, target.server.address, target.server.token, String(warmUpPasses)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   loader.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   // Ready once it has made its 30 MB ciphertext; an error before then ends it.
@@ -264,7 +268,7 @@ async function main(): Promise<void> {
         names.map((name) => [
           name,
           async () => {
-            const latencies = await healthUnderMixedLoad(audited[name]!, seconds);
+            const latencies = await healthUnderMixedLoad(audited[name]!, seconds, seconds < DURATION_S ? MIXED_WARM_UP_PASSES : 0);
             keepWorst('mixed', name, seconds, latencies);
             return p99(latencies);
           },
@@ -327,7 +331,7 @@ async function main(): Promise<void> {
           'Health is asked back to back by a second connection while the large requests run back to back on the first; ' +
           (BASELINE ? `"before" is the build in ${BASELINE}.` : 'set BENCH_BASELINE to a built older checkout for before/after columns.'),
         `Load average (1, 5, 15 min) ${loadBefore.map((l) => l.toFixed(2)).join(', ')} before the body cells, ${loadAfter.map((l) => l.toFixed(2)).join(', ')} after; ${os.cpus().length} cores.`,
-        `Mixed load per round (requests sent; the 1 s warm-up sends none): ${mixedSent.filter((sent) => Object.keys(sent).length > 0).map((sent) => Object.entries(sent).map(([what, n]) => `${what} ${n}`).join(', ')).join(' | ')}. Target (issue #36): health p99 < 25 ms, max < 50 ms.`,
+        `Mixed load per round (requests sent; the uncounted round's first, after the whole mix ${MIXED_WARM_UP_PASSES} times before health is asked): ${mixedSent.filter((sent) => Object.keys(sent).length > 0).map((sent) => Object.entries(sent).map(([what, n]) => `${what} ${n}`).join(', ')).join(' | ')}. Target (issue #36): health p99 < 25 ms, max < 50 ms.`,
       ],
     );
   } finally {
