@@ -113,7 +113,7 @@ async function healthUnderMixedLoad(target: Target, seconds: number, warmUpPasse
   const loader = spawn(process.execPath, [MIXED_LOADER, target.server.address, target.server.token, String(warmUpPasses)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   loader.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  // Ready once it has made its 30 MB ciphertext; an error before then ends it.
+  // Ready once it has made its 30 MB ciphertext and sent its warm-up passes; an error before then ends it.
   await new Promise<void>((resolve, reject) => {
     const onExit = (code: number | null) => reject(new Error(`the mixed load generator exited (${code}) before it was ready`));
     const onData = () => {

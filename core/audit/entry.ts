@@ -322,6 +322,7 @@ export class EncodedJson extends JsonText {
 
 const isText = (runs: readonly string[] | { readonly bytes: readonly Buffer[] }): runs is readonly string[] => Array.isArray(runs);
 
+/** JsonText's lazy form of text held as bytes: their length, and the runs decoded only if read. */
 function decodedLater(bytes: readonly Buffer[]): { length: number; pieces: () => string[] } {
   let length = 0;
   for (const run of bytes) length += run.length;

@@ -15,15 +15,15 @@ export class JsonText {
   private parts: readonly string[] | undefined;
   private readonly makePieces: (() => readonly string[]) | undefined;
   private joined: string | undefined;
-  /** Characters of text, counted without joining its pieces. */
+  /** Characters of text, counted without joining its pieces (for text given lazily, the length given with it). */
   readonly length: number;
 
   /**
    * @param json valid JSON text, whole or in pieces as its writer made them (a batch's 18 MB of
-   *   results in pieces of some 64 KiB: no string of the whole is made unless `text` is read)
+   *   results in pieces of some 64 KiB: no string of the whole is made unless `text` is read); or
+   *   its length and a function that makes its pieces on first use, for a subclass that holds the
+   *   text in another form (entry.ts's `EncodedJson`, as bytes)
    * @param plain makes the value as plain data, when something other than the HTTP layer needs it
-   * @param lazy instead of `json`, the text's length and a function that makes its pieces on first
-   *   use (a subclass holding the text in another form: entry.ts's `EncodedJson`)
    */
   constructor(
     json: string | readonly string[] | { readonly length: number; readonly pieces: () => readonly string[] },
