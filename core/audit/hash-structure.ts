@@ -167,8 +167,8 @@ class HashPass implements ScanOutput {
   /** The text in the runs `flush` made, the last ending with the text after the last string. */
   runs(): string[] | undefined {
     if (!this.writable) return undefined;
-    // Each run is one flat string.
-    return this.joined.length === 0 ? [this.text] : this.joined.map((run) => (typeof run === 'string' ? run : run.toString('utf8')));
+    // Each run is one flat string: a pass done within one slice never encodes its runs (resume does).
+    return this.joined.length === 0 ? [this.text] : [...(this.joined as string[])];
   }
 
   /** The runs as `runs` gives them, each as its UTF-8 bytes. */
