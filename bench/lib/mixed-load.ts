@@ -70,18 +70,20 @@ process.on('SIGTERM', () => {
   stopping = true;
   process.stdout.write(`${JSON.stringify({ sent, unexpected: unexpected.slice(0, 10) })}\n`, () => process.exit(0));
 });
+/** Sends `w` once and notes an answer it did not expect, under `label`. */
+async function send(w: (typeof work)[number], label: string): Promise<void> {
+  const answer = await post(w.path, w.body, w.withToken !== false);
+  if (answer.status !== w.status) unexpected.push(`${label}: ${answer.status} ${answer.text.slice(0, 200)}`);
+}
+
 for (let pass = 0; pass < warmUpPasses; pass++) {
-  for (const w of work) {
-    const answer = await post(w.path, w.body, w.withToken !== false);
-    if (answer.status !== w.status) unexpected.push(`warm-up ${w.name}: ${answer.status} ${answer.text.slice(0, 200)}`);
-  }
+  for (const w of work) await send(w, `warm-up ${w.name}`);
 }
 process.stdout.write('ready\n');
 while (!stopping) {
   for (const w of work) {
     if (stopping) break;
-    const answer = await post(w.path, w.body, w.withToken !== false);
+    await send(w, w.name);
     sent[w.name] = (sent[w.name] ?? 0) + 1;
-    if (answer.status !== w.status) unexpected.push(`${w.name}: ${answer.status} ${answer.text.slice(0, 200)}`);
   }
 }
